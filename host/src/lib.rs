@@ -1,0 +1,1 @@
+//! burrow-host: runs WASI components against burrow workspaces.

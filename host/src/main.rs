@@ -1,0 +1,2 @@
+//! The `burrow` command-line interface.
+fn main() {}

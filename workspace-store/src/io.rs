@@ -1,0 +1,396 @@
+//! Import and export: host directories (through cap-std, so symlinks are copied as links and
+//! never followed out of the tree) and tar streams. Both directions stream file contents in
+//! page-sized blocks, and a transaction spills pages to the database as it goes, so memory
+//! stays bounded whatever the size of the tree.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+
+use crate::error::{Error, Result};
+use crate::node::{Kind, PAGE_SIZE};
+use crate::txn::{Commit, Ino, OpenFlags, ROOT_INO, SetTime, Txn};
+use crate::{Store, VersionId};
+
+/// Counts of an import or export.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportStats {
+    pub files: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    pub bytes: u64,
+    /// Entries skipped: names that are not UTF-8, special files (devices, sockets, fifos),
+    /// tar entries with `..` or unsupported types.
+    pub skipped: u64,
+}
+
+/// Called after each imported or exported file with the running totals.
+pub type Progress<'a> = &'a mut dyn FnMut(&ImportStats);
+
+fn nanos(t: std::time::SystemTime) -> Option<i64> {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_nanos() as i64)
+}
+
+/// Copies everything from `src` into the open file `ino`, one page at a time.
+fn copy_in(txn: &mut Txn, ino: Ino, src: &mut dyn Read, stats: &mut ImportStats) -> Result<()> {
+    let mut buf = vec![0u8; PAGE_SIZE];
+    let mut off = 0u64;
+    loop {
+        let n = match src.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        txn.write(ino, off, &buf[..n])?;
+        off += n as u64;
+        stats.bytes += n as u64;
+    }
+    Ok(())
+}
+
+fn import_tree(
+    txn: &mut Txn,
+    host: &Dir,
+    into: Ino,
+    stats: &mut ImportStats,
+    progress: &mut dyn FnMut(&ImportStats),
+) -> Result<()> {
+    let mut entries: Vec<_> = host.entries()?.collect::<std::io::Result<Vec<_>>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let Ok(name) = e.file_name().into_string() else {
+            stats.skipped += 1;
+            continue;
+        };
+        let ft = e.file_type()?;
+        let meta = e.metadata()?;
+        let mode = {
+            use cap_std::fs::PermissionsExt;
+            meta.permissions().mode() & 0o7777
+        };
+        let mtime = meta.modified().ok().and_then(|t| nanos(t.into_std()));
+        let ino = if ft.is_dir() {
+            let ino = txn.mkdir_at(into, &name)?;
+            let sub = host.open_dir(&name)?;
+            import_tree(txn, &sub, ino, stats, progress)?;
+            stats.dirs += 1;
+            ino
+        } else if ft.is_symlink() {
+            let target = host.read_link_contents(&name)?;
+            let Some(target) = target.to_str() else {
+                stats.skipped += 1;
+                continue;
+            };
+            stats.symlinks += 1;
+            txn.symlink_at(target, into, &name)?
+        } else if ft.is_file() {
+            let flags = OpenFlags {
+                create: true,
+                exclusive: true,
+                ..Default::default()
+            };
+            let ino = txn.open_at(into, &name, flags, false)?;
+            let mut f = host.open(&name)?;
+            copy_in(txn, ino, &mut f, stats)?;
+            stats.files += 1;
+            progress(stats);
+            ino
+        } else {
+            stats.skipped += 1;
+            continue;
+        };
+        if !ft.is_symlink() {
+            txn.set_mode(ino, mode)?;
+        }
+        txn.set_times(ino, None, mtime.map(SetTime::At))?;
+    }
+    Ok(())
+}
+
+/// Safe relative path of a tar entry: no absolute paths, no `..`.
+fn tar_path(p: &Path) -> Option<String> {
+    let mut parts = Vec::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::Normal(s) => parts.push(s.to_str()?.to_string()),
+            std::path::Component::CurDir => {}
+            std::path::Component::RootDir => {}
+            _ => return None,
+        }
+    }
+    Some(parts.join("/"))
+}
+
+fn join(dest: &str, rel: &str) -> String {
+    let dest = dest.trim_matches('/');
+    match (dest.is_empty(), rel.is_empty()) {
+        (true, _) => rel.to_string(),
+        (false, true) => dest.to_string(),
+        (false, false) => format!("{dest}/{rel}"),
+    }
+}
+
+impl Store {
+    /// Imports the host directory `host` into `dest` (created if missing) of `workspace`, as
+    /// one commit. Symlinks are copied as symlinks (never followed); files keep their
+    /// permission bits and modification time.
+    pub fn import_dir(
+        &self,
+        workspace: &str,
+        host: &Path,
+        dest: &str,
+        progress: Progress<'_>,
+    ) -> Result<(Commit, ImportStats)> {
+        let dir = Dir::open_ambient_dir(host, ambient_authority())?;
+        let mut txn = self.begin(workspace)?;
+        let into = txn.mkdir_all(dest)?;
+        let mut stats = ImportStats::default();
+        import_tree(&mut txn, &dir, into, &mut stats, progress)?;
+        txn.set_message(format!("import {}", host.display()));
+        Ok((txn.commit()?, stats))
+    }
+
+    /// Imports a tar stream into `dest` of `workspace`, as one commit. Entries with absolute
+    /// paths are taken relative to `dest`; entries with `..` are skipped; hard links become
+    /// copies.
+    pub fn import_tar(
+        &self,
+        workspace: &str,
+        tar: impl Read,
+        dest: &str,
+        progress: Progress<'_>,
+    ) -> Result<(Commit, ImportStats)> {
+        let mut txn = self.begin(workspace)?;
+        txn.mkdir_all(dest)?;
+        let mut stats = ImportStats::default();
+        let mut archive = tar::Archive::new(tar);
+        for entry in archive.entries()? {
+            let mut entry = entry?;
+            let Some(rel) = tar_path(&entry.path()?) else {
+                stats.skipped += 1;
+                continue;
+            };
+            let path = join(dest, &rel);
+            let header = entry.header().clone();
+            let mode = header.mode().unwrap_or(0o644) & 0o7777;
+            let mtime = header.mtime().ok().map(|s| s as i64 * 1_000_000_000);
+            let kind = header.entry_type();
+            if path.is_empty() {
+                continue;
+            }
+            let parent = match path.rfind('/') {
+                Some(i) => &path[..i],
+                None => "",
+            };
+            txn.mkdir_all(parent)?;
+            let ino = if kind.is_dir() {
+                stats.dirs += 1;
+                txn.mkdir_all(&path)?
+            } else if kind.is_symlink() {
+                let Some(target) = entry
+                    .link_name()?
+                    .and_then(|t| t.to_str().map(String::from))
+                else {
+                    stats.skipped += 1;
+                    continue;
+                };
+                let _ = txn.unlink_at(ROOT_INO, &path);
+                stats.symlinks += 1;
+                txn.symlink_at(&target, ROOT_INO, &path)?
+            } else if kind.is_hard_link() {
+                let Some(target) = entry
+                    .link_name()?
+                    .and_then(|t| tar_path(&t))
+                    .map(|t| join(dest, &t))
+                else {
+                    stats.skipped += 1;
+                    continue;
+                };
+                let data = txn.read_file(&target)?;
+                stats.files += 1;
+                stats.bytes += data.len() as u64;
+                txn.write_file(&path, &data)?
+            } else if kind.is_file() || kind == tar::EntryType::Continuous {
+                let flags = OpenFlags {
+                    create: true,
+                    truncate: true,
+                    ..Default::default()
+                };
+                let ino = txn.open_at(ROOT_INO, &path, flags, false)?;
+                copy_in(&mut txn, ino, &mut entry, &mut stats)?;
+                stats.files += 1;
+                progress(&stats);
+                ino
+            } else {
+                // PAX/GNU metadata entries are consumed by the tar crate; devices and fifos
+                // have no place in a workspace.
+                if !matches!(
+                    kind,
+                    tar::EntryType::XGlobalHeader | tar::EntryType::XHeader
+                ) {
+                    stats.skipped += 1;
+                }
+                continue;
+            };
+            if !kind.is_symlink() {
+                txn.set_mode(ino, mode)?;
+            }
+            txn.set_times(ino, None, mtime.map(SetTime::At))?;
+        }
+        txn.set_message("import tar");
+        Ok((txn.commit()?, stats))
+    }
+
+    /// Exports `version` into the host directory `host`, which must not exist or be empty.
+    pub fn export_dir(&self, version: VersionId, host: &Path) -> Result<ImportStats> {
+        std::fs::create_dir_all(host)?;
+        if std::fs::read_dir(host)?.next().is_some() {
+            return Err(Error::Exists);
+        }
+        let dir = Dir::open_ambient_dir(host, ambient_authority())?;
+        let mut view = self.view(version)?;
+        let mut stats = ImportStats::default();
+        export_tree(&mut view, ROOT_INO, &dir, &mut stats)?;
+        Ok(stats)
+    }
+
+    /// Writes `version` as a tar stream (paths relative to the workspace root).
+    pub fn export_tar(&self, version: VersionId, out: impl Write) -> Result<ImportStats> {
+        let mut view = self.view(version)?;
+        let mut builder = tar::Builder::new(out);
+        builder.mode(tar::HeaderMode::Complete);
+        let mut stats = ImportStats::default();
+        tar_tree(&mut view, ROOT_INO, "", &mut builder, &mut stats)?;
+        builder.into_inner()?.flush()?;
+        Ok(stats)
+    }
+}
+
+fn export_tree(view: &mut Txn, dir: Ino, host: &Dir, stats: &mut ImportStats) -> Result<()> {
+    for e in view.readdir(dir)? {
+        let st = view.stat(e.ino)?;
+        match e.kind {
+            Kind::Dir => {
+                host.create_dir(&e.name)?;
+                let sub = host.open_dir(&e.name)?;
+                export_tree(view, e.ino, &sub, stats)?;
+                set_perms(host, &e.name, st.mode)?;
+                stats.dirs += 1;
+            }
+            Kind::Symlink => {
+                let target = view.readlink_at(dir, &e.name)?;
+                std_symlink(host, &target, &e.name)?;
+                stats.symlinks += 1;
+            }
+            Kind::File => {
+                let mut f = host.create(&e.name)?;
+                let mut buf = vec![0u8; PAGE_SIZE];
+                let mut off = 0;
+                loop {
+                    let n = view.read(e.ino, off, &mut buf)?;
+                    if n == 0 {
+                        break;
+                    }
+                    f.write_all(&buf[..n])?;
+                    off += n as u64;
+                }
+                let f = f.into_std();
+                let mtime = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(st.mtime.max(0) as u64);
+                f.set_modified(mtime)?;
+                set_perms(host, &e.name, st.mode)?;
+                stats.files += 1;
+                stats.bytes += off;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn set_perms(host: &Dir, name: &str, mode: u32) -> Result<()> {
+    use cap_std::fs::PermissionsExt;
+    host.set_permissions(name, cap_std::fs::Permissions::from_mode(mode))?;
+    Ok(())
+}
+
+#[cfg(unix)]
+fn std_symlink(host: &Dir, target: &str, name: &str) -> Result<()> {
+    host.symlink(target, name)?;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn std_symlink(_host: &Dir, _target: &str, _name: &str) -> Result<()> {
+    Err(Error::Unsupported("symlinks on this host"))
+}
+
+/// Reads a file of a view sequentially (for tar's streaming `append_data`).
+struct FileReader<'a> {
+    view: &'a mut Txn,
+    ino: Ino,
+    off: u64,
+}
+
+impl Read for FileReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self
+            .view
+            .read(self.ino, self.off, buf)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        self.off += n as u64;
+        Ok(n)
+    }
+}
+
+fn tar_tree<W: Write>(
+    view: &mut Txn,
+    dir: Ino,
+    prefix: &str,
+    b: &mut tar::Builder<W>,
+    stats: &mut ImportStats,
+) -> Result<()> {
+    for e in view.readdir(dir)? {
+        let st = view.stat(e.ino)?;
+        let path = if prefix.is_empty() {
+            e.name.clone()
+        } else {
+            format!("{prefix}/{}", e.name)
+        };
+        let mut h = tar::Header::new_gnu();
+        h.set_mode(st.mode);
+        h.set_mtime((st.mtime.max(0) / 1_000_000_000) as u64);
+        match e.kind {
+            Kind::Dir => {
+                h.set_entry_type(tar::EntryType::Directory);
+                h.set_size(0);
+                b.append_data(&mut h, format!("{path}/"), std::io::empty())?;
+                stats.dirs += 1;
+                tar_tree(view, e.ino, &path, b, stats)?;
+            }
+            Kind::Symlink => {
+                let target = view.readlink_at(dir, &e.name)?;
+                h.set_entry_type(tar::EntryType::Symlink);
+                h.set_size(0);
+                b.append_link(&mut h, &path, &target)?;
+                stats.symlinks += 1;
+            }
+            Kind::File => {
+                h.set_entry_type(tar::EntryType::Regular);
+                h.set_size(st.size);
+                let reader = FileReader {
+                    view,
+                    ino: e.ino,
+                    off: 0,
+                };
+                b.append_data(&mut h, &path, reader)?;
+                stats.files += 1;
+                stats.bytes += st.size;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,121 @@
+//! Reading and writing immutable objects: a decoded-node cache shared by every transaction
+//! and workspace (objects never change, so it never needs invalidation), and [`Pending`], the
+//! objects a commit is about to write, readable before they reach the database.
+
+use std::collections::HashMap;
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+
+use lru::LruCache;
+
+use crate::db::{Db, OBJ_CHUNK, OBJ_NODE};
+use crate::error::{Error, Result};
+use crate::node::{Hash, Node};
+
+/// Object access with caches in front of the database.
+pub(crate) struct Objects {
+    pub(crate) db: Db,
+    nodes: Mutex<LruCache<Hash, Arc<Node>>>,
+    pages: Mutex<LruCache<Hash, Arc<Vec<u8>>>>,
+}
+
+impl Objects {
+    pub(crate) fn new(db: Db, node_cache: usize, page_cache: usize) -> Objects {
+        let n = NonZeroUsize::new(node_cache.max(16)).unwrap_or(NonZeroUsize::MIN);
+        let p = NonZeroUsize::new(page_cache.max(4)).unwrap_or(NonZeroUsize::MIN);
+        Objects {
+            db,
+            nodes: Mutex::new(LruCache::new(n)),
+            pages: Mutex::new(LruCache::new(p)),
+        }
+    }
+
+    fn raw(&self, hash: &Hash) -> Result<Vec<u8>> {
+        self.db
+            .get_object(hash)?
+            .ok_or_else(|| Error::Corrupt(format!("missing object {}", hash.to_hex())))
+    }
+
+    /// A decoded node, from the cache or the database.
+    pub(crate) fn node(&self, hash: &Hash) -> Result<Arc<Node>> {
+        if let Some(n) = self.nodes.lock().unwrap_or_else(|p| p.into_inner()).get(hash) {
+            return Ok(n.clone());
+        }
+        let node = Arc::new(Node::decode(&self.raw(hash)?)?);
+        self.cache_node(*hash, node.clone());
+        Ok(node)
+    }
+
+    pub(crate) fn cache_node(&self, hash: Hash, node: Arc<Node>) {
+        self.nodes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .put(hash, node);
+    }
+
+    /// The bytes of a file page.
+    pub(crate) fn page(&self, hash: &Hash) -> Result<Arc<Vec<u8>>> {
+        if let Some(p) = self.pages.lock().unwrap_or_else(|p| p.into_inner()).get(hash) {
+            return Ok(p.clone());
+        }
+        let page = Arc::new(self.raw(hash)?);
+        self.pages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .put(*hash, page.clone());
+        Ok(page)
+    }
+}
+
+/// Objects produced by a transaction, waiting for its commit.
+#[derive(Default)]
+pub(crate) struct Pending {
+    objs: HashMap<Hash, (i64, Vec<u8>)>,
+    nodes: HashMap<Hash, Arc<Node>>,
+}
+
+impl Pending {
+    /// Encodes and queues a node; returns its hash.
+    pub(crate) fn put_node(&mut self, node: Node) -> Hash {
+        let bytes = node.encode();
+        let h = Hash::of(&bytes);
+        self.objs.entry(h).or_insert((OBJ_NODE, bytes));
+        self.nodes.entry(h).or_insert_with(|| Arc::new(node));
+        h
+    }
+
+    /// Queues a page; returns its hash, or [`Hash::ZERO`] for an all-zero page (a hole).
+    pub(crate) fn put_page(&mut self, data: Vec<u8>) -> Hash {
+        if data.iter().all(|&b| b == 0) {
+            return Hash::ZERO;
+        }
+        let h = Hash::of(&data);
+        self.objs.entry(h).or_insert((OBJ_CHUNK, data));
+        h
+    }
+
+    pub(crate) fn node(&self, objs: &Objects, hash: &Hash) -> Result<Arc<Node>> {
+        match self.nodes.get(hash) {
+            Some(n) => Ok(n.clone()),
+            None => objs.node(hash),
+        }
+    }
+
+    /// Writes queued objects through `conn` (inside the caller's SQL transaction).
+    pub(crate) fn write(&self, conn: &rusqlite::Connection) -> Result<()> {
+        let list: Vec<(Hash, i64, &[u8])> = self
+            .objs
+            .iter()
+            .map(|(h, (k, d))| (*h, *k, d.as_slice()))
+            .collect();
+        Db::put_objects(conn, &list)
+    }
+
+    /// After the objects are durable: cache the decoded nodes and forget the queue.
+    pub(crate) fn publish(&mut self, objs: &Objects) {
+        for (h, n) in self.nodes.drain() {
+            objs.cache_node(h, n);
+        }
+        self.objs.clear();
+    }
+}
