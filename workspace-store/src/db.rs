@@ -101,7 +101,19 @@ fn hash_of(blob: Vec<u8>) -> Result<Hash> {
     Ok(Hash(arr))
 }
 
-fn row_to_version(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Vec<u8>, Option<i64>, String, i64, String, i64, i64, i64)> {
+type RawVersion = (
+    i64,
+    Vec<u8>,
+    Option<i64>,
+    String,
+    i64,
+    String,
+    i64,
+    i64,
+    i64,
+);
+
+fn row_to_version(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawVersion> {
     Ok((
         r.get(0)?,
         r.get(1)?,
@@ -114,8 +126,6 @@ fn row_to_version(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, Vec<u8>, Opti
         r.get(8)?,
     ))
 }
-
-type RawVersion = (i64, Vec<u8>, Option<i64>, String, i64, String, i64, i64, i64);
 
 fn to_version(v: RawVersion) -> Result<VersionRow> {
     Ok(VersionRow {
@@ -175,7 +185,10 @@ impl Db {
         // journal_mode returns a row; WAL lets readers proceed while one writer commits.
         let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
-            tracing::warn!(mode, "store could not switch to WAL; concurrent readers may block");
+            tracing::warn!(
+                mode,
+                "store could not switch to WAL; concurrent readers may block"
+            );
         }
         let sync = match durability {
             Durability::Normal => "NORMAL",
@@ -285,7 +298,8 @@ impl Db {
     }
 
     pub(crate) fn all_versions(c: &Connection) -> Result<Vec<VersionRow>> {
-        let mut st = c.prepare_cached(&format!("SELECT {VERSION_COLS} FROM versions ORDER BY id"))?;
+        let mut st =
+            c.prepare_cached(&format!("SELECT {VERSION_COLS} FROM versions ORDER BY id"))?;
         let rows = st.query_map([], row_to_version)?;
         rows.map(|r| to_version(r?)).collect()
     }

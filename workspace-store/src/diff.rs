@@ -17,7 +17,8 @@ pub enum ChangeKind {
 
 /// One changed path (relative to the workspace root, `/`-separated). Directories appear only
 /// when added or removed (with all their contents listed too); a modified directory shows as
-/// the changes inside it.
+/// the changes inside it. A file is modified when its bytes or permission bits differ; times
+/// alone are not a change.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Change {
     pub path: String,
@@ -62,14 +63,26 @@ fn trie_child(objs: &Objects, h: Option<&Hash>) -> Result<Hamt> {
     }
 }
 
-fn diff_dirs(objs: &Objects, a: &Hash, b: &Hash, prefix: &str, out: &mut Vec<Change>) -> Result<()> {
+fn diff_dirs(
+    objs: &Objects,
+    a: &Hash,
+    b: &Hash,
+    prefix: &str,
+    out: &mut Vec<Change>,
+) -> Result<()> {
     if a == b {
         return Ok(());
     }
     diff_listings(objs, &listing(objs, a)?, &listing(objs, b)?, prefix, out)
 }
 
-fn diff_listings(objs: &Objects, a: &Hamt, b: &Hamt, prefix: &str, out: &mut Vec<Change>) -> Result<()> {
+fn diff_listings(
+    objs: &Objects,
+    a: &Hamt,
+    b: &Hamt,
+    prefix: &str,
+    out: &mut Vec<Change>,
+) -> Result<()> {
     if let (Hamt::Trie { children: ca, .. }, Hamt::Trie { children: cb, .. }) = (a, b) {
         for slot in 0..32u8 {
             let ha = ca.iter().find(|(s, _)| *s == slot).map(|(_, h)| h);
@@ -77,7 +90,13 @@ fn diff_listings(objs: &Objects, a: &Hamt, b: &Hamt, prefix: &str, out: &mut Vec
             if ha == hb {
                 continue;
             }
-            diff_listings(objs, &trie_child(objs, ha)?, &trie_child(objs, hb)?, prefix, out)?;
+            diff_listings(
+                objs,
+                &trie_child(objs, ha)?,
+                &trie_child(objs, hb)?,
+                prefix,
+                out,
+            )?;
         }
         return Ok(());
     }
@@ -111,7 +130,7 @@ fn diff_listings(objs: &Objects, a: &Hamt, b: &Hamt, prefix: &str, out: &mut Vec
                         whole(objs, y, prefix, ChangeKind::Added, out)?;
                     } else if x.kind == Kind::Dir {
                         diff_dirs(objs, &x.node, &y.node, &join(prefix, &x.name), out)?;
-                    } else {
+                    } else if !same_content(objs, &x.node, &y.node)? {
                         out.push(Change {
                             path: join(prefix, &x.name),
                             kind: ChangeKind::Modified,
@@ -127,8 +146,44 @@ fn diff_listings(objs: &Objects, a: &Hamt, b: &Hamt, prefix: &str, out: &mut Vec
     Ok(())
 }
 
+/// Do two file or symlink nodes hold the same content and mode? Times alone do not make a
+/// change (as in git): touching a file or re-writing the same bytes is not a modification.
+fn same_content(objs: &Objects, a: &Hash, b: &Hash) -> Result<bool> {
+    Ok(match (&*objs.node(a)?, &*objs.node(b)?) {
+        (
+            Node::File {
+                meta: ma,
+                size: sa,
+                pages: pa,
+            },
+            Node::File {
+                meta: mb,
+                size: sb,
+                pages: pb,
+            },
+        ) => ma.mode == mb.mode && sa == sb && pa == pb,
+        (
+            Node::Symlink {
+                meta: ma,
+                target: ta,
+            },
+            Node::Symlink {
+                meta: mb,
+                target: tb,
+            },
+        ) => ma.mode == mb.mode && ta == tb,
+        _ => false,
+    })
+}
+
 /// Reports `e` and, for a directory, everything under it.
-fn whole(objs: &Objects, e: &Entry, prefix: &str, kind: ChangeKind, out: &mut Vec<Change>) -> Result<()> {
+fn whole(
+    objs: &Objects,
+    e: &Entry,
+    prefix: &str,
+    kind: ChangeKind,
+    out: &mut Vec<Change>,
+) -> Result<()> {
     let path = join(prefix, &e.name);
     out.push(Change {
         path: path.clone(),
@@ -137,7 +192,12 @@ fn whole(objs: &Objects, e: &Entry, prefix: &str, kind: ChangeKind, out: &mut Ve
     });
     if e.kind == Kind::Dir {
         let mut children = Vec::new();
-        hamt::entries(&Pending::default(), objs, &listing(objs, &e.node)?, &mut children)?;
+        hamt::entries(
+            &Pending::default(),
+            objs,
+            &listing(objs, &e.node)?,
+            &mut children,
+        )?;
         for c in &children {
             whole(objs, c, &path, kind, out)?;
         }

@@ -46,7 +46,10 @@ impl Checker<'_> {
         match self.store.db().get_object(h) {
             Ok(Some(bytes)) => {
                 if self.verified.insert(*h) && Hash::of(&bytes) != *h {
-                    self.problem(format!("{what} {}: content does not match its hash", h.to_hex()));
+                    self.problem(format!(
+                        "{what} {}: content does not match its hash",
+                        h.to_hex()
+                    ));
                     return None;
                 }
                 Some(bytes)
@@ -81,9 +84,15 @@ impl Checker<'_> {
         let agg = match self.node(h, path)? {
             Node::File { size, pages, .. } => {
                 self.pages(pages, size, path);
-                Some(Agg { bytes: size, entries: 1 })
+                Some(Agg {
+                    bytes: size,
+                    entries: 1,
+                })
             }
-            Node::Symlink { .. } => Some(Agg { bytes: 0, entries: 1 }),
+            Node::Symlink { .. } => Some(Agg {
+                bytes: 0,
+                entries: 1,
+            }),
             Node::Dir { listing, .. } => self.listing(&listing, 0, path).map(|(a, _)| Agg {
                 bytes: a.bytes,
                 entries: a.entries + 1,
@@ -102,7 +111,10 @@ impl Checker<'_> {
         match l {
             Hamt::Bucket(v) => {
                 if v.len() > BUCKET_MAX && lvl < 51 {
-                    self.problem(format!("{path}: bucket of {} entries is not canonical", v.len()));
+                    self.problem(format!(
+                        "{path}: bucket of {} entries is not canonical",
+                        v.len()
+                    ));
                 }
                 if v.windows(2).any(|w| w[0].name >= w[1].name) {
                     self.problem(format!("{path}: bucket not sorted"));
@@ -166,7 +178,10 @@ impl Checker<'_> {
     fn pages(&mut self, pages: PageRef, size: u64, path: &str) {
         let npages = size.div_ceil(PAGE_SIZE as u64);
         if !pages.root.is_zero() && pages.depth != depth_for(npages) {
-            self.problem(format!("{path}: page table depth {} for {npages} pages", pages.depth));
+            self.problem(format!(
+                "{path}: page table depth {} for {npages} pages",
+                pages.depth
+            ));
         }
         let mut stack = vec![(pages.root, pages.depth)];
         while let Some((h, d)) = stack.pop() {
@@ -208,7 +223,10 @@ impl Store {
         let ids: std::collections::HashSet<_> = versions.iter().map(|v| v.id).collect();
         for h in &heads {
             if !ids.contains(&h.version) {
-                ck.problem(format!("workspace {}: head points at missing version {}", h.name, h.version));
+                ck.problem(format!(
+                    "workspace {}: head points at missing version {}",
+                    h.name, h.version
+                ));
             }
         }
         for (name, v) in &labels {

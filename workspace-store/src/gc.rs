@@ -80,9 +80,9 @@ impl Store {
 
     fn try_gc(&self, retention: Retention, grace: Duration) -> Result<Option<GcStats>> {
         let start = now_ns();
-        let (heads, labels, versions) = self.db().read(|c| {
-            Ok((Db::heads(c)?, Db::labels(c)?, Db::all_versions(c)?))
-        })?;
+        let (heads, labels, versions) = self
+            .db()
+            .read(|c| Ok((Db::heads(c)?, Db::labels(c)?, Db::all_versions(c)?)))?;
         let by_id: std::collections::HashMap<VersionId, &crate::Version> =
             versions.iter().map(|v| (v.id, v)).collect();
         let mut keep: HashSet<VersionId> = labels.iter().map(|(_, v)| *v).collect();
@@ -112,7 +112,8 @@ impl Store {
             ..Default::default()
         };
         let conn = self.db().lock_writer();
-        let tx = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
+        let tx =
+            rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
         let refs = |h: &[crate::db::HeadRow], l: &[(String, VersionId)]| {
             let mut r: Vec<(String, VersionId)> =
                 h.iter().map(|h| (h.name.clone(), h.version)).collect();

@@ -31,7 +31,12 @@ fn child(pending: &Pending, objs: &Objects, h: &Hash) -> Result<Hamt> {
 }
 
 /// The entry named `name`, if any.
-pub(crate) fn get(pending: &Pending, objs: &Objects, h: &Hamt, name: &str) -> Result<Option<Entry>> {
+pub(crate) fn get(
+    pending: &Pending,
+    objs: &Objects,
+    h: &Hamt,
+    name: &str,
+) -> Result<Option<Entry>> {
     let key = name_key(name);
     let mut cur = std::borrow::Cow::Borrowed(h);
     let mut lvl = 0;
@@ -56,7 +61,12 @@ pub(crate) fn get(pending: &Pending, objs: &Objects, h: &Hamt, name: &str) -> Re
 }
 
 /// Appends every entry to `out` (trie order; callers sort when they need name order).
-pub(crate) fn entries(pending: &Pending, objs: &Objects, h: &Hamt, out: &mut Vec<Entry>) -> Result<()> {
+pub(crate) fn entries(
+    pending: &Pending,
+    objs: &Objects,
+    h: &Hamt,
+    out: &mut Vec<Entry>,
+) -> Result<()> {
     match h {
         Hamt::Bucket(v) => out.extend(v.iter().cloned()),
         Hamt::Trie { children, .. } => {

@@ -255,7 +255,7 @@ impl Store {
         let dir = Dir::open_ambient_dir(host, ambient_authority())?;
         let mut view = self.view(version)?;
         let mut stats = ImportStats::default();
-        export_tree(&mut view, ROOT_INO, &dir, &mut stats)?;
+        export_tree(&mut view, ROOT_INO, &dir, host, &mut stats)?;
         Ok(stats)
     }
 
@@ -271,20 +271,29 @@ impl Store {
     }
 }
 
-fn export_tree(view: &mut Txn, dir: Ino, host: &Dir, stats: &mut ImportStats) -> Result<()> {
+/// Writes the subtree `dir` into `host` (whose path is `host_path`, used only to create
+/// symlinks, which cap-std refuses when their target is absolute; store names never contain
+/// `/`, `.` or `..`, so the joined path stays inside the export directory).
+fn export_tree(
+    view: &mut Txn,
+    dir: Ino,
+    host: &Dir,
+    host_path: &Path,
+    stats: &mut ImportStats,
+) -> Result<()> {
     for e in view.readdir(dir)? {
         let st = view.stat(e.ino)?;
         match e.kind {
             Kind::Dir => {
                 host.create_dir(&e.name)?;
                 let sub = host.open_dir(&e.name)?;
-                export_tree(view, e.ino, &sub, stats)?;
+                export_tree(view, e.ino, &sub, &host_path.join(&e.name), stats)?;
                 set_perms(host, &e.name, st.mode)?;
                 stats.dirs += 1;
             }
             Kind::Symlink => {
                 let target = view.readlink_at(dir, &e.name)?;
-                std_symlink(host, &target, &e.name)?;
+                symlink(&target, &host_path.join(&e.name))?;
                 stats.symlinks += 1;
             }
             Kind::File => {
@@ -300,7 +309,8 @@ fn export_tree(view: &mut Txn, dir: Ino, host: &Dir, stats: &mut ImportStats) ->
                     off += n as u64;
                 }
                 let f = f.into_std();
-                let mtime = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(st.mtime.max(0) as u64);
+                let mtime =
+                    std::time::UNIX_EPOCH + std::time::Duration::from_nanos(st.mtime.max(0) as u64);
                 f.set_modified(mtime)?;
                 set_perms(host, &e.name, st.mode)?;
                 stats.files += 1;
@@ -318,13 +328,13 @@ fn set_perms(host: &Dir, name: &str, mode: u32) -> Result<()> {
 }
 
 #[cfg(unix)]
-fn std_symlink(host: &Dir, target: &str, name: &str) -> Result<()> {
-    host.symlink(target, name)?;
+fn symlink(target: &str, link: &Path) -> Result<()> {
+    std::os::unix::fs::symlink(target, link)?;
     Ok(())
 }
 
 #[cfg(not(unix))]
-fn std_symlink(_host: &Dir, _target: &str, _name: &str) -> Result<()> {
+fn symlink(_target: &str, _link: &Path) -> Result<()> {
     Err(Error::Unsupported("symlinks on this host"))
 }
 

@@ -51,8 +51,8 @@ pub use gc::{GcStats, Retention};
 pub use io::ImportStats;
 pub use node::{Hash, Kind, PAGE_SIZE};
 pub use txn::{
-    Commit, DirEntry, FILE_MAX, Ino, NAME_MAX, OpenFlags, PATH_MAX, ROOT_INO, SYMLINK_MAX,
-    SetTime, Stat, Txn,
+    Commit, DirEntry, FILE_MAX, Ino, NAME_MAX, OpenFlags, PATH_MAX, ROOT_INO, SYMLINK_MAX, SetTime,
+    Stat, Txn,
 };
 
 use db::Db;
@@ -189,7 +189,9 @@ impl Store {
 
     fn check_workspace_name(name: &str) -> Result<()> {
         if name.is_empty() || name.len() > 200 || name.chars().any(|c| c.is_control()) {
-            return Err(Error::Invalid("workspace names are 1-200 printable characters"));
+            return Err(Error::Invalid(
+                "workspace names are 1-200 printable characters",
+            ));
         }
         Ok(())
     }

@@ -38,7 +38,12 @@ impl Objects {
 
     /// A decoded node, from the cache or the database.
     pub(crate) fn node(&self, hash: &Hash) -> Result<Arc<Node>> {
-        if let Some(n) = self.nodes.lock().unwrap_or_else(|p| p.into_inner()).get(hash) {
+        if let Some(n) = self
+            .nodes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(hash)
+        {
             return Ok(n.clone());
         }
         let node = Arc::new(Node::decode(&self.raw(hash)?)?);
@@ -55,7 +60,12 @@ impl Objects {
 
     /// The bytes of a file page.
     pub(crate) fn page(&self, hash: &Hash) -> Result<Arc<Vec<u8>>> {
-        if let Some(p) = self.pages.lock().unwrap_or_else(|p| p.into_inner()).get(hash) {
+        if let Some(p) = self
+            .pages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(hash)
+        {
             return Ok(p.clone());
         }
         let page = Arc::new(self.raw(hash)?);

@@ -28,7 +28,10 @@ fn table(pending: &Pending, objs: &Objects, h: &Hash) -> Result<Vec<Hash>> {
     }
     match &*pending.node(objs, h)? {
         Node::Table(v) => Ok(v.clone()),
-        _ => Err(Error::Corrupt(format!("{} is not a page table", h.to_hex()))),
+        _ => Err(Error::Corrupt(format!(
+            "{} is not a page table",
+            h.to_hex()
+        ))),
     }
 }
 
@@ -47,7 +50,12 @@ pub(crate) fn lookup(pending: &Pending, objs: &Objects, pages: PageRef, idx: u64
         idx %= s;
         h = match &*pending.node(objs, &h)? {
             Node::Table(v) => v.get(i).copied().unwrap_or(Hash::ZERO),
-            _ => return Err(Error::Corrupt(format!("{} is not a page table", h.to_hex()))),
+            _ => {
+                return Err(Error::Corrupt(format!(
+                    "{} is not a page table",
+                    h.to_hex()
+                )));
+            }
         };
         d -= 1;
     }
@@ -144,7 +152,10 @@ pub(crate) fn walk(
                 }
                 Ok(())
             }
-            _ => Err(Error::Corrupt(format!("{} is not a page table", h.to_hex()))),
+            _ => Err(Error::Corrupt(format!(
+                "{} is not a page table",
+                h.to_hex()
+            ))),
         }
     }
     go(objs, pages.root, pages.depth, f)

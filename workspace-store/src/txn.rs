@@ -143,6 +143,8 @@ pub struct Txn {
     workspace: Option<String>,
     base: VersionRow,
     inodes: HashMap<Ino, Inode>,
+    /// Entries listed by `readdir` but not loaded yet: inode -> (parent, entry).
+    listed: HashMap<Ino, (Ino, Entry)>,
     next_ino: u64,
     /// Bytes and entries (excluding the root) of the tree as it stands in this transaction.
     usage: Agg,
@@ -208,6 +210,7 @@ impl Txn {
             usage: agg,
             base,
             inodes,
+            listed: HashMap::new(),
             quota,
             mem_bytes: 0,
             message: String::new(),
@@ -246,10 +249,18 @@ impl Txn {
         Ok(())
     }
 
+    /// Loads an inode known only from a directory listing.
+    fn ensure(&mut self, ino: Ino) -> Result<()> {
+        if !self.inodes.contains_key(&ino)
+            && let Some((parent, e)) = self.listed.remove(&ino)
+        {
+            self.load(&e, parent)?;
+        }
+        Ok(())
+    }
+
     fn inode(&self, ino: Ino) -> Result<&Inode> {
-        self.inodes
-            .get(&ino)
-            .ok_or(Error::Invalid("unknown inode"))
+        self.inodes.get(&ino).ok_or(Error::Invalid("unknown inode"))
     }
 
     fn inode_mut(&mut self, ino: Ino) -> Result<&mut Inode> {
@@ -273,9 +284,16 @@ impl Txn {
                 changes: BTreeMap::new(),
             },
             Node::Symlink { target, .. } => Body::Symlink(target.clone()),
-            _ => return Err(Error::Corrupt(format!("entry {} names a non-inode", e.name))),
+            _ => {
+                return Err(Error::Corrupt(format!(
+                    "entry {} names a non-inode",
+                    e.name
+                )));
+            }
         };
-        let meta = *node.meta().ok_or(Error::Corrupt("node without metadata".into()))?;
+        let meta = *node
+            .meta()
+            .ok_or(Error::Corrupt("node without metadata".into()))?;
         self.inodes.insert(
             e.ino,
             Inode {
@@ -325,6 +343,7 @@ impl Txn {
 
     /// Looks up one name in a directory (`.` and `..` included; `..` of the root is the root).
     pub fn lookup(&mut self, dir: Ino, name: &str) -> Result<Ino> {
+        self.ensure(dir)?;
         let d = self.inode(dir)?;
         let Body::Dir {
             listing, changes, ..
@@ -347,7 +366,10 @@ impl Txn {
         match found {
             None => Err(Error::NotFound),
             Some(e) if self.inodes.contains_key(&e.ino) => Ok(e.ino),
-            Some(e) => self.load(&e, dir),
+            Some(e) => {
+                self.listed.remove(&e.ino);
+                self.load(&e, dir)
+            }
         }
     }
 
@@ -358,7 +380,15 @@ impl Txn {
         if path.len() > PATH_MAX {
             return Err(Error::NameTooLong);
         }
-        let mut cur = if path.starts_with('/') { ROOT_INO } else { start };
+        if path.is_empty() {
+            return Err(Error::NotFound);
+        }
+        self.ensure(start)?;
+        let mut cur = if path.starts_with('/') {
+            ROOT_INO
+        } else {
+            start
+        };
         let mut todo: Vec<String> = path
             .split('/')
             .filter(|c| !c.is_empty())
@@ -369,19 +399,25 @@ impl Txn {
         while let Some(comp) = todo.pop() {
             let next = self.lookup(cur, &comp)?;
             let is_last = todo.is_empty();
-            if let Body::Symlink(target) = &self.inode(next)?.body {
-                if !is_last || follow {
-                    links += 1;
-                    if links > SYMLINK_MAX {
-                        return Err(Error::Loop);
-                    }
-                    let target = target.clone();
-                    if target.starts_with('/') {
-                        cur = ROOT_INO;
-                    }
-                    todo.extend(target.split('/').filter(|c| !c.is_empty()).rev().map(String::from));
-                    continue;
+            if let Body::Symlink(target) = &self.inode(next)?.body
+                && (!is_last || follow)
+            {
+                links += 1;
+                if links > SYMLINK_MAX {
+                    return Err(Error::Loop);
                 }
+                let target = target.clone();
+                if target.starts_with('/') {
+                    cur = ROOT_INO;
+                }
+                todo.extend(
+                    target
+                        .split('/')
+                        .filter(|c| !c.is_empty())
+                        .rev()
+                        .map(String::from),
+                );
+                continue;
             }
             cur = next;
         }
@@ -409,7 +445,11 @@ impl Txn {
             return Err(Error::Invalid("'.' or '..' as the last component"));
         }
         check_name(name)?;
-        let d = self.resolve(start, dir, true)?;
+        let d = if dir.is_empty() {
+            start
+        } else {
+            self.resolve(start, dir, true)?
+        };
         if !matches!(self.inode(d)?.body, Body::Dir { .. }) {
             return Err(Error::NotDir);
         }
@@ -417,7 +457,8 @@ impl Txn {
     }
 
     /// Attributes of an inode.
-    pub fn stat(&self, ino: Ino) -> Result<Stat> {
+    pub fn stat(&mut self, ino: Ino) -> Result<Stat> {
+        self.ensure(ino)?;
         let n = self.inode(ino)?;
         let size = match &n.body {
             Body::File { size, .. } => *size,
@@ -440,6 +481,20 @@ impl Txn {
     pub fn stat_at(&mut self, dir: Ino, path: &str, follow: bool) -> Result<Stat> {
         let ino = self.resolve(dir, path, follow)?;
         self.stat(ino)
+    }
+
+    /// Is `ino` part of the tree (not unlinked, nor inside an unlinked directory)?
+    fn attached(&self, ino: Ino) -> bool {
+        let mut cur = ino;
+        loop {
+            if cur == ROOT_INO {
+                return true;
+            }
+            match self.inodes.get(&cur).and_then(|n| n.parent) {
+                Some(p) => cur = p,
+                None => return false,
+            }
+        }
     }
 
     fn check_entries(&self, add: u64) -> Result<()> {
@@ -472,6 +527,10 @@ impl Txn {
 
     fn create(&mut self, dir: Ino, name: &str, body: Body, mode: u32) -> Result<Ino> {
         self.writable()?;
+        if !self.attached(dir) {
+            // Creating inside a removed directory (reached through an open descriptor).
+            return Err(Error::NotFound);
+        }
         self.check_entries(1)?;
         let ino = self.next_ino;
         self.next_ino += 1;
@@ -612,8 +671,11 @@ impl Txn {
         Err(Error::Unsupported("hard links"))
     }
 
-    /// Entries of a directory, sorted by name (`.` and `..` not included).
+    /// Entries of a directory, sorted by name (`.` and `..` not included). An entry's `ino`
+    /// is its identity; operations by inode need it looked up first ([`Txn::lookup`] of the
+    /// name), which loads it into the transaction.
     pub fn readdir(&mut self, dir: Ino) -> Result<Vec<DirEntry>> {
+        self.ensure(dir)?;
         let d = self.inode(dir)?;
         let Body::Dir {
             listing, changes, ..
@@ -623,14 +685,17 @@ impl Txn {
         };
         let mut base = Vec::new();
         hamt::entries(&Pending::default(), self.store.objs(), listing, &mut base)?;
-        let mut out: BTreeMap<String, DirEntry> = base
+        let base: Vec<Entry> = base
             .into_iter()
             .filter(|e| !changes.contains_key(&e.name))
+            .collect();
+        let mut out: BTreeMap<String, DirEntry> = base
+            .iter()
             .map(|e| {
                 (
                     e.name.clone(),
                     DirEntry {
-                        name: e.name,
+                        name: e.name.clone(),
                         kind: e.kind,
                         ino: e.ino,
                     },
@@ -648,6 +713,11 @@ impl Txn {
                         ino: *ino,
                     },
                 );
+            }
+        }
+        for e in base {
+            if !self.inodes.contains_key(&e.ino) {
+                self.listed.insert(e.ino, (dir, e));
             }
         }
         Ok(out.into_values().collect())
@@ -677,6 +747,7 @@ impl Txn {
 
     /// Reads up to `buf.len()` bytes at `offset`; returns the number read (0 at end of file).
     pub fn read(&mut self, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        self.ensure(ino)?;
         let n = self.inode(ino)?;
         let Body::File {
             size,
@@ -755,7 +826,8 @@ impl Txn {
         }
     }
 
-    fn file_size(&self, ino: Ino) -> Result<u64> {
+    fn file_size(&mut self, ino: Ino) -> Result<u64> {
+        self.ensure(ino)?;
         match &self.inode(ino)?.body {
             Body::File { size, .. } => Ok(*size),
             Body::Dir { .. } => Err(Error::IsDir),
@@ -772,7 +844,10 @@ impl Txn {
             .checked_add(data.len() as u64)
             .filter(|e| *e <= FILE_MAX)
             .ok_or(Error::FileTooLarge)?;
-        self.check_bytes(end.saturating_sub(size))?;
+        let attached = self.attached(ino);
+        if attached {
+            self.check_bytes(end.saturating_sub(size))?;
+        }
         if data.is_empty() {
             return Ok(0);
         }
@@ -796,7 +871,9 @@ impl Txn {
         }
         n.meta.mtime = now;
         n.meta.ctime = now;
-        self.usage.bytes += end.saturating_sub(size);
+        if attached {
+            self.usage.bytes += end.saturating_sub(size);
+        }
         self.mark_dirty(ino);
         if self.mem_bytes > SPILL_BYTES {
             self.spill()?;
@@ -811,7 +888,10 @@ impl Txn {
         if new > FILE_MAX {
             return Err(Error::FileTooLarge);
         }
-        self.check_bytes(new.saturating_sub(size))?;
+        let attached = self.attached(ino);
+        if attached {
+            self.check_bytes(new.saturating_sub(size))?;
+        }
         if new < size {
             let keep = page_count(new);
             let partial = (new % PAGE_SIZE as u64) as usize;
@@ -836,14 +916,22 @@ impl Txn {
         }
         n.meta.mtime = now;
         n.meta.ctime = now;
-        self.usage.bytes = self.usage.bytes - size + new;
+        if attached {
+            self.usage.bytes = self.usage.bytes - size + new;
+        }
         self.mark_dirty(ino);
         Ok(())
     }
 
     /// Sets access and/or modification times.
-    pub fn set_times(&mut self, ino: Ino, atime: Option<SetTime>, mtime: Option<SetTime>) -> Result<()> {
+    pub fn set_times(
+        &mut self,
+        ino: Ino,
+        atime: Option<SetTime>,
+        mtime: Option<SetTime>,
+    ) -> Result<()> {
         self.writable()?;
+        self.ensure(ino)?;
         let now = now_ns();
         let n = self.inode_mut(ino)?;
         let pick = |t: SetTime| match t {
@@ -864,6 +952,7 @@ impl Txn {
     /// Sets permission bits (the low 12 bits are kept).
     pub fn set_mode(&mut self, ino: Ino, mode: u32) -> Result<()> {
         self.writable()?;
+        self.ensure(ino)?;
         let now = now_ns();
         let n = self.inode_mut(ino)?;
         n.meta.mode = mode & 0o7777;
@@ -992,7 +1081,8 @@ impl Txn {
             }
         }
         let conn = self.store.db().lock_writer();
-        let tx = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
+        let tx =
+            rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
         pending.write(&tx)?;
         tx.commit()?;
         drop(conn);
@@ -1007,7 +1097,9 @@ impl Txn {
         let objs = store.objs();
         let n = self.inode_mut(ino)?;
         if !n.dirty {
-            return n.orig.ok_or(Error::Corrupt("clean inode without origin".into()));
+            return n
+                .orig
+                .ok_or(Error::Corrupt("clean inode without origin".into()));
         }
         let meta = n.meta;
         match &mut n.body {
@@ -1037,14 +1129,26 @@ impl Txn {
                     size,
                     pages: table,
                 });
-                Ok((h, Agg { bytes: size, entries: 1 }))
+                Ok((
+                    h,
+                    Agg {
+                        bytes: size,
+                        entries: 1,
+                    },
+                ))
             }
             Body::Symlink(t) => {
                 let h = pending.put_node(Node::Symlink {
                     meta,
                     target: t.clone(),
                 });
-                Ok((h, Agg { bytes: 0, entries: 1 }))
+                Ok((
+                    h,
+                    Agg {
+                        bytes: 0,
+                        entries: 1,
+                    },
+                ))
             }
             Body::Dir {
                 listing, changes, ..
@@ -1113,7 +1217,8 @@ impl Txn {
         debug_assert_eq!((bytes, entries), (self.usage.bytes, self.usage.entries));
         let store = self.store.clone();
         let conn = store.db().lock_writer();
-        let tx = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
+        let tx =
+            rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
         pending.write(&tx)?;
         let v = Db::insert_version(
             &tx,
