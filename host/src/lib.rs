@@ -1,1 +1,19 @@
 //! burrow-host: runs WASI components against burrow workspaces.
+//!
+//! Data flows one way: interface (CLI, later HTTP/MCP/worker) -> session -> run -> engine ->
+//! wasi_fs -> store. This crate never writes SQL: all state goes through `burrow-store`.
+//!
+//! - [`engine`]: the process's wasmtime engine, linker and component cache;
+//! - [`wasi_fs`]: `wasi:filesystem` over a store transaction (replacing wasmtime-wasi's);
+//! - [`run`]: one run of a component in one transaction, with [`limits`] and captured output.
+
+pub mod adapt;
+pub mod engine;
+pub mod limits;
+mod output;
+pub mod run;
+pub mod wasi_fs;
+
+pub use engine::{Engine, EngineConfig, Program};
+pub use limits::Limits;
+pub use run::{RunError, RunOptions, RunReport, RunResult};

@@ -456,6 +456,19 @@ impl Txn {
         Ok((d, name.to_string()))
     }
 
+    /// Number of directories between the root and `ino` (0 for the root); `NotFound` if the
+    /// inode has been unlinked.
+    pub fn depth(&mut self, ino: Ino) -> Result<usize> {
+        self.ensure(ino)?;
+        let mut depth = 0;
+        let mut cur = ino;
+        while cur != ROOT_INO {
+            cur = self.inode(cur)?.parent.ok_or(Error::NotFound)?;
+            depth += 1;
+        }
+        Ok(depth)
+    }
+
     /// Attributes of an inode.
     pub fn stat(&mut self, ino: Ino) -> Result<Stat> {
         self.ensure(ino)?;
@@ -1031,6 +1044,14 @@ impl Txn {
         match self.lookup(dp, &dname) {
             Ok(dst) if dst == src => return Ok(()),
             Ok(dst) => {
+                // Renaming onto one's own ancestor: Linux answers ENOTEMPTY whatever the kinds.
+                let mut cur = self.inode(src)?.parent;
+                while let Some(c) = cur {
+                    if c == dst {
+                        return Err(Error::NotEmpty);
+                    }
+                    cur = self.inode(c)?.parent;
+                }
                 let dst_kind = self.inode(dst)?.kind();
                 match (src_kind, dst_kind) {
                     (Kind::Dir, Kind::Dir) => {

@@ -177,6 +177,9 @@ fn apply_model(t: &mut Tree, op: &Op) -> Result<(), Errno> {
             if src == dst {
                 return Ok(());
             }
+            if under(src, dst) && t.get(dst) == Some(&M::Dir) {
+                return Err(Errno::NotEmpty);
+            }
             match (&s, t.get(dst)) {
                 (M::Dir, Some(M::Dir)) if t.keys().any(|k| under(k, dst)) => {
                     return Err(Errno::NotEmpty);

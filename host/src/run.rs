@@ -1,0 +1,234 @@
+//! One run of a component: instantiate, call `wasi:cli/run`, capture output and exit code,
+//! and decide the transaction's fate. A normal exit (any exit code) keeps the transaction's
+//! changes; a trap, timeout or limit rolls them back. The host process is never at risk.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use burrow_store::{Store, Txn, VersionId};
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::engine::{EPOCH_TICK, Engine, Program};
+use crate::limits::{Limiter, Limits};
+use crate::output::Capture;
+use crate::wasi_fs::{FsState, WasiFsView};
+
+/// The store data of one run.
+pub struct RunState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    fs: FsState,
+    limiter: Limiter,
+}
+
+impl RunState {
+    pub(crate) fn fs_view(&mut self) -> WasiFsView<'_> {
+        WasiFsView {
+            table: &mut self.table,
+            fs: &mut self.fs,
+        }
+    }
+}
+
+impl WasiView for RunState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// What to run with: arguments, environment, working directory, stdin, limits. The host's own
+/// environment is never passed through.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// argv[1..]; argv[0] is `program_name`.
+    pub args: Vec<String>,
+    pub program_name: String,
+    pub env: Vec<(String, String)>,
+    /// Guest working directory (`PWD`), e.g. `/workspace/src`. Default `/workspace`.
+    pub cwd: Option<String>,
+    pub stdin: Vec<u8>,
+    pub limits: Limits,
+}
+
+/// The outcome of a run that ended normally (any exit code).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunReport {
+    pub exit_code: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// stdout and stderr interleaved in the order written.
+    pub merged: Vec<u8>,
+    pub stdout_dropped: u64,
+    pub stderr_dropped: u64,
+    pub merged_dropped: u64,
+    pub duration: Duration,
+}
+
+/// A run in a workspace, committed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunResult {
+    pub report: RunReport,
+    pub version_before: VersionId,
+    /// Equal to `version_before` when the run changed nothing.
+    pub version_after: VersionId,
+}
+
+/// Why a run did not complete. Every variant leaves the workspace as it was.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("timeout: the run exceeded its wall-clock limit of {0:?}")]
+    Timeout(Duration),
+    #[error("memory limit: the guest tried to grow memory beyond {0} bytes")]
+    Memory(usize),
+    #[error("table limit: the guest tried to grow a table beyond {0} elements")]
+    Table(usize),
+    #[error("output limit: the guest wrote more than {0} bytes to stdout and stderr")]
+    Output(u64),
+    #[error("workspace {0}")]
+    Quota(String),
+    #[error("the guest trapped: {0}")]
+    Trap(String),
+    #[error("cannot load component: {0}")]
+    Load(String),
+    #[error(transparent)]
+    Store(#[from] burrow_store::Error),
+    #[error("host error: {0}")]
+    Host(String),
+}
+
+impl Engine {
+    /// Runs `program` inside `txn`. On a normal exit returns the transaction (with the run's
+    /// changes) and the report; on any failure the transaction is dropped, i.e. rolled back.
+    pub fn run_txn(
+        &self,
+        program: &Program,
+        txn: Txn,
+        opts: &RunOptions,
+    ) -> Result<(Txn, RunReport), RunError> {
+        let started = Instant::now();
+        let limits = &opts.limits;
+        let capture = Capture::new(limits.capture, limits.output);
+        let mut b = WasiCtx::builder();
+        let name = if opts.program_name.is_empty() {
+            "main"
+        } else {
+            &opts.program_name
+        };
+        b.arg(name);
+        for a in &opts.args {
+            b.arg(a);
+        }
+        b.envs(&opts.env);
+        let cwd = opts
+            .cwd
+            .clone()
+            .unwrap_or_else(|| crate::wasi_fs::WORKSPACE.to_string());
+        b.env("PWD", &cwd);
+        b.stdin(wasmtime_wasi::p2::pipe::MemoryInputPipe::new(
+            opts.stdin.clone(),
+        ));
+        b.stdout(capture.pipe(0));
+        b.stderr(capture.pipe(1));
+        let shared = Arc::new(Mutex::new(txn));
+        let fs = FsState::new(shared.clone());
+        let quota_hit = fs.quota_hit.clone();
+        let state = RunState {
+            wasi: b.build(),
+            table: ResourceTable::new(),
+            fs,
+            limiter: Limiter {
+                memory: limits.memory,
+                table_elements: limits.table_elements,
+                memory_hit: false,
+                table_hit: false,
+            },
+        };
+        let mut store = wasmtime::Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limiter);
+        let ticks = (limits.timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
+        store.set_epoch_deadline(ticks);
+        store.epoch_deadline_trap();
+
+        let outcome = program
+            .pre
+            .instantiate(&mut store)
+            .and_then(|cmd| cmd.wasi_cli_run().call_run(&mut store));
+        let exit_code = match outcome {
+            Ok(Ok(())) => 0,
+            Ok(Err(())) => 1,
+            Err(e) => {
+                if let Some(exit) = e.downcast_ref::<wasmtime_wasi::I32Exit>() {
+                    exit.0
+                } else {
+                    let lim = store.data().limiter.memory_hit;
+                    let tab = store.data().limiter.table_hit;
+                    return Err(
+                        if matches!(
+                            e.downcast_ref::<wasmtime::Trap>(),
+                            Some(wasmtime::Trap::Interrupt)
+                        ) {
+                            RunError::Timeout(limits.timeout)
+                        } else if capture.over_limit() {
+                            RunError::Output(limits.output)
+                        } else if lim {
+                            RunError::Memory(limits.memory)
+                        } else if tab {
+                            RunError::Table(limits.table_elements)
+                        } else {
+                            RunError::Trap(format!("{e:#}"))
+                        },
+                    );
+                }
+            }
+        };
+        if let Some(q) = quota_hit.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            return Err(RunError::Quota(q));
+        }
+        if capture.over_limit() {
+            return Err(RunError::Output(limits.output));
+        }
+        drop(store);
+        let txn = Arc::try_unwrap(shared)
+            .map_err(|_| RunError::Host("transaction still shared after the run".into()))?
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner());
+        let (out, err, merged) = capture.take();
+        Ok((
+            txn,
+            RunReport {
+                exit_code,
+                stdout: out.bytes(),
+                stderr: err.bytes(),
+                merged: merged.bytes(),
+                stdout_dropped: out.dropped,
+                stderr_dropped: err.dropped,
+                merged_dropped: merged.dropped,
+                duration: started.elapsed(),
+            },
+        ))
+    }
+
+    /// Runs `program` in a new transaction on `workspace` and commits it on a normal exit.
+    pub fn run(
+        &self,
+        store: &Store,
+        workspace: &str,
+        program: &Program,
+        opts: &RunOptions,
+    ) -> Result<RunResult, RunError> {
+        let mut txn = store.begin(workspace)?;
+        let before = txn.base();
+        txn.set_message(format!("run {}", opts.program_name));
+        let (txn, report) = self.run_txn(program, txn, opts)?;
+        let commit = txn.commit()?;
+        Ok(RunResult {
+            report,
+            version_before: before,
+            version_after: commit.version,
+        })
+    }
+}

@@ -1,0 +1,752 @@
+//! `wasi:filesystem` (types + preopens, WASI 0.2.12) implemented over a burrow-store
+//! transaction. This replaces wasmtime-wasi's own filesystem, which is tied to host
+//! directories: a guest reaches files only through descriptors of this module, and every
+//! descriptor names an inode of the transaction, so nothing here can touch the host disk.
+//!
+//! Needs nothing but the transaction handle ([`FsState`]) and the resource table.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use burrow_store::{
+    Errno, Error as StoreError, Ino, Kind, OpenFlags as StoreOpen, ROOT_INO, SetTime, Stat, Txn,
+};
+use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
+use wasmtime_wasi::p2::bindings::sync::io::streams::{InputStream, OutputStream};
+use wasmtime_wasi_io::bytes::Bytes;
+use wasmtime_wasi_io::streams::{StreamError, StreamResult};
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "wit",
+        world: "burrow:host/filesystem",
+        imports: { default: trappable },
+        trappable_error_type: {
+            "wasi:filesystem/types.error-code" => super::FsError,
+        },
+        with: {
+            "wasi:io": wasmtime_wasi::p2::bindings::sync::io,
+            "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
+            "wasi:filesystem/types.descriptor": super::Descriptor,
+            "wasi:filesystem/types.directory-entry-stream": super::DirStream,
+        },
+        require_store_data_send: true,
+    });
+}
+
+use bindings::wasi::filesystem::{preopens, types};
+use types::{
+    Advice, DescriptorFlags, DescriptorStat, DescriptorType, DirectoryEntry, ErrorCode,
+    MetadataHashValue, NewTimestamp, OpenFlags, PathFlags,
+};
+
+/// The name under which the workspace root is preopened.
+pub const WORKSPACE: &str = "/workspace";
+
+/// An error of a filesystem call: a WASI error code, or a trap.
+#[derive(Debug)]
+pub enum FsError {
+    Code(ErrorCode),
+    Trap(wasmtime::Error),
+}
+
+impl From<ErrorCode> for FsError {
+    fn from(c: ErrorCode) -> Self {
+        FsError::Code(c)
+    }
+}
+
+impl From<wasmtime::component::ResourceTableError> for FsError {
+    fn from(e: wasmtime::component::ResourceTableError) -> Self {
+        FsError::Trap(e.into())
+    }
+}
+
+impl From<StoreError> for FsError {
+    fn from(e: StoreError) -> Self {
+        FsError::Code(error_code(&e))
+    }
+}
+
+type FsResult<T> = Result<T, FsError>;
+
+/// The WASI error code of a store error.
+pub fn error_code(e: &StoreError) -> ErrorCode {
+    match e.errno() {
+        Errno::NotFound => ErrorCode::NoEntry,
+        Errno::Exists => ErrorCode::Exist,
+        Errno::NotDir => ErrorCode::NotDirectory,
+        Errno::IsDir => ErrorCode::IsDirectory,
+        Errno::NotEmpty => ErrorCode::NotEmpty,
+        Errno::Loop => ErrorCode::Loop,
+        Errno::NameTooLong => ErrorCode::NameTooLong,
+        Errno::Invalid => ErrorCode::Invalid,
+        Errno::Quota => ErrorCode::Quota,
+        Errno::Unsupported => ErrorCode::Unsupported,
+        Errno::Busy => ErrorCode::Busy,
+        Errno::Io => ErrorCode::Io,
+        Errno::FileTooLarge => ErrorCode::FileTooLarge,
+        Errno::Access => ErrorCode::Access,
+        Errno::CrossDevice => ErrorCode::CrossDevice,
+        Errno::ReadOnly => ErrorCode::ReadOnly,
+    }
+}
+
+/// The transaction a run works in, shared by descriptors and streams.
+pub type SharedTxn = Arc<Mutex<Txn>>;
+
+fn lock(txn: &SharedTxn) -> MutexGuard<'_, Txn> {
+    // The transaction is only used from the run's thread; a poisoned lock means a panic in
+    // this module, after which the run is rolled back anyway.
+    txn.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Per-run filesystem state.
+pub struct FsState {
+    txn: SharedTxn,
+    /// The quota error a guest hit, if any, so the runner can report the limit by name.
+    pub quota_hit: Arc<Mutex<Option<String>>>,
+}
+
+impl FsState {
+    pub fn new(txn: SharedTxn) -> FsState {
+        FsState {
+            txn,
+            quota_hit: Arc::new(Mutex::new(None)),
+        }
+    }
+}
+
+/// An open file or directory: an inode of the transaction plus what it was opened for.
+pub struct Descriptor {
+    ino: Ino,
+    dir: bool,
+    read: bool,
+    write: bool,
+}
+
+/// A directory listing being read by the guest.
+pub struct DirStream {
+    entries: VecDeque<DirectoryEntry>,
+}
+
+/// What the generated `add_to_linker` functions hand to the implementation.
+pub struct WasiFsView<'a> {
+    pub table: &'a mut ResourceTable,
+    pub fs: &'a mut FsState,
+}
+
+struct WasiFs;
+
+impl HasData for WasiFs {
+    type Data<'a> = WasiFsView<'a>;
+}
+
+/// Registers burrow's `wasi:filesystem` in `linker`, shadowing wasmtime-wasi's.
+pub fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> WasiFsView<'_>,
+) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    types::add_to_linker::<T, WasiFs>(linker, get)?;
+    preopens::add_to_linker::<T, WasiFs>(linker, get)?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
+
+fn descriptor_type(k: Kind) -> DescriptorType {
+    match k {
+        Kind::File => DescriptorType::RegularFile,
+        Kind::Dir => DescriptorType::Directory,
+        Kind::Symlink => DescriptorType::SymbolicLink,
+    }
+}
+
+fn datetime(ns: i64) -> wasmtime_wasi::p2::bindings::clocks::wall_clock::Datetime {
+    let ns = ns.max(0) as u64;
+    wasmtime_wasi::p2::bindings::clocks::wall_clock::Datetime {
+        seconds: ns / 1_000_000_000,
+        nanoseconds: (ns % 1_000_000_000) as u32,
+    }
+}
+
+fn stat_of(s: Stat) -> DescriptorStat {
+    DescriptorStat {
+        type_: descriptor_type(s.kind),
+        link_count: s.nlink,
+        size: if s.kind == Kind::Dir { 4096 } else { s.size },
+        data_access_timestamp: Some(datetime(s.atime)),
+        data_modification_timestamp: Some(datetime(s.mtime)),
+        status_change_timestamp: Some(datetime(s.ctime)),
+    }
+}
+
+fn set_time(t: NewTimestamp) -> Option<SetTime> {
+    match t {
+        NewTimestamp::NoChange => None,
+        NewTimestamp::Now => Some(SetTime::Now),
+        NewTimestamp::Timestamp(d) => Some(SetTime::At(
+            (d.seconds as i64).saturating_mul(1_000_000_000) + d.nanoseconds as i64,
+        )),
+    }
+}
+
+fn hash_value(workspace_salt: u64, s: &Stat) -> MetadataHashValue {
+    // Identity is the inode number; mix in change time so a changed file hashes differently,
+    // as the interface asks.
+    let h = blake3_u128(workspace_salt, s.ino, s.mtime, s.size);
+    MetadataHashValue {
+        lower: h as u64,
+        upper: (h >> 64) as u64,
+    }
+}
+
+fn blake3_u128(a: u64, b: u64, c: i64, d: u64) -> u128 {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&a.to_le_bytes());
+    hasher.update(&b.to_le_bytes());
+    hasher.update(&c.to_le_bytes());
+    hasher.update(&d.to_le_bytes());
+    let out = hasher.finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&out.as_bytes()[..16]);
+    u128::from_le_bytes(bytes)
+}
+
+impl WasiFsView<'_> {
+    fn txn(&self) -> MutexGuard<'_, Txn> {
+        lock(&self.fs.txn)
+    }
+
+    fn desc(&self, fd: &Resource<Descriptor>) -> FsResult<&Descriptor> {
+        Ok(self.table.get(fd)?)
+    }
+
+    /// The directory a `*-at` call is relative to, after checking `path` stays inside the
+    /// preopen: absolute paths and `..` above the root are `not-permitted`, as in WASI.
+    fn at(&self, fd: &Resource<Descriptor>, path: &str) -> FsResult<Ino> {
+        let d = self.desc(fd)?;
+        if !d.dir {
+            return Err(ErrorCode::NotDirectory.into());
+        }
+        if path.starts_with('/') {
+            return Err(ErrorCode::NotPermitted.into());
+        }
+        if path.contains('\0') {
+            return Err(ErrorCode::Invalid.into());
+        }
+        let ino = d.ino;
+        let mut txn = self.txn();
+        let mut depth = txn.depth(ino)? as i64;
+        let comps: Vec<&str> = path.split('/').collect();
+        for (i, c) in comps.iter().enumerate() {
+            match *c {
+                "" | "." => {}
+                ".." => {
+                    depth -= 1;
+                    if depth < 0 {
+                        // As a host filesystem would: a missing directory on the way is
+                        // reported before the escape.
+                        let prefix = comps[..i].join("/");
+                        if !prefix.is_empty() {
+                            txn.resolve(ino, &prefix, true)?;
+                        }
+                        return Err(ErrorCode::NotPermitted.into());
+                    }
+                }
+                _ => depth += 1,
+            }
+        }
+        Ok(ino)
+    }
+
+    fn record_quota(&self, e: &StoreError) {
+        if e.errno() == Errno::Quota {
+            *self.fs.quota_hit.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+        }
+    }
+
+    fn store<T>(&self, r: burrow_store::Result<T>) -> FsResult<T> {
+        r.map_err(|e| {
+            self.record_quota(&e);
+            e.into()
+        })
+    }
+}
+
+impl preopens::Host for WasiFsView<'_> {
+    fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
+        let root = self.table.push(Descriptor {
+            ino: ROOT_INO,
+            dir: true,
+            read: true,
+            write: true,
+        })?;
+        Ok(vec![(root, WORKSPACE.to_string())])
+    }
+}
+
+impl types::Host for WasiFsView<'_> {
+    fn convert_error_code(&mut self, err: FsError) -> wasmtime::Result<ErrorCode> {
+        match err {
+            FsError::Code(c) => Ok(c),
+            FsError::Trap(e) => Err(e),
+        }
+    }
+
+    fn filesystem_error_code(
+        &mut self,
+        err: Resource<wasmtime::Error>,
+    ) -> wasmtime::Result<Option<ErrorCode>> {
+        let err = self.table.get(&err)?;
+        Ok(err.downcast_ref::<StoreError>().map(error_code))
+    }
+}
+
+impl types::HostDescriptor for WasiFsView<'_> {
+    fn read_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: u64,
+    ) -> FsResult<Resource<InputStream>> {
+        let d = self.desc(&fd)?;
+        if d.dir {
+            return Err(ErrorCode::IsDirectory.into());
+        }
+        if !d.read {
+            return Err(ErrorCode::BadDescriptor.into());
+        }
+        let s: InputStream = Box::new(FileInput {
+            txn: self.fs.txn.clone(),
+            ino: d.ino,
+            pos: offset,
+        });
+        Ok(self.table.push(s)?)
+    }
+
+    fn write_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: u64,
+    ) -> FsResult<Resource<OutputStream>> {
+        self.output(fd, Some(offset))
+    }
+
+    fn append_via_stream(&mut self, fd: Resource<Descriptor>) -> FsResult<Resource<OutputStream>> {
+        self.output(fd, None)
+    }
+
+    fn advise(&mut self, fd: Resource<Descriptor>, _o: u64, _l: u64, _a: Advice) -> FsResult<()> {
+        if self.desc(&fd)?.dir {
+            return Err(ErrorCode::BadDescriptor.into());
+        }
+        Ok(())
+    }
+
+    fn sync_data(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
+        // Durability is the commit's: a tool call is made durable as one transaction.
+        self.desc(&fd)?;
+        Ok(())
+    }
+
+    fn sync(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
+        self.desc(&fd)?;
+        Ok(())
+    }
+
+    fn get_flags(&mut self, fd: Resource<Descriptor>) -> FsResult<DescriptorFlags> {
+        let d = self.desc(&fd)?;
+        let mut f = DescriptorFlags::empty();
+        if d.read {
+            f |= DescriptorFlags::READ;
+        }
+        if d.write {
+            f |= if d.dir {
+                DescriptorFlags::MUTATE_DIRECTORY
+            } else {
+                DescriptorFlags::WRITE
+            };
+        }
+        Ok(f)
+    }
+
+    fn get_type(&mut self, fd: Resource<Descriptor>) -> FsResult<DescriptorType> {
+        let ino = self.desc(&fd)?.ino;
+        let st = self.store(self.txn().stat(ino))?;
+        Ok(descriptor_type(st.kind))
+    }
+
+    fn set_size(&mut self, fd: Resource<Descriptor>, size: u64) -> FsResult<()> {
+        let d = self.desc(&fd)?;
+        if d.dir {
+            return Err(ErrorCode::BadDescriptor.into());
+        }
+        if !d.write {
+            return Err(ErrorCode::NotPermitted.into());
+        }
+        let ino = d.ino;
+        let r = self.txn().set_size(ino, size);
+        self.store(r)
+    }
+
+    fn set_times(
+        &mut self,
+        fd: Resource<Descriptor>,
+        atime: NewTimestamp,
+        mtime: NewTimestamp,
+    ) -> FsResult<()> {
+        let d = self.desc(&fd)?;
+        if !d.write && !d.dir {
+            return Err(ErrorCode::NotPermitted.into());
+        }
+        let ino = d.ino;
+        let r = self.txn().set_times(ino, set_time(atime), set_time(mtime));
+        self.store(r)
+    }
+
+    fn read(
+        &mut self,
+        fd: Resource<Descriptor>,
+        len: u64,
+        offset: u64,
+    ) -> FsResult<(Vec<u8>, bool)> {
+        let d = self.desc(&fd)?;
+        if d.dir {
+            return Err(ErrorCode::BadDescriptor.into());
+        }
+        if !d.read {
+            return Err(ErrorCode::NotPermitted.into());
+        }
+        let ino = d.ino;
+        let mut buf = vec![0u8; len.min(crate::limits::MAX_READ) as usize];
+        let n = self.store(self.txn().read(ino, offset, &mut buf))?;
+        buf.truncate(n);
+        Ok((buf, n == 0))
+    }
+
+    fn write(&mut self, fd: Resource<Descriptor>, buf: Vec<u8>, offset: u64) -> FsResult<u64> {
+        let d = self.desc(&fd)?;
+        if d.dir {
+            return Err(ErrorCode::BadDescriptor.into());
+        }
+        if !d.write {
+            return Err(ErrorCode::NotPermitted.into());
+        }
+        let ino = d.ino;
+        let r = self.txn().write(ino, offset, &buf);
+        Ok(self.store(r)? as u64)
+    }
+
+    fn read_directory(&mut self, fd: Resource<Descriptor>) -> FsResult<Resource<DirStream>> {
+        let d = self.desc(&fd)?;
+        if !d.dir {
+            return Err(ErrorCode::NotDirectory.into());
+        }
+        let ino = d.ino;
+        let list = self.store(self.txn().readdir(ino))?;
+        let entries = list
+            .into_iter()
+            .map(|e| DirectoryEntry {
+                type_: descriptor_type(e.kind),
+                name: e.name,
+            })
+            .collect();
+        Ok(self.table.push(DirStream { entries })?)
+    }
+
+    fn create_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        let dir = self.at(&fd, &path)?;
+        let r = self.txn().mkdir_at(dir, &path).map(|_| ());
+        self.store(r)
+    }
+
+    fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<DescriptorStat> {
+        let ino = self.desc(&fd)?.ino;
+        let st = self.store(self.txn().stat(ino))?;
+        Ok(stat_of(st))
+    }
+
+    fn stat_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        flags: PathFlags,
+        path: String,
+    ) -> FsResult<DescriptorStat> {
+        let dir = self.at(&fd, &path)?;
+        let follow = flags.contains(PathFlags::SYMLINK_FOLLOW);
+        let st = self.store(self.txn().stat_at(dir, &path, follow))?;
+        Ok(stat_of(st))
+    }
+
+    fn set_times_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        flags: PathFlags,
+        path: String,
+        atime: NewTimestamp,
+        mtime: NewTimestamp,
+    ) -> FsResult<()> {
+        let dir = self.at(&fd, &path)?;
+        let follow = flags.contains(PathFlags::SYMLINK_FOLLOW);
+        let mut txn = self.txn();
+        let r = txn
+            .resolve(dir, &path, follow)
+            .and_then(|ino| txn.set_times(ino, set_time(atime), set_time(mtime)));
+        drop(txn);
+        self.store(r)
+    }
+
+    fn link_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        flags: PathFlags,
+        old: String,
+        new_fd: Resource<Descriptor>,
+        new: String,
+    ) -> FsResult<()> {
+        let dir = self.at(&fd, &old)?;
+        let new_dir = self.at(&new_fd, &new)?;
+        if flags.contains(PathFlags::SYMLINK_FOLLOW) {
+            return Err(ErrorCode::Invalid.into());
+        }
+        let r = self.txn().link_at(dir, &old, new_dir, &new);
+        self.store(r)
+    }
+
+    fn open_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: PathFlags,
+        path: String,
+        oflags: OpenFlags,
+        flags: DescriptorFlags,
+    ) -> FsResult<Resource<Descriptor>> {
+        let dir = self.at(&fd, &path)?;
+        if flags.intersects(
+            DescriptorFlags::FILE_INTEGRITY_SYNC
+                | DescriptorFlags::DATA_INTEGRITY_SYNC
+                | DescriptorFlags::REQUESTED_WRITE_SYNC,
+        ) {
+            return Err(ErrorCode::Unsupported.into());
+        }
+        let want_dir = oflags.contains(OpenFlags::DIRECTORY);
+        if want_dir
+            && oflags.intersects(OpenFlags::CREATE | OpenFlags::EXCLUSIVE | OpenFlags::TRUNCATE)
+        {
+            return Err(ErrorCode::Invalid.into());
+        }
+        let write = flags.contains(DescriptorFlags::WRITE)
+            || oflags.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE);
+        let read = flags.contains(DescriptorFlags::READ) || !flags.contains(DescriptorFlags::WRITE);
+        let follow = path_flags.contains(PathFlags::SYMLINK_FOLLOW);
+        let open = StoreOpen {
+            create: oflags.contains(OpenFlags::CREATE),
+            exclusive: oflags.contains(OpenFlags::EXCLUSIVE),
+            truncate: oflags.contains(OpenFlags::TRUNCATE),
+            directory: want_dir,
+        };
+        let mut txn = self.txn();
+        let r = txn
+            .open_at(dir, &path, open, follow)
+            .and_then(|ino| Ok((ino, txn.stat(ino)?)));
+        drop(txn);
+        let (ino, st) = self.store(r)?;
+        let is_dir = st.kind == Kind::Dir;
+        if is_dir && flags.contains(DescriptorFlags::WRITE) {
+            return Err(ErrorCode::IsDirectory.into());
+        }
+        Ok(self.table.push(Descriptor {
+            ino,
+            dir: is_dir,
+            read,
+            // The workspace is read-write: a directory descriptor may always mutate it.
+            write: write || is_dir,
+        })?)
+    }
+
+    fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
+        let dir = self.at(&fd, &path)?;
+        let r = self.txn().readlink_at(dir, &path);
+        self.store(r)
+    }
+
+    fn remove_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        let dir = self.at(&fd, &path)?;
+        let r = self.txn().rmdir_at(dir, &path);
+        self.store(r)
+    }
+
+    fn rename_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        old: String,
+        new_fd: Resource<Descriptor>,
+        new: String,
+    ) -> FsResult<()> {
+        let dir = self.at(&fd, &old)?;
+        let new_dir = self.at(&new_fd, &new)?;
+        let r = self.txn().rename_at(dir, &old, new_dir, &new);
+        self.store(r)
+    }
+
+    fn symlink_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        target: String,
+        path: String,
+    ) -> FsResult<()> {
+        let dir = self.at(&fd, &path)?;
+        if target.starts_with('/') {
+            return Err(ErrorCode::NotPermitted.into());
+        }
+        let r = self.txn().symlink_at(&target, dir, &path).map(|_| ());
+        self.store(r)
+    }
+
+    fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        let dir = self.at(&fd, &path)?;
+        let r = self.txn().unlink_at(dir, &path);
+        self.store(r)
+    }
+
+    fn is_same_object(
+        &mut self,
+        a: Resource<Descriptor>,
+        b: Resource<Descriptor>,
+    ) -> wasmtime::Result<bool> {
+        Ok(self.table.get(&a)?.ino == self.table.get(&b)?.ino)
+    }
+
+    fn metadata_hash(&mut self, fd: Resource<Descriptor>) -> FsResult<MetadataHashValue> {
+        let ino = self.desc(&fd)?.ino;
+        let st = self.store(self.txn().stat(ino))?;
+        Ok(hash_value(0, &st))
+    }
+
+    fn metadata_hash_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        flags: PathFlags,
+        path: String,
+    ) -> FsResult<MetadataHashValue> {
+        let dir = self.at(&fd, &path)?;
+        let follow = flags.contains(PathFlags::SYMLINK_FOLLOW);
+        let st = self.store(self.txn().stat_at(dir, &path, follow))?;
+        Ok(hash_value(0, &st))
+    }
+
+    fn drop(&mut self, fd: Resource<Descriptor>) -> wasmtime::Result<()> {
+        self.table.delete(fd)?;
+        Ok(())
+    }
+}
+
+impl WasiFsView<'_> {
+    fn output(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: Option<u64>,
+    ) -> FsResult<Resource<OutputStream>> {
+        let d = self.desc(&fd)?;
+        if d.dir {
+            return Err(ErrorCode::IsDirectory.into());
+        }
+        if !d.write {
+            return Err(ErrorCode::BadDescriptor.into());
+        }
+        let s: OutputStream = Box::new(FileOutput {
+            txn: self.fs.txn.clone(),
+            quota_hit: self.fs.quota_hit.clone(),
+            ino: d.ino,
+            pos: offset,
+        });
+        Ok(self.table.push(s)?)
+    }
+}
+
+impl types::HostDirectoryEntryStream for WasiFsView<'_> {
+    fn read_directory_entry(&mut self, s: Resource<DirStream>) -> FsResult<Option<DirectoryEntry>> {
+        Ok(self.table.get_mut(&s)?.entries.pop_front())
+    }
+
+    fn drop(&mut self, s: Resource<DirStream>) -> wasmtime::Result<()> {
+        self.table.delete(s)?;
+        Ok(())
+    }
+}
+
+/// `read-via-stream`: reads the file from the transaction as the guest pulls.
+struct FileInput {
+    txn: SharedTxn,
+    ino: Ino,
+    pos: u64,
+}
+
+#[wasmtime_wasi_io::async_trait]
+impl wasmtime_wasi_io::poll::Pollable for FileInput {
+    async fn ready(&mut self) {}
+}
+
+impl wasmtime_wasi_io::streams::InputStream for FileInput {
+    fn read(&mut self, size: usize) -> StreamResult<Bytes> {
+        let mut buf = vec![0u8; size.min(crate::limits::MAX_READ as usize)];
+        let n = lock(&self.txn)
+            .read(self.ino, self.pos, &mut buf)
+            .map_err(|e| StreamError::LastOperationFailed(e.into()))?;
+        if n == 0 && size > 0 {
+            return Err(StreamError::Closed);
+        }
+        buf.truncate(n);
+        self.pos += n as u64;
+        Ok(Bytes::from(buf))
+    }
+}
+
+/// `write-via-stream` / `append-via-stream` (`pos` None) into the transaction.
+struct FileOutput {
+    txn: SharedTxn,
+    quota_hit: Arc<Mutex<Option<String>>>,
+    ino: Ino,
+    pos: Option<u64>,
+}
+
+#[wasmtime_wasi_io::async_trait]
+impl wasmtime_wasi_io::poll::Pollable for FileOutput {
+    async fn ready(&mut self) {}
+}
+
+impl wasmtime_wasi_io::streams::OutputStream for FileOutput {
+    fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
+        let mut txn = lock(&self.txn);
+        let pos = match self.pos {
+            Some(p) => p,
+            None => {
+                txn.stat(self.ino)
+                    .map_err(|e| StreamError::LastOperationFailed(e.into()))?
+                    .size
+            }
+        };
+        match txn.write(self.ino, pos, &bytes) {
+            Ok(n) => {
+                if let Some(p) = &mut self.pos {
+                    *p += n as u64;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                if e.errno() == Errno::Quota {
+                    *self.quota_hit.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+                }
+                Err(StreamError::LastOperationFailed(e.into()))
+            }
+        }
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        Ok(1 << 20)
+    }
+}

@@ -1,0 +1,47 @@
+//! Shared test support: the guest programs are built for wasm32-wasip2 once per test binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// Builds the `tools-wasm` guests (once) and returns the path of `name`.wasm.
+pub fn guest(name: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let root = workspace_root();
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target"));
+        let status = std::process::Command::new(env!("CARGO"))
+            .current_dir(&root)
+            .args([
+                "build",
+                "--release",
+                "--target",
+                "wasm32-wasip2",
+                "-p",
+                "fs-probe",
+            ])
+            .status()
+            .expect("run cargo build for the guests");
+        assert!(status.success(), "building the wasm guests failed");
+        target.join("wasm32-wasip2").join("release")
+    });
+    dir.join(format!("{name}.wasm"))
+}
+
+/// A fresh engine with its own component cache directory.
+pub fn engine(cache: &Path) -> burrow_host::Engine {
+    burrow_host::Engine::new(burrow_host::EngineConfig {
+        cache_dir: Some(cache.to_path_buf()),
+        ..Default::default()
+    })
+    .expect("engine")
+}
