@@ -15,7 +15,7 @@ use crate::{Durability, VersionId};
 /// `PRAGMA application_id` of a burrow store ("BRRW").
 const APPLICATION_ID: i64 = 0x4252_5257;
 /// Current schema version (`PRAGMA user_version`).
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// Kind column of the objects table (for statistics; objects self-describe).
 pub(crate) const OBJ_CHUNK: i64 = 0;
@@ -54,6 +54,28 @@ CREATE TABLE labels (
 );
 ";
 
+/// Version 2: per-workspace metadata (with unique names), the event log, last activity.
+const SCHEMA_V2: &str = "
+ALTER TABLE heads ADD COLUMN last_active INTEGER;
+CREATE TABLE workspace_meta (
+    workspace TEXT NOT NULL,
+    key       TEXT NOT NULL,
+    value     TEXT NOT NULL,
+    PRIMARY KEY (workspace, key)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX workspace_names ON workspace_meta(value) WHERE key = 'name';
+CREATE TABLE events (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    workspace      TEXT NOT NULL,
+    time           INTEGER NOT NULL,
+    kind           TEXT NOT NULL,
+    version_before INTEGER,
+    version_after  INTEGER,
+    data           TEXT NOT NULL
+);
+CREATE INDEX events_by_workspace ON events(workspace, seq);
+";
+
 /// A version row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionRow {
@@ -77,6 +99,7 @@ pub struct HeadRow {
     pub created: i64,
     pub quota_bytes: Option<u64>,
     pub quota_entries: Option<u64>,
+    pub last_active: Option<i64>,
 }
 
 /// The SQLite database: one connection that writes, a small pool that reads.
@@ -232,6 +255,9 @@ impl Db {
         if ver < 1 {
             tx.execute_batch(SCHEMA_V1)?;
         }
+        if ver < 2 {
+            tx.execute_batch(SCHEMA_V2)?;
+        }
         tx.execute_batch(&format!(
             "PRAGMA application_id={APPLICATION_ID}; PRAGMA user_version={SCHEMA_VERSION};"
         ))?;
@@ -334,7 +360,7 @@ impl Db {
 
     pub(crate) fn head(c: &Connection, name: &str) -> Result<HeadRow> {
         let mut st = c.prepare_cached(
-            "SELECT name, version, created, quota_bytes, quota_entries FROM heads WHERE name = ?1",
+            "SELECT name, version, created, quota_bytes, quota_entries, last_active FROM heads WHERE name = ?1",
         )?;
         st.query_row(params![name], head_row)
             .optional()?
@@ -343,7 +369,7 @@ impl Db {
 
     pub(crate) fn heads(c: &Connection) -> Result<Vec<HeadRow>> {
         let mut st = c.prepare_cached(
-            "SELECT name, version, created, quota_bytes, quota_entries FROM heads ORDER BY name",
+            "SELECT name, version, created, quota_bytes, quota_entries, last_active FROM heads ORDER BY name",
         )?;
         let rows = st.query_map([], head_row)?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
@@ -399,7 +425,40 @@ impl Db {
         if c.execute("DELETE FROM heads WHERE name = ?1", params![name])? == 0 {
             return Err(Error::NoWorkspace(name.to_string()));
         }
+        c.execute(
+            "DELETE FROM workspace_meta WHERE workspace = ?1",
+            params![name],
+        )?;
         Ok(())
+    }
+
+    pub(crate) fn touch(c: &Connection, name: &str) -> Result<()> {
+        c.prepare_cached("UPDATE heads SET last_active = ?1 WHERE name = ?2")?
+            .execute(params![now_ns(), name])?;
+        Ok(())
+    }
+
+    pub(crate) fn insert_event(
+        c: &Connection,
+        workspace: &str,
+        kind: &str,
+        before: Option<VersionId>,
+        after: Option<VersionId>,
+        data: &str,
+    ) -> Result<i64> {
+        c.prepare_cached(
+            "INSERT INTO events(workspace, time, kind, version_before, version_after, data)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            workspace,
+            now_ns(),
+            kind,
+            before.map(|v| v.0),
+            after.map(|v| v.0),
+            data
+        ])?;
+        Ok(c.last_insert_rowid())
     }
 
     pub(crate) fn set_label(c: &Connection, name: &str, version: VersionId) -> Result<()> {
@@ -432,5 +491,6 @@ fn head_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HeadRow> {
         created: r.get(2)?,
         quota_bytes: r.get::<_, Option<i64>>(3)?.map(|v| v as u64),
         quota_entries: r.get::<_, Option<i64>>(4)?.map(|v| v as u64),
+        last_active: r.get(5)?,
     })
 }

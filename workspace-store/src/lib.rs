@@ -34,6 +34,7 @@ mod fsck;
 mod gc;
 mod hamt;
 mod io;
+mod meta;
 mod node;
 mod objects;
 mod pagetable;
@@ -49,6 +50,7 @@ pub use error::{Errno, Error, Result};
 pub use fsck::FsckReport;
 pub use gc::{GcStats, Retention};
 pub use io::ImportStats;
+pub use meta::{Event, EventFilter};
 pub use node::{Hash, Kind, PAGE_SIZE};
 pub use txn::{
     Commit, DirEntry, FILE_MAX, Ino, NAME_MAX, OpenFlags, PATH_MAX, ROOT_INO, SYMLINK_MAX, SetTime,
@@ -119,6 +121,8 @@ pub struct Workspace {
     pub version: VersionId,
     /// Nanoseconds since the Unix epoch.
     pub created: i64,
+    /// Last commit or event (nanoseconds since the Unix epoch), if any.
+    pub last_active: Option<i64>,
     pub quota: Quota,
 }
 
@@ -390,6 +394,7 @@ fn to_workspace(h: db::HeadRow) -> Workspace {
         name: h.name,
         version: h.version,
         created: h.created,
+        last_active: h.last_active,
         quota: Quota {
             bytes: h.quota_bytes,
             entries: h.quota_entries,

@@ -1221,16 +1221,36 @@ impl Txn {
     /// one with compare-and-swap, in one SQLite transaction. A transaction that changed
     /// nothing makes no version. If the head moved meanwhile, returns [`Error::Conflict`] and
     /// changes nothing.
-    pub fn commit(mut self) -> Result<Commit> {
+    pub fn commit(self) -> Result<Commit> {
+        self.commit_inner(None).map(|(c, _)| c)
+    }
+
+    pub(crate) fn commit_inner(
+        mut self,
+        event: Option<(&str, &str)>,
+    ) -> Result<(Commit, Option<i64>)> {
         let Some(ws) = self.workspace.clone() else {
             return Err(Error::ReadOnly);
         };
         if !self.is_dirty() {
-            return Ok(Commit {
-                version: self.base.id,
-                base: self.base.id,
-                changed: false,
-            });
+            let seq = match event {
+                Some((kind, data)) => Some(self.store.append_event(
+                    &ws,
+                    kind,
+                    Some(self.base.id),
+                    Some(self.base.id),
+                    data,
+                )?),
+                None => None,
+            };
+            return Ok((
+                Commit {
+                    version: self.base.id,
+                    base: self.base.id,
+                    changed: false,
+                },
+                seq,
+            ));
         }
         let mut pending = Pending::default();
         let (root, agg) = self.flush(ROOT_INO, &mut pending)?;
@@ -1252,14 +1272,29 @@ impl Txn {
             entries,
         )?;
         Db::cas_head(&tx, &ws, self.base.id, v)?;
+        Db::touch(&tx, &ws)?;
+        let seq = match event {
+            Some((kind, data)) => Some(Db::insert_event(
+                &tx,
+                &ws,
+                kind,
+                Some(self.base.id),
+                Some(v),
+                data,
+            )?),
+            None => None,
+        };
         tx.commit()?;
         drop(conn);
         pending.publish(store.objs());
-        Ok(Commit {
-            version: v,
-            base: self.base.id,
-            changed: true,
-        })
+        Ok((
+            Commit {
+                version: v,
+                base: self.base.id,
+                changed: true,
+            },
+            seq,
+        ))
     }
 
     // ----- path conveniences over the inode operations -----

@@ -716,3 +716,82 @@ fn diff_is_proportional_and_lists_subtrees() {
     );
     assert!(s.diff(c1.version, c1.version).unwrap().is_empty());
 }
+
+#[test]
+fn metadata_names_are_unique_and_events_are_logged_with_commits() {
+    let (_d, s) = store();
+    s.create_workspace("x").unwrap();
+    s.set_meta("w", "name", Some("analysis")).unwrap();
+    assert!(matches!(
+        s.set_meta("x", "name", Some("analysis")),
+        Err(Error::WorkspaceExists(_))
+    ));
+    s.set_meta("x", "name", Some("other")).unwrap();
+    assert_eq!(
+        s.find_by_meta("name", "analysis").unwrap().as_deref(),
+        Some("w")
+    );
+    assert_eq!(
+        s.meta("w").unwrap().get("name").map(String::as_str),
+        Some("analysis")
+    );
+    s.set_meta("w", "name", None).unwrap();
+    assert!(s.meta("w").unwrap().is_empty());
+
+    let mut t = s.begin("w").unwrap();
+    t.write_file("f", b"1").unwrap();
+    let (c, seq) = t.commit_with_event("tool", r#"{"tool":"write"}"#).unwrap();
+    // A failed commit writes no event.
+    let mut a = s.begin("w").unwrap();
+    a.write_file("g", b"").unwrap();
+    let mut b = s.begin("w").unwrap();
+    b.write_file("h", b"").unwrap();
+    a.commit().unwrap();
+    assert!(b.commit_with_event("tool", "{}").is_err());
+    let seq2 = s.append_event("x", "created", None, None, "{}").unwrap();
+    assert!(seq2 > seq);
+    let ev = s
+        .events(&burrow_store::EventFilter {
+            workspace: Some("w".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(ev.len(), 1);
+    assert_eq!(ev[0].version_after, Some(c.version));
+    assert_eq!(ev[0].version_before, Some(c.base));
+    assert_eq!(ev[0].data, r#"{"tool":"write"}"#);
+    let all = s.events(&Default::default()).unwrap();
+    assert_eq!(all.len(), 2);
+    assert!(s.workspace("w").unwrap().last_active.is_some());
+}
+
+#[test]
+fn schema_migrates_from_v1_and_refuses_newer() {
+    let (d, s) = store();
+    let mut t = s.begin("w").unwrap();
+    t.write_file("f", b"old data").unwrap();
+    t.commit().unwrap();
+    drop(s);
+    let path = d.path().join("s.db");
+    {
+        // Turn the file back into a version-1 store.
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "DROP TABLE workspace_meta; DROP TABLE events; ALTER TABLE heads DROP COLUMN last_active;
+             PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    }
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.begin("w").unwrap().read_file("f").unwrap(), b"old data");
+    s.set_meta("w", "name", Some("migrated")).unwrap();
+    drop(s);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 99;")
+        .unwrap();
+    assert!(matches!(
+        Store::open(&path),
+        Err(Error::SchemaTooNew { found: 99, .. })
+    ));
+}

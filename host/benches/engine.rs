@@ -1,0 +1,128 @@
+//! Host benchmarks (criterion): per-call overhead against the plain wasmtime-wasi floor, a
+//! guest reading a 4 KiB file, and compile vs cached load of a component.
+//!
+//! `cargo bench -p burrow-host --bench engine`
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use burrow_host::{EngineConfig, RunOptions};
+use burrow_store::Store;
+use criterion::{Criterion, criterion_group, criterion_main};
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime_wasi::p2::bindings::sync::CommandPre;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+struct Plain {
+    wasi: WasiCtx,
+    table: ResourceTable,
+}
+
+impl WasiView for Plain {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+fn opts(args: &[&str]) -> RunOptions {
+    RunOptions {
+        program_name: "fs-probe".into(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let tmp = tempfile::tempdir().unwrap();
+    let wasm_path = common::guest("fs-probe");
+    let wasm = std::fs::read(&wasm_path).unwrap();
+    let engine = common::engine(&tmp.path().join("cache"));
+    let program = engine.load(&wasm).unwrap();
+    let store = Store::open(tmp.path().join("bench.db")).unwrap();
+    store.create_workspace("w").unwrap();
+    {
+        let mut t = store.begin("w").unwrap();
+        t.write_file("4k.txt", &[b'x'; 4096]).unwrap();
+        t.commit().unwrap();
+    }
+
+    // The floor: the same component under plain wasmtime-wasi, no filesystem, no store.
+    let mut config = wasmtime::Config::new();
+    config.wasm_component_model(true);
+    let plain_engine = wasmtime::Engine::new(&config).unwrap();
+    let mut linker = Linker::<Plain>::new(&plain_engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).unwrap();
+    let component = Component::new(&plain_engine, &wasm).unwrap();
+    let pre = CommandPre::new(linker.instantiate_pre(&component).unwrap()).unwrap();
+
+    let mut g = c.benchmark_group("per-call");
+    g.bench_function("plain-wasmtime-wasi-noop", |b| {
+        b.iter(|| {
+            let mut w = WasiCtx::builder();
+            w.arg("fs-probe").arg("noop");
+            let mut s = wasmtime::Store::new(
+                &plain_engine,
+                Plain {
+                    wasi: w.build(),
+                    table: ResourceTable::new(),
+                },
+            );
+            let cmd = pre.instantiate(&mut s).unwrap();
+            black_box(cmd.wasi_cli_run().call_run(&mut s).unwrap())
+        })
+    });
+    g.bench_function("burrow-noop-in-transaction", |b| {
+        b.iter(|| black_box(engine.run(&store, "w", &program, &opts(&["noop"])).unwrap()))
+    });
+    g.bench_function("burrow-cat-4KiB", |b| {
+        b.iter(|| {
+            let r = engine
+                .run(&store, "w", &program, &opts(&["cat", "4k.txt"]))
+                .unwrap();
+            assert_eq!(r.report.stdout.len(), 4096);
+            r
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("load");
+    g.sample_size(10);
+    g.bench_function("compile-no-cache", |b| {
+        b.iter(|| {
+            let e = burrow_host::Engine::new(EngineConfig {
+                cache_dir: None,
+                no_pooling: true,
+            })
+            .unwrap();
+            black_box(e.load(&wasm).unwrap())
+        })
+    });
+    let cache = tmp.path().join("cache2");
+    common::engine(&cache).load(&wasm).unwrap();
+    g.bench_function("load-from-disk-cache", |b| {
+        b.iter(|| {
+            let e = burrow_host::Engine::new(EngineConfig {
+                cache_dir: Some(cache.clone()),
+                no_pooling: true,
+            })
+            .unwrap();
+            let p = e.load(&wasm).unwrap();
+            assert!(!p.compiled);
+            black_box(p)
+        })
+    });
+    g.finish();
+}
+
+criterion_group! {
+    name = engine;
+    config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
+    targets = benches
+}
+criterion_main!(engine);
