@@ -12,8 +12,11 @@ pub mod engine;
 pub mod limits;
 mod output;
 pub mod run;
+pub mod session;
+pub mod tools;
 pub mod wasi_fs;
 
 pub use engine::{Engine, EngineConfig, Program};
 pub use limits::Limits;
 pub use run::{RunError, RunOptions, RunReport, RunResult};
+pub use session::{Family, Sandbox, SandboxConfig, SessionError, SessionInfo};

@@ -1,57 +1,154 @@
-//! The `burrow` command-line interface.
+//! The `burrow` command-line interface: argument parsing and printing only; everything it does
+//! goes through the library's `Sandbox` (sessions) or `Engine` (raw runs).
 
-use std::path::PathBuf;
+mod demo;
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
-use burrow_host::{Engine, EngineConfig, Limits, RunOptions};
-use burrow_store::Store;
+use anyhow::{Context, bail};
+use burrow_host::session::{Family, Sandbox, SandboxConfig};
+use burrow_host::{Limits, RunError};
+use burrow_store::{ChangeKind, Retention, VersionId};
 use clap::{Parser, Subcommand};
 
 /// burrow: durable, forkable workspaces for AI agents' tool calls, run as WebAssembly.
+///
+/// Every tool call runs as a WASI component against a copy-on-write filesystem stored in one
+/// SQLite file. A session costs nothing while idle; it resumes from any process; a fork is
+/// O(1). Start with `burrow demo`.
 #[derive(Parser)]
-#[command(version, about, long_about = None)]
+#[command(version, about, long_about)]
 struct Cli {
-    /// The store file (created if missing).
+    /// The store file (created if missing). Default: $XDG_DATA_HOME/burrow/burrow.db.
     #[arg(long, global = true, env = "BURROW_STORE")]
     store: Option<PathBuf>,
+    /// Print structured output as JSON.
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand)]
-enum Command {
-    /// Run a WASI component (or wasip1 module) against a workspace, as one transaction.
-    ///
-    /// The guest sees the workspace at /workspace and nothing else of the host. Its stdout and
-    /// stderr are printed and burrow exits with its exit code. A trap, timeout or limit rolls
-    /// the workspace back and exits 125.
-    ///
-    ///   burrow run --workspace main tool.wasm -- --flag arg
-    Run {
-        /// Workspace to run in (created empty if it does not exist).
+enum SessionCmd {
+    /// Create a session; prints only its id.
+    New {
+        /// A unique name to address the session by.
         #[arg(long)]
-        workspace: String,
+        name: Option<String>,
+        /// Start from a copy of a host directory or a .tar file.
+        #[arg(long)]
+        from: Option<PathBuf>,
+    },
+    /// List sessions.
+    Ls,
+    /// Delete sessions (their unique data is reclaimed by `burrow gc`).
+    Rm { sessions: Vec<String> },
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Manage sessions: new, ls, rm.
+    #[command(subcommand)]
+    Session(SessionCmd),
+    /// Run one agent tool call in a session, e.g.
+    /// `burrow tool S read '{"file_path":"README.md"}'`. Exits 1 when the result is an error.
+    Tool {
+        /// Address a workspace by exact name (created if missing) instead of SESSION.
+        #[arg(long)]
+        workspace: Option<String>,
+        /// Tool family: agent-toolset (claude-code and api are not available yet).
+        #[arg(long, default_value = "agent-toolset")]
+        schema: String,
+        /// [SESSION] NAME JSON
+        #[arg(num_args = 2..=3, required = true)]
+        args: Vec<String>,
+    },
+    /// Run a WASI component (or wasip1 module) in a session as one transaction:
+    /// `burrow run S tool.wasm -- ARGS`. Prints its output and exits with its code; a trap,
+    /// timeout or limit rolls the session back and exits 125.
+    Run {
+        /// Address a workspace by exact name (created if missing) instead of SESSION.
+        #[arg(long)]
+        workspace: Option<String>,
         /// Wall-clock limit, e.g. 30s, 2m, 500ms.
         #[arg(long, default_value = "120s", value_parser = parse_duration)]
         timeout: Duration,
-        /// Memory limit in MiB.
+        /// Linear memory limit in MiB.
         #[arg(long, default_value_t = 1024)]
         memory_mib: usize,
-        /// The component or module.
-        component: PathBuf,
-        /// Arguments passed to the guest.
+        /// [SESSION] COMPONENT
+        #[arg(num_args = 1..=2, required = true)]
+        targets: Vec<String>,
+        /// Arguments passed to the guest (after `--`).
         #[arg(last = true)]
         args: Vec<String>,
+    },
+    /// Fork a session N times (O(1) each); prints the new ids, one per line.
+    Fork {
+        session: String,
+        #[arg(short = 'n', default_value_t = 1)]
+        n: usize,
+    },
+    /// Show sessions as a fork tree.
+    Tree,
+    /// The session's event log (tool calls and lifecycle events).
+    Log {
+        session: String,
+        /// Only events after this sequence number.
+        #[arg(long, default_value_t = 0)]
+        after: i64,
+        #[arg(long, default_value_t = 0)]
+        limit: usize,
+    },
+    /// The session's versions, newest first.
+    History {
+        session: String,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Differences between two sessions or versions (`v12`, a label, or a session).
+    Diff {
+        a: String,
+        b: String,
+        /// Only the list of changed paths.
+        #[arg(long)]
+        stat: bool,
+    },
+    /// Move a session to an old version (recorded as a new version; nothing is lost).
+    Checkout { session: String, version: String },
+    /// Go back one tool call.
+    Undo { session: String },
+    /// Name the session's current version.
+    Label { session: String, name: String },
+    /// Print a file of a session.
+    Cat { session: String, path: String },
+    /// Export a session's tree to a host directory (or DEST.tar).
+    Export { session: String, dest: PathBuf },
+    /// Reclaim data no session, label or retained version needs.
+    Gc {
+        /// Keep only the newest N versions of each session's history.
+        #[arg(long)]
+        keep_last: Option<usize>,
+    },
+    /// Check the store's integrity.
+    Fsck,
+    /// The overnight-then-fork scenario on a sample repository, end to end, with timings.
+    Demo {
+        /// Keep the demo's store here instead of a temporary directory.
+        #[arg(long)]
+        keep: Option<PathBuf>,
     },
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    let (num, unit) = s
+    let split = s
         .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .map(|i| s.split_at(i))
-        .unwrap_or((s, "s"));
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
     let n: f64 = num.parse().map_err(|_| format!("not a duration: {s}"))?;
     let secs = match unit {
         "ms" => n / 1000.0,
@@ -71,7 +168,7 @@ fn default_store() -> PathBuf {
     base.join("burrow").join("burrow.db")
 }
 
-fn cache_dir() -> PathBuf {
+pub(crate) fn cache_dir() -> PathBuf {
     std::env::var_os("BURROW_CACHE")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|c| PathBuf::from(c).join("burrow")))
@@ -80,15 +177,20 @@ fn cache_dir() -> PathBuf {
         .join("components")
 }
 
-fn open_store(path: Option<PathBuf>) -> anyhow::Result<Store> {
-    let path = path.unwrap_or_else(default_store);
+pub(crate) fn open_sandbox(path: &Path) -> anyhow::Result<Sandbox> {
     if let Some(parent) = path.parent()
         && !parent.as_os_str().is_empty()
     {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    Ok(Store::open(&path)?)
+    Ok(Sandbox::open_with(
+        path,
+        SandboxConfig {
+            cache_dir: Some(cache_dir()),
+            limits: Limits::default(),
+        },
+    )?)
 }
 
 fn main() -> ExitCode {
@@ -106,49 +208,407 @@ fn main() -> ExitCode {
     }
 }
 
+fn time(ns: i64) -> String {
+    let secs = ns / 1_000_000_000;
+    let (d, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since the epoch (proleptic Gregorian).
+    let z = d + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string(v)?);
+    Ok(())
+}
+
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let store_path = cli.store.clone().unwrap_or_else(default_store);
+    let json = cli.json;
+    if let Command::Demo { keep } = &cli.command {
+        return demo::run(keep.clone(), json);
+    }
+    let sb = open_sandbox(&store_path)?;
     match cli.command {
+        Command::Session(SessionCmd::New { name, from }) => {
+            let info = match &from {
+                Some(src) => {
+                    let tty = std::io::stderr().is_terminal();
+                    let mut last = std::time::Instant::now();
+                    let mut progress = |s: &burrow_store::ImportStats| {
+                        if tty && last.elapsed() > Duration::from_millis(200) {
+                            last = std::time::Instant::now();
+                            eprint!(
+                                "\rimporting: {} files, {:.1} MiB",
+                                s.files,
+                                s.bytes as f64 / 1048576.0
+                            );
+                        }
+                    };
+                    let info = sb.create_from(name.as_deref(), src, &mut progress)?;
+                    if tty {
+                        eprintln!(
+                            "\rimported {} entries, {:.1} MiB",
+                            info.entries,
+                            info.bytes as f64 / 1048576.0
+                        );
+                    }
+                    info
+                }
+                None => sb.create(name.as_deref())?,
+            };
+            if json {
+                print_json(&info)?;
+            } else {
+                println!("{}", info.id);
+            }
+        }
+        Command::Session(SessionCmd::Ls) => {
+            let list = sb.list()?;
+            if json {
+                for s in &list {
+                    print_json(s)?;
+                }
+            } else {
+                println!(
+                    "{:<18} {:<16} {:>8} {:>10} {:>8}  LAST ACTIVE",
+                    "ID", "NAME", "VERSION", "BYTES", "ENTRIES"
+                );
+                for s in list {
+                    println!(
+                        "{:<18} {:<16} {:>8} {:>10} {:>8}  {}",
+                        s.id,
+                        s.name.unwrap_or_else(|| "-".into()),
+                        format!("v{}", s.version),
+                        s.bytes,
+                        s.entries,
+                        s.last_active.map(time).unwrap_or_else(|| "-".into())
+                    );
+                }
+            }
+        }
+        Command::Session(SessionCmd::Rm { sessions }) => {
+            for key in sessions {
+                let id = sb.resolve(&key)?;
+                sb.delete(&id)?;
+            }
+        }
+        Command::Tool {
+            workspace,
+            schema,
+            args,
+        } => {
+            let family: Family = schema.parse()?;
+            let (id, name, input) = match (workspace, args.as_slice()) {
+                (Some(ws), [name, input]) => (sb.ensure(&ws)?, name.clone(), input.clone()),
+                (None, [s, name, input]) => (sb.resolve(s)?, name.clone(), input.clone()),
+                (Some(_), _) => bail!("with --workspace, give NAME and JSON"),
+                (None, _) => bail!("give SESSION NAME JSON"),
+            };
+            let input: serde_json::Value =
+                serde_json::from_str(&input).context("the tool input is not valid JSON")?;
+            if !input.is_object() {
+                bail!("the tool input must be a JSON object");
+            }
+            let out = sb.call(&id, family, &name, &input)?;
+            if json {
+                print_json(&out)?;
+            } else {
+                let text = out.joined_text();
+                if out.is_error {
+                    eprintln!("{text}");
+                } else {
+                    println!("{text}");
+                }
+            }
+            return Ok(ExitCode::from(u8::from(out.is_error)));
+        }
         Command::Run {
             workspace,
             timeout,
             memory_mib,
-            component,
+            targets,
             args,
         } => {
-            let store = open_store(cli.store)?;
-            if let Err(burrow_store::Error::NoWorkspace(_)) = store.workspace(&workspace) {
-                store.create_workspace(&workspace)?;
-            }
-            let engine = Engine::new(EngineConfig {
-                cache_dir: Some(cache_dir()),
-                ..Default::default()
-            })?;
-            let program = engine.load_file(&component)?;
-            let opts = RunOptions {
-                args,
-                program_name: component
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                limits: Limits {
-                    timeout,
-                    memory: memory_mib << 20,
-                    ..Limits::default()
-                },
-                ..Default::default()
+            let (id, component) = match (workspace, targets.as_slice()) {
+                (Some(ws), [c]) => (sb.ensure(&ws)?, c.clone()),
+                (None, [s, c]) => (sb.resolve(s)?, c.clone()),
+                (Some(_), _) => bail!("with --workspace, give only COMPONENT"),
+                (None, _) => bail!("give SESSION COMPONENT"),
             };
-            match engine.run(&store, &workspace, &program, &opts) {
+            let wasm =
+                std::fs::read(&component).with_context(|| format!("cannot read {component}"))?;
+            let name = Path::new(&component)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let limits = Limits {
+                timeout,
+                memory: memory_mib << 20,
+                ..Limits::default()
+            };
+            match sb.run(&id, &wasm, &name, args, Some(limits)) {
                 Ok(r) => {
-                    use std::io::Write;
                     std::io::stdout().write_all(&r.report.stdout)?;
                     std::io::stderr().write_all(&r.report.stderr)?;
-                    Ok(ExitCode::from(r.report.exit_code.clamp(0, 255) as u8))
+                    return Ok(ExitCode::from(r.report.exit_code.clamp(0, 255) as u8));
                 }
-                Err(e) => {
-                    eprintln!("burrow: {e}");
-                    Ok(ExitCode::from(125))
+                Err(burrow_host::SessionError::Run(e @ RunError::Load(_))) => bail!(e),
+                Err(burrow_host::SessionError::Run(e)) => {
+                    eprintln!("burrow: {e} (the session is unchanged)");
+                    return Ok(ExitCode::from(125));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Command::Fork { session, n } => {
+            let id = sb.resolve(&session)?;
+            for f in sb.fork(&id, n)? {
+                println!("{f}");
+            }
+        }
+        Command::Tree => {
+            let list = sb.list()?;
+            if json {
+                for s in &list {
+                    print_json(s)?;
+                }
+            } else {
+                let ids: std::collections::HashSet<&str> =
+                    list.iter().map(|s| s.id.as_str()).collect();
+                fn show(
+                    list: &[burrow_host::SessionInfo],
+                    parent: Option<&str>,
+                    ids: &std::collections::HashSet<&str>,
+                    depth: usize,
+                ) {
+                    for s in list.iter().filter(|s| match (s.parent.as_deref(), parent) {
+                        (Some(p), Some(q)) => p == q,
+                        (p, None) => p.is_none_or(|p| !ids.contains(p)),
+                        _ => false,
+                    }) {
+                        let name = s
+                            .name
+                            .as_deref()
+                            .map(|n| format!(" ({n})"))
+                            .unwrap_or_default();
+                        println!("{}{}{} v{}", "  ".repeat(depth), s.id, name, s.version);
+                        show(list, Some(&s.id), ids, depth + 1);
+                    }
+                }
+                show(&list, None, &ids, 0);
+            }
+        }
+        Command::Log {
+            session,
+            after,
+            limit,
+        } => {
+            let id = sb.resolve(&session)?;
+            for e in sb.log(&id, after, limit)? {
+                if json {
+                    let data: serde_json::Value =
+                        serde_json::from_str(&e.data).unwrap_or(serde_json::Value::Null);
+                    print_json(&serde_json::json!({
+                        "seq": e.seq, "session": e.workspace, "time": e.time, "kind": e.kind,
+                        "version_before": e.version_before.map(|v| v.0),
+                        "version_after": e.version_after.map(|v| v.0), "data": data,
+                    }))?;
+                } else {
+                    let data: serde_json::Value = serde_json::from_str(&e.data).unwrap_or_default();
+                    let what = match e.kind.as_str() {
+                        "tool" => format!(
+                            "{} {}{}",
+                            data["tool"].as_str().unwrap_or("?"),
+                            data["input"],
+                            if data["is_error"].as_bool() == Some(true) {
+                                "  [error]"
+                            } else {
+                                ""
+                            }
+                        ),
+                        _ => data.to_string(),
+                    };
+                    let vers = match (e.version_before, e.version_after) {
+                        (Some(a), Some(b)) if a != b => format!("v{a}->v{b}"),
+                        (Some(a), _) => format!("v{a}"),
+                        _ => "-".into(),
+                    };
+                    println!(
+                        "{:>5} {} {:<12} {:<10} {}",
+                        e.seq,
+                        time(e.time),
+                        e.kind,
+                        vers,
+                        what
+                    );
                 }
             }
         }
+        Command::History { session, limit } => {
+            let id = sb.resolve(&session)?;
+            for v in sb.history(&id, limit)? {
+                if json {
+                    print_json(&serde_json::json!({
+                        "version": v.id.0, "parent": v.parent.map(|p| p.0), "time": v.time,
+                        "message": v.message, "bytes": v.bytes, "entries": v.entries,
+                    }))?;
+                } else {
+                    println!(
+                        "v{:<6} {} {:>10} B {:>7} entries  {}",
+                        v.id,
+                        time(v.time),
+                        v.bytes,
+                        v.entries,
+                        v.message
+                    );
+                }
+            }
+        }
+        Command::Diff { a, b, stat } => {
+            let (va, vb, changes) = sb.diff(&a, &b)?;
+            if json {
+                for c in &changes {
+                    print_json(&serde_json::json!({
+                        "path": c.path, "change": format!("{:?}", c.kind).to_lowercase(),
+                        "kind": format!("{:?}", c.entry).to_lowercase(),
+                    }))?;
+                }
+            } else if stat {
+                for c in &changes {
+                    let mark = match c.kind {
+                        ChangeKind::Added => 'A',
+                        ChangeKind::Removed => 'D',
+                        ChangeKind::Modified => 'M',
+                    };
+                    println!("{mark} {}", c.path);
+                }
+                println!("{} path(s) changed between v{va} and v{vb}", changes.len());
+            } else {
+                print!("{}", unified(&sb, va, vb, &changes)?);
+            }
+        }
+        Command::Checkout { session, version } => {
+            let id = sb.resolve(&session)?;
+            let v = sb.version_of(&version)?;
+            let new = sb.checkout(&id, v)?;
+            println!("v{new}");
+        }
+        Command::Undo { session } => {
+            let id = sb.resolve(&session)?;
+            let v = sb.undo(&id)?;
+            println!("back at the tree of v{v}");
+        }
+        Command::Label { session, name } => {
+            let id = sb.resolve(&session)?;
+            let v = sb.label(&id, &name)?;
+            println!("{name} = v{v}");
+        }
+        Command::Cat { session, path } => {
+            let id = sb.resolve(&session)?;
+            std::io::stdout().write_all(&sb.cat(&id, &path)?)?;
+        }
+        Command::Export { session, dest } => {
+            let id = sb.resolve(&session)?;
+            let s = sb.export(&id, &dest)?;
+            eprintln!(
+                "exported {} files, {} directories, {} symlinks, {} bytes",
+                s.files, s.dirs, s.symlinks, s.bytes
+            );
+        }
+        Command::Gc { keep_last } => {
+            let retention = keep_last.map(Retention::LastN).unwrap_or(Retention::All);
+            let s = sb.store().gc(retention, Duration::from_secs(3600))?;
+            if json {
+                print_json(&serde_json::json!({
+                    "versions_deleted": s.versions_deleted, "objects_deleted": s.objects_deleted,
+                    "bytes_freed": s.bytes_freed, "objects_kept": s.objects_kept,
+                }))?;
+            } else {
+                println!(
+                    "removed {} versions and {} objects ({} bytes); kept {} objects",
+                    s.versions_deleted, s.objects_deleted, s.bytes_freed, s.objects_kept
+                );
+            }
+        }
+        Command::Fsck => {
+            let r = sb.store().fsck()?;
+            for p in &r.problems {
+                println!("{p}");
+            }
+            println!(
+                "{}: {} workspaces, {} versions, {} objects checked",
+                if r.is_clean() { "clean" } else { "PROBLEMS" },
+                r.workspaces,
+                r.versions,
+                r.objects
+            );
+            return Ok(ExitCode::from(u8::from(!r.is_clean())));
+        }
+        Command::Demo { .. } => unreachable!("handled above"),
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A unified diff of the text files that differ between two versions.
+pub(crate) fn unified(
+    sb: &Sandbox,
+    a: VersionId,
+    b: VersionId,
+    changes: &[burrow_store::Change],
+) -> anyhow::Result<String> {
+    let store = sb.store();
+    let mut va = store.view(a)?;
+    let mut vb = store.view(b)?;
+    let mut out = String::new();
+    for c in changes {
+        if c.entry != burrow_store::Kind::File {
+            continue;
+        }
+        let old = if c.kind == ChangeKind::Added {
+            Vec::new()
+        } else {
+            va.read_file(&c.path).unwrap_or_default()
+        };
+        let new = if c.kind == ChangeKind::Removed {
+            Vec::new()
+        } else {
+            vb.read_file(&c.path).unwrap_or_default()
+        };
+        let (Ok(old), Ok(new)) = (String::from_utf8(old), String::from_utf8(new)) else {
+            out.push_str(&format!("Binary files a/{0} and b/{0} differ\n", c.path));
+            continue;
+        };
+        let from = if c.kind == ChangeKind::Added {
+            "/dev/null".to_string()
+        } else {
+            format!("a/{}", c.path)
+        };
+        let to = if c.kind == ChangeKind::Removed {
+            "/dev/null".to_string()
+        } else {
+            format!("b/{}", c.path)
+        };
+        let diff = similar::TextDiff::from_lines(&old, &new);
+        out.push_str(
+            &diff
+                .unified_diff()
+                .context_radius(3)
+                .header(&from, &to)
+                .to_string(),
+        );
+    }
+    Ok(out)
 }

@@ -292,6 +292,16 @@ impl Store {
     /// Moves `workspace` to the tree of `version` by committing a new version with that root
     /// (parent: the current head), so history is never lost and the checkout can be undone.
     pub fn checkout(&self, workspace: &str, version: VersionId) -> Result<VersionId> {
+        self.checkout_as(workspace, version, &format!("checkout {version}"))
+    }
+
+    /// [`Store::checkout`] recording `message` on the new version.
+    pub fn checkout_as(
+        &self,
+        workspace: &str,
+        version: VersionId,
+        message: &str,
+    ) -> Result<VersionId> {
         self.write(|tx| {
             let head = Db::head(tx, workspace)?;
             let target = Db::version(tx, version)?;
@@ -301,7 +311,7 @@ impl Store {
                 &target.root,
                 Some(head.version),
                 workspace,
-                &format!("checkout {version}"),
+                message,
                 cur.next_ino.max(target.next_ino),
                 target.bytes,
                 target.entries,

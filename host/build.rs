@@ -1,0 +1,77 @@
+//! Builds the tool components in `tools-wasm/` for wasm32-wasip2 and places them in OUT_DIR,
+//! so the `burrow` binary embeds them and needs nothing else at run time. The nested build
+//! uses its own target directory (no lock contention with the outer build) and is a no-op
+//! when nothing changed.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const TOOLS: &[&str] = &["fs-tools"];
+
+fn main() {
+    let manifest =
+        PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
+    let root = manifest.parent().expect("workspace root").to_path_buf();
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+        .join("tools-wasm");
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("tools-wasm").display()
+    );
+    println!(
+        "cargo:rerun-if-changed={}",
+        root.join("Cargo.lock").display()
+    );
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(&root)
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--target-dir",
+        ])
+        .arg(&target);
+    for t in TOOLS {
+        cmd.args(["-p", t]);
+    }
+    // Flags meant for the host build must not leak into the wasm build.
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_TARGET",
+        "CARGO_TARGET_DIR",
+    ] {
+        cmd.env_remove(var);
+    }
+    let status = cmd
+        .status()
+        .expect("cannot run cargo to build the tool components");
+    if !status.success() {
+        panic!(
+            "building the tool components for wasm32-wasip2 failed; \
+             is the target installed? `rustup target add wasm32-wasip2`"
+        );
+    }
+    for t in TOOLS {
+        let built = target
+            .join("wasm32-wasip2/release")
+            .join(format!("{t}.wasm"));
+        std::fs::copy(&built, out.join(format!("{t}.wasm")))
+            .unwrap_or_else(|e| panic!("cannot copy {}: {e}", built.display()));
+    }
+
+    // The demo's sample repository, embedded as a tar so `burrow demo` runs anywhere.
+    let fixture = root.join("fixtures/sample-repo");
+    println!("cargo:rerun-if-changed={}", fixture.display());
+    let tar = std::fs::File::create(out.join("sample-repo.tar")).expect("create sample-repo.tar");
+    let mut b = tar::Builder::new(tar);
+    b.follow_symlinks(false);
+    b.append_dir_all(".", &fixture)
+        .expect("pack fixtures/sample-repo");
+    b.finish().expect("finish sample-repo.tar");
+}

@@ -1,0 +1,542 @@
+//! Sessions: a workspace head plus settings and an event log, addressed by id, unique id
+//! prefix, or name. Nothing is held in memory between calls: every call opens a transaction on
+//! the session's head, runs, and commits one version together with its event row. Suspend is
+//! implicit; resume is the next call, from any process.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), burrow_host::session::SessionError> {
+//! use burrow_host::session::{Family, Sandbox};
+//! let sandbox = Sandbox::open("burrow.db")?;
+//! let s = sandbox.create(Some("analysis"))?;
+//! let out = sandbox.call(&s.id, Family::AgentToolset, "write",
+//!     &serde_json::json!({"file_path": "notes.md", "content": "hello"}))?;
+//! assert!(!out.is_error);
+//! let forks = sandbox.fork(&s.id, 3)?;
+//! # Ok(()) }
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use burrow_store::{Change, EventFilter, Store, Version, VersionId};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::tools::{ToolOutput, Toolbox};
+use crate::{Engine, EngineConfig, Limits, RunError, RunOptions, RunResult};
+
+/// Errors of the session layer.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("no session matches '{0}'")]
+    Unknown(String),
+    #[error("'{key}' is ambiguous: it matches {}", .candidates.join(", "))]
+    Ambiguous {
+        key: String,
+        candidates: Vec<String>,
+    },
+    #[error("a session named '{0}' already exists")]
+    NameTaken(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Store(#[from] burrow_store::Error),
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+pub type Result<T, E = SessionError> = std::result::Result<T, E>;
+
+/// Which tool family's names, schemas and strings a call uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    /// Claude Managed Agents `agent_toolset_20260401`.
+    #[default]
+    AgentToolset,
+}
+
+impl std::str::FromStr for Family {
+    type Err = SessionError;
+    fn from_str(s: &str) -> Result<Family> {
+        match s {
+            "agent-toolset" | "agent_toolset" | "agent_toolset_20260401" => {
+                Ok(Family::AgentToolset)
+            }
+            "claude-code" | "api" => Err(SessionError::Invalid(format!(
+                "the {s} tool family is not available yet; use agent-toolset"
+            ))),
+            other => Err(SessionError::Invalid(format!(
+                "unknown tool family '{other}' (agent-toolset, claude-code, api)"
+            ))),
+        }
+    }
+}
+
+/// What `burrow session ls` shows of a session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionInfo {
+    pub id: String,
+    pub name: Option<String>,
+    /// The session it was forked from.
+    pub parent: Option<String>,
+    pub version: i64,
+    /// Nanoseconds since the Unix epoch.
+    pub created: i64,
+    pub last_active: Option<i64>,
+    /// Bytes of files and number of entries in the workspace.
+    pub bytes: u64,
+    pub entries: u64,
+}
+
+/// Settings of a [`Sandbox`].
+#[derive(Debug, Clone, Default)]
+pub struct SandboxConfig {
+    /// Where compiled components are cached (default: compile in memory per process).
+    pub cache_dir: Option<PathBuf>,
+    /// Limits of each tool call.
+    pub limits: Limits,
+}
+
+/// An open store handing out sessions.
+pub struct Sandbox {
+    store: Store,
+    config: SandboxConfig,
+    toolbox: OnceLock<Arc<Toolbox>>,
+}
+
+fn new_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut b = blake3::Hasher::new();
+    b.update(&h.finish().to_le_bytes());
+    b.update(&nanos.to_le_bytes());
+    b.finalize().to_hex()[..16].to_string()
+}
+
+fn check_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.chars().all(|c| c.is_ascii_hexdigit());
+    if !ok {
+        return Err(SessionError::Invalid(format!(
+            "invalid session name '{name}': use 1-64 letters, digits, '-', '_' or '.', not all hex digits (those look like ids)"
+        )));
+    }
+    Ok(())
+}
+
+impl Sandbox {
+    /// Opens (creating if needed) the store at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Sandbox> {
+        Sandbox::open_with(path, SandboxConfig::default())
+    }
+
+    pub fn open_with(path: impl AsRef<Path>, config: SandboxConfig) -> Result<Sandbox> {
+        Ok(Sandbox {
+            store: Store::open(path)?,
+            config,
+            toolbox: OnceLock::new(),
+        })
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The tool components, loaded on first use (no engine is made for commands that do not
+    /// run anything).
+    pub fn toolbox(&self) -> Result<Arc<Toolbox>> {
+        if let Some(t) = self.toolbox.get() {
+            return Ok(t.clone());
+        }
+        let engine = Arc::new(Engine::new(EngineConfig {
+            cache_dir: self.config.cache_dir.clone(),
+            ..Default::default()
+        })?);
+        let tb = Arc::new(Toolbox::new(engine)?);
+        Ok(self.toolbox.get_or_init(|| tb).clone())
+    }
+
+    /// Creates an empty session.
+    pub fn create(&self, name: Option<&str>) -> Result<SessionInfo> {
+        if let Some(n) = name {
+            check_name(n)?;
+            if self.store.find_by_meta("name", n)?.is_some() {
+                return Err(SessionError::NameTaken(n.to_string()));
+            }
+        }
+        let id = new_id();
+        self.store.create_workspace(&id)?;
+        if let Some(n) = name
+            && let Err(e) = self.store.set_meta(&id, "name", Some(n))
+        {
+            let _ = self.store.delete_workspace(&id);
+            return Err(match e {
+                burrow_store::Error::WorkspaceExists(_) => SessionError::NameTaken(n.to_string()),
+                e => e.into(),
+            });
+        }
+        self.store.append_event(
+            &id,
+            "created",
+            None,
+            None,
+            &json!({ "name": name }).to_string(),
+        )?;
+        self.info(&id)
+    }
+
+    /// Creates a session whose workspace starts as a copy of a host directory or tar file.
+    pub fn create_from(
+        &self,
+        name: Option<&str>,
+        source: &Path,
+        progress: &mut dyn FnMut(&burrow_store::ImportStats),
+    ) -> Result<SessionInfo> {
+        let info = self.create(name)?;
+        let r = if source.is_dir() {
+            self.store.import_dir(&info.id, source, "", progress)
+        } else {
+            match std::fs::File::open(source) {
+                Ok(f) => self
+                    .store
+                    .import_tar(&info.id, std::io::BufReader::new(f), "", progress),
+                Err(e) => Err(e.into()),
+            }
+        };
+        if let Err(e) = r {
+            let _ = self.store.delete_workspace(&info.id);
+            return Err(e.into());
+        }
+        self.info(&info.id)
+    }
+
+    /// Makes sure a session with exactly this id exists (for `--workspace` style addressing).
+    pub fn ensure(&self, id: &str) -> Result<String> {
+        match self.store.workspace(id) {
+            Ok(_) => Ok(id.to_string()),
+            Err(burrow_store::Error::NoWorkspace(_)) => {
+                self.store.create_workspace(id)?;
+                self.store.append_event(id, "created", None, None, "{}")?;
+                Ok(id.to_string())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The session id that `key` (an id, a unique id prefix, or a name) designates.
+    pub fn resolve(&self, key: &str) -> Result<String> {
+        if key.is_empty() {
+            return Err(SessionError::Unknown(key.to_string()));
+        }
+        if self.store.workspace(key).is_ok() {
+            return Ok(key.to_string());
+        }
+        if let Some(id) = self.store.find_by_meta("name", key)? {
+            return Ok(id);
+        }
+        let matches: Vec<String> = self
+            .store
+            .workspaces()?
+            .into_iter()
+            .map(|w| w.name)
+            .filter(|n| n.starts_with(key))
+            .collect();
+        match matches.len() {
+            0 => Err(SessionError::Unknown(key.to_string())),
+            1 => Ok(matches.into_iter().next().unwrap_or_default()),
+            _ => Err(SessionError::Ambiguous {
+                key: key.to_string(),
+                candidates: matches,
+            }),
+        }
+    }
+
+    /// A session's summary.
+    pub fn info(&self, id: &str) -> Result<SessionInfo> {
+        let ws = self.store.workspace(id)?;
+        let meta = self.store.meta(id)?;
+        let v = self.store.version(ws.version)?;
+        Ok(SessionInfo {
+            id: ws.name,
+            name: meta.get("name").cloned(),
+            parent: meta.get("parent").cloned(),
+            version: ws.version.0,
+            created: ws.created,
+            last_active: ws.last_active,
+            bytes: v.bytes,
+            entries: v.entries,
+        })
+    }
+
+    /// Every session, oldest first.
+    pub fn list(&self) -> Result<Vec<SessionInfo>> {
+        let mut out = Vec::new();
+        for w in self.store.workspaces()? {
+            out.push(self.info(&w.name)?);
+        }
+        out.sort_by(|a, b| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
+        Ok(out)
+    }
+
+    /// Forks a session `n` times, in O(1) each; returns the new ids.
+    pub fn fork(&self, id: &str, n: usize) -> Result<Vec<String>> {
+        if n == 0 || n > 10_000 {
+            return Err(SessionError::Invalid("fork count must be 1..=10000".into()));
+        }
+        let ids: Vec<String> = (0..n).map(|_| new_id()).collect();
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let v = self.store.fork(id, &refs)?;
+        for f in &ids {
+            self.store.set_meta(f, "parent", Some(id))?;
+            self.store.append_event(
+                f,
+                "forked",
+                Some(v),
+                Some(v),
+                &json!({ "from": id }).to_string(),
+            )?;
+        }
+        Ok(ids)
+    }
+
+    /// Deletes a session (its unique data is reclaimed by the next `gc`).
+    pub fn delete(&self, id: &str) -> Result<()> {
+        self.store.delete_workspace(id)?;
+        self.store.append_event(id, "deleted", None, None, "{}")?;
+        Ok(())
+    }
+
+    /// Runs one tool call as one transaction and one version, with its event row.
+    pub fn call(&self, id: &str, family: Family, tool: &str, input: &Value) -> Result<ToolOutput> {
+        let tb = self.toolbox()?;
+        let started = Instant::now();
+        let start_ns = now_ns();
+        let txn = self.store.begin(id)?;
+        let base = txn.base();
+        let result = match family {
+            Family::AgentToolset => {
+                crate::tools::agent_toolset::call(&tb, txn, tool, input, &self.config.limits)
+            }
+        };
+        let record = |output: &ToolOutput, error: Option<String>| {
+            json!({
+                "tool": tool,
+                "family": family,
+                "input": input,
+                "output": output,
+                "is_error": output.is_error,
+                "error": error,
+                "started": start_ns,
+                "duration_us": started.elapsed().as_micros() as u64,
+            })
+            .to_string()
+        };
+        match result {
+            Ok((mut txn, output)) => {
+                txn.set_message(tool.to_string());
+                let data = record(&output, None);
+                txn.commit_with_event("tool", &data)?;
+                Ok(output)
+            }
+            Err(e) => {
+                // The transaction was dropped: nothing of the call is in the workspace.
+                let output = ToolOutput::error(format!("{tool}: {e}"));
+                let data = record(&output, Some(e.to_string()));
+                self.store
+                    .append_event(id, "tool", Some(base), Some(base), &data)?;
+                Ok(output)
+            }
+        }
+    }
+
+    /// Runs a component (or wasip1 module) in the session, as one transaction.
+    pub fn run(
+        &self,
+        id: &str,
+        wasm: &[u8],
+        name: &str,
+        args: Vec<String>,
+        limits: Option<Limits>,
+    ) -> Result<RunResult> {
+        let tb = self.toolbox()?;
+        let program = tb.engine().load(wasm)?;
+        let opts = RunOptions {
+            args,
+            program_name: name.to_string(),
+            limits: limits.unwrap_or_else(|| self.config.limits.clone()),
+            ..Default::default()
+        };
+        let started = Instant::now();
+        let txn = self.store.begin(id)?;
+        let base = txn.base();
+        match tb.engine().run_txn(&program, txn, &opts) {
+            Ok((mut txn, report)) => {
+                txn.set_message(format!("run {name}"));
+                let data = json!({
+                    "tool": "run", "program": name, "args": opts.args,
+                    "exit_code": report.exit_code, "duration_us": started.elapsed().as_micros() as u64,
+                });
+                let (c, _) = txn.commit_with_event("run", &data.to_string())?;
+                Ok(RunResult {
+                    report,
+                    version_before: base,
+                    version_after: c.version,
+                })
+            }
+            Err(e) => {
+                let data = json!({ "tool": "run", "program": name, "error": e.to_string() });
+                self.store
+                    .append_event(id, "run", Some(base), Some(base), &data.to_string())?;
+                Err(e.into())
+            }
+        }
+    }
+
+    /// The session's versions, newest first.
+    pub fn history(&self, id: &str, limit: usize) -> Result<Vec<Version>> {
+        Ok(self.store.history(id, limit)?)
+    }
+
+    /// The session's events, oldest first.
+    pub fn log(&self, id: &str, after: i64, limit: usize) -> Result<Vec<burrow_store::Event>> {
+        Ok(self.store.events(&EventFilter {
+            workspace: Some(id.to_string()),
+            after,
+            kind: None,
+            limit,
+        })?)
+    }
+
+    /// A version designated by a session key (its head) or a number (`42` or `v42`).
+    pub fn version_of(&self, key: &str) -> Result<VersionId> {
+        let num = key.strip_prefix('v').unwrap_or(key);
+        if let Ok(n) = num.parse::<i64>()
+            && self.store.version(VersionId(n)).is_ok()
+        {
+            return Ok(VersionId(n));
+        }
+        if let Some(v) = self
+            .store
+            .labels()?
+            .into_iter()
+            .find(|(l, _)| l == key)
+            .map(|(_, v)| v)
+        {
+            return Ok(v);
+        }
+        let id = self.resolve(key)?;
+        Ok(self.store.workspace(&id)?.version)
+    }
+
+    /// Paths changed between two sessions or versions.
+    pub fn diff(&self, a: &str, b: &str) -> Result<(VersionId, VersionId, Vec<Change>)> {
+        let va = self.version_of(a)?;
+        let vb = self.version_of(b)?;
+        Ok((va, vb, self.store.diff(va, vb)?))
+    }
+
+    /// Moves the session to an old version (recorded as a new version; nothing is lost).
+    pub fn checkout(&self, id: &str, version: VersionId) -> Result<VersionId> {
+        let before = self.store.workspace(id)?.version;
+        let v = self.store.checkout(id, version)?;
+        self.store.append_event(
+            id,
+            "checked_out",
+            Some(before),
+            Some(v),
+            &json!({ "version": version.0 }).to_string(),
+        )?;
+        Ok(v)
+    }
+
+    /// Goes back one tool call: the tree returns to what it was before the last change
+    /// (repeated undos keep going back).
+    pub fn undo(&self, id: &str) -> Result<VersionId> {
+        let head = self.store.workspace(id)?.version;
+        // Follow earlier undos so that undo twice goes back two calls, not forth again.
+        let mut effective = head;
+        loop {
+            let v = self.store.version(effective)?;
+            match v
+                .message
+                .strip_prefix("undo to ")
+                .and_then(|n| n.parse::<i64>().ok())
+            {
+                Some(n) => effective = VersionId(n),
+                None => break,
+            }
+        }
+        let v = self.store.version(effective)?;
+        let Some(target) = v.parent else {
+            return Err(SessionError::Invalid(
+                "nothing to undo: this is the session's first version".into(),
+            ));
+        };
+        let after = self
+            .store
+            .checkout_as(id, target, &format!("undo to {}", target.0))?;
+        self.store.append_event(
+            id,
+            "undo",
+            Some(head),
+            Some(after),
+            &json!({ "to": target.0 }).to_string(),
+        )?;
+        Ok(target)
+    }
+
+    /// Labels the session's current version.
+    pub fn label(&self, id: &str, label: &str) -> Result<VersionId> {
+        let v = self.store.workspace(id)?.version;
+        self.store.label(label, v)?;
+        self.store.append_event(
+            id,
+            "labelled",
+            Some(v),
+            Some(v),
+            &json!({ "label": label }).to_string(),
+        )?;
+        Ok(v)
+    }
+
+    /// The bytes of a file of the session (path absolute under /workspace or relative to it).
+    pub fn cat(&self, id: &str, path: &str) -> Result<Vec<u8>> {
+        let rel = crate::tools::workspace_path(crate::tools::WORKSPACE, path).ok_or_else(|| {
+            SessionError::Invalid(format!("path '{path}' is outside the workspace"))
+        })?;
+        let mut txn = self.store.begin(id)?;
+        Ok(txn.read_file(&rel)?)
+    }
+
+    /// Exports the session's current tree to a host directory, or a tar file if `dest` ends
+    /// in `.tar`.
+    pub fn export(&self, id: &str, dest: &Path) -> Result<burrow_store::ImportStats> {
+        let v = self.store.workspace(id)?.version;
+        if dest.extension().is_some_and(|e| e == "tar") {
+            let f = std::fs::File::create(dest).map_err(burrow_store::Error::from)?;
+            Ok(self.store.export_tar(v, std::io::BufWriter::new(f))?)
+        } else {
+            Ok(self.store.export_dir(v, dest)?)
+        }
+    }
+}
+
+fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}

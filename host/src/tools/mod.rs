@@ -1,0 +1,225 @@
+//! The agent tools: the shared file-tool component (`tools-wasm/fs-tools`, embedded in the
+//! binary) and one thin adapter per tool family that maps the family's inputs, paths and exact
+//! strings onto the component's operations. Adapters are functions from input JSON to
+//! operations and from results to the family's text; every operation runs inside the caller's
+//! transaction, so a tool call is one atomic version.
+
+pub mod agent_toolset;
+
+use std::sync::Arc;
+
+use burrow_store::Txn;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{Engine, Limits, Program, RunError, RunOptions};
+
+/// The file-tool component, built by `build.rs` from `tools-wasm/fs-tools`.
+pub const FS_TOOLS_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fs-tools.wasm"));
+
+/// Where the workspace appears to tools and guests.
+pub const WORKSPACE: &str = crate::wasi_fs::WORKSPACE;
+
+/// Base64 payload of an image or document block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub media_type: String,
+    pub data: String,
+}
+
+/// One block of a tool result, shaped as the Anthropic API's content blocks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Content {
+    Text { text: String },
+    Image { source: Source },
+    Document { source: Source },
+}
+
+/// The result of a tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    pub content: Vec<Content>,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            content: vec![Content::Text { text: text.into() }],
+            is_error: false,
+        }
+    }
+
+    pub fn error(text: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            content: vec![Content::Text { text: text.into() }],
+            is_error: true,
+        }
+    }
+
+    /// The text blocks joined (what a terminal shows).
+    pub fn joined_text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Why a file operation failed, as the component reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Failure {
+    NotFound,
+    NotADirectory,
+    IsADirectory,
+    NotRegular,
+    PermissionDenied,
+    Exists,
+    Loop,
+    TooLarge { size: u64, limit: u64 },
+    NotUtf8,
+    StringNotFound,
+    Multiple { count: usize, lines: Vec<usize> },
+    InvalidLine { lines: usize },
+    InvalidPattern { message: String },
+    Io { message: String },
+}
+
+impl Failure {
+    /// The reference runner's wording of a filesystem error.
+    pub fn reason(&self) -> String {
+        match self {
+            Failure::NotFound => "no such file or directory".into(),
+            Failure::NotADirectory => "not a directory".into(),
+            Failure::IsADirectory => "is a directory".into(),
+            Failure::PermissionDenied => "permission denied".into(),
+            Failure::Exists => "file already exists".into(),
+            Failure::Loop => "too many levels of symbolic links".into(),
+            Failure::NotRegular => "not a regular file".into(),
+            Failure::Io { message } => message.to_lowercase(),
+            other => format!("{other:?}").to_lowercase(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Response {
+    Ok(Value),
+    Err(Failure),
+}
+
+/// The loaded tool components.
+pub struct Toolbox {
+    engine: Arc<Engine>,
+    fs: Program,
+}
+
+impl Toolbox {
+    /// Loads the embedded components into `engine` (compiled once, then cached).
+    pub fn new(engine: Arc<Engine>) -> Result<Toolbox, RunError> {
+        let fs = engine.load(FS_TOOLS_WASM)?;
+        Ok(Toolbox { engine, fs })
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Runs one file operation in `txn`.
+    pub fn fs_op(
+        &self,
+        txn: Txn,
+        request: &Value,
+        limits: &Limits,
+    ) -> Result<(Txn, Result<Value, Failure>), RunError> {
+        let opts = RunOptions {
+            program_name: "fs-tools".into(),
+            stdin: serde_json::to_vec(request).map_err(|e| RunError::Host(e.to_string()))?,
+            limits: limits.clone(),
+            ..Default::default()
+        };
+        let (txn, report) = self.engine.run_txn(&self.fs, txn, &opts)?;
+        let response: Response = serde_json::from_slice(&report.stdout).map_err(|e| {
+            RunError::Host(format!(
+                "fs-tools answered something unreadable ({e}): {}",
+                String::from_utf8_lossy(&report.stderr)
+            ))
+        })?;
+        Ok((
+            txn,
+            match response {
+                Response::Ok(v) => Ok(v),
+                Response::Err(f) => Err(f),
+            },
+        ))
+    }
+}
+
+/// Maps a caller's path (absolute under `/workspace`, or relative to `cwd`) to a path
+/// relative to the workspace root, collapsing `.` and `..`. `None` if it lands outside.
+pub fn workspace_path(cwd: &str, path: &str) -> Option<String> {
+    let joined = if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("{cwd}/{path}")
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for c in joined.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            c => parts.push(c),
+        }
+    }
+    let root: Vec<&str> = WORKSPACE.split('/').filter(|c| !c.is_empty()).collect();
+    if parts.len() < root.len() || parts[..root.len()] != root[..] {
+        return None;
+    }
+    let rel = parts[root.len()..].join("/");
+    Some(if rel.is_empty() { ".".into() } else { rel })
+}
+
+/// The absolute guest path of a workspace-relative path.
+pub fn absolute(rel: &str) -> String {
+    if rel == "." || rel.is_empty() {
+        WORKSPACE.to_string()
+    } else {
+        format!("{WORKSPACE}/{rel}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_stay_inside_the_workspace() {
+        assert_eq!(workspace_path("/workspace", "a/b").as_deref(), Some("a/b"));
+        assert_eq!(
+            workspace_path("/workspace/src", "../x").as_deref(),
+            Some("x")
+        );
+        assert_eq!(
+            workspace_path("/workspace", "/workspace/a/./b/../c").as_deref(),
+            Some("a/c")
+        );
+        assert_eq!(workspace_path("/workspace", ".").as_deref(), Some("."));
+        assert_eq!(workspace_path("/workspace", ".."), None);
+        assert_eq!(workspace_path("/workspace", "/etc/passwd"), None);
+        assert_eq!(workspace_path("/workspace", "/workspacex/a"), None);
+        assert_eq!(workspace_path("/workspace", "../../../etc"), None);
+        assert_eq!(absolute("a/b"), "/workspace/a/b");
+        assert_eq!(absolute("."), "/workspace");
+    }
+}

@@ -1,0 +1,577 @@
+//! fs-tools: the file tools every tool family shares, as one WASI component.
+//!
+//! Protocol: a JSON [`Request`] on stdin, a JSON [`Response`] on stdout, exit code 0 (even
+//! for tool errors: those are data). Paths are relative to the workspace root, which is the
+//! working directory; the host has already resolved the caller's path and checked it stays
+//! inside. This component does the operation and reports facts (sizes, counts, matches,
+//! error kinds); each family's exact wording is the host adapter's job, so the semantics are
+//! implemented once.
+
+use std::fs;
+use std::io::{BufRead, Read, Write};
+use std::path::Path;
+use std::time::UNIX_EPOCH;
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+
+#[derive(Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+enum Request {
+    /// Whole file, or a refusal when larger than `max_bytes`.
+    Read {
+        path: String,
+        max_bytes: Option<u64>,
+    },
+    /// Create or replace; parents are created.
+    Write {
+        path: String,
+        content: String,
+        mkdirs: bool,
+    },
+    /// Replace `old` by `new` (once, or everywhere with `replace_all`). With `crlf`, a file
+    /// with CRLF line endings is matched on LF and written back with CRLF.
+    Edit {
+        path: String,
+        old: String,
+        new: String,
+        replace_all: bool,
+        max_bytes: Option<u64>,
+        #[serde(default)]
+        crlf: bool,
+    },
+    /// Insert `text` after line `line` (0 = top).
+    Insert {
+        path: String,
+        line: u64,
+        text: String,
+    },
+    /// Files matching `pattern` under `path`, newest first.
+    Glob {
+        pattern: String,
+        path: String,
+        limit: usize,
+    },
+    /// Lines matching `pattern` under `path` (a file or a directory).
+    Grep(GrepRequest),
+    /// Entries under a directory, `depth` levels deep, hidden ones skipped.
+    List { path: String, depth: usize },
+}
+
+#[derive(Deserialize)]
+struct GrepRequest {
+    pattern: String,
+    path: String,
+    #[serde(default)]
+    ignore_case: bool,
+    #[serde(default)]
+    multiline: bool,
+    /// Only files whose path matches this glob.
+    glob: Option<String>,
+    /// Honour .gitignore files.
+    #[serde(default)]
+    gitignore: bool,
+    /// Skip lines longer than this.
+    max_line: Option<usize>,
+    /// Directory names never descended into.
+    #[serde(default)]
+    skip_dirs: Vec<String>,
+    /// Lines of context before and after each match.
+    #[serde(default)]
+    before: usize,
+    #[serde(default)]
+    after: usize,
+    /// Stop after this many matching lines in total.
+    max_matches: Option<usize>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Response {
+    Ok(serde_json::Value),
+    Err(Failure),
+}
+
+/// Why an operation failed; the host words it per family.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Failure {
+    NotFound,
+    NotADirectory,
+    IsADirectory,
+    NotRegular,
+    PermissionDenied,
+    Exists,
+    Loop,
+    TooLarge { size: u64, limit: u64 },
+    NotUtf8,
+    StringNotFound,
+    Multiple { count: usize, lines: Vec<usize> },
+    InvalidLine { lines: usize },
+    InvalidPattern { message: String },
+    Io { message: String },
+}
+
+fn io(e: std::io::Error) -> Failure {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::NotFound => Failure::NotFound,
+        K::NotADirectory => Failure::NotADirectory,
+        K::IsADirectory => Failure::IsADirectory,
+        K::PermissionDenied => Failure::PermissionDenied,
+        K::AlreadyExists => Failure::Exists,
+        _ if e.raw_os_error() == Some(32) => Failure::Loop, // wasi ELOOP
+        _ => Failure::Io {
+            message: e.to_string(),
+        },
+    }
+}
+
+type R = Result<serde_json::Value, Failure>;
+
+fn mtime_ns(m: &fs::Metadata) -> i128 {
+    m.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0)
+}
+
+fn regular(path: &str) -> Result<fs::Metadata, Failure> {
+    let m = fs::metadata(path).map_err(io)?;
+    if !m.is_file() {
+        return Err(Failure::NotRegular);
+    }
+    Ok(m)
+}
+
+fn read(path: &str, max: Option<u64>) -> R {
+    let m = regular(path)?;
+    if let Some(limit) = max
+        && m.len() > limit
+    {
+        return Err(Failure::TooLarge {
+            size: m.len(),
+            limit,
+        });
+    }
+    let bytes = fs::read(path).map_err(io)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => serde_json::json!({ "size": m.len(), "text": text }),
+        Err(e) => serde_json::json!({
+            "size": m.len(),
+            "base64": base64::engine::general_purpose::STANDARD.encode(e.as_bytes()),
+        }),
+    })
+}
+
+fn write(path: &str, content: &str, mkdirs: bool) -> R {
+    let existed = match fs::metadata(path) {
+        Ok(m) if m.is_dir() => return Err(Failure::IsADirectory),
+        Ok(_) => true,
+        Err(_) => false,
+    };
+    if mkdirs
+        && let Some(parent) = Path::new(path).parent()
+        && !parent.as_os_str().is_empty()
+    {
+        fs::create_dir_all(parent).map_err(io)?;
+    }
+    fs::write(path, content).map_err(io)?;
+    Ok(serde_json::json!({ "existed": existed, "bytes": content.len() }))
+}
+
+fn line_of(text: &str, byte: usize) -> usize {
+    text[..byte].matches('\n').count() + 1
+}
+
+fn edit(path: &str, old: &str, new: &str, replace_all: bool, max: Option<u64>, crlf: bool) -> R {
+    let m = regular(path)?;
+    if let Some(limit) = max
+        && m.len() > limit
+    {
+        return Err(Failure::TooLarge {
+            size: m.len(),
+            limit,
+        });
+    }
+    let bytes = fs::read(path).map_err(io)?;
+    let text = String::from_utf8(bytes).map_err(|_| Failure::NotUtf8)?;
+    let uses_crlf = crlf && text.contains("\r\n");
+    let work = if uses_crlf {
+        text.replace("\r\n", "\n")
+    } else {
+        text
+    };
+    let positions: Vec<usize> = if old.is_empty() {
+        Vec::new()
+    } else {
+        work.match_indices(old).map(|(i, _)| i).collect()
+    };
+    let count = positions.len();
+    if count == 0 {
+        return Err(Failure::StringNotFound);
+    }
+    if count > 1 && !replace_all {
+        let lines = positions.iter().map(|&p| line_of(&work, p)).collect();
+        return Err(Failure::Multiple { count, lines });
+    }
+    let first_line = line_of(&work, positions[0]);
+    let updated = if replace_all {
+        work.replace(old, new)
+    } else {
+        work.replacen(old, new, 1)
+    };
+    let out = if uses_crlf {
+        updated.replace('\n', "\r\n")
+    } else {
+        updated.clone()
+    };
+    fs::write(path, &out).map_err(io)?;
+    Ok(serde_json::json!({
+        "count": count,
+        "replaced": if replace_all { count } else { 1 },
+        "first_line": first_line,
+        "text": updated,
+    }))
+}
+
+fn insert(path: &str, line: u64, text: &str) -> R {
+    regular(path)?;
+    let content = fs::read_to_string(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => Failure::NotUtf8,
+        _ => io(e),
+    })?;
+    let mut lines: Vec<&str> = content.split('\n').collect();
+    let n = if content.is_empty() { 0 } else { lines.len() };
+    if line as usize > n {
+        return Err(Failure::InvalidLine { lines: n });
+    }
+    if content.is_empty() {
+        lines.clear();
+    }
+    let inserted: Vec<&str> = text.split('\n').collect();
+    let at = line as usize;
+    let mut out: Vec<&str> = lines[..at].to_vec();
+    out.extend(inserted.iter());
+    out.extend(lines[at..].iter());
+    let updated = out.join("\n");
+    fs::write(path, &updated).map_err(io)?;
+    Ok(serde_json::json!({ "text": updated, "lines": n }))
+}
+
+/// Walks `root` (not following symlinked directories), calling `f` for every regular file,
+/// and every directory too with `dirs` (symlinks are skipped: a link must not widen what the
+/// tools read). `f` returns false to stop.
+fn walk(
+    root: &str,
+    skip: &[String],
+    dirs: bool,
+    f: &mut dyn FnMut(&str, &fs::Metadata) -> bool,
+) -> Result<(), Failure> {
+    let mut stack = vec![root.to_string()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = fs::read_dir(&dir) else { continue };
+        let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries.iter().rev() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let p = if dir == "." {
+                name.clone()
+            } else {
+                format!("{dir}/{name}")
+            };
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                if skip.contains(&name) {
+                    continue;
+                }
+                if dirs
+                    && let Ok(m) = e.metadata()
+                    && !f(&p, &m)
+                {
+                    return Ok(());
+                }
+                stack.push(p);
+            } else if ft.is_file() {
+                let Ok(m) = e.metadata() else { continue };
+                if !f(&p, &m) {
+                    return Ok(());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn glob(pattern: &str, path: &str, limit: usize) -> R {
+    let m = fs::metadata(path).map_err(io)?;
+    if !m.is_dir() {
+        return Err(Failure::NotADirectory);
+    }
+    let matcher = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| Failure::InvalidPattern {
+            message: e.to_string(),
+        })?
+        .compile_matcher();
+    let mut found: Vec<(i128, String)> = Vec::new();
+    walk(path, &[], true, &mut |p, m| {
+        let rel = p
+            .strip_prefix(path)
+            .map(|r| r.trim_start_matches('/'))
+            .unwrap_or(p);
+        let rel = if path == "." { p } else { rel };
+        if matcher.is_match(rel) {
+            found.push((mtime_ns(m), p.to_string()));
+        }
+        found.len() < 50_000
+    })?;
+    // Newest first; ties by path so the order is stable.
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let total = found.len();
+    found.truncate(limit);
+    let matches: Vec<_> = found
+        .into_iter()
+        .map(|(t, p)| serde_json::json!({ "path": p, "mtime_ns": t.to_string() }))
+        .collect();
+    Ok(serde_json::json!({ "total": total, "matches": matches }))
+}
+
+fn gitignored(path: &str, rules: &[(String, globset::GlobMatcher)]) -> bool {
+    rules.iter().any(|(base, m)| {
+        let rel = path
+            .strip_prefix(base.as_str())
+            .unwrap_or(path)
+            .trim_start_matches('/');
+        m.is_match(rel) || rel.split('/').any(|seg| m.is_match(seg))
+    })
+}
+
+fn load_gitignore(dir: &str, rules: &mut Vec<(String, globset::GlobMatcher)>) {
+    let file = if dir == "." {
+        ".gitignore".to_string()
+    } else {
+        format!("{dir}/.gitignore")
+    };
+    let Ok(text) = fs::read_to_string(file) else {
+        return;
+    };
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
+            continue;
+        }
+        let pat = line.trim_start_matches('/').trim_end_matches('/');
+        if let Ok(g) = globset::Glob::new(pat) {
+            let base = if dir == "." {
+                String::new()
+            } else {
+                dir.to_string()
+            };
+            rules.push((base, g.compile_matcher()));
+        }
+    }
+}
+
+fn grep(r: GrepRequest) -> R {
+    let rx = regex::RegexBuilder::new(&r.pattern)
+        .case_insensitive(r.ignore_case)
+        .multi_line(true)
+        .dot_matches_new_line(r.multiline)
+        .build()
+        .map_err(|e| Failure::InvalidPattern {
+            message: e.to_string(),
+        })?;
+    let filter = match &r.glob {
+        Some(g) => Some(
+            globset::Glob::new(g)
+                .map_err(|e| Failure::InvalidPattern {
+                    message: e.to_string(),
+                })?
+                .compile_matcher(),
+        ),
+        None => None,
+    };
+    let meta = fs::metadata(&r.path).map_err(io)?;
+    let mut files: Vec<serde_json::Value> = Vec::new();
+    let mut total = 0usize;
+    let mut truncated = false;
+    let rules = std::cell::RefCell::new(Vec::new());
+    if r.gitignore && meta.is_dir() {
+        load_gitignore(&r.path, &mut rules.borrow_mut());
+    }
+    let mut scan = |p: &str, m: &fs::Metadata| -> bool {
+        if let Some(f) = &filter {
+            let name = p.rsplit('/').next().unwrap_or(p);
+            if !f.is_match(p) && !f.is_match(name) {
+                return true;
+            }
+        }
+        if r.gitignore && gitignored(p, &rules.borrow()) {
+            return true;
+        }
+        let Ok(file) = fs::File::open(p) else {
+            return true;
+        };
+        let mut head = Vec::new();
+        let mut reader = std::io::BufReader::new(file);
+        if reader.by_ref().take(512).read_to_end(&mut head).is_err() || head.contains(&0) {
+            return true;
+        }
+        let Ok(file) = fs::File::open(p) else {
+            return true;
+        };
+        let lines: Vec<String> = std::io::BufReader::new(file)
+            .split(b'\n')
+            .map_while(Result::ok)
+            .map(|l| {
+                let mut s = String::from_utf8_lossy(&l).into_owned();
+                if s.ends_with('\r') {
+                    s.pop();
+                }
+                s
+            })
+            .collect();
+        let mut hits: Vec<serde_json::Value> = Vec::new();
+        let mut shown = std::collections::BTreeSet::new();
+        let mut matched = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            if r.max_line.is_some_and(|max| line.len() > max) {
+                continue;
+            }
+            if rx.is_match(line) {
+                matched.push(i);
+                total += 1;
+                if r.max_matches.is_some_and(|max| total >= max) {
+                    truncated = true;
+                    break;
+                }
+            }
+        }
+        if matched.is_empty() {
+            return !truncated;
+        }
+        for &i in &matched {
+            let lo = i.saturating_sub(r.before);
+            let hi = (i + r.after).min(lines.len().saturating_sub(1));
+            for j in lo..=hi {
+                shown.insert(j);
+            }
+        }
+        let matched: std::collections::HashSet<usize> = matched.into_iter().collect();
+        for j in shown {
+            let count = if matched.contains(&j) {
+                rx.find_iter(&lines[j]).count()
+            } else {
+                0
+            };
+            hits.push(serde_json::json!({
+                "line": j + 1,
+                "text": lines[j],
+                "match": matched.contains(&j),
+                "count": count,
+            }));
+        }
+        files.push(
+            serde_json::json!({ "path": p, "mtime_ns": mtime_ns(m).to_string(), "lines": hits }),
+        );
+        !truncated
+    };
+    if meta.is_file() {
+        scan(&r.path, &meta);
+    } else {
+        walk(&r.path, &r.skip_dirs, false, &mut |p, m| {
+            if r.gitignore {
+                let dir = p.rsplit_once('/').map(|(d, _)| d).unwrap_or(".");
+                let known = rules.borrow().iter().any(|(b, _)| b == dir);
+                if !known && Path::new(&format!("{dir}/.gitignore")).exists() {
+                    load_gitignore(dir, &mut rules.borrow_mut());
+                }
+            }
+            scan(p, m)
+        })?;
+    }
+    Ok(serde_json::json!({ "files": files, "total": total, "truncated": truncated }))
+}
+
+fn list(path: &str, depth: usize) -> R {
+    let m = fs::metadata(path).map_err(io)?;
+    if !m.is_dir() {
+        return Err(Failure::NotADirectory);
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![(path.to_string(), 0usize)];
+    while let Some((dir, d)) = stack.pop() {
+        let Ok(rd) = fs::read_dir(&dir) else { continue };
+        let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || name == "node_modules" {
+                continue;
+            }
+            let p = if dir == "." {
+                name.clone()
+            } else {
+                format!("{dir}/{name}")
+            };
+            let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+            let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+            out.push(serde_json::json!({ "path": p, "dir": is_dir, "size": size }));
+            if is_dir && d + 1 < depth {
+                stack.push((p, d + 1));
+            }
+        }
+    }
+    Ok(serde_json::json!({ "entries": out }))
+}
+
+fn main() {
+    if let Ok(pwd) = std::env::var("PWD") {
+        let _ = std::env::set_current_dir(pwd);
+    }
+    let mut input = String::new();
+    let response = match std::io::stdin().read_to_string(&mut input) {
+        Err(e) => Response::Err(io(e)),
+        Ok(_) => match serde_json::from_str::<Request>(&input) {
+            Err(e) => Response::Err(Failure::Io {
+                message: format!("bad request: {e}"),
+            }),
+            Ok(req) => {
+                let r = match req {
+                    Request::Read { path, max_bytes } => read(&path, max_bytes),
+                    Request::Write {
+                        path,
+                        content,
+                        mkdirs,
+                    } => write(&path, &content, mkdirs),
+                    Request::Edit {
+                        path,
+                        old,
+                        new,
+                        replace_all,
+                        max_bytes,
+                        crlf,
+                    } => edit(&path, &old, &new, replace_all, max_bytes, crlf),
+                    Request::Insert { path, line, text } => insert(&path, line, &text),
+                    Request::Glob {
+                        pattern,
+                        path,
+                        limit,
+                    } => glob(&pattern, &path, limit),
+                    Request::Grep(g) => grep(g),
+                    Request::List { path, depth } => list(&path, depth),
+                };
+                match r {
+                    Ok(v) => Response::Ok(v),
+                    Err(f) => Response::Err(f),
+                }
+            }
+        },
+    };
+    let out = serde_json::to_vec(&response)
+        .unwrap_or_else(|_| b"{\"err\":{\"kind\":\"io\",\"message\":\"unencodable\"}}".to_vec());
+    let _ = std::io::stdout().write_all(&out);
+}
