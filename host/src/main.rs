@@ -133,6 +133,10 @@ enum Command {
         /// Keep only the newest N versions of each session's history.
         #[arg(long)]
         keep_last: Option<usize>,
+        /// Keep unreachable data younger than this: it may belong to a tool call still
+        /// running in another process (calls are limited to 120 s by default).
+        #[arg(long, default_value = "10m", value_parser = parse_duration)]
+        grace: Duration,
     },
     /// Check the store's integrity.
     Fsck,
@@ -528,9 +532,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 s.files, s.dirs, s.symlinks, s.bytes
             );
         }
-        Command::Gc { keep_last } => {
+        Command::Gc { keep_last, grace } => {
             let retention = keep_last.map(Retention::LastN).unwrap_or(Retention::All);
-            let s = sb.store().gc(retention, Duration::from_secs(3600))?;
+            let s = sb.store().gc(retention, grace)?;
             if json {
                 print_json(&serde_json::json!({
                     "versions_deleted": s.versions_deleted, "objects_deleted": s.objects_deleted,

@@ -31,6 +31,7 @@ pub enum Retention {
 pub struct GcStats {
     pub versions_kept: u64,
     pub versions_deleted: u64,
+    /// Objects in the store after the sweep.
     pub objects_kept: u64,
     pub objects_deleted: u64,
     pub bytes_freed: u64,
@@ -140,9 +141,7 @@ impl Store {
                 let Ok(arr) = <[u8; 32]>::try_from(h.as_slice()) else {
                     continue;
                 };
-                if seen.contains(&Hash(arr)) {
-                    stats.objects_kept += 1;
-                } else {
+                if !seen.contains(&Hash(arr)) {
                     doomed.push((h, len));
                 }
             }
@@ -156,6 +155,8 @@ impl Store {
                 }
             }
         }
+        stats.objects_kept =
+            tx.query_row("SELECT count(*) FROM objects", [], |r| r.get::<_, i64>(0))? as u64;
         tx.commit()?;
         drop(conn);
         tracing::info!(?stats, "gc finished");

@@ -1,0 +1,328 @@
+//! End-to-end through the real `burrow` binary: the overnight-then-fork flow with assertions on
+//! content, and bad input answered with one-line errors and non-zero exits.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Burrow {
+    store: PathBuf,
+    cache: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Burrow {
+    fn new() -> Burrow {
+        let dir = tempfile::tempdir().unwrap();
+        Burrow {
+            store: dir.path().join("store.db"),
+            cache: shared_cache(),
+            _dir: dir,
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_burrow"))
+            .arg("--store")
+            .arg(&self.store)
+            .args(args)
+            .env("BURROW_CACHE", &self.cache)
+            .env_remove("BURROW_STORE")
+            .output()
+            .expect("run burrow")
+    }
+
+    /// Runs and expects success; returns stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.cmd(args);
+        assert!(
+            out.status.success(),
+            "burrow {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs and expects a clean failure; returns stderr.
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.cmd(args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "burrow {args:?} should fail");
+        assert!(!err.contains("panicked"), "burrow {args:?} panicked: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "one-line error expected: {err}"
+        );
+        err
+    }
+}
+
+/// One component cache for the whole test binary (the tools compile once).
+fn shared_cache() -> PathBuf {
+    let p = Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache");
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+fn fixture() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/sample-repo")
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn overnight_then_fork_end_to_end() {
+    let b = Burrow::new();
+    let id = b.ok(&["session", "new", "--name", "analysis", "--from", &fixture()]);
+    let id = id.trim();
+    assert_eq!(id.len(), 16, "session new prints only the id: {id:?}");
+
+    let todos = b.ok(&["tool", "analysis", "grep", r#"{"pattern":"TODO"}"#]);
+    assert_eq!(todos.lines().count(), 7, "{todos}");
+    b.ok(&[
+        "tool",
+        "analysis",
+        "write",
+        r##"{"file_path":"analysis.md","content":"# Findings\n7 TODOs\n"}"##,
+    ]);
+
+    // Each command is a new process: the session resumed from the store alone.
+    assert_eq!(
+        b.ok(&["cat", "analysis", "analysis.md"]),
+        "# Findings\n7 TODOs\n"
+    );
+    assert_eq!(
+        b.ok(&[
+            "tool",
+            &id[..6],
+            "read",
+            r#"{"file_path":"/workspace/analysis.md","view_range":[2,2]}"#
+        ]),
+        "7 TODOs\n"
+    );
+
+    let forks: Vec<String> = b
+        .ok(&["fork", "analysis", "-n", "3"])
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(forks.len(), 3);
+    let edits = [
+        ("src/tinyledger/util.py", "def chunks(", "def batches("),
+        (
+            "src/tinyledger/report.py",
+            "# TODO: running balance column\n",
+            "",
+        ),
+        ("README.md", "# tinyledger", "# tinyledger (experiment)"),
+    ];
+    for (fork, (file, old, new)) in forks.iter().zip(edits) {
+        let input = serde_json::json!({ "file_path": file, "old_string": old, "new_string": new })
+            .to_string();
+        let out = b.ok(&["tool", fork, "edit", &input]);
+        assert_eq!(out.trim(), format!("edited {file} (1 replacement(s))"));
+    }
+    // Each fork sees only its own edit; the source sees none.
+    for (i, fork) in forks.iter().enumerate() {
+        let stat = b.ok(&["diff", "analysis", fork, "--stat"]);
+        assert_eq!(
+            stat.lines().next().unwrap(),
+            format!("M {}", edits[i].0),
+            "{stat}"
+        );
+        assert_eq!(stat.lines().count(), 2, "{stat}");
+    }
+    assert!(
+        b.ok(&["cat", "analysis", "src/tinyledger/util.py"])
+            .contains("def chunks(")
+    );
+    assert!(
+        b.ok(&["cat", &forks[0], "src/tinyledger/util.py"])
+            .contains("def batches(")
+    );
+    assert!(
+        !b.ok(&["cat", &forks[1], "README.md"])
+            .contains("experiment")
+    );
+    let unified = b.ok(&["diff", &forks[0], &forks[2]]);
+    assert!(
+        unified.contains("-def batches(") && unified.contains("+# tinyledger (experiment)"),
+        "{unified}"
+    );
+
+    // Undo restores the previous bytes; checkout brings back an old version.
+    b.ok(&[
+        "tool",
+        &forks[2],
+        "write",
+        r#"{"file_path":"README.md","content":"gone"}"#,
+    ]);
+    assert_eq!(b.ok(&["cat", &forks[2], "README.md"]), "gone");
+    b.ok(&["undo", &forks[2]]);
+    assert!(
+        b.ok(&["cat", &forks[2], "README.md"])
+            .starts_with("# tinyledger (experiment)")
+    );
+    b.ok(&["undo", &forks[2]]);
+    assert!(
+        b.ok(&["cat", &forks[2], "README.md"])
+            .starts_with("# tinyledger\n")
+    );
+    let history = b.ok(&["--json", "history", "analysis"]);
+    let first: serde_json::Value = serde_json::from_str(history.lines().last().unwrap()).unwrap();
+    let v = first["version"].as_i64().unwrap();
+    b.ok(&["checkout", "analysis", &format!("v{v}")]);
+    assert_eq!(
+        b.ok(&["tool", "analysis", "glob", r#"{"pattern":"*"}"#])
+            .trim(),
+        "no matches"
+    );
+    b.ok(&["undo", "analysis"]);
+    assert_eq!(
+        b.ok(&["cat", "analysis", "analysis.md"]),
+        "# Findings\n7 TODOs\n"
+    );
+
+    // The log has the tool calls and lifecycle events, as JSON lines.
+    let log = b.ok(&["--json", "log", &forks[0]]);
+    let kinds: Vec<String> = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["kind"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(kinds, ["forked", "tool"]);
+    assert!(b.ok(&["tree"]).contains(&format!("  {}", forks[1])));
+
+    // GC after deleting forks reclaims their unique pages and keeps the rest.
+    b.ok(&["tool", &forks[1], "write", r#"{"file_path":"big.bin","content":"unique-to-fork-1 ...................................................."}"#]);
+    b.ok(&["session", "rm", &forks[0], &forks[1]]);
+    let gc: serde_json::Value =
+        serde_json::from_str(&b.ok(&["--json", "gc", "--grace", "0s"])).unwrap();
+    assert!(gc["bytes_freed"].as_u64().unwrap() >= 70, "{gc}");
+    assert!(gc["objects_kept"].as_u64().unwrap() > 0, "{gc}");
+    assert!(b.ok(&["fsck"]).starts_with("clean"));
+    assert!(
+        b.ok(&["cat", &forks[2], "README.md"])
+            .starts_with("# tinyledger\n")
+    );
+    let ls = b.ok(&["session", "ls"]);
+    assert_eq!(ls.lines().count(), 3, "{ls}");
+}
+
+#[test]
+fn bad_input_gets_one_line_errors() {
+    let b = Burrow::new();
+    b.ok(&["session", "new", "--name", "alpha"]);
+    b.ok(&["session", "new", "--name", "beta"]);
+    let err = b.fails(&["cat", "nosuch", "x"]);
+    assert!(err.contains("no session matches 'nosuch'"), "{err}");
+    // Ids are hex; a one-character prefix shared by both sessions is ambiguous, unless unique.
+    let ids: Vec<String> = b
+        .ok(&["--json", "session", "ls"])
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let common = ids[0]
+        .chars()
+        .zip(ids[1].chars())
+        .take_while(|(a, b)| a == b)
+        .count();
+    if common > 0 {
+        let err = b.fails(&["cat", &ids[0][..common], "x"]);
+        assert!(err.contains("ambiguous"), "{err}");
+    }
+    let err = b.fails(&["tool", "alpha", "read", "{not json"]);
+    assert!(err.contains("not valid JSON"), "{err}");
+    let out = b.cmd(&["tool", "alpha", "frobnicate", "{}"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool: frobnicate"));
+    let err = b.fails(&["session", "new", "--name", "alpha"]);
+    assert!(err.contains("already exists"), "{err}");
+    let err = b.fails(&["tool", "--schema", "nonsense", "alpha", "read", "{}"]);
+    assert!(err.contains("unknown tool family"), "{err}");
+
+    // A file that is not a burrow store is refused and left untouched.
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(
+        &text,
+        "my notes, not a database ..........................................",
+    )
+    .unwrap();
+    let before = std::fs::read(&text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .arg("--store")
+        .arg(&text)
+        .args(["session", "ls"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("is not a burrow store"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&text).unwrap(), before);
+
+    // A store where nothing can be written: under a regular file (and, when not running as
+    // root, in a read-only directory).
+    let out = Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .arg("--store")
+        .arg(text.join("s.db"))
+        .args(["session", "new"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && !err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let mut perms = std::fs::metadata(&ro).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o555);
+    std::fs::set_permissions(&ro, perms).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .arg("--store")
+        .arg(ro.join("s.db"))
+        .args(["session", "new"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    if !out.status.success() {
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn demo_runs_offline() {
+    let out = Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .args(["demo", "--json"])
+        .env("BURROW_CACHE", shared_cache())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["forks"].as_array().unwrap().len(), 3);
+    let diffs = v["diffs"].as_array().unwrap();
+    assert_eq!(
+        diffs[0]["changed"],
+        serde_json::json!(["src/tinyledger/accounts.py"])
+    );
+    assert_eq!(
+        diffs[2]["changed"],
+        serde_json::json!(["docs/cli.md", "src/tinyledger/cli.py"])
+    );
+}
