@@ -80,6 +80,9 @@ enum Command {
         /// Linear memory limit in MiB.
         #[arg(long, default_value_t = 1024)]
         memory_mib: usize,
+        /// Let the guest read a host directory: HOST:GUEST:ro (read-only is the only mode).
+        #[arg(long, value_parser = parse_mount)]
+        mount: Vec<burrow_host::wasi_fs::Mount>,
         /// [SESSION] COMPONENT
         #[arg(num_args = 1..=2, required = true)]
         targets: Vec<String>,
@@ -162,6 +165,23 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
         _ => return Err(format!("unknown unit in {s} (use ms, s, m or h)")),
     };
     Ok(Duration::from_secs_f64(secs))
+}
+
+fn parse_mount(s: &str) -> Result<burrow_host::wasi_fs::Mount, String> {
+    let parts: Vec<&str> = s.rsplitn(3, ':').collect();
+    let (host, guest) = match parts.as_slice() {
+        ["ro", guest, host] => (*host, *guest),
+        [mode, _, _] => {
+            return Err(format!(
+                "mount mode '{mode}' is not supported: only read-only mounts (ro)"
+            ));
+        }
+        _ => return Err(format!("expected HOST:GUEST:ro, got '{s}'")),
+    };
+    Ok(burrow_host::wasi_fs::Mount {
+        host: PathBuf::from(host),
+        guest: guest.to_string(),
+    })
 }
 
 fn default_store() -> PathBuf {
@@ -343,6 +363,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             workspace,
             timeout,
             memory_mib,
+            mount,
             targets,
             args,
         } => {
@@ -358,18 +379,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let limits = Limits {
-                timeout,
-                memory: memory_mib << 20,
-                ..Limits::default()
+            let opts = burrow_host::RunOptions {
+                args,
+                program_name: name,
+                limits: Limits {
+                    timeout,
+                    memory: memory_mib << 20,
+                    ..Limits::default()
+                },
+                mounts: mount,
+                ..Default::default()
             };
-            match sb.run(&id, &wasm, &name, args, Some(limits)) {
+            match sb.run(&id, &wasm, &opts) {
                 Ok(r) => {
                     std::io::stdout().write_all(&r.report.stdout)?;
                     std::io::stderr().write_all(&r.report.stderr)?;
                     return Ok(ExitCode::from(r.report.exit_code.clamp(0, 255) as u8));
                 }
-                Err(burrow_host::SessionError::Run(e @ RunError::Load(_))) => bail!(e),
+                Err(burrow_host::SessionError::Run(
+                    e @ (RunError::Load(_) | RunError::Host(_)),
+                )) => bail!(e),
                 Err(burrow_host::SessionError::Run(e)) => {
                     eprintln!("burrow: {e} (the session is unchanged)");
                     return Ok(ExitCode::from(125));

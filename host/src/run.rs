@@ -52,6 +52,8 @@ pub struct RunOptions {
     pub cwd: Option<String>,
     pub stdin: Vec<u8>,
     pub limits: Limits,
+    /// Read-only host directories the guest may see (nothing else of the host).
+    pub mounts: Vec<crate::wasi_fs::Mount>,
 }
 
 /// The outcome of a run that ended normally (any exit code).
@@ -134,7 +136,8 @@ impl Engine {
         b.stdout(capture.pipe(0));
         b.stderr(capture.pipe(1));
         let shared = Arc::new(Mutex::new(txn));
-        let fs = FsState::new(shared.clone());
+        let fs = FsState::new(shared.clone(), &opts.mounts)
+            .map_err(|e| RunError::Host(e.to_string()))?;
         let quota_hit = fs.quota_hit.clone();
         let state = RunState {
             wasi: b.build(),

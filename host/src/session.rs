@@ -362,27 +362,16 @@ impl Sandbox {
         }
     }
 
-    /// Runs a component (or wasip1 module) in the session, as one transaction.
-    pub fn run(
-        &self,
-        id: &str,
-        wasm: &[u8],
-        name: &str,
-        args: Vec<String>,
-        limits: Option<Limits>,
-    ) -> Result<RunResult> {
+    /// Runs a component (or wasip1 module) in the session, as one transaction. `opts`
+    /// carries the guest's arguments, environment, mounts and limits.
+    pub fn run(&self, id: &str, wasm: &[u8], opts: &RunOptions) -> Result<RunResult> {
         let tb = self.toolbox()?;
         let program = tb.engine().load(wasm)?;
-        let opts = RunOptions {
-            args,
-            program_name: name.to_string(),
-            limits: limits.unwrap_or_else(|| self.config.limits.clone()),
-            ..Default::default()
-        };
+        let name = opts.program_name.clone();
         let started = Instant::now();
         let txn = self.store.begin(id)?;
         let base = txn.base();
-        match tb.engine().run_txn(&program, txn, &opts) {
+        match tb.engine().run_txn(&program, txn, opts) {
             Ok((mut txn, report)) => {
                 txn.set_message(format!("run {name}"));
                 let data = json!({

@@ -34,7 +34,10 @@ mod bindings {
     });
 }
 
+mod mounts;
+
 use bindings::wasi::filesystem::{preopens, types};
+use mounts::HostNode;
 use types::{
     Advice, DescriptorFlags, DescriptorStat, DescriptorType, DirectoryEntry, ErrorCode,
     MetadataHashValue, NewTimestamp, OpenFlags, PathFlags,
@@ -104,16 +107,50 @@ fn lock(txn: &SharedTxn) -> MutexGuard<'_, Txn> {
 /// Per-run filesystem state.
 pub struct FsState {
     txn: SharedTxn,
+    /// Read-only host directories and where the guest sees them.
+    mounts: Vec<(Arc<cap_std::fs::Dir>, String)>,
     /// The quota error a guest hit, if any, so the runner can report the limit by name.
     pub quota_hit: Arc<Mutex<Option<String>>>,
 }
 
+/// A read-only host directory offered to a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub host: std::path::PathBuf,
+    /// Absolute guest path, e.g. `/tools`. Not `/workspace` or inside it.
+    pub guest: String,
+}
+
 impl FsState {
-    pub fn new(txn: SharedTxn) -> FsState {
-        FsState {
-            txn,
-            quota_hit: Arc::new(Mutex::new(None)),
+    /// State for a run in `txn`, with `mounts` opened through cap-std (read-only).
+    pub fn new(txn: SharedTxn, mounts: &[Mount]) -> std::io::Result<FsState> {
+        let mut opened = Vec::new();
+        for m in mounts {
+            let ok = m.guest.starts_with('/')
+                && m.guest != "/"
+                && !m.guest.split('/').any(|c| c == ".." || c == ".")
+                && m.guest != WORKSPACE
+                && !m.guest.starts_with(&format!("{WORKSPACE}/"));
+            if !ok {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "mount point {} must be an absolute path outside {WORKSPACE}",
+                        m.guest
+                    ),
+                ));
+            }
+            let dir = cap_std::fs::Dir::open_ambient_dir(&m.host, cap_std::ambient_authority())
+                .map_err(|e| {
+                    std::io::Error::new(e.kind(), format!("cannot mount {}: {e}", m.host.display()))
+                })?;
+            opened.push((Arc::new(dir), m.guest.trim_end_matches('/').to_string()));
         }
+        Ok(FsState {
+            txn,
+            mounts: opened,
+            quota_hit: Arc::new(Mutex::new(None)),
+        })
     }
 }
 
@@ -123,6 +160,31 @@ pub struct Descriptor {
     dir: bool,
     read: bool,
     write: bool,
+    /// Set for descriptors of a read-only host mount (the other fields then only say
+    /// whether it is a directory).
+    host: Option<HostNode>,
+}
+
+impl Descriptor {
+    fn store(ino: Ino, dir: bool, read: bool, write: bool) -> Descriptor {
+        Descriptor {
+            ino,
+            dir,
+            read,
+            write,
+            host: None,
+        }
+    }
+
+    fn mount(node: HostNode) -> Descriptor {
+        Descriptor {
+            ino: 0,
+            dir: matches!(node, HostNode::Dir(_)),
+            read: true,
+            write: false,
+            host: Some(node),
+        }
+    }
 }
 
 /// A directory listing being read by the guest.
@@ -222,6 +284,20 @@ impl WasiFsView<'_> {
         Ok(self.table.get(fd)?)
     }
 
+    /// The host node of a mount descriptor (None for workspace descriptors).
+    fn host(&self, fd: &Resource<Descriptor>) -> FsResult<Option<HostNode>> {
+        Ok(self.table.get(fd)?.host.clone())
+    }
+
+    /// The mount directory of a `*-at` call on a mount descriptor.
+    fn host_dir(&self, fd: &Resource<Descriptor>) -> FsResult<Option<Arc<cap_std::fs::Dir>>> {
+        match self.host(fd)? {
+            Some(HostNode::Dir(d)) => Ok(Some(d)),
+            Some(HostNode::File(_)) => Err(ErrorCode::NotDirectory.into()),
+            None => Ok(None),
+        }
+    }
+
     /// The directory a `*-at` call is relative to, after checking `path` stays inside the
     /// preopen: absolute paths and `..` above the root are `not-permitted`, as in WASI.
     fn at(&self, fd: &Resource<Descriptor>, path: &str) -> FsResult<Ino> {
@@ -276,13 +352,17 @@ impl WasiFsView<'_> {
 
 impl preopens::Host for WasiFsView<'_> {
     fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
-        let root = self.table.push(Descriptor {
-            ino: ROOT_INO,
-            dir: true,
-            read: true,
-            write: true,
-        })?;
-        Ok(vec![(root, WORKSPACE.to_string())])
+        let root = self
+            .table
+            .push(Descriptor::store(ROOT_INO, true, true, true))?;
+        let mut out = vec![(root, WORKSPACE.to_string())];
+        for (dir, guest) in &self.fs.mounts {
+            let d = self
+                .table
+                .push(Descriptor::mount(HostNode::Dir(dir.clone())))?;
+            out.push((d, guest.clone()));
+        }
+        Ok(out)
     }
 }
 
@@ -309,6 +389,13 @@ impl types::HostDescriptor for WasiFsView<'_> {
         fd: Resource<Descriptor>,
         offset: u64,
     ) -> FsResult<Resource<InputStream>> {
+        if let Some(h) = self.host(&fd)? {
+            let HostNode::File(file) = h else {
+                return Err(ErrorCode::IsDirectory.into());
+            };
+            let s: InputStream = Box::new(mounts::HostInput { file, pos: offset });
+            return Ok(self.table.push(s)?);
+        }
         let d = self.desc(&fd)?;
         if d.dir {
             return Err(ErrorCode::IsDirectory.into());
@@ -355,6 +442,9 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn get_flags(&mut self, fd: Resource<Descriptor>) -> FsResult<DescriptorFlags> {
+        if self.host(&fd)?.is_some() {
+            return Ok(DescriptorFlags::READ);
+        }
         let d = self.desc(&fd)?;
         let mut f = DescriptorFlags::empty();
         if d.read {
@@ -371,12 +461,18 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn get_type(&mut self, fd: Resource<Descriptor>) -> FsResult<DescriptorType> {
+        if let Some(h) = self.host(&fd)? {
+            return mounts::get_type(&h);
+        }
         let ino = self.desc(&fd)?.ino;
         let st = self.store(self.txn().stat(ino))?;
         Ok(descriptor_type(st.kind))
     }
 
     fn set_size(&mut self, fd: Resource<Descriptor>, size: u64) -> FsResult<()> {
+        if self.host(&fd)?.is_some() {
+            return Err(ErrorCode::NotPermitted.into());
+        }
         let d = self.desc(&fd)?;
         if d.dir {
             return Err(ErrorCode::BadDescriptor.into());
@@ -395,6 +491,9 @@ impl types::HostDescriptor for WasiFsView<'_> {
         atime: NewTimestamp,
         mtime: NewTimestamp,
     ) -> FsResult<()> {
+        if self.host(&fd)?.is_some() {
+            return Err(ErrorCode::NotPermitted.into());
+        }
         let d = self.desc(&fd)?;
         if !d.write && !d.dir {
             return Err(ErrorCode::NotPermitted.into());
@@ -410,6 +509,12 @@ impl types::HostDescriptor for WasiFsView<'_> {
         len: u64,
         offset: u64,
     ) -> FsResult<(Vec<u8>, bool)> {
+        if let Some(h) = self.host(&fd)? {
+            let HostNode::File(file) = h else {
+                return Err(ErrorCode::BadDescriptor.into());
+            };
+            return mounts::read(&file, len, offset);
+        }
         let d = self.desc(&fd)?;
         if d.dir {
             return Err(ErrorCode::BadDescriptor.into());
@@ -438,6 +543,10 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn read_directory(&mut self, fd: Resource<Descriptor>) -> FsResult<Resource<DirStream>> {
+        if let Some(dir) = self.host_dir(&fd)? {
+            let entries = mounts::readdir(&dir)?.into();
+            return Ok(self.table.push(DirStream { entries })?);
+        }
         let d = self.desc(&fd)?;
         if !d.dir {
             return Err(ErrorCode::NotDirectory.into());
@@ -455,12 +564,18 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn create_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        if self.host_dir(&fd)?.is_some() {
+            return Err(ErrorCode::NotPermitted.into());
+        }
         let dir = self.at(&fd, &path)?;
         let r = self.txn().mkdir_at(dir, &path).map(|_| ());
         self.store(r)
     }
 
     fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<DescriptorStat> {
+        if let Some(h) = self.host(&fd)? {
+            return mounts::stat(&h);
+        }
         let ino = self.desc(&fd)?.ino;
         let st = self.store(self.txn().stat(ino))?;
         Ok(stat_of(st))
@@ -472,6 +587,9 @@ impl types::HostDescriptor for WasiFsView<'_> {
         flags: PathFlags,
         path: String,
     ) -> FsResult<DescriptorStat> {
+        if let Some(dir) = self.host_dir(&fd)? {
+            return mounts::stat_at(&dir, &path, flags.contains(PathFlags::SYMLINK_FOLLOW));
+        }
         let dir = self.at(&fd, &path)?;
         let follow = flags.contains(PathFlags::SYMLINK_FOLLOW);
         let st = self.store(self.txn().stat_at(dir, &path, follow))?;
@@ -486,6 +604,9 @@ impl types::HostDescriptor for WasiFsView<'_> {
         atime: NewTimestamp,
         mtime: NewTimestamp,
     ) -> FsResult<()> {
+        if self.host_dir(&fd)?.is_some() {
+            return Err(ErrorCode::NotPermitted.into());
+        }
         let dir = self.at(&fd, &path)?;
         let follow = flags.contains(PathFlags::SYMLINK_FOLLOW);
         let mut txn = self.txn();
@@ -504,6 +625,9 @@ impl types::HostDescriptor for WasiFsView<'_> {
         new_fd: Resource<Descriptor>,
         new: String,
     ) -> FsResult<()> {
+        if self.host(&fd)?.is_some() || self.host(&new_fd)?.is_some() {
+            return Err(ErrorCode::NotPermitted.into());
+        }
         let dir = self.at(&fd, &old)?;
         let new_dir = self.at(&new_fd, &new)?;
         if flags.contains(PathFlags::SYMLINK_FOLLOW) {
@@ -521,6 +645,13 @@ impl types::HostDescriptor for WasiFsView<'_> {
         oflags: OpenFlags,
         flags: DescriptorFlags,
     ) -> FsResult<Resource<Descriptor>> {
+        if let Some(dir) = self.host_dir(&fd)? {
+            let follow = path_flags.contains(PathFlags::SYMLINK_FOLLOW);
+            let write =
+                flags.intersects(DescriptorFlags::WRITE | DescriptorFlags::MUTATE_DIRECTORY);
+            let node = mounts::open_at(&dir, &path, follow, oflags, write)?;
+            return Ok(self.table.push(Descriptor::mount(node))?);
+        }
         let dir = self.at(&fd, &path)?;
         if flags.intersects(
             DescriptorFlags::FILE_INTEGRITY_SYNC
@@ -555,22 +686,25 @@ impl types::HostDescriptor for WasiFsView<'_> {
         if is_dir && flags.contains(DescriptorFlags::WRITE) {
             return Err(ErrorCode::IsDirectory.into());
         }
-        Ok(self.table.push(Descriptor {
-            ino,
-            dir: is_dir,
-            read,
-            // The workspace is read-write: a directory descriptor may always mutate it.
-            write: write || is_dir,
-        })?)
+        // The workspace is read-write: a directory descriptor may always mutate it.
+        Ok(self
+            .table
+            .push(Descriptor::store(ino, is_dir, read, write || is_dir))?)
     }
 
     fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
+        if let Some(dir) = self.host_dir(&fd)? {
+            return mounts::readlink(&dir, &path);
+        }
         let dir = self.at(&fd, &path)?;
         let r = self.txn().readlink_at(dir, &path);
         self.store(r)
     }
 
     fn remove_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        if self.host_dir(&fd)?.is_some() {
+            return Err(ErrorCode::NotPermitted.into());
+        }
         let dir = self.at(&fd, &path)?;
         let r = self.txn().rmdir_at(dir, &path);
         self.store(r)
@@ -583,6 +717,9 @@ impl types::HostDescriptor for WasiFsView<'_> {
         new_fd: Resource<Descriptor>,
         new: String,
     ) -> FsResult<()> {
+        if self.host(&fd)?.is_some() || self.host(&new_fd)?.is_some() {
+            return Err(ErrorCode::NotPermitted.into());
+        }
         let dir = self.at(&fd, &old)?;
         let new_dir = self.at(&new_fd, &new)?;
         let r = self.txn().rename_at(dir, &old, new_dir, &new);
@@ -595,6 +732,9 @@ impl types::HostDescriptor for WasiFsView<'_> {
         target: String,
         path: String,
     ) -> FsResult<()> {
+        if self.host_dir(&fd)?.is_some() {
+            return Err(ErrorCode::NotPermitted.into());
+        }
         let dir = self.at(&fd, &path)?;
         if target.starts_with('/') {
             return Err(ErrorCode::NotPermitted.into());
@@ -604,6 +744,9 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        if self.host_dir(&fd)?.is_some() {
+            return Err(ErrorCode::NotPermitted.into());
+        }
         let dir = self.at(&fd, &path)?;
         let r = self.txn().unlink_at(dir, &path);
         self.store(r)
@@ -614,10 +757,26 @@ impl types::HostDescriptor for WasiFsView<'_> {
         a: Resource<Descriptor>,
         b: Resource<Descriptor>,
     ) -> wasmtime::Result<bool> {
-        Ok(self.table.get(&a)?.ino == self.table.get(&b)?.ino)
+        let (da, db) = (self.table.get(&a)?, self.table.get(&b)?);
+        Ok(match (&da.host, &db.host) {
+            (None, None) => da.ino == db.ino,
+            (Some(x), Some(y)) => match (mounts::identity(x), mounts::identity(y)) {
+                (Ok(x), Ok(y)) => (x.0, x.1) == (y.0, y.1),
+                _ => false,
+            },
+            _ => false,
+        })
     }
 
     fn metadata_hash(&mut self, fd: Resource<Descriptor>) -> FsResult<MetadataHashValue> {
+        if let Some(h) = self.host(&fd)? {
+            let (dev, ino, mtime, size) = mounts::identity(&h)?;
+            let v = blake3_u128(dev ^ 1, ino, mtime, size);
+            return Ok(MetadataHashValue {
+                lower: v as u64,
+                upper: (v >> 64) as u64,
+            });
+        }
         let ino = self.desc(&fd)?.ino;
         let st = self.store(self.txn().stat(ino))?;
         Ok(hash_value(0, &st))
@@ -629,6 +788,15 @@ impl types::HostDescriptor for WasiFsView<'_> {
         flags: PathFlags,
         path: String,
     ) -> FsResult<MetadataHashValue> {
+        if let Some(dir) = self.host_dir(&fd)? {
+            let (dev, ino, mtime, size) =
+                mounts::identity_at(&dir, &path, flags.contains(PathFlags::SYMLINK_FOLLOW))?;
+            let v = blake3_u128(dev ^ 1, ino, mtime, size);
+            return Ok(MetadataHashValue {
+                lower: v as u64,
+                upper: (v >> 64) as u64,
+            });
+        }
         let dir = self.at(&fd, &path)?;
         let follow = flags.contains(PathFlags::SYMLINK_FOLLOW);
         let st = self.store(self.txn().stat_at(dir, &path, follow))?;

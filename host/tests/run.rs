@@ -305,3 +305,74 @@ fn wasip1_core_modules_run_through_the_adapter() {
         b"from wasip1\n"
     );
 }
+
+#[test]
+fn read_only_host_mounts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = common::engine(&tmp.path().join("cache"));
+    let program = engine.load_file(&common::guest("fs-probe")).unwrap();
+    let store = Store::open(tmp.path().join("s.db")).unwrap();
+    store.create_workspace("w").unwrap();
+    let host = tmp.path().join("toolshed");
+    std::fs::create_dir_all(host.join("bin")).unwrap();
+    std::fs::write(host.join("hello.txt"), b"from the host mount\n").unwrap();
+    std::fs::write(tmp.path().join("secret.txt"), b"outside the mount").unwrap();
+    std::os::unix::fs::symlink("../secret.txt", host.join("escape")).unwrap();
+    let mount = burrow_host::wasi_fs::Mount {
+        host: host.clone(),
+        guest: "/tools".into(),
+    };
+    let mut o = opts(&[
+        "cat",
+        "/tools/hello.txt",
+        "/tools/../secret.txt",
+        "/tools/escape",
+    ]);
+    o.mounts = vec![mount.clone()];
+    let r = engine.run(&store, "w", &program, &o).unwrap();
+    let out = String::from_utf8_lossy(&r.report.stdout);
+    assert!(out.starts_with("from the host mount\n"), "{out}");
+    assert!(!out.contains("outside the mount"), "{out}");
+    assert!(out.contains("/tools/escape: PermissionDenied"), "{out}");
+
+    let mut o = opts(&[
+        "write",
+        "/tools/new.txt",
+        "/tools/hello.txt",
+        "/workspace/ok.txt",
+    ]);
+    o.mounts = vec![mount.clone()];
+    let r = engine.run(&store, "w", &program, &o).unwrap();
+    let out = String::from_utf8_lossy(&r.report.stdout);
+    assert!(
+        out.contains("write /tools/new.txt: err PermissionDenied"),
+        "{out}"
+    );
+    assert!(
+        out.contains("write /tools/hello.txt: err PermissionDenied"),
+        "{out}"
+    );
+    assert!(out.contains("write /workspace/ok.txt: ok"), "{out}");
+    assert!(!host.join("new.txt").exists());
+    assert_eq!(
+        std::fs::read(host.join("hello.txt")).unwrap(),
+        b"from the host mount\n"
+    );
+
+    let mut o = opts(&["ls", "/tools"]);
+    o.mounts = vec![mount];
+    let r = engine.run(&store, "w", &program, &o).unwrap();
+    let out = String::from_utf8_lossy(&r.report.stdout);
+    assert!(
+        out.contains(r#"["bin:d", "escape:l", "hello.txt:f"]"#),
+        "{out}"
+    );
+
+    // Mount points inside the workspace are refused.
+    let mut o = opts(&["noop"]);
+    o.mounts = vec![burrow_host::wasi_fs::Mount {
+        host,
+        guest: "/workspace/x".into(),
+    }];
+    assert!(engine.run(&store, "w", &program, &o).is_err());
+}

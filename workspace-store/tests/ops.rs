@@ -795,3 +795,63 @@ fn schema_migrates_from_v1_and_refuses_newer() {
         Err(Error::SchemaTooNew { found: 99, .. })
     ));
 }
+
+#[test]
+fn contention_is_a_clear_busy_error_and_readers_are_not_blocked() {
+    let (d, s) = store();
+    let mut t = s.begin("w").unwrap();
+    t.write_file("f", b"committed").unwrap();
+    t.commit().unwrap();
+    let path = d.path().join("s.db");
+    let impatient = Store::open_with(
+        &path,
+        burrow_store::Options {
+            busy_timeout: Duration::from_millis(50),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    // Another "process" holds the write lock.
+    let holder = rusqlite::Connection::open(&path).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let mut t = impatient.begin("w").unwrap();
+    // Reading is not blocked by the writer.
+    assert_eq!(t.read_file("f").unwrap(), b"committed");
+    t.write_file("g", b"x").unwrap();
+    let err = t.commit().unwrap_err();
+    assert!(matches!(err, Error::Busy), "{err}");
+    assert!(err.to_string().contains("retry"), "{err}");
+    holder.execute_batch("ROLLBACK").unwrap();
+    let mut t = impatient.begin("w").unwrap();
+    t.write_file("g", b"x").unwrap();
+    t.commit().unwrap();
+}
+
+#[test]
+fn large_writes_spill_and_commit_correctly() {
+    let (_d, s) = store();
+    let mut t = s.begin("w").unwrap();
+    let ino = t.open_at(ROOT_INO, "big", CREATE, true).unwrap();
+    // More than the in-memory threshold (64 MiB), written in 1 MiB blocks of distinct bytes.
+    let block = |i: u64| -> Vec<u8> {
+        (0..1 << 20)
+            .map(|j| ((i * 7 + j as u64 / 4096) % 251) as u8)
+            .collect()
+    };
+    for i in 0..80u64 {
+        t.write(ino, i << 20, &block(i)).unwrap();
+    }
+    // Spilled pages read back before the commit, and can be overwritten again.
+    let mut buf = vec![0u8; 1 << 20];
+    t.read(ino, 3 << 20, &mut buf).unwrap();
+    assert_eq!(buf, block(3));
+    t.write(ino, 3 << 20, &block(99)).unwrap();
+    let c = t.commit().unwrap();
+    let mut v = s.view(c.version).unwrap();
+    let ino = v.resolve(ROOT_INO, "big", true).unwrap();
+    for i in [0u64, 3, 40, 79] {
+        v.read(ino, i << 20, &mut buf).unwrap();
+        assert_eq!(buf, block(if i == 3 { 99 } else { i }), "block {i}");
+    }
+    assert!(s.fsck().unwrap().is_clean());
+}

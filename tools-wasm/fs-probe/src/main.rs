@@ -311,6 +311,16 @@ fn main() {
             }
         }
         "noop" => {}
+        "write" => {
+            for p in args {
+                show(&format!("write {p}"), fs::write(&p, b"x"));
+            }
+        }
+        "ls" => {
+            for p in args {
+                show(&format!("ls {p}"), listing(&p));
+            }
+        }
         "cat" => {
             for p in args {
                 match fs::read(&p) {
