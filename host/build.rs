@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-const TOOLS: &[&str] = &["fs-tools"];
+const TOOLS: &[&str] = &["fs-tools", "sh"];
 
 fn main() {
     let manifest =

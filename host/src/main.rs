@@ -54,6 +54,11 @@ enum Command {
     /// Manage sessions: new, ls, rm.
     #[command(subcommand)]
     Session(SessionCmd),
+    /// Run a shell command in a session: `burrow sh S 'grep -rn TODO src | wc -l'`. The
+    /// shell's cwd, variables and functions persist between calls. Prints stdout and stderr
+    /// and exits with the command's status (124 when it timed out; the session is then
+    /// unchanged).
+    Sh { session: String, command: String },
     /// Run one agent tool call in a session, e.g.
     /// `burrow tool S read '{"file_path":"README.md"}'`. Exits 1 when the result is an error.
     Tool {
@@ -395,6 +400,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     std::io::stdout().write_all(&r.report.stdout)?;
                     std::io::stderr().write_all(&r.report.stderr)?;
                     return Ok(ExitCode::from(r.report.exit_code.clamp(0, 255) as u8));
+                }
+                Err(burrow_host::SessionError::Run(
+                    e @ (RunError::Load(_) | RunError::Host(_)),
+                )) => bail!(e),
+                Err(burrow_host::SessionError::Run(e)) => {
+                    eprintln!("burrow: {e} (the session is unchanged)");
+                    return Ok(ExitCode::from(125));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Command::Sh { session, command } => {
+            let id = sb.resolve(&session)?;
+            match sb.sh(&id, &command) {
+                Ok(r) => {
+                    std::io::stdout().write_all(&r.report.stdout)?;
+                    std::io::stderr().write_all(&r.report.stderr)?;
+                    return Ok(ExitCode::from(r.report.exit_code.clamp(0, 255) as u8));
+                }
+                Err(burrow_host::SessionError::Run(e @ RunError::Timeout(_))) => {
+                    eprintln!("burrow: {e} (the session is unchanged)");
+                    return Ok(ExitCode::from(124));
                 }
                 Err(burrow_host::SessionError::Run(
                     e @ (RunError::Load(_) | RunError::Host(_)),

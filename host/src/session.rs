@@ -326,7 +326,18 @@ impl Sandbox {
         let start_ns = now_ns();
         let txn = self.store.begin(id)?;
         let base = txn.base();
+        let terminated = family == Family::AgentToolset
+            && tool == "bash"
+            && self.store.meta(id)?.contains_key("bash_terminated");
+        let restart = input.get("restart").and_then(Value::as_bool) == Some(true);
         let result = match family {
+            Family::AgentToolset if terminated && !restart => {
+                Ok(crate::tools::agent_toolset::Outcome {
+                    txn: Some(txn),
+                    output: ToolOutput::error("bash: bash session terminated; restart required"),
+                    bash_terminated: true,
+                })
+            }
             Family::AgentToolset => {
                 crate::tools::agent_toolset::call(&tb, txn, tool, input, &self.config.limits)
             }
@@ -345,11 +356,24 @@ impl Sandbox {
             .to_string()
         };
         match result {
-            Ok((mut txn, output)) => {
-                txn.set_message(tool.to_string());
-                let data = record(&output, None);
-                txn.commit_with_event("tool", &data)?;
-                Ok(output)
+            Ok(outcome) => {
+                if outcome.bash_terminated != terminated {
+                    let flag = outcome.bash_terminated.then_some("1");
+                    self.store.set_meta(id, "bash_terminated", flag)?;
+                }
+                let data = record(&outcome.output, None);
+                match outcome.txn {
+                    Some(mut txn) => {
+                        txn.set_message(tool.to_string());
+                        txn.commit_with_event("tool", &data)?;
+                    }
+                    // Rolled back (a timed-out command): the event records it, nothing else.
+                    None => {
+                        self.store
+                            .append_event(id, "tool", Some(base), Some(base), &data)?;
+                    }
+                }
+                Ok(outcome.output)
             }
             Err(e) => {
                 // The transaction was dropped: nothing of the call is in the workspace.
@@ -389,6 +413,37 @@ impl Sandbox {
                 let data = json!({ "tool": "run", "program": name, "error": e.to_string() });
                 self.store
                     .append_event(id, "run", Some(base), Some(base), &data.to_string())?;
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Runs a shell command in the session (as one transaction), with stdout and stderr kept
+    /// apart and the exit code, as a terminal shell gives them.
+    pub fn sh(&self, id: &str, command: &str) -> Result<RunResult> {
+        let tb = self.toolbox()?;
+        let started = Instant::now();
+        let txn = self.store.begin(id)?;
+        let base = txn.base();
+        match tb.shell(txn, command, false, &self.config.limits) {
+            Ok((mut txn, report)) => {
+                txn.set_message("sh".to_string());
+                let data = json!({
+                    "tool": "sh", "input": { "command": command }, "exit_code": report.exit_code,
+                    "is_error": report.exit_code != 0,
+                    "duration_us": started.elapsed().as_micros() as u64,
+                });
+                let (c, _) = txn.commit_with_event("tool", &data.to_string())?;
+                Ok(RunResult {
+                    report,
+                    version_before: base,
+                    version_after: c.version,
+                })
+            }
+            Err(e) => {
+                let data = json!({ "tool": "sh", "input": { "command": command }, "error": e.to_string(), "is_error": true });
+                self.store
+                    .append_event(id, "tool", Some(base), Some(base), &data.to_string())?;
                 Err(e.into())
             }
         }

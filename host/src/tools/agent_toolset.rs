@@ -19,8 +19,20 @@ pub const GLOB_RESULT_LIMIT: usize = 200;
 pub const GREP_OUTPUT_LIMIT: usize = 100 * 1024;
 pub const GREP_MAX_LINE_LENGTH: usize = 2000;
 
-/// The tools of this family that run here (bash is served by the shell).
-pub const TOOLS: &[&str] = &["read", "write", "edit", "glob", "grep"];
+/// The tools of this family.
+pub const TOOLS: &[&str] = &["bash", "read", "write", "edit", "glob", "grep"];
+/// bash output kept (the tail), in bytes.
+pub const BASH_OUTPUT_LIMIT: usize = 100 * 1024;
+/// bash's default timeout.
+pub const BASH_DEFAULT_TIMEOUT_MS: u64 = 120_000;
+
+/// What a call did: the transaction to commit (None when the call was rolled back, as a
+/// timed-out bash command is), the result, and whether the bash session is now terminated.
+pub struct Outcome {
+    pub txn: Option<Txn>,
+    pub output: ToolOutput,
+    pub bash_terminated: bool,
+}
 
 fn media_type(path: &str) -> Option<&'static str> {
     let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
@@ -81,7 +93,10 @@ pub fn call(
     name: &str,
     args: &Value,
     limits: &Limits,
-) -> Result<(Txn, ToolOutput), RunError> {
+) -> Result<Outcome, RunError> {
+    if name == "bash" {
+        return bash(tb, txn, args, limits);
+    }
     let mut txn = Some(txn);
     let mut op = |req: Value| -> Result<Result<Value, Failure>, RunError> {
         let t = txn
@@ -100,7 +115,96 @@ pub fn call(
         other => ToolOutput::error(format!("unknown tool: {other}")),
     };
     let txn = txn.ok_or_else(|| RunError::Host("transaction lost".into()))?;
-    Ok((txn, out))
+    Ok(Outcome {
+        txn: Some(txn),
+        output: out,
+        bash_terminated: false,
+    })
+}
+
+#[derive(Deserialize)]
+struct BashInput {
+    command: Option<String>,
+    restart: Option<bool>,
+    timeout_ms: Option<i64>,
+}
+
+/// Python's str() of a float number of seconds (`120.0`, `1.5`).
+fn py_float(secs: f64) -> String {
+    if secs.fract() == 0.0 {
+        format!("{secs:.1}")
+    } else {
+        format!("{secs}")
+    }
+}
+
+/// Removes ANSI escape sequences (CSI ... final byte), as the reference runner does.
+pub fn strip_ansi(s: &str) -> String {
+    static RE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    match RE.get_or_init(|| regex::Regex::new(r"\x1b\[[0-9;?]*[ -/]*[@-~]").ok()) {
+        Some(re) => re.replace_all(s, "").into_owned(),
+        None => s.to_string(),
+    }
+}
+
+fn bash(tb: &Toolbox, txn: Txn, args: &Value, limits: &Limits) -> Result<Outcome, RunError> {
+    let keep = |txn: Txn, output: ToolOutput| Outcome {
+        txn: Some(txn),
+        output,
+        bash_terminated: false,
+    };
+    let i: BashInput = match input("bash", args) {
+        Ok(i) => i,
+        Err(e) => return Ok(keep(txn, e)),
+    };
+    if i.restart == Some(true) {
+        let (txn, _) = tb.shell(txn, "", true, limits)?;
+        return Ok(keep(txn, ToolOutput::text("bash session restarted")));
+    }
+    let Some(command) = i.command.filter(|c| !c.is_empty()) else {
+        return Ok(keep(txn, ToolOutput::error("bash: command is required")));
+    };
+    let timeout_ms = match i.timeout_ms {
+        Some(t) if t > 0 => t as u64,
+        _ => BASH_DEFAULT_TIMEOUT_MS,
+    };
+    let limits = Limits {
+        timeout: std::time::Duration::from_millis(timeout_ms),
+        ..limits.clone()
+    };
+    match tb.shell(txn, &command, false, &limits) {
+        Ok((txn, report)) => {
+            let text = strip_ansi(&String::from_utf8_lossy(&report.merged));
+            let mut out = text.trim_end_matches('\n').to_string();
+            let mut truncated = report.merged_dropped > 0;
+            if out.len() > BASH_OUTPUT_LIMIT {
+                let mut cut = out.len() - BASH_OUTPUT_LIMIT;
+                while !out.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                out = out[cut..].to_string();
+                truncated = true;
+            }
+            if truncated {
+                out = format!("[output truncated]\n{out}");
+            }
+            let output = if report.exit_code != 0 {
+                ToolOutput::error(out)
+            } else {
+                ToolOutput::text(out)
+            };
+            Ok(keep(txn, output))
+        }
+        Err(RunError::Timeout(_)) => Ok(Outcome {
+            txn: None,
+            output: ToolOutput::error(format!(
+                "bash: bash command timed out after {}s",
+                py_float(timeout_ms as f64 / 1000.0)
+            )),
+            bash_terminated: true,
+        }),
+        Err(e) => Err(e),
+    }
 }
 
 type Op<'a> = dyn FnMut(Value) -> Result<Result<Value, Failure>, RunError> + 'a;

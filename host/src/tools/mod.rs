@@ -16,6 +16,8 @@ use crate::{Engine, Limits, Program, RunError, RunOptions};
 
 /// The file-tool component, built by `build.rs` from `tools-wasm/fs-tools`.
 pub const FS_TOOLS_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fs-tools.wasm"));
+/// The shell component, built by `build.rs` from `tools-wasm/sh`.
+pub const SH_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sh.wasm"));
 
 /// Where the workspace appears to tools and guests.
 pub const WORKSPACE: &str = crate::wasi_fs::WORKSPACE;
@@ -121,13 +123,15 @@ enum Response {
 pub struct Toolbox {
     engine: Arc<Engine>,
     fs: Program,
+    sh: Program,
 }
 
 impl Toolbox {
     /// Loads the embedded components into `engine` (compiled once, then cached).
     pub fn new(engine: Arc<Engine>) -> Result<Toolbox, RunError> {
         let fs = engine.load(FS_TOOLS_WASM)?;
-        Ok(Toolbox { engine, fs })
+        let sh = engine.load(SH_WASM)?;
+        Ok(Toolbox { engine, fs, sh })
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
@@ -161,6 +165,31 @@ impl Toolbox {
                 Response::Err(f) => Err(f),
             },
         ))
+    }
+}
+
+impl Toolbox {
+    /// Runs a shell command in `txn` (the session's shell state lives in the workspace).
+    /// `restart` resets that state instead.
+    pub fn shell(
+        &self,
+        txn: Txn,
+        command: &str,
+        restart: bool,
+        limits: &Limits,
+    ) -> Result<(Txn, crate::RunReport), RunError> {
+        let args = if restart {
+            vec!["--restart".to_string()]
+        } else {
+            vec!["-c".to_string(), command.to_string()]
+        };
+        let opts = RunOptions {
+            program_name: "bash".into(),
+            args,
+            limits: limits.clone(),
+            ..Default::default()
+        };
+        self.engine.run_txn(&self.sh, txn, &opts)
     }
 }
 

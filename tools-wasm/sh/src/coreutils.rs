@@ -1,0 +1,856 @@
+//! The file and text utilities agents type, as builtins with GNU-compatible output and
+//! messages for the common flags: cat ls head tail wc grep find sed sort uniq cut tr mkdir rm
+//! rmdir cp mv touch ln basename dirname realpath seq tee date sleep xargs rev tac nl.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+use crate::builtins::io_msg;
+use crate::io::{Io, read_all};
+use crate::shell::{Shell, Status};
+
+pub const NAMES: &[&str] = &[
+    "cat", "ls", "head", "tail", "wc", "grep", "egrep", "fgrep", "find", "sed", "sort", "uniq",
+    "cut", "tr", "mkdir", "rm", "rmdir", "cp", "mv", "touch", "ln", "basename", "dirname",
+    "realpath", "seq", "tee", "date", "sleep", "xargs", "rev", "tac", "nl", "stat", "du", "chmod",
+    "yes", "sh", "bash",
+];
+
+/// Parsed command line: single-letter flags, flags with values, operands.
+struct Args {
+    flags: BTreeSet<char>,
+    values: Vec<(char, String)>,
+    long: Vec<String>,
+    operands: Vec<String>,
+}
+
+impl Args {
+    fn has(&self, c: char) -> bool {
+        self.flags.contains(&c)
+    }
+
+    fn value(&self, c: char) -> Option<&str> {
+        self.values
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == c)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Parses GNU-style options: `flags` take no value, `valued` take one (attached or next).
+/// `-NUM` is accepted as `-n NUM` when `numeric` is set (head/tail).
+fn parse(
+    cmd: &str,
+    args: &[String],
+    flags: &str,
+    valued: &str,
+    numeric: bool,
+    io: &Io,
+) -> Result<Args, i32> {
+    let mut a = Args {
+        flags: BTreeSet::new(),
+        values: Vec::new(),
+        long: Vec::new(),
+        operands: Vec::new(),
+    };
+    let mut i = 0;
+    let mut only_operands = false;
+    while i < args.len() {
+        let s = &args[i];
+        if only_operands || s == "-" || !s.starts_with('-') {
+            a.operands.push(s.clone());
+            i += 1;
+            continue;
+        }
+        if s == "--" {
+            only_operands = true;
+            i += 1;
+            continue;
+        }
+        if let Some(l) = s.strip_prefix("--") {
+            a.long.push(l.to_string());
+            i += 1;
+            continue;
+        }
+        let body: Vec<char> = s[1..].chars().collect();
+        if numeric && body.iter().all(|c| c.is_ascii_digit()) {
+            a.values.push(('n', body.iter().collect()));
+            i += 1;
+            continue;
+        }
+        let mut j = 0;
+        while j < body.len() {
+            let c = body[j];
+            if valued.contains(c) {
+                let rest: String = body[j + 1..].iter().collect();
+                let v = if !rest.is_empty() {
+                    rest
+                } else {
+                    i += 1;
+                    match args.get(i) {
+                        Some(v) => v.clone(),
+                        None => {
+                            io.eprint(&format!("{cmd}: option requires an argument -- '{c}'\nTry '{cmd} --help' for more information.\n"));
+                            return Err(2);
+                        }
+                    }
+                };
+                a.values.push((c, v));
+                break;
+            } else if flags.contains(c) {
+                a.flags.insert(c);
+            } else {
+                io.eprint(&format!(
+                    "{cmd}: invalid option -- '{c}'\nTry '{cmd} --help' for more information.\n"
+                ));
+                return Err(2);
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    Ok(a)
+}
+
+macro_rules! args {
+    ($cmd:expr, $args:expr, $flags:expr, $valued:expr, $io:expr) => {
+        match parse($cmd, $args, $flags, $valued, false, $io) {
+            Ok(a) => a,
+            Err(code) => return Some(Ok(code)),
+        }
+    };
+}
+
+/// Reads the named inputs (or stdin for none or `-`), reporting unreadable ones.
+fn inputs(
+    sh: &Shell,
+    cmd: &str,
+    files: &[String],
+    io: &Io,
+    status: &mut i32,
+) -> Vec<(String, Vec<u8>)> {
+    if files.is_empty() {
+        return vec![("-".into(), read_all(&io.stdin))];
+    }
+    let mut out = Vec::new();
+    for f in files {
+        if f == "-" {
+            out.push((f.clone(), read_all(&io.stdin)));
+            continue;
+        }
+        match fs::read(sh.path(f)) {
+            Ok(b) => out.push((f.clone(), b)),
+            Err(e) => {
+                io.eprint(&format!("{cmd}: {f}: {}\n", io_msg(&e)));
+                *status = 1;
+            }
+        }
+    }
+    out
+}
+
+pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
+    let cmd = argv[0].as_str();
+    let args = &argv[1..];
+    let mut status = 0;
+    match cmd {
+        "cat" => {
+            let a = args!(cmd, args, "nAvetsbE", "", io);
+            let mut n = 0;
+            for (_, data) in inputs(sh, cmd, &a.operands, io, &mut status) {
+                if a.has('n') {
+                    let mut out = Vec::new();
+                    for l in data.split_inclusive(|&c| c == b'\n') {
+                        n += 1;
+                        out.extend(format!("{n:>6}\t").as_bytes());
+                        out.extend(l);
+                    }
+                    io.out.write(&out);
+                } else {
+                    io.out.write(&data);
+                }
+            }
+        }
+        "ls" => return Some(Ok(ls(sh, args, io))),
+        "head" | "tail" => {
+            let a = match parse(cmd, args, "qvf", "nc", true, io) {
+                Ok(a) => a,
+                Err(c) => return Some(Ok(c)),
+            };
+            let files = inputs(sh, cmd, &a.operands, io, &mut status);
+            let many = files.len() > 1;
+            for (k, (name, data)) in files.iter().enumerate() {
+                if many {
+                    io.print(&format!(
+                        "{}==> {} <==\n",
+                        if k > 0 { "\n" } else { "" },
+                        if name == "-" { "standard input" } else { name }
+                    ));
+                }
+                if let Some(c) = a.value('c') {
+                    let n: usize = c.trim_start_matches('+').parse().unwrap_or(0);
+                    let slice = if cmd == "head" {
+                        &data[..n.min(data.len())]
+                    } else {
+                        &data[data.len().saturating_sub(n)..]
+                    };
+                    io.out.write(slice);
+                    continue;
+                }
+                let spec = a.value('n').unwrap_or("10");
+                let ls: Vec<&[u8]> = data.split_inclusive(|&c| c == b'\n').collect();
+                let sel: &[&[u8]] = if cmd == "head" {
+                    match spec.strip_prefix('-') {
+                        Some(neg) => &ls[..ls.len().saturating_sub(neg.parse().unwrap_or(0))],
+                        None => &ls[..spec.parse::<usize>().unwrap_or(10).min(ls.len())],
+                    }
+                } else {
+                    match spec.strip_prefix('+') {
+                        Some(from) => {
+                            &ls[from
+                                .parse::<usize>()
+                                .unwrap_or(1)
+                                .saturating_sub(1)
+                                .min(ls.len())..]
+                        }
+                        None => {
+                            &ls[ls.len().saturating_sub(
+                                spec.trim_start_matches('-').parse().unwrap_or(10),
+                            )..]
+                        }
+                    }
+                };
+                io.out.write(&sel.concat());
+            }
+        }
+        "wc" => {
+            let a = args!(cmd, args, "lwcmL", "", io);
+            let (mut l, mut w, mut c) = (a.has('l'), a.has('w'), a.has('c') || a.has('m'));
+            if !l && !w && !c {
+                (l, w, c) = (true, true, true);
+            }
+            let files = inputs(sh, cmd, &a.operands, io, &mut status);
+            let mut rows = Vec::new();
+            let mut tot = [0usize; 3];
+            for (name, data) in &files {
+                let counts = [
+                    data.iter().filter(|&&b| b == b'\n').count(),
+                    String::from_utf8_lossy(data).split_whitespace().count(),
+                    if a.has('m') {
+                        String::from_utf8_lossy(data).chars().count()
+                    } else {
+                        data.len()
+                    },
+                ];
+                for k in 0..3 {
+                    tot[k] += counts[k];
+                }
+                rows.push((
+                    counts,
+                    if a.operands.is_empty() {
+                        String::new()
+                    } else {
+                        name.clone()
+                    },
+                ));
+            }
+            if files.len() > 1 {
+                rows.push((tot, "total".into()));
+            }
+            let sel = [l, w, c];
+            let ncols = sel.iter().filter(|&&s| s).count();
+            let width = if ncols == 1 && rows.len() == 1 {
+                0
+            } else if a.operands.is_empty() {
+                7
+            } else {
+                rows.iter()
+                    .flat_map(|(c, _)| c.iter())
+                    .max()
+                    .map(|m| m.to_string().len())
+                    .unwrap_or(1)
+            };
+            for (counts, name) in rows {
+                let nums: Vec<String> = (0..3)
+                    .filter(|&k| sel[k])
+                    .map(|k| format!("{:>width$}", counts[k]))
+                    .collect();
+                let mut line = nums.join(" ");
+                if !name.is_empty() {
+                    line.push(' ');
+                    line.push_str(&name);
+                }
+                io.print(&format!("{line}\n"));
+            }
+        }
+        "grep" | "egrep" | "fgrep" => return Some(Ok(crate::text::grep(sh, cmd, args, io))),
+        "sed" => return Some(Ok(crate::text::sed(sh, args, io))),
+        "sort" => return Some(Ok(crate::text::sort(sh, args, io))),
+        "uniq" => {
+            let a = args!(cmd, args, "cdui", "", io);
+            let files = inputs(
+                sh,
+                cmd,
+                &a.operands[..a.operands.len().min(1)],
+                io,
+                &mut status,
+            );
+            let data = files.into_iter().next().map(|(_, d)| d).unwrap_or_default();
+            let mut out = String::new();
+            let text = String::from_utf8_lossy(&data).into_owned();
+            let mut groups: Vec<(String, usize)> = Vec::new();
+            for line in text.lines() {
+                let same = groups.last().is_some_and(|(g, _)| {
+                    if a.has('i') {
+                        g.eq_ignore_ascii_case(line)
+                    } else {
+                        g == line
+                    }
+                });
+                if same {
+                    if let Some(g) = groups.last_mut() {
+                        g.1 += 1;
+                    }
+                } else {
+                    groups.push((line.to_string(), 1));
+                }
+            }
+            for (g, n) in groups {
+                if (a.has('d') && n < 2) || (a.has('u') && n > 1) {
+                    continue;
+                }
+                if a.has('c') {
+                    out.push_str(&format!("{n:>7} {g}\n"));
+                } else {
+                    out.push_str(&g);
+                    out.push('\n');
+                }
+            }
+            io.print(&out);
+        }
+        "cut" => return Some(Ok(crate::text::cut(sh, args, io))),
+        "tr" => return Some(Ok(crate::text::tr(args, io))),
+        "rev" | "tac" | "nl" => {
+            let a = args!(cmd, args, "", "", io);
+            let mut out = String::new();
+            let mut n = 0;
+            for (_, data) in inputs(sh, cmd, &a.operands, io, &mut status) {
+                let text = String::from_utf8_lossy(&data).into_owned();
+                let mut ls: Vec<&str> = text.lines().collect();
+                if cmd == "tac" {
+                    ls.reverse();
+                }
+                for l in ls {
+                    match cmd {
+                        "rev" => out.push_str(&l.chars().rev().collect::<String>()),
+                        "nl" if l.is_empty() => {}
+                        "nl" => {
+                            n += 1;
+                            out.push_str(&format!("{n:>6}\t{l}"));
+                        }
+                        _ => out.push_str(l),
+                    }
+                    out.push('\n');
+                }
+            }
+            io.print(&out);
+        }
+        "mkdir" => {
+            let a = args!(cmd, args, "pv", "m", io);
+            if a.operands.is_empty() {
+                io.eprint("mkdir: missing operand\nTry 'mkdir --help' for more information.\n");
+                return Some(Ok(1));
+            }
+            for d in &a.operands {
+                let p = sh.path(d);
+                let r = if a.has('p') {
+                    fs::create_dir_all(&p)
+                } else {
+                    fs::create_dir(&p)
+                };
+                if let Err(e) = r {
+                    io.eprint(&format!(
+                        "mkdir: cannot create directory '{d}': {}\n",
+                        io_msg(&e)
+                    ));
+                    status = 1;
+                }
+            }
+        }
+        "rmdir" => {
+            let a = args!(cmd, args, "p", "", io);
+            for d in &a.operands {
+                if let Err(e) = fs::remove_dir(sh.path(d)) {
+                    io.eprint(&format!("rmdir: failed to remove '{d}': {}\n", io_msg(&e)));
+                    status = 1;
+                }
+            }
+        }
+        "rm" => {
+            let a = args!(cmd, args, "rRfvid", "", io);
+            if a.operands.is_empty() && !a.has('f') {
+                io.eprint("rm: missing operand\nTry 'rm --help' for more information.\n");
+                return Some(Ok(1));
+            }
+            for f in &a.operands {
+                let p = sh.path(f);
+                match fs::symlink_metadata(&p) {
+                    Ok(m) if m.is_dir() => {
+                        if a.has('r') || a.has('R') {
+                            if let Err(e) = fs::remove_dir_all(&p) {
+                                io.eprint(&format!("rm: cannot remove '{f}': {}\n", io_msg(&e)));
+                                status = 1;
+                            }
+                        } else if a.has('d') {
+                            if let Err(e) = fs::remove_dir(&p) {
+                                io.eprint(&format!("rm: cannot remove '{f}': {}\n", io_msg(&e)));
+                                status = 1;
+                            }
+                        } else {
+                            io.eprint(&format!("rm: cannot remove '{f}': Is a directory\n"));
+                            status = 1;
+                        }
+                    }
+                    Ok(_) => {
+                        if let Err(e) = fs::remove_file(&p) {
+                            io.eprint(&format!("rm: cannot remove '{f}': {}\n", io_msg(&e)));
+                            status = 1;
+                        }
+                    }
+                    Err(e) => {
+                        if !a.has('f') {
+                            io.eprint(&format!("rm: cannot remove '{f}': {}\n", io_msg(&e)));
+                            status = 1;
+                        }
+                    }
+                }
+            }
+        }
+        "cp" | "mv" => {
+            let a = args!(cmd, args, "rRfvanpiuT", "t", io);
+            if a.operands.len() < 2 {
+                io.eprint(&format!(
+                    "{cmd}: missing file operand\nTry '{cmd} --help' for more information.\n"
+                ));
+                return Some(Ok(1));
+            }
+            let (srcs, dst) = a.operands.split_at(a.operands.len() - 1);
+            let dst = &dst[0];
+            let dpath = sh.path(dst);
+            let into = dpath.is_dir();
+            if srcs.len() > 1 && !into {
+                io.eprint(&format!("{cmd}: target '{dst}' is not a directory\n"));
+                return Some(Ok(1));
+            }
+            for s in srcs {
+                let sp = sh.path(s);
+                let target = if into {
+                    dpath.join(
+                        Path::new(s.trim_end_matches('/'))
+                            .file_name()
+                            .unwrap_or_default(),
+                    )
+                } else {
+                    dpath.clone()
+                };
+                let meta = match fs::symlink_metadata(&sp) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        io.eprint(&format!("{cmd}: cannot stat '{s}': {}\n", io_msg(&e)));
+                        status = 1;
+                        continue;
+                    }
+                };
+                let r = if cmd == "mv" {
+                    fs::rename(&sp, &target)
+                } else if meta.is_dir() {
+                    if !(a.has('r') || a.has('R') || a.has('a')) {
+                        io.eprint(&format!("cp: -r not specified; omitting directory '{s}'\n"));
+                        status = 1;
+                        continue;
+                    }
+                    copy_tree(&sp, &target)
+                } else {
+                    fs::copy(&sp, &target).map(|_| ())
+                };
+                if let Err(e) = r {
+                    let verb = if cmd == "mv" {
+                        "cannot move"
+                    } else {
+                        "cannot create regular file"
+                    };
+                    if cmd == "mv" {
+                        io.eprint(&format!("mv: {verb} '{s}' to '{dst}': {}\n", io_msg(&e)));
+                    } else {
+                        io.eprint(&format!("cp: {verb} '{}': {}\n", dst, io_msg(&e)));
+                    }
+                    status = 1;
+                }
+            }
+        }
+        "touch" => {
+            let a = args!(cmd, args, "acmh", "dtr", io);
+            for f in &a.operands {
+                let p = sh.path(f);
+                let r = fs::OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .open(&p)
+                    .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+                if let Err(e) = r {
+                    io.eprint(&format!("touch: cannot touch '{f}': {}\n", io_msg(&e)));
+                    status = 1;
+                }
+            }
+        }
+        "ln" => {
+            let a = args!(cmd, args, "sfnv", "", io);
+            if !a.has('s') {
+                io.eprint("ln: hard links are not supported in burrow workspaces; use ln -s\n");
+                return Some(Ok(1));
+            }
+            if a.operands.len() != 2 {
+                io.eprint("ln: missing file operand\n");
+                return Some(Ok(1));
+            }
+            let target = &a.operands[0];
+            let mut link = sh.path(&a.operands[1]);
+            if link.is_dir() {
+                link = link.join(Path::new(target).file_name().unwrap_or_default());
+            }
+            if a.has('f') {
+                let _ = fs::remove_file(&link);
+            }
+            if let Err(e) = crate::sys::symlink(sh, target, &link) {
+                io.eprint(&format!(
+                    "ln: failed to create symbolic link '{}': {}\n",
+                    a.operands[1],
+                    io_msg(&e)
+                ));
+                status = 1;
+            }
+        }
+        "basename" => {
+            let a = args!(cmd, args, "a", "s", io);
+            let Some(p) = a.operands.first() else {
+                io.eprint("basename: missing operand\n");
+                return Some(Ok(1));
+            };
+            let t = p.trim_end_matches('/');
+            let mut b = if t.is_empty() {
+                "/".to_string()
+            } else {
+                t.rsplit('/').next().unwrap_or(t).to_string()
+            };
+            let suffix = a
+                .value('s')
+                .map(String::from)
+                .or_else(|| a.operands.get(1).cloned());
+            if let Some(s) = suffix
+                && b.ends_with(&s)
+                && b != s
+            {
+                b.truncate(b.len() - s.len());
+            }
+            io.print(&format!("{b}\n"));
+        }
+        "dirname" => {
+            for p in args.iter().filter(|a| !a.starts_with('-')) {
+                let t = p.trim_end_matches('/');
+                let d = match t.rfind('/') {
+                    Some(0) => "/".to_string(),
+                    Some(i) => t[..i].trim_end_matches('/').to_string(),
+                    None => {
+                        if p.starts_with('/') {
+                            "/".into()
+                        } else {
+                            ".".into()
+                        }
+                    }
+                };
+                io.print(&format!("{d}\n"));
+            }
+        }
+        "realpath" => {
+            for p in args.iter().filter(|a| !a.starts_with('-')) {
+                let abs = crate::builtins::normalize(&sh.path(p).to_string_lossy());
+                io.print(&format!("{abs}\n"));
+            }
+        }
+        "seq" => {
+            let nums: Vec<f64> = args
+                .iter()
+                .filter(|a| a.parse::<f64>().is_ok())
+                .filter_map(|a| a.parse().ok())
+                .collect();
+            let sep = args
+                .iter()
+                .position(|a| a == "-s")
+                .and_then(|i| args.get(i + 1))
+                .cloned()
+                .unwrap_or("\n".into());
+            let (first, step, last) = match nums.as_slice() {
+                [l] => (1.0, 1.0, *l),
+                [f, l] => (*f, 1.0, *l),
+                [f, s, l, ..] => (*f, *s, *l),
+                _ => {
+                    io.eprint("seq: missing operand\n");
+                    return Some(Ok(1));
+                }
+            };
+            let mut out = Vec::new();
+            let mut x = first;
+            let int = nums.iter().all(|n| n.fract() == 0.0);
+            while (step > 0.0 && x <= last + 1e-9) || (step < 0.0 && x >= last - 1e-9) {
+                out.push(if int {
+                    format!("{}", x as i64)
+                } else {
+                    format!("{x}")
+                });
+                x += step;
+                if out.len() > 10_000_000 {
+                    break;
+                }
+            }
+            if !out.is_empty() {
+                io.print(&format!("{}\n", out.join(&sep)));
+            }
+        }
+        "tee" => {
+            let a = args!(cmd, args, "ai", "", io);
+            let data = read_all(&io.stdin);
+            for f in &a.operands {
+                let r = if a.has('a') {
+                    fs::OpenOptions::new()
+                        .append(true)
+                        .create(true)
+                        .open(sh.path(f))
+                        .and_then(|mut h| std::io::Write::write_all(&mut h, &data))
+                } else {
+                    fs::write(sh.path(f), &data)
+                };
+                if let Err(e) = r {
+                    io.eprint(&format!("tee: {f}: {}\n", io_msg(&e)));
+                    status = 1;
+                }
+            }
+            io.out.write(&data);
+        }
+        "date" => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            let fmt = args
+                .iter()
+                .find_map(|a| a.strip_prefix('+'))
+                .unwrap_or("%a %b %e %H:%M:%S UTC %Y");
+            io.print(&format!("{}\n", crate::text::strftime(now as i64, fmt)));
+        }
+        "sleep" => {
+            let secs: f64 = args
+                .first()
+                .and_then(|a| a.trim_end_matches('s').parse().ok())
+                .unwrap_or(0.0);
+            std::thread::sleep(std::time::Duration::from_secs_f64(secs.clamp(0.0, 3600.0)));
+        }
+        "yes" => {
+            let word = if args.is_empty() {
+                "y".to_string()
+            } else {
+                args.join(" ")
+            };
+            // Bounded: a pipe here is a buffer, not a stream.
+            io.print(&format!("{word}\n").repeat(10_000));
+        }
+        "xargs" => return Some(crate::text::xargs(sh, args, io)),
+        "find" => return Some(Ok(crate::text::find(sh, args, io))),
+        "stat" | "du" | "chmod" => return Some(Ok(crate::text::misc(sh, cmd, args, io))),
+        "sh" | "bash" => {
+            if let Some(i) = args.iter().position(|a| a == "-c") {
+                let src = args.get(i + 1).cloned().unwrap_or_default();
+                let mut sub = sh.clone();
+                sub.arg0 = args.get(i + 2).cloned().unwrap_or_else(|| "bash".into());
+                sub.positional = args.get(i + 3..).map(|s| s.to_vec()).unwrap_or_default();
+                return Some(match sub.run_script(&src, io) {
+                    Ok(s) | Err(crate::shell::Flow::Exit(s)) => Ok(s),
+                    Err(_) => Ok(0),
+                });
+            }
+            if let Some(f) = args.first() {
+                return Some(match fs::read_to_string(sh.path(f)) {
+                    Ok(src) => {
+                        let mut sub = sh.clone();
+                        sub.positional = args[1..].to_vec();
+                        match sub.run_script(&src, io) {
+                            Ok(s) | Err(crate::shell::Flow::Exit(s)) => Ok(s),
+                            Err(_) => Ok(0),
+                        }
+                    }
+                    Err(e) => {
+                        io.eprint(&format!("bash: {f}: {}\n", io_msg(&e)));
+                        Ok(127)
+                    }
+                });
+            }
+            return Some(sh.run_script(&String::from_utf8_lossy(&read_all(&io.stdin)), io));
+        }
+        _ => return None,
+    }
+    Some(Ok(status))
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(to)?;
+    for e in fs::read_dir(from)? {
+        let e = e?;
+        let t = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            copy_tree(&e.path(), &t)?;
+        } else {
+            fs::copy(e.path(), &t)?;
+        }
+    }
+    Ok(())
+}
+
+fn ls(sh: &Shell, args: &[String], io: &Io) -> i32 {
+    let a = match parse("ls", args, "alAd1RhtrSFp", "", false, io) {
+        Ok(a) => a,
+        Err(c) => return c,
+    };
+    let mut status = 0;
+    let ops = if a.operands.is_empty() {
+        vec![".".to_string()]
+    } else {
+        a.operands.clone()
+    };
+    let (mut files, mut dirs) = (Vec::new(), Vec::new());
+    for o in &ops {
+        match fs::metadata(sh.path(o)) {
+            Ok(m) if m.is_dir() && !a.has('d') => dirs.push(o.clone()),
+            Ok(_) => files.push(o.clone()),
+            Err(e) => {
+                io.eprint(&format!("ls: cannot access '{o}': {}\n", io_msg(&e)));
+                status = 2;
+            }
+        }
+    }
+    files.sort();
+    dirs.sort();
+    let mut out = String::new();
+    let entry = |name: &str, full: &Path| -> String {
+        let mut n = name.to_string();
+        if (a.has('F') || a.has('p')) && full.is_dir() {
+            n.push('/');
+        }
+        if a.has('l') {
+            let m = fs::symlink_metadata(full);
+            let (kind, size) = match &m {
+                Ok(m) if m.is_dir() => ('d', 4096),
+                Ok(m) if m.file_type().is_symlink() => ('l', m.len()),
+                Ok(m) => ('-', m.len()),
+                Err(_) => ('?', 0),
+            };
+            let perm = if kind == 'd' {
+                "rwxr-xr-x"
+            } else {
+                "rw-r--r--"
+            };
+            let mtime = m
+                .as_ref()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs() as i64)
+                .unwrap_or(0);
+            let mut line = format!(
+                "{kind}{perm} 1 agent agent {size:>8} {} {n}",
+                crate::text::strftime(mtime, "%b %e %H:%M")
+            );
+            if kind == 'l'
+                && let Ok(t) = fs::read_link(full)
+            {
+                line.push_str(&format!(" -> {}", t.display()));
+            }
+            line
+        } else {
+            n
+        }
+    };
+    for f in &files {
+        out.push_str(&entry(f, &sh.path(f)));
+        out.push('\n');
+    }
+    let show_header = ops.len() > 1 || a.has('R');
+    let mut queue: Vec<String> = dirs;
+    let mut first = files.is_empty();
+    while !queue.is_empty() {
+        let d = queue.remove(0);
+        let full = sh.path(&d);
+        let mut names: Vec<String> = match fs::read_dir(&full) {
+            Ok(rd) => rd
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect(),
+            Err(e) => {
+                io.eprint(&format!(
+                    "ls: cannot open directory '{d}': {}\n",
+                    io_msg(&e)
+                ));
+                status = 2;
+                continue;
+            }
+        };
+        if !(a.has('a') || a.has('A')) {
+            names.retain(|n| !n.starts_with('.'));
+        }
+        names.sort();
+        if a.has('t') {
+            names.sort_by_key(|n| {
+                std::cmp::Reverse(fs::metadata(full.join(n)).and_then(|m| m.modified()).ok())
+            });
+        }
+        if a.has('S') {
+            names.sort_by_key(|n| {
+                std::cmp::Reverse(fs::metadata(full.join(n)).map(|m| m.len()).unwrap_or(0))
+            });
+        }
+        if a.has('r') {
+            names.reverse();
+        }
+        if a.has('a') {
+            names.insert(0, "..".into());
+            names.insert(0, ".".into());
+        }
+        if show_header {
+            if !first {
+                out.push('\n');
+            }
+            out.push_str(&format!("{d}:\n"));
+        }
+        first = false;
+        if a.has('l') {
+            out.push_str(&format!("total {}\n", names.len() * 4));
+        }
+        let mut subdirs = Vec::new();
+        for n in &names {
+            out.push_str(&entry(n, &full.join(n)));
+            out.push('\n');
+            if a.has('R') && n != "." && n != ".." && full.join(n).is_dir() {
+                subdirs.push(if d == "." {
+                    format!("./{n}")
+                } else {
+                    format!("{d}/{n}")
+                });
+            }
+        }
+        for (i, s) in subdirs.into_iter().enumerate() {
+            queue.insert(i, s);
+        }
+    }
+    io.print(&out);
+    status
+}

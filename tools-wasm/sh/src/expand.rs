@@ -1,0 +1,1100 @@
+//! Word expansion, in bash's order: brace expansion, tilde, parameter and arithmetic
+//! expansion, command substitution, field splitting on IFS, pathname expansion (globbing),
+//! quote removal. brush-parser splits a word into pieces; this module evaluates them.
+
+use brush_parser::ast::{
+    ArithmeticExpr, ArithmeticTarget, BinaryOperator, UnaryAssignmentOperator, UnaryOperator,
+};
+use brush_parser::word::{
+    BraceExpressionMember, BraceExpressionOrText, Parameter, ParameterExpr, ParameterTestType,
+    SpecialParameter, SubstringMatchKind, TildeExpr, WordPiece, WordPieceWithSource,
+};
+
+use crate::io::Io;
+use crate::shell::{Flow, Shell, parser_options};
+
+/// A run of text within a field: quoted text is never split or globbed.
+#[derive(Clone, Debug)]
+struct Seg {
+    text: String,
+    quoted: bool,
+    /// Produced by an unquoted expansion: subject to field splitting.
+    split: bool,
+}
+
+/// Fields being built from one word.
+struct Fields {
+    fields: Vec<Vec<Seg>>,
+    /// A quoted piece was seen: an empty result is still one (empty) field.
+    saw_quotes: bool,
+}
+
+impl Fields {
+    fn new() -> Fields {
+        Fields {
+            fields: vec![Vec::new()],
+            saw_quotes: false,
+        }
+    }
+
+    fn push(&mut self, text: String, quoted: bool, split: bool) {
+        if let Some(f) = self.fields.last_mut() {
+            f.push(Seg {
+                text,
+                quoted,
+                split,
+            });
+        }
+    }
+
+    fn new_field(&mut self) {
+        self.fields.push(Vec::new());
+    }
+}
+
+fn err(sh: &Shell, io: &Io, msg: &str) -> Flow {
+    io.eprint(&format!("bash: {msg}\n"));
+    let _ = sh;
+    Flow::Exit(1)
+}
+
+/// Expands words into arguments (with splitting and globbing).
+pub fn words(
+    sh: &mut Shell,
+    words: &[brush_parser::ast::Word],
+    io: &Io,
+) -> Result<Vec<String>, Flow> {
+    let mut out = Vec::new();
+    for w in words {
+        for raw in brace_expand(&w.value) {
+            let fields = expand_word(sh, &raw, io)?;
+            for f in split_fields(sh, fields) {
+                out.extend(glob_field(sh, &f));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Expands one word to one string: no splitting, no globbing (assignments, redirections).
+pub fn single(sh: &mut Shell, raw: &str, io: &Io) -> Result<String, Flow> {
+    let f = expand_word(sh, raw, io)?;
+    Ok(f.fields
+        .iter()
+        .map(|segs| segs.iter().map(|s| s.text.as_str()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
+/// Expands a word used as a pattern: quoted characters are escaped so they match literally.
+pub fn pattern(sh: &mut Shell, raw: &str, io: &Io) -> Result<String, Flow> {
+    let f = expand_word(sh, raw, io)?;
+    let mut out = String::new();
+    for segs in &f.fields {
+        for s in segs {
+            if s.quoted {
+                for c in s.text.chars() {
+                    if "*?[]\\".contains(c) {
+                        out.push('\\');
+                    }
+                    out.push(c);
+                }
+            } else {
+                out.push_str(&s.text);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Expands the body of a here-document (parameters, `$(...)`, arithmetic; no quotes).
+pub fn heredoc(sh: &mut Shell, body: &str, io: &Io) -> Result<String, Flow> {
+    let pieces = match brush_parser::word::parse_heredoc(body, &parser_options()) {
+        Ok(p) => p,
+        Err(_) => return Ok(body.to_string()),
+    };
+    let mut f = Fields::new();
+    eval_pieces(sh, &pieces, true, io, &mut f)?;
+    Ok(f.fields.iter().flatten().map(|s| s.text.as_str()).collect())
+}
+
+fn brace_expand(raw: &str) -> Vec<String> {
+    if !raw.contains('{') {
+        return vec![raw.to_string()];
+    }
+    match brush_parser::word::parse_brace_expansions(raw, &parser_options()) {
+        Ok(Some(parts)) => expand_brace_parts(&parts),
+        _ => vec![raw.to_string()],
+    }
+}
+
+fn expand_brace_parts(parts: &[BraceExpressionOrText]) -> Vec<String> {
+    let mut results = vec![String::new()];
+    for p in parts {
+        let alternatives: Vec<String> = match p {
+            BraceExpressionOrText::Text(t) => vec![t.clone()],
+            BraceExpressionOrText::Expr(members) => {
+                let mut alts = Vec::new();
+                for m in members {
+                    match m {
+                        BraceExpressionMember::NumberSequence {
+                            start,
+                            end,
+                            increment,
+                        } => {
+                            let step = increment.unsigned_abs().max(1) as i64;
+                            let mut i = *start;
+                            let width = {
+                                let s = start.to_string();
+                                let e = end.to_string();
+                                if (s.starts_with('0') && s.len() > 1)
+                                    || (e.starts_with('0') && e.len() > 1)
+                                {
+                                    s.len().max(e.len())
+                                } else {
+                                    0
+                                }
+                            };
+                            loop {
+                                alts.push(format!("{i:0width$}"));
+                                if i == *end || alts.len() > 100_000 {
+                                    break;
+                                }
+                                if start <= end {
+                                    i += step;
+                                    if i > *end {
+                                        break;
+                                    }
+                                } else {
+                                    i -= step;
+                                    if i < *end {
+                                        break;
+                                    }
+                                }
+                            }
+                        }
+                        BraceExpressionMember::CharSequence {
+                            start,
+                            end,
+                            increment,
+                        } => {
+                            let step = increment.unsigned_abs().max(1) as u32;
+                            let (s, e) = (*start as u32, *end as u32);
+                            let mut i = s;
+                            loop {
+                                if let Some(c) = char::from_u32(i) {
+                                    alts.push(c.to_string());
+                                }
+                                if i == e {
+                                    break;
+                                }
+                                if s <= e {
+                                    i += step;
+                                    if i > e {
+                                        break;
+                                    }
+                                } else {
+                                    if i < e + step {
+                                        break;
+                                    }
+                                    i -= step;
+                                }
+                            }
+                        }
+                        BraceExpressionMember::Child(children) => {
+                            alts.extend(expand_brace_parts(children))
+                        }
+                    }
+                }
+                alts
+            }
+        };
+        let mut next = Vec::with_capacity(results.len() * alternatives.len());
+        for r in &results {
+            for a in &alternatives {
+                next.push(format!("{r}{a}"));
+            }
+        }
+        results = next;
+    }
+    results
+}
+
+fn expand_word(sh: &mut Shell, raw: &str, io: &Io) -> Result<Fields, Flow> {
+    let pieces = match brush_parser::word::parse(raw, &parser_options()) {
+        Ok(p) => p,
+        Err(e) => return Err(err(sh, io, &format!("bad substitution: {e}"))),
+    };
+    let mut f = Fields::new();
+    eval_pieces(sh, &pieces, false, io, &mut f)?;
+    Ok(f)
+}
+
+fn eval_pieces(
+    sh: &mut Shell,
+    pieces: &[WordPieceWithSource],
+    quoted: bool,
+    io: &Io,
+    f: &mut Fields,
+) -> Result<(), Flow> {
+    for p in pieces {
+        match &p.piece {
+            WordPiece::Text(t) => f.push(t.clone(), quoted, false),
+            WordPiece::SingleQuotedText(t) => {
+                f.saw_quotes = true;
+                f.push(t.clone(), true, false);
+            }
+            WordPiece::AnsiCQuotedText(t) => {
+                f.saw_quotes = true;
+                f.push(ansi_c(t), true, false);
+            }
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                f.saw_quotes = true;
+                f.push(String::new(), true, false);
+                eval_pieces(sh, inner, true, io, f)?;
+            }
+            WordPiece::EscapeSequence(s) => {
+                let c = s.strip_prefix('\\').unwrap_or(s);
+                if quoted && !matches!(c, "$" | "`" | "\"" | "\\" | "\n") {
+                    f.push(s.clone(), true, false);
+                } else if c == "\n" {
+                } else {
+                    f.push(c.to_string(), true, false);
+                }
+            }
+            WordPiece::TildeExpansion(t) => {
+                let v = match t {
+                    TildeExpr::Home => sh.get("HOME").unwrap_or("/workspace").to_string(),
+                    TildeExpr::WorkingDir => sh.cwd.clone(),
+                    TildeExpr::OldWorkingDir => sh.get("OLDPWD").unwrap_or("").to_string(),
+                    TildeExpr::UserHome(u) => format!("~{u}"),
+                    _ => "~".to_string(),
+                };
+                f.push(v, true, false);
+            }
+            WordPiece::ParameterExpansion(pe) => {
+                if let ParameterExpr::Parameter {
+                    parameter:
+                        Parameter::Special(SpecialParameter::AllPositionalParameters {
+                            concatenate: false,
+                        }),
+                    ..
+                } = pe
+                {
+                    // "$@": one field per positional parameter.
+                    let args = sh.positional.clone();
+                    if quoted {
+                        for (i, a) in args.iter().enumerate() {
+                            if i > 0 {
+                                f.new_field();
+                            }
+                            f.push(a.clone(), true, false);
+                        }
+                        if args.is_empty() {
+                            // "$@" with no parameters is no field at all.
+                            f.saw_quotes = false;
+                        }
+                    } else {
+                        f.push(args.join(" "), false, true);
+                    }
+                    continue;
+                }
+                let v = param_expr(sh, pe, io)?;
+                f.push(v, quoted, !quoted);
+            }
+            WordPiece::CommandSubstitution(src) | WordPiece::BackquotedCommandSubstitution(src) => {
+                let out = sh.capture(src, io)?;
+                f.push(out, quoted, !quoted);
+            }
+            WordPiece::ArithmeticExpression(e) => {
+                let v = arith_str(sh, &e.value, io)?;
+                f.push(v.to_string(), quoted, !quoted);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn ansi_c(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('a') => out.push('\x07'),
+            Some('b') => out.push('\x08'),
+            Some('e') | Some('E') => out.push('\x1b'),
+            Some('\\') => out.push('\\'),
+            Some('\'') => out.push('\''),
+            Some('"') => out.push('"'),
+            Some('0') => out.push('\0'),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+fn split_fields(sh: &Shell, f: Fields) -> Vec<Vec<Seg>> {
+    let ifs = sh.get("IFS").unwrap_or(" \t\n").to_string();
+    let mut out: Vec<Vec<Seg>> = Vec::new();
+    for field in f.fields {
+        let mut cur: Vec<Seg> = Vec::new();
+        let mut cur_has = false;
+        for seg in field {
+            if !seg.split || ifs.is_empty() {
+                if seg.quoted || !seg.text.is_empty() {
+                    cur_has = true;
+                }
+                cur.push(seg);
+                continue;
+            }
+            let mut piece = String::new();
+            for c in seg.text.chars() {
+                if ifs.contains(c) {
+                    if !piece.is_empty() {
+                        cur.push(Seg {
+                            text: std::mem::take(&mut piece),
+                            quoted: false,
+                            split: false,
+                        });
+                        cur_has = true;
+                    }
+                    if cur_has {
+                        out.push(std::mem::take(&mut cur));
+                        cur_has = false;
+                    }
+                } else {
+                    piece.push(c);
+                }
+            }
+            if !piece.is_empty() {
+                cur.push(Seg {
+                    text: piece,
+                    quoted: false,
+                    split: false,
+                });
+                cur_has = true;
+            }
+        }
+        if cur_has || (f.saw_quotes && cur.iter().any(|s| s.quoted)) {
+            out.push(cur);
+        }
+    }
+    out
+}
+
+fn has_glob(segs: &[Seg]) -> bool {
+    segs.iter()
+        .any(|s| !s.quoted && s.text.contains(['*', '?', '[']))
+}
+
+fn glob_field(sh: &Shell, segs: &[Seg]) -> Vec<String> {
+    let literal: String = segs.iter().map(|s| s.text.as_str()).collect();
+    if sh.options.noglob || !has_glob(segs) {
+        return vec![literal];
+    }
+    let mut pat = String::new();
+    for s in segs {
+        for c in s.text.chars() {
+            if s.quoted && "*?[]\\".contains(c) {
+                pat.push('\\');
+            }
+            pat.push(c);
+        }
+    }
+    let matches = glob(sh, &pat);
+    if matches.is_empty() {
+        vec![literal]
+    } else {
+        matches
+    }
+}
+
+/// Pathname expansion of `pat` (relative to the shell's cwd); sorted; empty if nothing matches.
+pub fn glob(sh: &Shell, pat: &str) -> Vec<String> {
+    let absolute = pat.starts_with('/');
+    let comps: Vec<&str> = pat.split('/').filter(|c| !c.is_empty()).collect();
+    let mut cands: Vec<String> = vec![if absolute { "/".into() } else { String::new() }];
+    for (i, comp) in comps.iter().enumerate() {
+        let last = i + 1 == comps.len();
+        let mut next = Vec::new();
+        let is_pat = comp.contains(['*', '?', '[']);
+        for c in &cands {
+            let dir = if c.is_empty() {
+                sh.cwd.clone()
+            } else if absolute {
+                c.clone()
+            } else {
+                sh.path(c).to_string_lossy().into_owned()
+            };
+            if is_pat {
+                let Some(re) = pattern_regex(comp) else {
+                    continue;
+                };
+                let Ok(rd) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                let mut names: Vec<String> = rd
+                    .filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect();
+                names.sort();
+                for n in names {
+                    if n.starts_with('.') && !comp.starts_with('.') {
+                        continue;
+                    }
+                    if re.is_match(&n) {
+                        let p = join(c, &n);
+                        if !last && !sh.path(&p).is_dir() {
+                            continue;
+                        }
+                        next.push(p);
+                    }
+                }
+            } else {
+                let lit = unescape(comp);
+                let p = join(c, &lit);
+                if last || sh.path(&p).is_dir() {
+                    next.push(p);
+                }
+            }
+        }
+        cands = next;
+        if cands.is_empty() {
+            return Vec::new();
+        }
+    }
+    if pat.ends_with('/') {
+        cands = cands
+            .into_iter()
+            .filter(|c| sh.path(c).is_dir())
+            .map(|c| c + "/")
+            .collect();
+    }
+    cands.retain(|c| std::fs::symlink_metadata(sh.path(c)).is_ok());
+    cands
+}
+
+fn join(base: &str, name: &str) -> String {
+    if base.is_empty() {
+        name.to_string()
+    } else if base.ends_with('/') {
+        format!("{base}{name}")
+    } else {
+        format!("{base}/{name}")
+    }
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let mut esc = false;
+    for c in s.chars() {
+        if esc {
+            out.push(c);
+            esc = false;
+        } else if c == '\\' {
+            esc = true;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A shell pattern as an anchored regex.
+pub fn pattern_regex(pat: &str) -> Option<regex::Regex> {
+    regex::Regex::new(&format!("^(?s:{})$", pattern_body(pat))).ok()
+}
+
+fn pattern_body(pat: &str) -> String {
+    let mut re = String::new();
+    let chars: Vec<char> = pat.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\\' if i + 1 < chars.len() => {
+                re.push_str(&regex::escape(&chars[i + 1].to_string()));
+                i += 1;
+            }
+            '*' => re.push_str(".*"),
+            '?' => re.push('.'),
+            '[' => {
+                let mut j = i + 1;
+                let mut class = String::from("[");
+                if j < chars.len() && (chars[j] == '!' || chars[j] == '^') {
+                    class.push('^');
+                    j += 1;
+                }
+                if j < chars.len() && chars[j] == ']' {
+                    class.push_str("\\]");
+                    j += 1;
+                }
+                let mut closed = false;
+                while j < chars.len() {
+                    if chars[j] == ']' {
+                        closed = true;
+                        break;
+                    }
+                    if chars[j] == '['
+                        && j + 1 < chars.len()
+                        && chars[j + 1] == ':'
+                        && let Some(end) = (j + 2..chars.len()).find(|&k| {
+                            chars[k] == ':' && k + 1 < chars.len() && chars[k + 1] == ']'
+                        })
+                    {
+                        let name: String = chars[j + 2..end].iter().collect();
+                        class.push_str(&format!("[:{name}:]"));
+                        j = end + 2;
+                        continue;
+                    }
+                    let ch = chars[j];
+                    if ch == '\\' || ch == '[' || ch == '&' || ch == '~' || ch == '|' {
+                        class.push('\\');
+                    }
+                    class.push(ch);
+                    j += 1;
+                }
+                if closed {
+                    class.push(']');
+                    re.push_str(&class);
+                    i = j;
+                } else {
+                    re.push_str("\\[");
+                }
+            }
+            other => re.push_str(&regex::escape(&other.to_string())),
+        }
+        i += 1;
+    }
+    re
+}
+
+pub fn pattern_matches(pat: &str, s: &str) -> bool {
+    pattern_regex(pat).is_some_and(|r| r.is_match(s))
+}
+
+fn param_name(p: &Parameter) -> String {
+    match p {
+        Parameter::Positional(n) => n.to_string(),
+        Parameter::Special(s) => s.to_string(),
+        Parameter::Named(n) => n.clone(),
+        Parameter::NamedWithIndex { name, .. } => name.clone(),
+        Parameter::NamedWithAllIndices { name, .. } => name.clone(),
+    }
+}
+
+fn param_value(sh: &Shell, p: &Parameter) -> Option<String> {
+    match p {
+        Parameter::Positional(0) => Some(sh.arg0.clone()),
+        Parameter::Positional(n) => sh.positional.get(*n as usize - 1).cloned(),
+        Parameter::Special(s) => Some(match s {
+            SpecialParameter::AllPositionalParameters { .. } => sh.positional.join(" "),
+            SpecialParameter::PositionalParameterCount => sh.positional.len().to_string(),
+            SpecialParameter::LastExitStatus => sh.last_status.to_string(),
+            SpecialParameter::CurrentOptionFlags => {
+                let mut f = String::from("h");
+                if sh.options.errexit {
+                    f.push('e');
+                }
+                if sh.options.nounset {
+                    f.push('u');
+                }
+                f
+            }
+            SpecialParameter::ProcessId => "1".into(),
+            SpecialParameter::LastBackgroundProcessId => String::new(),
+            SpecialParameter::ShellName => sh.arg0.clone(),
+        }),
+        Parameter::Named(n) => match n.as_str() {
+            "RANDOM" => Some(
+                (std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.subsec_nanos())
+                    .unwrap_or(0)
+                    % 32768)
+                    .to_string(),
+            ),
+            "PWD" => Some(sh.cwd.clone()),
+            _ => sh.get(n).map(String::from),
+        },
+        Parameter::NamedWithIndex { name, index } => {
+            if index == "0" {
+                sh.get(name).map(String::from)
+            } else {
+                None
+            }
+        }
+        Parameter::NamedWithAllIndices { name, .. } => sh.get(name).map(String::from),
+    }
+}
+
+fn lookup(sh: &Shell, p: &Parameter, indirect: bool, io: &Io) -> Result<Option<String>, Flow> {
+    let mut v = param_value(sh, p);
+    if indirect {
+        v = match v {
+            Some(name) => sh.get(&name).map(String::from),
+            None => None,
+        };
+    }
+    if v.is_none() && sh.options.nounset && !matches!(p, Parameter::Special(_)) {
+        return Err(err(sh, io, &format!("{}: unbound variable", param_name(p))));
+    }
+    Ok(v)
+}
+
+fn is_unset_or_null(v: &Option<String>, t: &ParameterTestType) -> bool {
+    match t {
+        ParameterTestType::UnsetOrNull => v.as_deref().is_none_or(str::is_empty),
+        ParameterTestType::Unset => v.is_none(),
+    }
+}
+
+fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flow> {
+    Ok(match pe {
+        ParameterExpr::Parameter {
+            parameter,
+            indirect,
+        } => lookup(sh, parameter, *indirect, io)?.unwrap_or_default(),
+        ParameterExpr::UseDefaultValues {
+            parameter,
+            indirect,
+            test_type,
+            default_value,
+        } => {
+            let v = param_value_no_u(sh, parameter, *indirect);
+            if is_unset_or_null(&v, test_type) {
+                single(sh, default_value.as_deref().unwrap_or(""), io)?
+            } else {
+                v.unwrap_or_default()
+            }
+        }
+        ParameterExpr::AssignDefaultValues {
+            parameter,
+            indirect,
+            test_type,
+            default_value,
+        } => {
+            let v = param_value_no_u(sh, parameter, *indirect);
+            if is_unset_or_null(&v, test_type) {
+                let d = single(sh, default_value.as_deref().unwrap_or(""), io)?;
+                sh.set(&param_name(parameter), d.clone());
+                d
+            } else {
+                v.unwrap_or_default()
+            }
+        }
+        ParameterExpr::IndicateErrorIfNullOrUnset {
+            parameter,
+            indirect,
+            test_type,
+            error_message,
+        } => {
+            let v = param_value_no_u(sh, parameter, *indirect);
+            if is_unset_or_null(&v, test_type) {
+                let msg = match error_message {
+                    Some(m) => single(sh, m, io)?,
+                    None => "parameter null or not set".into(),
+                };
+                return Err(err(sh, io, &format!("{}: {msg}", param_name(parameter))));
+            }
+            v.unwrap_or_default()
+        }
+        ParameterExpr::UseAlternativeValue {
+            parameter,
+            indirect,
+            test_type,
+            alternative_value,
+        } => {
+            let v = param_value_no_u(sh, parameter, *indirect);
+            if is_unset_or_null(&v, test_type) {
+                String::new()
+            } else {
+                single(sh, alternative_value.as_deref().unwrap_or(""), io)?
+            }
+        }
+        ParameterExpr::ParameterLength {
+            parameter,
+            indirect,
+        } => {
+            if let Parameter::Special(SpecialParameter::AllPositionalParameters { .. }) = parameter
+            {
+                sh.positional.len().to_string()
+            } else {
+                lookup(sh, parameter, *indirect, io)?
+                    .unwrap_or_default()
+                    .chars()
+                    .count()
+                    .to_string()
+            }
+        }
+        ParameterExpr::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect,
+            pattern: p,
+        }
+        | ParameterExpr::RemoveLargestSuffixPattern {
+            parameter,
+            indirect,
+            pattern: p,
+        }
+        | ParameterExpr::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect,
+            pattern: p,
+        }
+        | ParameterExpr::RemoveLargestPrefixPattern {
+            parameter,
+            indirect,
+            pattern: p,
+        } => {
+            let v = lookup(sh, parameter, *indirect, io)?.unwrap_or_default();
+            let pat = pattern(sh, p.as_deref().unwrap_or(""), io)?;
+            let Some(re) = pattern_regex(&pat) else {
+                return Ok(v);
+            };
+            let chars: Vec<(usize, char)> = v.char_indices().collect();
+            let mut cuts: Vec<usize> = chars.iter().map(|(i, _)| *i).collect();
+            cuts.push(v.len());
+            match pe {
+                ParameterExpr::RemoveSmallestPrefixPattern { .. } => cuts
+                    .iter()
+                    .find(|&&i| re.is_match(&v[..i]))
+                    .map(|&i| v[i..].to_string())
+                    .unwrap_or(v),
+                ParameterExpr::RemoveLargestPrefixPattern { .. } => cuts
+                    .iter()
+                    .rev()
+                    .find(|&&i| re.is_match(&v[..i]))
+                    .map(|&i| v[i..].to_string())
+                    .unwrap_or(v),
+                ParameterExpr::RemoveSmallestSuffixPattern { .. } => cuts
+                    .iter()
+                    .rev()
+                    .find(|&&i| re.is_match(&v[i..]))
+                    .map(|&i| v[..i].to_string())
+                    .unwrap_or(v),
+                _ => cuts
+                    .iter()
+                    .find(|&&i| re.is_match(&v[i..]))
+                    .map(|&i| v[..i].to_string())
+                    .unwrap_or(v),
+            }
+        }
+        ParameterExpr::Substring {
+            parameter,
+            indirect,
+            offset,
+            length,
+        } => {
+            let v = lookup(sh, parameter, *indirect, io)?.unwrap_or_default();
+            let chars: Vec<char> = v.chars().collect();
+            let n = chars.len() as i64;
+            let mut off = arith_str(sh, &offset.value, io)?;
+            if off < 0 {
+                off = (n + off).max(0);
+            }
+            let off = off.min(n) as usize;
+            let end = match length {
+                Some(l) => {
+                    let l = arith_str(sh, &l.value, io)?;
+                    if l < 0 {
+                        ((n + l).max(off as i64)) as usize
+                    } else {
+                        (off as i64 + l).min(n) as usize
+                    }
+                }
+                None => n as usize,
+            };
+            chars[off..end.max(off)].iter().collect()
+        }
+        ParameterExpr::UppercasePattern {
+            parameter,
+            indirect,
+            ..
+        } => lookup(sh, parameter, *indirect, io)?
+            .unwrap_or_default()
+            .to_uppercase(),
+        ParameterExpr::LowercasePattern {
+            parameter,
+            indirect,
+            ..
+        } => lookup(sh, parameter, *indirect, io)?
+            .unwrap_or_default()
+            .to_lowercase(),
+        ParameterExpr::UppercaseFirstChar {
+            parameter,
+            indirect,
+            ..
+        } => {
+            let v = lookup(sh, parameter, *indirect, io)?.unwrap_or_default();
+            let mut c = v.chars();
+            match c.next() {
+                Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+                None => v,
+            }
+        }
+        ParameterExpr::LowercaseFirstChar {
+            parameter,
+            indirect,
+            ..
+        } => {
+            let v = lookup(sh, parameter, *indirect, io)?.unwrap_or_default();
+            let mut c = v.chars();
+            match c.next() {
+                Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
+                None => v,
+            }
+        }
+        ParameterExpr::ReplaceSubstring {
+            parameter,
+            indirect,
+            pattern: p,
+            replacement,
+            match_kind,
+        } => {
+            let v = lookup(sh, parameter, *indirect, io)?.unwrap_or_default();
+            let pat = pattern(sh, p, io)?;
+            let rep = single(sh, replacement.as_deref().unwrap_or(""), io)?;
+            replace(&v, &pat, &rep, match_kind)
+        }
+        ParameterExpr::Transform {
+            parameter,
+            indirect,
+            op,
+        } => {
+            let v = lookup(sh, parameter, *indirect, io)?.unwrap_or_default();
+            match op {
+                brush_parser::word::ParameterTransformOp::Quoted => {
+                    format!("'{}'", v.replace('\'', "'\\''"))
+                }
+                brush_parser::word::ParameterTransformOp::ToUpperCase => v.to_uppercase(),
+                brush_parser::word::ParameterTransformOp::ToLowerCase => v.to_lowercase(),
+                _ => v,
+            }
+        }
+        ParameterExpr::VariableNames { prefix, .. } => sh
+            .vars
+            .keys()
+            .filter(|k| k.starts_with(prefix.as_str()))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(" "),
+        ParameterExpr::MemberKeys { .. } => "0".into(),
+    })
+}
+
+fn param_value_no_u(sh: &Shell, p: &Parameter, indirect: bool) -> Option<String> {
+    let v = param_value(sh, p);
+    if indirect {
+        return v.and_then(|n| sh.get(&n).map(String::from));
+    }
+    v
+}
+
+fn replace(v: &str, pat: &str, rep: &str, kind: &SubstringMatchKind) -> String {
+    let Some(re) = pattern_regex(pat) else {
+        return v.to_string();
+    };
+    let mut cuts: Vec<usize> = v.char_indices().map(|(i, _)| i).collect();
+    cuts.push(v.len());
+    let longest_at = |start: usize| -> Option<usize> {
+        cuts.iter()
+            .rev()
+            .filter(|&&e| e >= start)
+            .find(|&&e| e > start && re.is_match(&v[start..e]))
+            .copied()
+    };
+    match kind {
+        SubstringMatchKind::Prefix => match longest_at(0) {
+            Some(e) => format!("{rep}{}", &v[e..]),
+            None => v.to_string(),
+        },
+        SubstringMatchKind::Suffix => {
+            match cuts.iter().find(|&&s| s < v.len() && re.is_match(&v[s..])) {
+                Some(&s) => format!("{}{rep}", &v[..s]),
+                None => v.to_string(),
+            }
+        }
+        SubstringMatchKind::FirstOccurrence | SubstringMatchKind::Anywhere => {
+            let all = matches!(kind, SubstringMatchKind::Anywhere);
+            let mut out = String::new();
+            let mut i = 0;
+            let mut replaced = false;
+            while i < v.len() {
+                if (all || !replaced)
+                    && let Some(e) = longest_at(i)
+                {
+                    out.push_str(rep);
+                    i = e;
+                    replaced = true;
+                    continue;
+                }
+                let c = v[i..].chars().next().unwrap_or(' ');
+                out.push(c);
+                i += c.len_utf8();
+            }
+            out
+        }
+    }
+}
+
+/// Evaluates an arithmetic expression given as text (after expanding `$` in it).
+pub fn arith_str(sh: &mut Shell, text: &str, io: &Io) -> Result<i64, Flow> {
+    let expanded = if text.contains('$') || text.contains('`') {
+        single(sh, text, io)?
+    } else {
+        text.to_string()
+    };
+    if expanded.trim().is_empty() {
+        return Ok(0);
+    }
+    let expr = match brush_parser::arithmetic::parse(&expanded) {
+        Ok(e) => e,
+        Err(_) => {
+            return Err(err(
+                sh,
+                io,
+                &format!("{}: syntax error in expression", expanded.trim()),
+            ));
+        }
+    };
+    arith(sh, &expr).map_err(|m| err(sh, io, &format!("{}: {m}", expanded.trim())))
+}
+
+fn var_num(sh: &Shell, name: &str) -> i64 {
+    let v = sh.get(name).unwrap_or("").trim().to_string();
+    if v.is_empty() {
+        return 0;
+    }
+    if let Ok(n) = v.parse::<i64>() {
+        return n;
+    }
+    if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        return i64::from_str_radix(h, 16).unwrap_or(0);
+    }
+    match brush_parser::arithmetic::parse(&v) {
+        Ok(e) => {
+            let mut tmp = sh.clone();
+            arith(&mut tmp, &e).unwrap_or(0)
+        }
+        Err(_) => 0,
+    }
+}
+
+fn target_name(t: &ArithmeticTarget) -> String {
+    match t {
+        ArithmeticTarget::Variable(n) => n.clone(),
+        ArithmeticTarget::ArrayElement(n, _) => n.clone(),
+    }
+}
+
+fn arith(sh: &mut Shell, e: &ArithmeticExpr) -> Result<i64, String> {
+    Ok(match e {
+        ArithmeticExpr::Literal(n) => *n,
+        ArithmeticExpr::Reference(t) => var_num(sh, &target_name(t)),
+        ArithmeticExpr::UnaryOp(op, x) => {
+            let v = arith(sh, x)?;
+            match op {
+                UnaryOperator::UnaryPlus => v,
+                UnaryOperator::UnaryMinus => v.wrapping_neg(),
+                UnaryOperator::BitwiseNot => !v,
+                UnaryOperator::LogicalNot => i64::from(v == 0),
+            }
+        }
+        ArithmeticExpr::BinaryOp(op, a, b) => {
+            if matches!(op, BinaryOperator::LogicalAnd) {
+                return Ok(i64::from(arith(sh, a)? != 0 && arith(sh, b)? != 0));
+            }
+            if matches!(op, BinaryOperator::LogicalOr) {
+                return Ok(i64::from(arith(sh, a)? != 0 || arith(sh, b)? != 0));
+            }
+            let x = arith(sh, a)?;
+            let y = arith(sh, b)?;
+            binop(op, x, y)?
+        }
+        ArithmeticExpr::Conditional(c, a, b) => {
+            if arith(sh, c)? != 0 {
+                arith(sh, a)?
+            } else {
+                arith(sh, b)?
+            }
+        }
+        ArithmeticExpr::Assignment(t, v) => {
+            let v = arith(sh, v)?;
+            sh.set(&target_name(t), v.to_string());
+            v
+        }
+        ArithmeticExpr::BinaryAssignment(op, t, v) => {
+            let name = target_name(t);
+            let cur = var_num(sh, &name);
+            let v = arith(sh, v)?;
+            let r = binop(op, cur, v)?;
+            sh.set(&name, r.to_string());
+            r
+        }
+        ArithmeticExpr::UnaryAssignment(op, t) => {
+            let name = target_name(t);
+            let cur = var_num(sh, &name);
+            let (new, result) = match op {
+                UnaryAssignmentOperator::PrefixIncrement => (cur + 1, cur + 1),
+                UnaryAssignmentOperator::PrefixDecrement => (cur - 1, cur - 1),
+                UnaryAssignmentOperator::PostfixIncrement => (cur + 1, cur),
+                UnaryAssignmentOperator::PostfixDecrement => (cur - 1, cur),
+            };
+            sh.set(&name, new.to_string());
+            result
+        }
+    })
+}
+
+fn binop(op: &BinaryOperator, x: i64, y: i64) -> Result<i64, String> {
+    Ok(match op {
+        BinaryOperator::Power => {
+            if y < 0 {
+                return Err("exponent less than 0".into());
+            }
+            x.wrapping_pow(y as u32)
+        }
+        BinaryOperator::Multiply => x.wrapping_mul(y),
+        BinaryOperator::Divide => {
+            if y == 0 {
+                return Err("division by 0 (error token is \"0\")".into());
+            }
+            x.wrapping_div(y)
+        }
+        BinaryOperator::Modulo => {
+            if y == 0 {
+                return Err("division by 0 (error token is \"0\")".into());
+            }
+            x.wrapping_rem(y)
+        }
+        BinaryOperator::Comma => y,
+        BinaryOperator::Add => x.wrapping_add(y),
+        BinaryOperator::Subtract => x.wrapping_sub(y),
+        BinaryOperator::ShiftLeft => x.wrapping_shl(y as u32),
+        BinaryOperator::ShiftRight => x.wrapping_shr(y as u32),
+        BinaryOperator::LessThan => i64::from(x < y),
+        BinaryOperator::LessThanOrEqualTo => i64::from(x <= y),
+        BinaryOperator::GreaterThan => i64::from(x > y),
+        BinaryOperator::GreaterThanOrEqualTo => i64::from(x >= y),
+        BinaryOperator::Equals => i64::from(x == y),
+        BinaryOperator::NotEquals => i64::from(x != y),
+        BinaryOperator::BitwiseAnd => x & y,
+        BinaryOperator::BitwiseXor => x ^ y,
+        BinaryOperator::BitwiseOr => x | y,
+        BinaryOperator::LogicalAnd => i64::from(x != 0 && y != 0),
+        BinaryOperator::LogicalOr => i64::from(x != 0 || y != 0),
+    })
+}

@@ -1,0 +1,53 @@
+//! sh: burrow's bash-compatible shell, one WASI component.
+//!
+//! `sh -c 'COMMAND'` runs COMMAND in the session's shell state (loaded from and saved to the
+//! workspace, see `state.rs`), with stdout and stderr streamed and the exit status reported
+//! through `wasi:cli/exit.exit-with-code`. `sh --restart` resets the state. Without -c the
+//! script is read from stdin.
+
+mod builtins;
+mod coreutils;
+mod expand;
+mod io;
+mod shell;
+mod state;
+mod sys;
+mod test;
+mod text;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--restart") {
+        state::reset();
+        return;
+    }
+    let script = match args.iter().position(|a| a == "-c") {
+        Some(i) => args.get(i + 1).cloned().unwrap_or_default(),
+        None => {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut s);
+            s
+        }
+    };
+    let stateless = args.iter().any(|a| a == "--no-state");
+    let mut sh = if stateless {
+        shell::Shell::new("/workspace")
+    } else {
+        state::load()
+    };
+    let _ = std::env::set_current_dir(&sh.cwd);
+    let io = io::Io {
+        stdin: io::input(Vec::new()),
+        out: io::Sink::Stdout,
+        err: io::Sink::Stderr,
+    };
+    let status = match sh.run_script(&script, &io) {
+        Ok(s) => s,
+        Err(shell::Flow::Exit(s)) | Err(shell::Flow::Return(s)) => s,
+        Err(_) => 0,
+    };
+    if !stateless {
+        state::save(&sh);
+    }
+    sys::exit(status)
+}

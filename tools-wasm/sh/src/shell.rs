@@ -1,0 +1,853 @@
+//! The interpreter: walks brush-parser's AST. Pipelines run their stages one after another
+//! with in-memory pipes (each stage in a copy of the shell state, as bash runs pipeline stages
+//! in subshells); `$(...)` runs in a copy too. The state that persists between tool calls
+//! (cwd, variables, functions, aliases, options) is plain data (see `state.rs`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use brush_parser::ast::{
+    self, AndOr, Command, CompoundCommand, CompoundList, IoFileRedirectKind, IoFileRedirectTarget,
+    IoRedirect, Pipeline, SeparatorOperator,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::io::{Io, Sink, input};
+
+/// Control flow leaving a command early.
+#[derive(Debug)]
+pub enum Flow {
+    Break(u32),
+    Continue(u32),
+    Return(i32),
+    Exit(i32),
+}
+
+pub type Status = Result<i32, Flow>;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Var {
+    pub value: String,
+    pub exported: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Options {
+    pub errexit: bool,
+    pub nounset: bool,
+    pub pipefail: bool,
+    pub xtrace: bool,
+    pub noglob: bool,
+}
+
+/// Everything the shell knows.
+#[derive(Clone)]
+pub struct Shell {
+    pub cwd: String,
+    /// `$0`.
+    pub arg0: String,
+    pub vars: BTreeMap<String, Var>,
+    /// Function name -> (definition source, parsed body).
+    pub functions: BTreeMap<String, (String, ast::FunctionDefinition)>,
+    pub aliases: BTreeMap<String, String>,
+    pub options: Options,
+    pub positional: Vec<String>,
+    pub last_status: i32,
+    /// Saved variables of the enclosing function calls (for `local`).
+    pub locals: Vec<Vec<(String, Option<Var>)>>,
+    /// Depth of `if`/`while` conditions and `&&`/`||` operands (where `set -e` is off).
+    pub condition_depth: u32,
+    /// Depth of function calls, loops (for `break`/`return` validity).
+    pub loop_depth: u32,
+}
+
+pub fn parser_options() -> brush_parser::ParserOptions {
+    brush_parser::ParserOptions::default()
+}
+
+/// Parses a script into a program; the error is worded as bash words it.
+pub fn parse(src: &str) -> Result<ast::Program, String> {
+    let mut p = brush_parser::Parser::new(std::io::Cursor::new(src), &parser_options());
+    p.parse_program().map_err(|e| match e {
+        brush_parser::ParseError::ParsingNear(pos) => {
+            let line_no = pos.line.max(1);
+            let line = src.lines().nth(line_no - 1).unwrap_or("");
+            let col = (pos.column.max(1) - 1).min(line.len());
+            let token: String = line[col..]
+                .chars()
+                .take_while(|c| !c.is_whitespace() && *c != ';')
+                .collect();
+            format!(
+                "bash: -c: line {line_no}: syntax error near unexpected token `{token}'\nbash: -c: line {line_no}: `{line}'"
+            )
+        }
+        brush_parser::ParseError::ParsingAtEndOfInput => {
+            format!("bash: -c: line {}: syntax error: unexpected end of file", src.lines().count().max(1))
+        }
+        other => format!("bash: -c: {other}"),
+    })
+}
+
+impl Shell {
+    pub fn new(cwd: &str) -> Shell {
+        let mut s = Shell {
+            cwd: cwd.to_string(),
+            arg0: "bash".to_string(),
+            vars: BTreeMap::new(),
+            functions: BTreeMap::new(),
+            aliases: BTreeMap::new(),
+            options: Options::default(),
+            positional: Vec::new(),
+            last_status: 0,
+            locals: Vec::new(),
+            condition_depth: 0,
+            loop_depth: 0,
+        };
+        for (k, v) in [
+            ("HOME", "/workspace"),
+            ("PATH", "/workspace/.bin:/usr/local/bin:/usr/bin:/bin"),
+            ("SHELL", "/bin/bash"),
+            ("USER", "agent"),
+            ("LANG", "C.UTF-8"),
+            ("TERM", "dumb"),
+        ] {
+            s.set_exported(k, v);
+        }
+        s.vars.insert(
+            "IFS".into(),
+            Var {
+                value: " \t\n".into(),
+                exported: false,
+            },
+        );
+        s
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars.get(name).map(|v| v.value.as_str())
+    }
+
+    pub fn set(&mut self, name: &str, value: impl Into<String>) {
+        let value = value.into();
+        match self.vars.get_mut(name) {
+            Some(v) => v.value = value,
+            None => {
+                self.vars.insert(
+                    name.to_string(),
+                    Var {
+                        value,
+                        exported: false,
+                    },
+                );
+            }
+        }
+    }
+
+    pub fn set_exported(&mut self, name: &str, value: impl Into<String>) {
+        self.vars.insert(
+            name.to_string(),
+            Var {
+                value: value.into(),
+                exported: true,
+            },
+        );
+    }
+
+    pub fn unset(&mut self, name: &str) {
+        self.vars.remove(name);
+    }
+
+    /// A path of the guest filesystem, resolved against the shell's cwd.
+    pub fn path(&self, p: &str) -> PathBuf {
+        if p.starts_with('/') {
+            PathBuf::from(p)
+        } else if p.is_empty() {
+            PathBuf::from(&self.cwd)
+        } else {
+            PathBuf::from(&self.cwd).join(p)
+        }
+    }
+
+    /// Runs a script; returns its status.
+    pub fn run_script(&mut self, src: &str, io: &Io) -> Status {
+        let program = match parse(src) {
+            Ok(p) => p,
+            Err(e) => {
+                io.eprint(&format!("{e}\n"));
+                return Ok(2);
+            }
+        };
+        let mut status = 0;
+        for cc in &program.complete_commands {
+            status = self.run_list(cc, io)?;
+        }
+        Ok(status)
+    }
+
+    pub fn run_list(&mut self, list: &CompoundList, io: &Io) -> Status {
+        let mut status = 0;
+        for item in &list.0 {
+            let ast::CompoundListItem(and_or, sep) = item;
+            if matches!(sep, SeparatorOperator::Async) {
+                // No background jobs in a sandbox: run it now, as if waited for.
+            }
+            status = self.run_and_or(and_or, io)?;
+        }
+        Ok(status)
+    }
+
+    fn run_and_or(&mut self, list: &ast::AndOrList, io: &Io) -> Status {
+        let has_more = !list.additional.is_empty();
+        if has_more {
+            self.condition_depth += 1;
+        }
+        let mut status = self.run_pipeline(&list.first, io);
+        for (i, next) in list.additional.iter().enumerate() {
+            let last = i + 1 == list.additional.len();
+            let s = match status {
+                Ok(s) => s,
+                Err(f) => {
+                    self.condition_depth -= 1;
+                    return Err(f);
+                }
+            };
+            let (run, p) = match next {
+                AndOr::And(p) => (s == 0, p),
+                AndOr::Or(p) => (s != 0, p),
+            };
+            if last {
+                self.condition_depth -= 1;
+            }
+            status = if run { self.run_pipeline(p, io) } else { Ok(s) };
+            if last && !run {
+                // The list ended on a skipped operand: its status is not an error for -e.
+                return status;
+            }
+        }
+        let s = status?;
+        self.check_errexit(s)?;
+        Ok(s)
+    }
+
+    fn check_errexit(&self, status: i32) -> Result<(), Flow> {
+        if status != 0 && self.options.errexit && self.condition_depth == 0 {
+            return Err(Flow::Exit(status));
+        }
+        Ok(())
+    }
+
+    fn run_pipeline(&mut self, p: &Pipeline, io: &Io) -> Status {
+        if p.bang {
+            self.condition_depth += 1;
+        }
+        let result = self.run_pipeline_inner(p, io);
+        if p.bang {
+            self.condition_depth -= 1;
+        }
+        let s = result?;
+        let s = if p.bang { i32::from(s == 0) } else { s };
+        self.last_status = s;
+        Ok(s)
+    }
+
+    fn run_pipeline_inner(&mut self, p: &Pipeline, io: &Io) -> Status {
+        if p.seq.len() == 1 {
+            return self.run_command(&p.seq[0], io);
+        }
+        let mut stdin = io.stdin.clone();
+        let mut statuses = Vec::new();
+        for (i, cmd) in p.seq.iter().enumerate() {
+            let last = i + 1 == p.seq.len();
+            let (out, buf) = if last {
+                (io.out.clone(), None)
+            } else {
+                let (s, b) = Sink::buffer();
+                (s, Some(b))
+            };
+            let stage_io = Io {
+                stdin: stdin.clone(),
+                out,
+                err: io.err.clone(),
+            };
+            let mut sub = self.clone();
+            sub.condition_depth += 1;
+            let s = match sub.run_command(cmd, &stage_io) {
+                Ok(s) => s,
+                Err(Flow::Exit(s)) | Err(Flow::Return(s)) => s,
+                Err(_) => 0,
+            };
+            statuses.push(s);
+            if let Some(b) = buf {
+                stdin = input(std::mem::take(&mut *b.borrow_mut()));
+            }
+        }
+        let last = *statuses.last().unwrap_or(&0);
+        if self.options.pipefail {
+            return Ok(statuses
+                .iter()
+                .rev()
+                .find(|&&s| s != 0)
+                .copied()
+                .unwrap_or(0));
+        }
+        Ok(last)
+    }
+
+    pub fn run_command(&mut self, cmd: &Command, io: &Io) -> Status {
+        match cmd {
+            Command::Simple(sc) => self.run_simple(sc, io),
+            Command::Compound(cc, redirects) => {
+                let io = match redirects {
+                    Some(r) => match self.apply_redirects(&r.0, io)? {
+                        Some(io) => io,
+                        None => return Ok(1),
+                    },
+                    None => io.clone(),
+                };
+                self.run_compound(cc, &io)
+            }
+            Command::Function(def) => {
+                let name = def.fname.value.clone();
+                self.functions.insert(name, (def.to_string(), def.clone()));
+                Ok(0)
+            }
+            Command::ExtendedTest(t, redirects) => {
+                let io = match redirects {
+                    Some(r) => match self.apply_redirects(&r.0, io)? {
+                        Some(io) => io,
+                        None => return Ok(1),
+                    },
+                    None => io.clone(),
+                };
+                match crate::test::extended(self, &t.expr, &io) {
+                    Ok(true) => Ok(0),
+                    Ok(false) => Ok(1),
+                    Err(e) => {
+                        io.eprint(&format!("bash: {e}\n"));
+                        Ok(2)
+                    }
+                }
+            }
+        }
+    }
+
+    fn run_compound(&mut self, cc: &CompoundCommand, io: &Io) -> Status {
+        match cc {
+            CompoundCommand::BraceGroup(g) => self.run_list(&g.list, io),
+            CompoundCommand::Subshell(s) => {
+                let mut sub = self.clone();
+                match sub.run_list(&s.list, io) {
+                    Ok(s) => Ok(s),
+                    Err(Flow::Exit(s)) => Ok(s),
+                    Err(f) => Err(f),
+                }
+            }
+            CompoundCommand::IfClause(c) => {
+                self.condition_depth += 1;
+                let cond = self.run_list(&c.condition, io);
+                self.condition_depth -= 1;
+                if cond? == 0 {
+                    return self.run_list(&c.then, io);
+                }
+                for e in c.elses.iter().flatten() {
+                    match &e.condition {
+                        Some(cond) => {
+                            self.condition_depth += 1;
+                            let r = self.run_list(cond, io);
+                            self.condition_depth -= 1;
+                            if r? == 0 {
+                                return self.run_list(&e.body, io);
+                            }
+                        }
+                        None => return self.run_list(&e.body, io),
+                    }
+                }
+                Ok(0)
+            }
+            CompoundCommand::ForClause(f) => {
+                let values = match &f.values {
+                    Some(words) => crate::expand::words(self, words, io)?,
+                    None => self.positional.clone(),
+                };
+                let mut status = 0;
+                self.loop_depth += 1;
+                let r = (|| {
+                    for v in values {
+                        self.set(&f.variable_name, v);
+                        match self.run_list(&f.body.list, io) {
+                            Ok(s) => status = s,
+                            Err(Flow::Break(n)) => {
+                                if n > 1 {
+                                    return Err(Flow::Break(n - 1));
+                                }
+                                break;
+                            }
+                            Err(Flow::Continue(n)) => {
+                                if n > 1 {
+                                    return Err(Flow::Continue(n - 1));
+                                }
+                            }
+                            Err(f) => return Err(f),
+                        }
+                    }
+                    Ok(status)
+                })();
+                self.loop_depth -= 1;
+                r
+            }
+            CompoundCommand::ArithmeticForClause(f) => {
+                let eval = |sh: &mut Shell,
+                            e: &Option<ast::UnexpandedArithmeticExpr>|
+                 -> Result<i64, Flow> {
+                    match e {
+                        Some(e) => crate::expand::arith_str(sh, &e.value, io),
+                        None => Ok(1),
+                    }
+                };
+                eval(self, &f.initializer)?;
+                let mut status = 0;
+                self.loop_depth += 1;
+                let r = (|| {
+                    while eval(self, &f.condition)? != 0 {
+                        match self.run_list(&f.body.list, io) {
+                            Ok(s) => status = s,
+                            Err(Flow::Break(n)) => {
+                                if n > 1 {
+                                    return Err(Flow::Break(n - 1));
+                                }
+                                break;
+                            }
+                            Err(Flow::Continue(n)) => {
+                                if n > 1 {
+                                    return Err(Flow::Continue(n - 1));
+                                }
+                            }
+                            Err(f) => return Err(f),
+                        }
+                        eval(self, &f.updater)?;
+                    }
+                    Ok(status)
+                })();
+                self.loop_depth -= 1;
+                r
+            }
+            CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
+                let until = matches!(cc, CompoundCommand::UntilClause(_));
+                let mut status = 0;
+                self.loop_depth += 1;
+                let r = (|| {
+                    loop {
+                        self.condition_depth += 1;
+                        let c = self.run_list(&w.0, io);
+                        self.condition_depth -= 1;
+                        let c = c?;
+                        if (c == 0) == until {
+                            break;
+                        }
+                        match self.run_list(&w.1.list, io) {
+                            Ok(s) => status = s,
+                            Err(Flow::Break(n)) => {
+                                if n > 1 {
+                                    return Err(Flow::Break(n - 1));
+                                }
+                                break;
+                            }
+                            Err(Flow::Continue(n)) => {
+                                if n > 1 {
+                                    return Err(Flow::Continue(n - 1));
+                                }
+                            }
+                            Err(f) => return Err(f),
+                        }
+                    }
+                    Ok(status)
+                })();
+                self.loop_depth -= 1;
+                r
+            }
+            CompoundCommand::CaseClause(c) => {
+                let value = crate::expand::single(self, &c.value.value, io)?;
+                let mut i = 0;
+                let mut fallthrough = false;
+                let mut status = 0;
+                while i < c.cases.len() {
+                    let item = &c.cases[i];
+                    let mut matched = fallthrough;
+                    if !matched {
+                        for p in &item.patterns {
+                            let pat = crate::expand::pattern(self, &p.value, io)?;
+                            if crate::expand::pattern_matches(&pat, &value) {
+                                matched = true;
+                                break;
+                            }
+                        }
+                    }
+                    if matched {
+                        if let Some(cmd) = &item.cmd {
+                            status = self.run_list(cmd, io)?;
+                        }
+                        match item.post_action {
+                            ast::CaseItemPostAction::ExitCase => return Ok(status),
+                            ast::CaseItemPostAction::UnconditionallyExecuteNextCaseItem => {
+                                fallthrough = true;
+                            }
+                            ast::CaseItemPostAction::ContinueEvaluatingCases => fallthrough = false,
+                        }
+                    }
+                    i += 1;
+                }
+                Ok(status)
+            }
+            CompoundCommand::Arithmetic(a) => {
+                let v = crate::expand::arith_str(self, &a.expr.value, io)?;
+                Ok(i32::from(v == 0))
+            }
+            CompoundCommand::Coprocess(_) => {
+                io.eprint("bash: coproc: not supported in burrow's shell\n");
+                Ok(2)
+            }
+        }
+    }
+
+    /// Applies redirections; None when one failed (already reported).
+    pub fn apply_redirects(
+        &mut self,
+        redirects: &[IoRedirect],
+        io: &Io,
+    ) -> Result<Option<Io>, Flow> {
+        let mut io = io.clone();
+        for r in redirects {
+            match r {
+                IoRedirect::File(fd, kind, target) => {
+                    let fd = fd.unwrap_or(match kind {
+                        IoFileRedirectKind::Read
+                        | IoFileRedirectKind::DuplicateInput
+                        | IoFileRedirectKind::ReadAndWrite => 0,
+                        _ => 1,
+                    });
+                    match (kind, target) {
+                        (IoFileRedirectKind::DuplicateOutput, IoFileRedirectTarget::Fd(_))
+                        | (
+                            IoFileRedirectKind::DuplicateOutput,
+                            IoFileRedirectTarget::Duplicate(_),
+                        ) => {
+                            let src = match target {
+                                IoFileRedirectTarget::Fd(s) => Some(*s),
+                                IoFileRedirectTarget::Duplicate(w) => {
+                                    let t = crate::expand::single(self, &w.value, &io)?;
+                                    if t == "-" {
+                                        set_fd(&mut io, fd, Sink::Null);
+                                        continue;
+                                    }
+                                    t.parse().ok()
+                                }
+                                _ => None,
+                            };
+                            let sink = match src {
+                                Some(1) => io.out.clone(),
+                                Some(2) => io.err.clone(),
+                                _ => {
+                                    io.eprint(&format!(
+                                        "bash: {}: bad file descriptor\n",
+                                        src.unwrap_or(-1)
+                                    ));
+                                    return Ok(None);
+                                }
+                            };
+                            set_fd(&mut io, fd, sink);
+                        }
+                        (IoFileRedirectKind::DuplicateInput, _) => {}
+                        (_, IoFileRedirectTarget::Filename(w)) => {
+                            let name = crate::expand::single(self, &w.value, &io)?;
+                            let path = self.path(&name);
+                            match kind {
+                                IoFileRedirectKind::Read => match std::fs::read(&path) {
+                                    Ok(b) => io.stdin = input(b),
+                                    Err(e) => {
+                                        io.eprint(&format!(
+                                            "bash: {name}: {}\n",
+                                            crate::builtins::io_msg(&e)
+                                        ));
+                                        return Ok(None);
+                                    }
+                                },
+                                _ => {
+                                    let append = matches!(kind, IoFileRedirectKind::Append);
+                                    if name == "/dev/null" {
+                                        set_fd(&mut io, fd, Sink::Null);
+                                        continue;
+                                    }
+                                    if name == "/dev/stderr" {
+                                        let s = io.err.clone();
+                                        set_fd(&mut io, fd, s);
+                                        continue;
+                                    }
+                                    if name == "/dev/stdout" {
+                                        let s = io.out.clone();
+                                        set_fd(&mut io, fd, s);
+                                        continue;
+                                    }
+                                    let f = std::fs::OpenOptions::new()
+                                        .write(true)
+                                        .create(true)
+                                        .append(append)
+                                        .truncate(!append)
+                                        .open(&path);
+                                    match f {
+                                        Ok(f) => set_fd(
+                                            &mut io,
+                                            fd,
+                                            Sink::File(std::rc::Rc::new(std::cell::RefCell::new(
+                                                f,
+                                            ))),
+                                        ),
+                                        Err(e) => {
+                                            io.eprint(&format!(
+                                                "bash: {name}: {}\n",
+                                                crate::builtins::io_msg(&e)
+                                            ));
+                                            return Ok(None);
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        _ => {
+                            io.eprint("bash: unsupported redirection\n");
+                            return Ok(None);
+                        }
+                    }
+                }
+                IoRedirect::HereDocument(_, doc) => {
+                    let text = if doc.requires_expansion {
+                        crate::expand::heredoc(self, &doc.doc.value, &io)?
+                    } else {
+                        doc.doc.value.clone()
+                    };
+                    io.stdin = input(text.into_bytes());
+                }
+                IoRedirect::HereString(_, w) => {
+                    let mut text = crate::expand::single(self, &w.value, &io)?;
+                    text.push('\n');
+                    io.stdin = input(text.into_bytes());
+                }
+                IoRedirect::OutputAndError(w, append) => {
+                    let name = crate::expand::single(self, &w.value, &io)?;
+                    if name == "/dev/null" {
+                        io.out = Sink::Null;
+                        io.err = Sink::Null;
+                        continue;
+                    }
+                    let f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .create(true)
+                        .append(*append)
+                        .truncate(!*append)
+                        .open(self.path(&name));
+                    match f {
+                        Ok(f) => {
+                            let s = Sink::File(std::rc::Rc::new(std::cell::RefCell::new(f)));
+                            io.out = s.clone();
+                            io.err = s;
+                        }
+                        Err(e) => {
+                            io.eprint(&format!("bash: {name}: {}\n", crate::builtins::io_msg(&e)));
+                            return Ok(None);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Some(io))
+    }
+
+    fn run_simple(&mut self, sc: &ast::SimpleCommand, io: &Io) -> Status {
+        let mut assignments = Vec::new();
+        let mut words: Vec<ast::Word> = Vec::new();
+        let mut redirects = Vec::new();
+        for item in sc.prefix.iter().flat_map(|p| p.0.iter()) {
+            match item {
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(a, _) => assignments.push(a.clone()),
+                ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirects.push(r.clone()),
+                ast::CommandPrefixOrSuffixItem::Word(w) => words.push(w.clone()),
+                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
+                    io.eprint("bash: process substitution is not supported\n");
+                    return Ok(2);
+                }
+            }
+        }
+        if let Some(w) = &sc.word_or_name {
+            words.push(w.clone());
+        }
+        for item in sc.suffix.iter().flat_map(|p| p.0.iter()) {
+            match item {
+                ast::CommandPrefixOrSuffixItem::Word(w) => words.push(w.clone()),
+                ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirects.push(r.clone()),
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) => words.push(w.clone()),
+                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
+                    io.eprint("bash: process substitution is not supported\n");
+                    return Ok(2);
+                }
+            }
+        }
+        // Aliases: the first word, unquoted.
+        if let Some(first) = words.first()
+            && let Some(alias) = self.aliases.get(&first.value).cloned()
+        {
+            let rest: Vec<String> = words[1..].iter().map(|w| w.value.clone()).collect();
+            let src = format!("{alias} {}", rest.join(" "));
+            let io = match self.apply_redirects(&redirects, io)? {
+                Some(io) => io,
+                None => return Ok(1),
+            };
+            let mut s = self.clone();
+            s.aliases.remove(&first.value);
+            let r = s.run_script(&src, &io);
+            // Keep state changes of the expanded alias (it runs in this shell).
+            let aliases = std::mem::take(&mut self.aliases);
+            *self = s;
+            self.aliases = aliases;
+            return r;
+        }
+        let argv = crate::expand::words(self, &words, io)?;
+        let io2 = match self.apply_redirects(&redirects, io)? {
+            Some(io) => io,
+            None => return Ok(1),
+        };
+        if argv.is_empty() {
+            for a in &assignments {
+                self.assign(a, io)?;
+            }
+            return Ok(self.last_status_after_assign());
+        }
+        // Assignments before a command apply to that command only (exported to it).
+        let mut saved = Vec::new();
+        for a in &assignments {
+            let name = match &a.name {
+                ast::AssignmentName::VariableName(n) => n.clone(),
+                ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+            };
+            saved.push((name.clone(), self.vars.get(&name).cloned()));
+            self.assign(a, io)?;
+            if let Some(v) = self.vars.get_mut(&name) {
+                v.exported = true;
+            }
+        }
+        if self.options.xtrace {
+            io2.eprint(&format!("+ {}\n", argv.join(" ")));
+        }
+        let r = self.dispatch(&argv, &io2);
+        for (name, old) in saved {
+            match old {
+                Some(v) => {
+                    self.vars.insert(name, v);
+                }
+                None => {
+                    self.vars.remove(&name);
+                }
+            }
+        }
+        io2.out.flush();
+        r
+    }
+
+    fn last_status_after_assign(&self) -> i32 {
+        0
+    }
+
+    pub fn assign(&mut self, a: &ast::Assignment, io: &Io) -> Result<(), Flow> {
+        let name = match &a.name {
+            ast::AssignmentName::VariableName(n) => n.clone(),
+            ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+        };
+        let value = match &a.value {
+            ast::AssignmentValue::Scalar(w) => crate::expand::single(self, &w.value, io)?,
+            ast::AssignmentValue::Array(items) => {
+                let mut vals = Vec::new();
+                for (_, w) in items {
+                    vals.extend(crate::expand::words(self, std::slice::from_ref(w), io)?);
+                }
+                vals.join(" ")
+            }
+        };
+        if a.append {
+            let old = self.get(&name).unwrap_or("").to_string();
+            self.set(&name, old + &value);
+        } else {
+            self.set(&name, value);
+        }
+        Ok(())
+    }
+
+    /// Runs a command by name: function, builtin, or `.wasm` on PATH (not yet), else 127.
+    pub fn dispatch(&mut self, argv: &[String], io: &Io) -> Status {
+        let name = argv[0].as_str();
+        if let Some((_, def)) = self.functions.get(name).cloned() {
+            return self.call_function(&def, argv, io);
+        }
+        if let Some(s) = crate::builtins::run(self, argv, io) {
+            return s;
+        }
+        io.eprint(&format!("bash: {name}: command not found\n"));
+        Ok(127)
+    }
+
+    fn call_function(&mut self, def: &ast::FunctionDefinition, argv: &[String], io: &Io) -> Status {
+        let saved_pos = std::mem::replace(&mut self.positional, argv[1..].to_vec());
+        self.locals.push(Vec::new());
+        let ast::FunctionBody(body, redirects) = &def.body;
+        let io = match redirects {
+            Some(r) => match self.apply_redirects(&r.0, io)? {
+                Some(io) => io,
+                None => return Ok(1),
+            },
+            None => io.clone(),
+        };
+        let r = self.run_compound(body, &io);
+        let frame = self.locals.pop().unwrap_or_default();
+        for (name, old) in frame.into_iter().rev() {
+            match old {
+                Some(v) => {
+                    self.vars.insert(name, v);
+                }
+                None => {
+                    self.vars.remove(&name);
+                }
+            }
+        }
+        self.positional = saved_pos;
+        match r {
+            Err(Flow::Return(s)) => Ok(s),
+            other => other,
+        }
+    }
+
+    /// Runs `src` in a copy of the shell and returns its stdout (for `$(...)`).
+    pub fn capture(&mut self, src: &str, io: &Io) -> Result<String, Flow> {
+        let (out, buf) = Sink::buffer();
+        let sub_io = Io {
+            stdin: input(Vec::new()),
+            out,
+            err: io.err.clone(),
+        };
+        let mut sub = self.clone();
+        let status = match sub.run_script(src, &sub_io) {
+            Ok(s) | Err(Flow::Exit(s)) | Err(Flow::Return(s)) => s,
+            Err(_) => 0,
+        };
+        self.last_status = status;
+        let mut text = String::from_utf8_lossy(&buf.borrow()).into_owned();
+        while text.ends_with('\n') {
+            text.pop();
+        }
+        Ok(text)
+    }
+}
+
+fn set_fd(io: &mut Io, fd: i32, sink: Sink) {
+    match fd {
+        1 => io.out = sink,
+        2 => io.err = sink,
+        _ => {}
+    }
+}

@@ -1,0 +1,81 @@
+//! The shell state that survives between tool calls of a session: cwd, variables, functions
+//! (as source text), aliases and options. It lives in the workspace itself, at
+//! `/workspace/.burrow/shell.json`, so it is versioned with the tool call that changed it,
+//! restored by undo and checkout, and inherited by forks.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::shell::{Options, Shell, Var};
+
+pub const STATE_FILE: &str = "/workspace/.burrow/shell.json";
+
+#[derive(Serialize, Deserialize, Default)]
+pub struct State {
+    pub cwd: String,
+    pub vars: BTreeMap<String, Var>,
+    pub functions: BTreeMap<String, String>,
+    pub aliases: BTreeMap<String, String>,
+    pub options: Options,
+}
+
+pub fn load() -> Shell {
+    let mut sh = Shell::new("/workspace");
+    let Ok(text) = std::fs::read_to_string(STATE_FILE) else {
+        return sh;
+    };
+    let Ok(st) = serde_json::from_str::<State>(&text) else {
+        return sh;
+    };
+    if std::fs::metadata(&st.cwd).is_ok_and(|m| m.is_dir()) {
+        sh.cwd = st.cwd;
+    }
+    sh.vars = st.vars;
+    sh.aliases = st.aliases;
+    sh.options = st.options;
+    for (name, src) in st.functions {
+        if let Ok(p) = crate::shell::parse(&src)
+            && let Some(def) = first_function(&p)
+        {
+            sh.functions.insert(name, (src, def));
+        }
+    }
+    sh
+}
+
+fn first_function(p: &brush_parser::ast::Program) -> Option<brush_parser::ast::FunctionDefinition> {
+    let cc = p.complete_commands.first()?;
+    let item = cc.0.first()?;
+    match item.0.first.seq.first()? {
+        brush_parser::ast::Command::Function(f) => Some(f.clone()),
+        _ => None,
+    }
+}
+
+pub fn save(sh: &Shell) {
+    let st = State {
+        cwd: sh.cwd.clone(),
+        vars: sh.vars.clone(),
+        functions: sh
+            .functions
+            .iter()
+            .map(|(k, (src, _))| (k.clone(), src.clone()))
+            .collect(),
+        aliases: sh.aliases.clone(),
+        options: sh.options.clone(),
+    };
+    let Ok(json) = serde_json::to_string(&st) else {
+        return;
+    };
+    // Only write when something changed, so read-only commands make no new version.
+    if std::fs::read_to_string(STATE_FILE).ok().as_deref() == Some(json.as_str()) {
+        return;
+    }
+    let _ = std::fs::create_dir_all("/workspace/.burrow");
+    let _ = std::fs::write(STATE_FILE, json);
+}
+
+pub fn reset() {
+    let _ = std::fs::remove_file(STATE_FILE);
+}

@@ -1,0 +1,1648 @@
+//! Text utilities with more options: grep, sed, sort, cut, tr, find, xargs, and small helpers.
+
+use std::fs;
+
+use crate::builtins::io_msg;
+use crate::io::{Io, read_all};
+use crate::shell::{Shell, Status};
+
+/// Translates a POSIX basic regular expression into the `regex` crate's syntax.
+pub fn bre_to_ere(p: &str) -> String {
+    let mut out = String::new();
+    let mut chars = p.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(x @ ('(' | ')' | '|' | '{' | '}' | '+' | '?')) => out.push(x),
+                Some('<') | Some('>') => out.push_str("\\b"),
+                Some(x) => {
+                    out.push('\\');
+                    out.push(x);
+                }
+                None => out.push_str("\\\\"),
+            },
+            '(' | ')' | '|' | '{' | '}' | '+' | '?' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '[' => {
+                // Copy a bracket expression verbatim.
+                out.push('[');
+                let mut first = true;
+                while let Some(x) = chars.next() {
+                    if x == ']' && !first {
+                        out.push(']');
+                        break;
+                    }
+                    if x == '[' && chars.peek() == Some(&':') {
+                        out.push('[');
+                        for y in chars.by_ref() {
+                            out.push(y);
+                            if y == ']' {
+                                break;
+                            }
+                        }
+                        first = false;
+                        continue;
+                    }
+                    if x == '\\' {
+                        out.push_str("\\\\");
+                    } else {
+                        out.push(x);
+                    }
+                    first = x == '^' && first;
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// ERE as the `regex` crate wants it (`\<`, `\>` word boundaries).
+fn ere(p: &str) -> String {
+    p.replace("\\<", "\\b").replace("\\>", "\\b")
+}
+
+fn walk(root: &std::path::Path, display: &str, out: &mut Vec<(String, std::path::PathBuf)>) {
+    let Ok(rd) = fs::read_dir(root) else { return };
+    let mut names: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for n in names {
+        let full = root.join(&n);
+        let disp = if display.ends_with('/') {
+            format!("{display}{n}")
+        } else {
+            format!("{display}/{n}")
+        };
+        let Ok(m) = fs::symlink_metadata(&full) else {
+            continue;
+        };
+        if m.is_dir() {
+            out.push((disp.clone(), full.clone()));
+            walk(&full, &disp, out);
+        } else {
+            out.push((disp, full));
+        }
+    }
+}
+
+pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
+    let mut pats: Vec<String> = Vec::new();
+    let (mut ops, mut flags) = (Vec::new(), std::collections::BTreeSet::new());
+    let (mut after, mut before) = (0usize, 0usize);
+    let (mut includes, mut excludes, mut exclude_dirs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut max_count: Option<usize> = None;
+    let mut i = 0;
+    let mut only_ops = false;
+    while i < args.len() {
+        let a = &args[i];
+        if only_ops || !a.starts_with('-') || a == "-" {
+            ops.push(a.clone());
+        } else if a == "--" {
+            only_ops = true;
+        } else if let Some(l) = a.strip_prefix("--") {
+            let (k, v) = l
+                .split_once('=')
+                .map(|(k, v)| (k, Some(v.to_string())))
+                .unwrap_or((l, None));
+            match k {
+                "include" => includes.extend(v),
+                "exclude" => excludes.extend(v),
+                "exclude-dir" => exclude_dirs.extend(v),
+                "recursive" => {
+                    flags.insert('r');
+                }
+                "ignore-case" => {
+                    flags.insert('i');
+                }
+                "line-number" => {
+                    flags.insert('n');
+                }
+                "count" => {
+                    flags.insert('c');
+                }
+                "files-with-matches" => {
+                    flags.insert('l');
+                }
+                "invert-match" => {
+                    flags.insert('v');
+                }
+                "word-regexp" => {
+                    flags.insert('w');
+                }
+                "only-matching" => {
+                    flags.insert('o');
+                }
+                "color" | "colour" => {}
+                _ => {
+                    io.eprint(&format!("{cmd}: unrecognized option '--{k}'\nUsage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n"));
+                    return 2;
+                }
+            }
+        } else {
+            let body: Vec<char> = a[1..].chars().collect();
+            let mut j = 0;
+            while j < body.len() {
+                let c = body[j];
+                if "eABCm".contains(c) {
+                    let rest: String = body[j + 1..].iter().collect();
+                    let v = if !rest.is_empty() {
+                        rest
+                    } else {
+                        i += 1;
+                        match args.get(i) {
+                            Some(v) => v.clone(),
+                            None => {
+                                io.eprint(&format!("{cmd}: option requires an argument -- '{c}'\nUsage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n"));
+                                return 2;
+                            }
+                        }
+                    };
+                    match c {
+                        'e' => pats.push(v),
+                        'A' => after = v.parse().unwrap_or(0),
+                        'B' => before = v.parse().unwrap_or(0),
+                        'C' => {
+                            after = v.parse().unwrap_or(0);
+                            before = after;
+                        }
+                        _ => max_count = v.parse().ok(),
+                    }
+                    break;
+                } else if "rRnilLcvEFowxqsHhIZ".contains(c) {
+                    flags.insert(c);
+                } else if c.is_ascii_digit() {
+                    let n: String = body[j..]
+                        .iter()
+                        .take_while(|c| c.is_ascii_digit())
+                        .collect();
+                    after = n.parse().unwrap_or(0);
+                    before = after;
+                    j += n.len();
+                    continue;
+                } else {
+                    io.eprint(&format!("{cmd}: invalid option -- '{c}'\nUsage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n"));
+                    return 2;
+                }
+                j += 1;
+            }
+        }
+        i += 1;
+    }
+    if pats.is_empty() {
+        if ops.is_empty() {
+            io.eprint("Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n");
+            return 2;
+        }
+        pats.push(ops.remove(0));
+    }
+    let fixed = flags.contains(&'F') || cmd == "fgrep";
+    let extended = flags.contains(&'E') || cmd == "egrep";
+    let parts: Vec<String> = pats
+        .iter()
+        .flat_map(|p| p.split('\n').map(String::from).collect::<Vec<_>>())
+        .map(|p| {
+            if fixed {
+                regex::escape(&p)
+            } else if extended {
+                ere(&p)
+            } else {
+                bre_to_ere(&p)
+            }
+        })
+        .map(|p| {
+            if flags.contains(&'w') {
+                format!(r"\b(?:{p})\b")
+            } else if flags.contains(&'x') {
+                format!("^(?:{p})$")
+            } else {
+                p
+            }
+        })
+        .collect();
+    let re = match regex::RegexBuilder::new(
+        &parts
+            .iter()
+            .map(|p| format!("(?:{p})"))
+            .collect::<Vec<_>>()
+            .join("|"),
+    )
+    .case_insensitive(flags.contains(&'i'))
+    .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            io.eprint(&format!(
+                "{cmd}: {}\n",
+                e.to_string()
+                    .lines()
+                    .last()
+                    .unwrap_or("invalid regular expression")
+            ));
+            return 2;
+        }
+    };
+    let recursive = flags.contains(&'r') || flags.contains(&'R');
+    if ops.is_empty() && recursive {
+        ops.push(".".into());
+    }
+    let mut targets: Vec<(String, Option<Vec<u8>>)> = Vec::new();
+    let mut status_err = false;
+    if ops.is_empty() {
+        targets.push(("(standard input)".into(), Some(read_all(&io.stdin))));
+    }
+    let glob_ok = |name: &str| {
+        let base = name.rsplit('/').next().unwrap_or(name);
+        (includes.is_empty()
+            || includes
+                .iter()
+                .any(|g| crate::expand::pattern_matches(g, base)))
+            && !excludes
+                .iter()
+                .any(|g| crate::expand::pattern_matches(g, base))
+    };
+    for o in &ops {
+        if o == "-" {
+            targets.push(("(standard input)".into(), Some(read_all(&io.stdin))));
+            continue;
+        }
+        let p = sh.path(o);
+        match fs::metadata(&p) {
+            Ok(m) if m.is_dir() => {
+                if !recursive {
+                    io.eprint(&format!("{cmd}: {o}: Is a directory\n"));
+                    continue;
+                }
+                let mut all = Vec::new();
+                walk(&p, o.trim_end_matches('/'), &mut all);
+                for (disp, full) in all {
+                    let excluded_dir = disp.split('/').any(|seg| {
+                        exclude_dirs
+                            .iter()
+                            .any(|g| crate::expand::pattern_matches(g, seg))
+                    });
+                    if excluded_dir || full.is_dir() || !glob_ok(&disp) {
+                        continue;
+                    }
+                    if fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink())
+                        && flags.contains(&'r')
+                    {
+                        continue;
+                    }
+                    targets.push((disp, fs::read(&full).ok()));
+                }
+            }
+            Ok(_) => targets.push((o.clone(), fs::read(&p).ok())),
+            Err(e) => {
+                if !flags.contains(&'s') {
+                    io.eprint(&format!("{cmd}: {o}: {}\n", io_msg(&e)));
+                }
+                status_err = true;
+            }
+        }
+    }
+    let show_names = if flags.contains(&'h') {
+        false
+    } else {
+        flags.contains(&'H') || targets.len() > 1 || recursive
+    };
+    let mut any = false;
+    let mut out = String::new();
+    let invert = flags.contains(&'v');
+    for (name, data) in targets {
+        let Some(data) = data else { continue };
+        if data.contains(&0) && !flags.contains(&'a') {
+            let matched = String::from_utf8_lossy(&data)
+                .lines()
+                .any(|l| re.is_match(l) != invert);
+            if matched {
+                any = true;
+                if !flags.contains(&'q')
+                    && !flags.contains(&'l')
+                    && !flags.contains(&'c')
+                    && !flags.contains(&'I')
+                {
+                    out.push_str(&format!("Binary file {name} matches\n"));
+                } else if flags.contains(&'l') {
+                    out.push_str(&format!("{name}\n"));
+                }
+            }
+            continue;
+        }
+        let text = String::from_utf8_lossy(&data).into_owned();
+        let ls: Vec<&str> = text.lines().collect();
+        let hits: Vec<usize> = ls
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| re.is_match(l) != invert)
+            .map(|(i, _)| i)
+            .take(max_count.unwrap_or(usize::MAX))
+            .collect();
+        if !hits.is_empty() {
+            any = true;
+        }
+        if flags.contains(&'q') {
+            if any {
+                return 0;
+            }
+            continue;
+        }
+        if flags.contains(&'l') {
+            if !hits.is_empty() {
+                out.push_str(&format!("{name}\n"));
+            }
+            continue;
+        }
+        if flags.contains(&'L') {
+            if hits.is_empty() {
+                out.push_str(&format!("{name}\n"));
+            }
+            continue;
+        }
+        if flags.contains(&'c') {
+            if show_names {
+                out.push_str(&format!("{name}:{}\n", hits.len()));
+            } else {
+                out.push_str(&format!("{}\n", hits.len()));
+            }
+            continue;
+        }
+        let prefix = |i: usize, sep: char| {
+            let mut p = String::new();
+            if show_names {
+                p.push_str(&name);
+                p.push(sep);
+            }
+            if flags.contains(&'n') {
+                p.push_str(&format!("{}{sep}", i + 1));
+            }
+            p
+        };
+        let mut shown: Vec<usize> = Vec::new();
+        for &h in &hits {
+            for j in h.saturating_sub(before)..=(h + after).min(ls.len().saturating_sub(1)) {
+                if shown.last().is_none_or(|&l| j > l) {
+                    shown.push(j);
+                }
+            }
+        }
+        let hitset: std::collections::HashSet<usize> = hits.iter().copied().collect();
+        let mut prev: Option<usize> = None;
+        for j in shown {
+            if (before > 0 || after > 0) && prev.is_some_and(|p| j > p + 1) {
+                out.push_str("--\n");
+            }
+            prev = Some(j);
+            if hitset.contains(&j) {
+                if flags.contains(&'o') && !invert {
+                    for m in re.find_iter(ls[j]) {
+                        if !m.as_str().is_empty() {
+                            out.push_str(&format!("{}{}\n", prefix(j, ':'), m.as_str()));
+                        }
+                    }
+                } else {
+                    out.push_str(&format!("{}{}\n", prefix(j, ':'), ls[j]));
+                }
+            } else {
+                out.push_str(&format!("{}{}\n", prefix(j, '-'), ls[j]));
+            }
+        }
+    }
+    io.print(&out);
+    if status_err && !any {
+        2
+    } else if any {
+        0
+    } else {
+        1
+    }
+}
+
+#[derive(Debug)]
+enum Addr {
+    Line(usize),
+    Last,
+    Re(regex::Regex),
+}
+
+#[derive(Debug)]
+enum SedCmd {
+    Subst {
+        re: regex::Regex,
+        rep: String,
+        global: bool,
+        nth: usize,
+        print: bool,
+    },
+    Delete,
+    Print,
+    Quit,
+    LineNo,
+    Append(String),
+    Insert(String),
+    Change(String),
+    Translit(Vec<char>, Vec<char>),
+}
+
+#[derive(Debug)]
+struct SedItem {
+    a1: Option<Addr>,
+    a2: Option<Addr>,
+    negate: bool,
+    cmd: SedCmd,
+}
+
+fn sed_parse(script: &str, extended: bool) -> Result<Vec<SedItem>, String> {
+    let chars: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    let mut items = Vec::new();
+    let compile = |p: &str, icase: bool| -> Result<regex::Regex, String> {
+        let p = if extended { ere(p) } else { bre_to_ere(p) };
+        regex::RegexBuilder::new(&p)
+            .case_insensitive(icase)
+            .build()
+            .map_err(|e| {
+                format!(
+                    "-e expression #1, char 0: {}",
+                    e.to_string().lines().last().unwrap_or("")
+                )
+            })
+    };
+    let read_delim = |i: &mut usize, d: char| -> String {
+        let mut s = String::new();
+        while *i < chars.len() && chars[*i] != d {
+            if chars[*i] == '\\' && *i + 1 < chars.len() {
+                if chars[*i + 1] == d {
+                    s.push(d);
+                } else if chars[*i + 1] == 'n' {
+                    s.push('\n');
+                } else {
+                    s.push('\\');
+                    s.push(chars[*i + 1]);
+                }
+                *i += 2;
+                continue;
+            }
+            s.push(chars[*i]);
+            *i += 1;
+        }
+        *i += 1;
+        s
+    };
+    while i < chars.len() {
+        while i < chars.len() && (chars[i].is_whitespace() || chars[i] == ';') {
+            i += 1;
+        }
+        if i >= chars.len() {
+            break;
+        }
+        let addr = |i: &mut usize| -> Result<Option<Addr>, String> {
+            if *i < chars.len() && chars[*i].is_ascii_digit() {
+                let n: String = chars[*i..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
+                *i += n.len();
+                return Ok(Some(Addr::Line(n.parse().unwrap_or(0))));
+            }
+            if *i < chars.len() && chars[*i] == '$' {
+                *i += 1;
+                return Ok(Some(Addr::Last));
+            }
+            if *i < chars.len() && chars[*i] == '/' {
+                *i += 1;
+                let p = read_delim(i, '/');
+                return Ok(Some(Addr::Re(compile(&p, false)?)));
+            }
+            Ok(None)
+        };
+        let a1 = addr(&mut i)?;
+        let mut a2 = None;
+        if a1.is_some() && i < chars.len() && chars[i] == ',' {
+            i += 1;
+            a2 = addr(&mut i)?;
+        }
+        while i < chars.len() && chars[i] == ' ' {
+            i += 1;
+        }
+        let mut negate = false;
+        if i < chars.len() && chars[i] == '!' {
+            negate = true;
+            i += 1;
+        }
+        let Some(&c) = chars.get(i) else {
+            return Err("-e expression #1, char 1: missing command".into());
+        };
+        i += 1;
+        let text_arg = |i: &mut usize| -> String {
+            while *i < chars.len() && (chars[*i] == ' ' || chars[*i] == '\\') {
+                *i += 1;
+                if *i < chars.len() && chars[*i - 1] == '\\' && chars[*i] == '\n' {
+                    *i += 1;
+                    break;
+                }
+            }
+            let s: String = chars[*i..].iter().take_while(|&&c| c != '\n').collect();
+            *i += s.len();
+            s
+        };
+        let cmd = match c {
+            's' => {
+                let d = chars.get(i).copied().unwrap_or('/');
+                i += 1;
+                let pat = read_delim(&mut i, d);
+                let rep = read_delim(&mut i, d);
+                let mut global = false;
+                let mut nth = 1;
+                let mut print = false;
+                let mut icase = false;
+                while i < chars.len() && !matches!(chars[i], ';' | '\n' | '}' | ' ') {
+                    match chars[i] {
+                        'g' => global = true,
+                        'p' => print = true,
+                        'i' | 'I' => icase = true,
+                        d if d.is_ascii_digit() => nth = d.to_digit(10).unwrap_or(1) as usize,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                let mut r = String::new();
+                let rc: Vec<char> = rep.chars().collect();
+                let mut k = 0;
+                while k < rc.len() {
+                    match rc[k] {
+                        '&' => r.push_str("${0}"),
+                        '\\' if k + 1 < rc.len() && rc[k + 1].is_ascii_digit() => {
+                            r.push_str(&format!("${{{}}}", rc[k + 1]));
+                            k += 1;
+                        }
+                        '\\' if k + 1 < rc.len() => {
+                            match rc[k + 1] {
+                                'n' => r.push('\n'),
+                                't' => r.push('\t'),
+                                '&' => r.push('&'),
+                                o => r.push(o),
+                            }
+                            k += 1;
+                        }
+                        '$' => r.push_str("$$"),
+                        o => r.push(o),
+                    }
+                    k += 1;
+                }
+                SedCmd::Subst {
+                    re: compile(&pat, icase)?,
+                    rep: r,
+                    global,
+                    nth,
+                    print,
+                }
+            }
+            'd' => SedCmd::Delete,
+            'p' => SedCmd::Print,
+            'q' => SedCmd::Quit,
+            '=' => SedCmd::LineNo,
+            'a' => SedCmd::Append(text_arg(&mut i)),
+            'i' => SedCmd::Insert(text_arg(&mut i)),
+            'c' => SedCmd::Change(text_arg(&mut i)),
+            'y' => {
+                let d = chars.get(i).copied().unwrap_or('/');
+                i += 1;
+                let a = read_delim(&mut i, d);
+                let b = read_delim(&mut i, d);
+                SedCmd::Translit(a.chars().collect(), b.chars().collect())
+            }
+            '{' | '}' => continue,
+            other => {
+                return Err(format!(
+                    "-e expression #1, char {}: unknown command: `{other}'",
+                    i
+                ));
+            }
+        };
+        items.push(SedItem {
+            a1,
+            a2,
+            negate,
+            cmd,
+        });
+    }
+    Ok(items)
+}
+
+fn sed_run(items: &[SedItem], text: &str, quiet: bool) -> String {
+    let ls: Vec<&str> = text.lines().collect();
+    let n = ls.len();
+    let mut out = String::new();
+    let mut active = vec![false; items.len()];
+    'lines: for (idx, line) in ls.iter().enumerate() {
+        let lineno = idx + 1;
+        let mut pat = line.to_string();
+        let mut append = Vec::new();
+        let mut deleted = false;
+        for (k, it) in items.iter().enumerate() {
+            let hit = |a: &Addr, p: &str| match a {
+                Addr::Line(l) => *l == lineno,
+                Addr::Last => lineno == n,
+                Addr::Re(r) => r.is_match(p),
+            };
+            let selected = match (&it.a1, &it.a2) {
+                (None, _) => true,
+                (Some(a), None) => hit(a, &pat),
+                (Some(a), Some(b)) => {
+                    if active[k] {
+                        let end = match b {
+                            Addr::Line(l) => lineno >= *l,
+                            _ => hit(b, &pat),
+                        };
+                        if end {
+                            active[k] = false;
+                        }
+                        true
+                    } else if hit(a, &pat) {
+                        let ends_now = matches!(b, Addr::Line(l) if *l <= lineno);
+                        active[k] = !ends_now;
+                        true
+                    } else {
+                        false
+                    }
+                }
+            };
+            if selected == it.negate {
+                continue;
+            }
+            match &it.cmd {
+                SedCmd::Subst {
+                    re,
+                    rep,
+                    global,
+                    nth,
+                    print,
+                } => {
+                    let mut changed = false;
+                    if *global {
+                        let r = re.replace_all(&pat, rep.as_str()).into_owned();
+                        changed = r != pat || re.is_match(&pat);
+                        pat = r;
+                    } else if let Some(m) = re.find_iter(&pat).nth(nth - 1) {
+                        let caps = re.captures_at(&pat, m.start());
+                        let mut rep_s = String::new();
+                        if let Some(c) = caps {
+                            c.expand(rep, &mut rep_s);
+                        }
+                        pat = format!("{}{}{}", &pat[..m.start()], rep_s, &pat[m.end()..]);
+                        changed = true;
+                    }
+                    if changed && *print {
+                        out.push_str(&pat);
+                        out.push('\n');
+                    }
+                }
+                SedCmd::Delete => {
+                    deleted = true;
+                    break;
+                }
+                SedCmd::Print => {
+                    out.push_str(&pat);
+                    out.push('\n');
+                }
+                SedCmd::Quit => {
+                    if !quiet {
+                        out.push_str(&pat);
+                        out.push('\n');
+                    }
+                    break 'lines;
+                }
+                SedCmd::LineNo => out.push_str(&format!("{lineno}\n")),
+                SedCmd::Append(t) => append.push(t.clone()),
+                SedCmd::Insert(t) => {
+                    out.push_str(t);
+                    out.push('\n');
+                }
+                SedCmd::Change(t) => {
+                    out.push_str(t);
+                    out.push('\n');
+                    deleted = true;
+                    break;
+                }
+                SedCmd::Translit(a, b) => {
+                    pat = pat
+                        .chars()
+                        .map(|c| {
+                            a.iter()
+                                .position(|&x| x == c)
+                                .and_then(|i| b.get(i).copied())
+                                .unwrap_or(c)
+                        })
+                        .collect();
+                }
+            }
+        }
+        if !deleted && !quiet {
+            out.push_str(&pat);
+            out.push('\n');
+        }
+        for a in append {
+            out.push_str(&a);
+            out.push('\n');
+        }
+    }
+    if !text.ends_with('\n') && out.ends_with('\n') && !text.is_empty() {
+        out.pop();
+    }
+    out
+}
+
+pub fn sed(sh: &Shell, args: &[String], io: &Io) -> i32 {
+    let (mut quiet, mut inplace, mut extended) = (false, false, false);
+    let mut scripts = Vec::new();
+    let mut files = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        match a.as_str() {
+            "-n" | "--quiet" | "--silent" => quiet = true,
+            "-E" | "-r" | "--regexp-extended" => extended = true,
+            "-e" => {
+                i += 1;
+                scripts.extend(args.get(i).cloned());
+            }
+            s if s.starts_with("-i") || s.starts_with("--in-place") => inplace = true,
+            s if s.starts_with('-') && s.len() > 1 && s[1..].chars().all(|c| "nEr".contains(c)) => {
+                quiet |= s.contains('n');
+                extended |= s.contains('E') || s.contains('r');
+            }
+            s if s.starts_with('-') && s.len() > 1 => {
+                io.eprint(&format!("sed: invalid option -- '{}'\nUsage: sed [OPTION]... {{script-only-if-no-other-script}} [input-file]...\n", &s[1..2]));
+                return 1;
+            }
+            _ => {
+                if scripts.is_empty() {
+                    scripts.push(a.clone());
+                } else {
+                    files.push(a.clone());
+                }
+            }
+        }
+        i += 1;
+    }
+    let script = scripts.join("\n");
+    let items = match sed_parse(&script, extended) {
+        Ok(it) => it,
+        Err(e) => {
+            io.eprint(&format!("sed: {e}\n"));
+            return 1;
+        }
+    };
+    let mut status = 0;
+    if files.is_empty() {
+        let data = read_all(&io.stdin);
+        io.print(&sed_run(&items, &String::from_utf8_lossy(&data), quiet));
+        return 0;
+    }
+    let mut all = String::new();
+    for f in &files {
+        match fs::read(sh.path(f)) {
+            Ok(d) => {
+                let t = String::from_utf8_lossy(&d).into_owned();
+                if inplace {
+                    let out = sed_run(&items, &t, quiet);
+                    if let Err(e) = fs::write(sh.path(f), out) {
+                        io.eprint(&format!("sed: couldn't open {f}: {}\n", io_msg(&e)));
+                        status = 4;
+                    }
+                } else {
+                    all.push_str(&t);
+                    if !t.ends_with('\n') && !t.is_empty() {
+                        all.push('\n');
+                    }
+                }
+            }
+            Err(e) => {
+                io.eprint(&format!("sed: can't read {f}: {}\n", io_msg(&e)));
+                status = 2;
+            }
+        }
+    }
+    if !inplace {
+        io.print(&sed_run(&items, &all, quiet));
+    }
+    status
+}
+
+fn human(s: &str) -> f64 {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last() {
+        Some(c @ ('K' | 'M' | 'G' | 'T' | 'k')) => (
+            &s[..s.len() - 1],
+            match c.to_ascii_uppercase() {
+                'K' => 1e3,
+                'M' => 1e6,
+                'G' => 1e9,
+                _ => 1e12,
+            },
+        ),
+        _ => (s, 1.0),
+    };
+    num.parse::<f64>().unwrap_or(0.0) * mult
+}
+
+fn leading_num(s: &str) -> f64 {
+    let t = s.trim_start();
+    let n: String = t
+        .chars()
+        .enumerate()
+        .take_while(|(i, c)| c.is_ascii_digit() || *c == '.' || (*i == 0 && *c == '-'))
+        .map(|(_, c)| c)
+        .collect();
+    n.parse().unwrap_or(0.0)
+}
+
+pub fn sort(sh: &Shell, args: &[String], io: &Io) -> i32 {
+    let (mut numeric, mut reverse, mut unique, mut hum, mut fold) =
+        (false, false, false, false, false);
+    let mut key: Option<(usize, Option<usize>)> = None;
+    let mut sep: Option<char> = None;
+    let mut files = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a.starts_with('-') && a.len() > 1 {
+            let body: Vec<char> = a[1..].chars().collect();
+            let mut j = 0;
+            while j < body.len() {
+                match body[j] {
+                    'n' => numeric = true,
+                    'r' => reverse = true,
+                    'u' => unique = true,
+                    'h' => hum = true,
+                    'f' => fold = true,
+                    'V' | 'b' | 's' => {}
+                    'k' | 't' => {
+                        let rest: String = body[j + 1..].iter().collect();
+                        let v = if rest.is_empty() {
+                            i += 1;
+                            args.get(i).cloned().unwrap_or_default()
+                        } else {
+                            rest
+                        };
+                        if body[j] == 't' {
+                            sep = v.chars().next();
+                        } else {
+                            let spec: String = v
+                                .chars()
+                                .filter(|c| c.is_ascii_digit() || *c == ',')
+                                .collect();
+                            if v.contains('n') {
+                                numeric = true;
+                            }
+                            if v.contains('r') {
+                                reverse = true;
+                            }
+                            let mut parts = spec.split(',');
+                            let s = parts.next().and_then(|x| x.parse().ok()).unwrap_or(1);
+                            let e = parts.next().and_then(|x| x.parse().ok());
+                            key = Some((s, e));
+                        }
+                        break;
+                    }
+                    c => {
+                        io.eprint(&format!("sort: invalid option -- '{c}'\nTry 'sort --help' for more information.\n"));
+                        return 2;
+                    }
+                }
+                j += 1;
+            }
+        } else {
+            files.push(a.clone());
+        }
+        i += 1;
+    }
+    let mut status = 0;
+    let mut data = Vec::new();
+    if files.is_empty() {
+        data = read_all(&io.stdin);
+    }
+    for f in &files {
+        match fs::read(sh.path(f)) {
+            Ok(d) => {
+                data.extend(&d);
+                if !d.ends_with(b"\n") && !d.is_empty() {
+                    data.push(b'\n');
+                }
+            }
+            Err(e) => {
+                io.eprint(&format!("sort: cannot read: {f}: {}\n", io_msg(&e)));
+                status = 2;
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&data).into_owned();
+    let mut ls: Vec<&str> = text.lines().collect();
+    let keyof = |l: &str| -> String {
+        match key {
+            None => l.to_string(),
+            Some((s, e)) => {
+                let fields: Vec<&str> = match sep {
+                    Some(c) => l.split(c).collect(),
+                    None => l.split_whitespace().collect(),
+                };
+                let start = s.saturating_sub(1);
+                let end = e.unwrap_or(fields.len()).min(fields.len());
+                if start >= fields.len() {
+                    String::new()
+                } else {
+                    fields[start..end.max(start + 1).min(fields.len())]
+                        .join(&sep.map(String::from).unwrap_or(" ".into()))
+                }
+            }
+        }
+    };
+    let cmp = |a: &&str, b: &&str| {
+        let (ka, kb) = (keyof(a), keyof(b));
+        let o = if numeric {
+            leading_num(&ka)
+                .partial_cmp(&leading_num(&kb))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        } else if hum {
+            human(&ka)
+                .partial_cmp(&human(&kb))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        } else if fold {
+            ka.to_lowercase().cmp(&kb.to_lowercase())
+        } else {
+            ka.cmp(&kb)
+        };
+        // Last resort comparison of whole lines, as GNU sort does.
+        o.then_with(|| {
+            if key.is_some() || numeric || hum || fold {
+                a.cmp(b)
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+    };
+    ls.sort_by(cmp);
+    if reverse {
+        ls.reverse();
+    }
+    if unique {
+        ls.dedup_by(|a, b| {
+            if numeric {
+                leading_num(&keyof(a)) == leading_num(&keyof(b))
+            } else {
+                keyof(a) == keyof(b)
+            }
+        });
+    }
+    let mut out = ls.join("\n");
+    if !ls.is_empty() {
+        out.push('\n');
+    }
+    io.print(&out);
+    status
+}
+
+fn ranges(spec: &str) -> Option<Vec<(usize, usize)>> {
+    let mut v = Vec::new();
+    for part in spec.split(',') {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (
+                if a.is_empty() { 1 } else { a.parse().ok()? },
+                if b.is_empty() {
+                    usize::MAX
+                } else {
+                    b.parse().ok()?
+                },
+            ),
+            None => {
+                let n = part.parse().ok()?;
+                (n, n)
+            }
+        };
+        if a == 0 {
+            return None;
+        }
+        v.push((a, b));
+    }
+    Some(v)
+}
+
+pub fn cut(sh: &Shell, args: &[String], io: &Io) -> i32 {
+    let mut delim = '\t';
+    let (mut fields, mut chars) = (None, None);
+    let mut files = Vec::new();
+    let mut suppress = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let mut take = |flag: &str| -> Option<String> {
+            if a == flag {
+                i += 1;
+                args.get(i).cloned()
+            } else {
+                a.strip_prefix(flag).map(String::from)
+            }
+        };
+        if a.starts_with("-d") {
+            delim = take("-d").and_then(|d| d.chars().next()).unwrap_or('\t');
+        } else if a.starts_with("-f") {
+            fields = take("-f");
+        } else if a.starts_with("-c") || a.starts_with("-b") {
+            chars = take(if a.starts_with("-c") { "-c" } else { "-b" });
+        } else if a == "-s" {
+            suppress = true;
+        } else if a.starts_with('-') && a.len() > 1 {
+            io.eprint(&format!(
+                "cut: invalid option -- '{}'\nTry 'cut --help' for more information.\n",
+                &a[1..2]
+            ));
+            return 1;
+        } else {
+            files.push(a.clone());
+        }
+        i += 1;
+    }
+    let (spec, by_field) = match (fields, chars) {
+        (Some(f), _) => (f, true),
+        (None, Some(c)) => (c, false),
+        _ => {
+            io.eprint("cut: you must specify a list of bytes, characters, or fields\nTry 'cut --help' for more information.\n");
+            return 1;
+        }
+    };
+    let Some(rs) = ranges(&spec) else {
+        io.eprint("cut: fields and positions are numbered from 1\nTry 'cut --help' for more information.\n");
+        return 1;
+    };
+    let sel = |n: usize| rs.iter().any(|&(a, b)| n >= a && n <= b);
+    let mut status = 0;
+    let mut data = Vec::new();
+    if files.is_empty() {
+        data = read_all(&io.stdin);
+    }
+    for f in &files {
+        match fs::read(sh.path(f)) {
+            Ok(d) => data.extend(d),
+            Err(e) => {
+                io.eprint(&format!("cut: {f}: {}\n", io_msg(&e)));
+                status = 1;
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&data).into_owned();
+    let mut out = String::new();
+    for l in text.lines() {
+        if by_field {
+            if !l.contains(delim) {
+                if !suppress {
+                    out.push_str(l);
+                    out.push('\n');
+                }
+                continue;
+            }
+            let parts: Vec<&str> = l
+                .split(delim)
+                .enumerate()
+                .filter(|(k, _)| sel(k + 1))
+                .map(|(_, p)| p)
+                .collect();
+            out.push_str(&parts.join(&delim.to_string()));
+        } else {
+            out.extend(
+                l.chars()
+                    .enumerate()
+                    .filter(|(k, _)| sel(k + 1))
+                    .map(|(_, c)| c),
+            );
+        }
+        out.push('\n');
+    }
+    io.print(&out);
+    status
+}
+
+fn tr_set(s: &str) -> Vec<char> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == '['
+            && chars.get(i + 1) == Some(&':')
+            && let Some(end) = s[i..].find(":]")
+        {
+            let name = &s[i + 2..i + end];
+            let class: Vec<char> = match name {
+                "upper" => ('A'..='Z').collect(),
+                "lower" => ('a'..='z').collect(),
+                "digit" => ('0'..='9').collect(),
+                "alpha" => ('A'..='Z').chain('a'..='z').collect(),
+                "alnum" => ('0'..='9').chain('A'..='Z').chain('a'..='z').collect(),
+                "space" => vec![' ', '\t', '\n', '\r', '\x0b', '\x0c'],
+                "blank" => vec![' ', '\t'],
+                "punct" => "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~".chars().collect(),
+                _ => Vec::new(),
+            };
+            out.extend(class);
+            i += end + 2;
+            continue;
+        }
+        let c = if chars[i] == '\\' && i + 1 < chars.len() {
+            i += 1;
+            match chars[i] {
+                'n' => '\n',
+                't' => '\t',
+                'r' => '\r',
+                '\\' => '\\',
+                o => o,
+            }
+        } else {
+            chars[i]
+        };
+        if chars.get(i + 1) == Some(&'-') && i + 2 < chars.len() {
+            let e = chars[i + 2];
+            for x in c..=e {
+                out.push(x);
+            }
+            i += 3;
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+pub fn tr(args: &[String], io: &Io) -> i32 {
+    let (mut delete, mut squeeze, mut complement) = (false, false, false);
+    let mut sets = Vec::new();
+    for a in args {
+        if a.starts_with('-') && a.len() > 1 && a[1..].chars().all(|c| "dscC".contains(c)) {
+            delete |= a.contains('d');
+            squeeze |= a.contains('s');
+            complement |= a.contains('c') || a.contains('C');
+        } else {
+            sets.push(tr_set(a));
+        }
+    }
+    if sets.is_empty() {
+        io.eprint("tr: missing operand\nTry 'tr --help' for more information.\n");
+        return 1;
+    }
+    let data = String::from_utf8_lossy(&read_all(&io.stdin)).into_owned();
+    let s1 = &sets[0];
+    let in1 = |c: char| s1.contains(&c) != complement;
+    let mut out = String::new();
+    let mut last: Option<char> = None;
+    for c in data.chars() {
+        let mapped = if delete {
+            if in1(c) {
+                continue;
+            }
+            Some(c)
+        } else if let Some(s2) = sets.get(1) {
+            if in1(c) {
+                let pos = if complement {
+                    s2.len().saturating_sub(1)
+                } else {
+                    s1.iter().position(|&x| x == c).unwrap_or(0)
+                };
+                Some(*s2.get(pos).or(s2.last()).unwrap_or(&c))
+            } else {
+                Some(c)
+            }
+        } else {
+            Some(c)
+        };
+        let Some(m) = mapped else { continue };
+        let sq_set = if delete || sets.len() < 2 {
+            sets.last()
+        } else {
+            sets.get(1)
+        };
+        if squeeze && last == Some(m) && sq_set.is_some_and(|s| s.contains(&m)) {
+            continue;
+        }
+        out.push(m);
+        last = Some(m);
+    }
+    io.print(&out);
+    0
+}
+
+pub fn xargs(sh: &mut Shell, args: &[String], io: &Io) -> Status {
+    let mut n: Option<usize> = None;
+    let mut replace: Option<String> = None;
+    let mut i = 0;
+    let mut null = false;
+    while i < args.len() && args[i].starts_with('-') {
+        match args[i].as_str() {
+            "-n" => {
+                i += 1;
+                n = args.get(i).and_then(|v| v.parse().ok());
+            }
+            "-I" => {
+                i += 1;
+                replace = args.get(i).cloned();
+            }
+            "-0" => null = true,
+            "-r" | "--no-run-if-empty" | "-t" => {}
+            s if s.starts_with("-n") => n = s[2..].parse().ok(),
+            s if s.starts_with("-I") => replace = Some(s[2..].to_string()),
+            _ => {}
+        }
+        i += 1;
+    }
+    let cmd: Vec<String> = if i < args.len() {
+        args[i..].to_vec()
+    } else {
+        vec!["echo".into()]
+    };
+    let input = String::from_utf8_lossy(&read_all(&io.stdin)).into_owned();
+    let items: Vec<String> = if null {
+        input
+            .split('\0')
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    } else if replace.is_some() {
+        input
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(String::from)
+            .collect()
+    } else {
+        input
+            .split_whitespace()
+            .map(|s| s.trim_matches(|c| c == '"' || c == '\'').to_string())
+            .collect()
+    };
+    let mut status = 0;
+    let run_io = Io {
+        stdin: crate::io::input(Vec::new()),
+        out: io.out.clone(),
+        err: io.err.clone(),
+    };
+    let mut run = |sh: &mut Shell, argv: Vec<String>| {
+        let s = sh.dispatch(&argv, &run_io).unwrap_or(1);
+        if s != 0 {
+            status = 123;
+        }
+    };
+    if let Some(r) = replace {
+        for it in items {
+            let argv = cmd.iter().map(|a| a.replace(&r, &it)).collect();
+            run(sh, argv);
+        }
+    } else if items.is_empty() {
+        if cmd[0] == "echo" {
+            run(sh, cmd.clone());
+        }
+    } else {
+        let chunk = n.unwrap_or(items.len()).max(1);
+        for group in items.chunks(chunk) {
+            let mut argv = cmd.clone();
+            argv.extend(group.iter().cloned());
+            run(sh, argv);
+        }
+    }
+    Ok(status)
+}
+
+pub fn find(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+    let mut roots = Vec::new();
+    let mut i = 0;
+    while i < args.len() && !args[i].starts_with('-') && args[i] != "!" && args[i] != "(" {
+        roots.push(args[i].clone());
+        i += 1;
+    }
+    if roots.is_empty() {
+        roots.push(".".into());
+    }
+    let expr: Vec<String> = args[i..].to_vec();
+    let (mut maxdepth, mut mindepth) = (usize::MAX, 0usize);
+    // Terms of an OR of ANDs.
+    let mut groups: Vec<Vec<(bool, String, String)>> = vec![Vec::new()];
+    let mut actions: Vec<Vec<String>> = Vec::new();
+    let mut delete = false;
+    let mut print0 = false;
+    let mut k = 0;
+    let mut negate = false;
+    while k < expr.len() {
+        let e = expr[k].as_str();
+        let next = |k: &mut usize| -> String {
+            *k += 1;
+            expr.get(*k).cloned().unwrap_or_default()
+        };
+        match e {
+            "!" | "-not" => negate = true,
+            "-o" | "-or" => groups.push(Vec::new()),
+            "-a" | "-and" | "(" | ")" | "-print" => {}
+            "-print0" => print0 = true,
+            "-maxdepth" => maxdepth = next(&mut k).parse().unwrap_or(usize::MAX),
+            "-mindepth" => mindepth = next(&mut k).parse().unwrap_or(0),
+            "-delete" => delete = true,
+            "-exec" | "-execdir" => {
+                let mut cmd = Vec::new();
+                k += 1;
+                while k < expr.len() && expr[k] != ";" && expr[k] != "+" {
+                    cmd.push(expr[k].clone());
+                    k += 1;
+                }
+                actions.push(cmd);
+            }
+            "-name" | "-iname" | "-type" | "-path" | "-ipath" | "-newer" | "-size" | "-regex"
+            | "-wholename" => {
+                let v = next(&mut k);
+                if let Some(g) = groups.last_mut() {
+                    g.push((negate, e.to_string(), v));
+                }
+                negate = false;
+            }
+            "-empty" => {
+                if let Some(g) = groups.last_mut() {
+                    g.push((negate, e.to_string(), String::new()));
+                }
+                negate = false;
+            }
+            other => {
+                io.eprint(&format!("find: unknown predicate `{other}'\n"));
+                return 1;
+            }
+        }
+        k += 1;
+    }
+    let test = |pred: &str, v: &str, disp: &str, full: &std::path::Path, sh: &Shell| -> bool {
+        let name = disp.rsplit('/').next().unwrap_or(disp);
+        let meta = fs::symlink_metadata(full);
+        match pred {
+            "-name" => crate::expand::pattern_matches(v, name),
+            "-iname" => crate::expand::pattern_matches(&v.to_lowercase(), &name.to_lowercase()),
+            "-path" | "-wholename" => crate::expand::pattern_matches(v, disp),
+            "-ipath" => crate::expand::pattern_matches(&v.to_lowercase(), &disp.to_lowercase()),
+            "-regex" => regex::Regex::new(&format!("^(?:{})$", v)).is_ok_and(|r| r.is_match(disp)),
+            "-type" => meta.is_ok_and(|m| match v {
+                "f" => m.is_file(),
+                "d" => m.is_dir(),
+                "l" => m.file_type().is_symlink(),
+                _ => false,
+            }),
+            "-empty" => meta.is_ok_and(|m| {
+                if m.is_dir() {
+                    fs::read_dir(full)
+                        .map(|mut r| r.next().is_none())
+                        .unwrap_or(false)
+                } else {
+                    m.len() == 0
+                }
+            }),
+            "-newer" => {
+                let other = fs::metadata(sh.path(v)).and_then(|m| m.modified()).ok();
+                let mine = meta.ok().and_then(|m| m.modified().ok());
+                matches!((mine, other), (Some(a), Some(b)) if a > b)
+            }
+            "-size" => {
+                let size = meta.map(|m| m.len()).unwrap_or(0);
+                let (cmp, rest) = match v.chars().next() {
+                    Some('+') => (1, &v[1..]),
+                    Some('-') => (-1, &v[1..]),
+                    _ => (0, v),
+                };
+                let (num, unit) = rest.split_at(
+                    rest.find(|c: char| !c.is_ascii_digit())
+                        .unwrap_or(rest.len()),
+                );
+                let mult: u64 = match unit {
+                    "c" => 1,
+                    "k" => 1024,
+                    "M" => 1 << 20,
+                    "G" => 1 << 30,
+                    _ => 512,
+                };
+                let n: u64 = num.parse().unwrap_or(0);
+                let units = size.div_ceil(mult);
+                match cmp {
+                    1 => units > n,
+                    -1 => units < n,
+                    _ => units == n,
+                }
+            }
+            _ => false,
+        }
+    };
+    let mut status = 0;
+    let mut out = String::new();
+    let mut to_delete = Vec::new();
+    let mut matched_paths = Vec::new();
+    for r in &roots {
+        let full = sh.path(r);
+        if fs::symlink_metadata(&full).is_err() {
+            io.eprint(&format!("find: '{r}': No such file or directory\n"));
+            status = 1;
+            continue;
+        }
+        let mut all = vec![(r.clone(), full.clone(), 0usize)];
+        let mut stack = vec![(r.clone(), full, 0usize)];
+        while let Some((disp, p, d)) = stack.pop() {
+            if d >= maxdepth
+                || !p.is_dir()
+                || fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink())
+            {
+                continue;
+            }
+            let Ok(rd) = fs::read_dir(&p) else { continue };
+            let mut names: Vec<String> = rd
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            let mut children = Vec::new();
+            for n in names {
+                let cd = if disp.ends_with('/') {
+                    format!("{disp}{n}")
+                } else {
+                    format!("{disp}/{n}")
+                };
+                children.push((cd, p.join(&n), d + 1));
+            }
+            for c in children.into_iter().rev() {
+                stack.push(c.clone());
+                all.push(c);
+            }
+        }
+        // Pre-order, as find prints: re-sort by walk order (parents before children, names sorted).
+        all.sort_by(|a, b| {
+            a.0.split('/')
+                .collect::<Vec<_>>()
+                .cmp(&b.0.split('/').collect::<Vec<_>>())
+        });
+        for (disp, full, d) in all {
+            if d < mindepth || d > maxdepth {
+                continue;
+            }
+            let ok = groups.iter().any(|g| {
+                g.iter()
+                    .all(|(neg, pred, v)| test(pred, v, &disp, &full, sh) != *neg)
+            });
+            if !ok {
+                continue;
+            }
+            if delete {
+                to_delete.push(full.clone());
+                continue;
+            }
+            if actions.is_empty() {
+                out.push_str(&disp);
+                out.push(if print0 { '\0' } else { '\n' });
+            } else {
+                matched_paths.push(disp);
+            }
+        }
+    }
+    io.print(&out);
+    for p in to_delete.into_iter().rev() {
+        let r = if p.is_dir() {
+            fs::remove_dir(&p)
+        } else {
+            fs::remove_file(&p)
+        };
+        if let Err(e) = r {
+            io.eprint(&format!(
+                "find: cannot delete '{}': {}\n",
+                p.display(),
+                io_msg(&e)
+            ));
+            status = 1;
+        }
+    }
+    for path in matched_paths {
+        for cmd in &actions {
+            let argv: Vec<String> = cmd.iter().map(|a| a.replace("{}", &path)).collect();
+            if let Ok(s) = sh.dispatch(&argv, io)
+                && s != 0
+            {
+                status = 1;
+            }
+        }
+    }
+    status
+}
+
+pub fn misc(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
+    let ops: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    let mut status = 0;
+    match cmd {
+        "chmod" => {
+            for f in ops.iter().skip(1) {
+                if let Err(e) = fs::metadata(sh.path(f)) {
+                    io.eprint(&format!("chmod: cannot access '{f}': {}\n", io_msg(&e)));
+                    status = 1;
+                }
+            }
+        }
+        "du" => {
+            for f in if ops.is_empty() {
+                vec![&".".to_string()]
+                    .into_iter()
+                    .cloned()
+                    .collect::<Vec<_>>()
+            } else {
+                ops.iter().map(|s| s.to_string()).collect()
+            } {
+                let mut all = Vec::new();
+                walk(&sh.path(&f), &f, &mut all);
+                let total: u64 = all
+                    .iter()
+                    .filter_map(|(_, p)| fs::metadata(p).ok())
+                    .filter(|m| m.is_file())
+                    .map(|m| m.len())
+                    .sum::<u64>()
+                    + fs::metadata(sh.path(&f))
+                        .map(|m| if m.is_file() { m.len() } else { 0 })
+                        .unwrap_or(0);
+                io.print(&format!("{}\t{f}\n", total.div_ceil(1024)));
+            }
+        }
+        _ => {
+            for f in ops {
+                match fs::symlink_metadata(sh.path(f)) {
+                    Ok(m) => io.print(&format!(
+                        "  File: {f}\n  Size: {}\t{}\n",
+                        m.len(),
+                        if m.is_dir() {
+                            "directory"
+                        } else if m.file_type().is_symlink() {
+                            "symbolic link"
+                        } else {
+                            "regular file"
+                        }
+                    )),
+                    Err(e) => {
+                        io.eprint(&format!("stat: cannot statx '{f}': {}\n", io_msg(&e)));
+                        status = 1;
+                    }
+                }
+            }
+        }
+    }
+    status
+}
+
+/// A small strftime for `date +FORMAT` (UTC).
+pub fn strftime(secs: i64, fmt: &str) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let wday = (days + 4).rem_euclid(7) as usize;
+    const MON: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    const DAY: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    let mut out = String::new();
+    let mut chars = fmt.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('Y') => out.push_str(&year.to_string()),
+            Some('m') => out.push_str(&format!("{month:02}")),
+            Some('d') => out.push_str(&format!("{day:02}")),
+            Some('e') => out.push_str(&format!("{day:>2}")),
+            Some('H') => out.push_str(&format!("{:02}", rem / 3600)),
+            Some('M') => out.push_str(&format!("{:02}", rem % 3600 / 60)),
+            Some('S') => out.push_str(&format!("{:02}", rem % 60)),
+            Some('s') => out.push_str(&secs.to_string()),
+            Some('b') | Some('h') => out.push_str(MON[(month - 1) as usize]),
+            Some('a') => out.push_str(DAY[wday]),
+            Some('F') => out.push_str(&format!("{year}-{month:02}-{day:02}")),
+            Some('T') => out.push_str(&format!(
+                "{:02}:{:02}:{:02}",
+                rem / 3600,
+                rem % 3600 / 60,
+                rem % 60
+            )),
+            Some('Z') => out.push_str("UTC"),
+            Some('%') => out.push('%'),
+            Some(o) => {
+                out.push('%');
+                out.push(o);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
