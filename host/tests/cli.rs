@@ -326,3 +326,79 @@ fn demo_runs_offline() {
         serde_json::json!(["docs/cli.md", "src/tinyledger/cli.py"])
     );
 }
+
+#[test]
+fn shell_state_persists_across_processes_and_into_forks() {
+    let b = Burrow::new();
+    b.ok(&["session", "new", "--name", "s", "--from", &fixture()]);
+    b.ok(&[
+        "sh",
+        "s",
+        "cd src/tinyledger; export GREETING=hi; NOTE=plain; greet() { echo \"$GREETING $1 from $(basename $PWD)\"; }; alias count='ls | wc -l'; set -o pipefail",
+    ]);
+    // A new process: cwd, exported and plain variables, functions, aliases, options.
+    let out = b.ok(&[
+        "sh",
+        "s",
+        "pwd; echo $NOTE; greet you; count; false | true; echo $?",
+    ]);
+    assert_eq!(
+        out,
+        "/workspace/src/tinyledger\nplain\nhi you from tinyledger\n9\n1\n"
+    );
+    // Forks inherit the shell state and then diverge.
+    let fork = b.ok(&["fork", "s"]).trim().to_string();
+    assert_eq!(
+        b.ok(&["sh", &fork, "greet fork; cd /workspace/docs; pwd"]),
+        "hi fork from tinyledger\n/workspace/docs\n"
+    );
+    assert_eq!(b.ok(&["sh", "s", "pwd"]), "/workspace/src/tinyledger\n");
+    assert_eq!(b.ok(&["sh", &fork, "pwd"]), "/workspace/docs\n");
+    // The agent_toolset bash tool shares the state; restart resets it.
+    assert_eq!(
+        b.ok(&["tool", "s", "bash", r#"{"command":"pwd"}"#]).trim(),
+        "/workspace/src/tinyledger"
+    );
+    assert_eq!(
+        b.ok(&["tool", "s", "bash", r#"{"restart":true}"#]).trim(),
+        "bash session restarted"
+    );
+    assert_eq!(
+        b.ok(&[
+            "tool",
+            "s",
+            "bash",
+            r#"{"command":"pwd; echo \"[$NOTE]\""}"#
+        ])
+        .trim(),
+        "/workspace\n[]"
+    );
+    // Exit codes and stderr as a shell gives them.
+    let out = b.cmd(&["sh", "s", "echo out; echo err >&2; exit 3"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.stdout, b"out\n");
+    assert_eq!(out.stderr, b"err\n");
+    // A runaway loop ends with the timeout and leaves the session as it was.
+    let out = b.cmd(&[
+        "tool",
+        "s",
+        "bash",
+        r#"{"command":"echo partial > p.txt; while true; do :; done","timeout_ms":1000}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "bash: bash command timed out after 1.0s"
+    );
+    let out = b.cmd(&["tool", "s", "bash", r#"{"command":"ls p.txt"}"#]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "bash: bash session terminated; restart required"
+    );
+    b.ok(&["tool", "s", "bash", r#"{"restart":true}"#]);
+    let out = b.cmd(&["tool", "s", "bash", r#"{"command":"ls p.txt"}"#]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "ls: cannot access 'p.txt': No such file or directory"
+    );
+}

@@ -301,6 +301,35 @@ fn calls() -> Vec<Value> {
         }
         add("grep", input);
     }
+    // bash: one persistent shell per session (no `exit`: the reference's shell process would
+    // end with it).
+    for input in [
+        json!({ "command": "echo hello" }),
+        json!({ "command": "pwd" }),
+        json!({ "command": "cd src && pwd" }),
+        json!({ "command": "pwd; ls" }),
+        json!({ "command": "cd ..; ls docs" }),
+        json!({ "command": "echo err >&2; echo out" }),
+        json!({ "command": "grep -c TODO src/tinyledger/ledger.py" }),
+        json!({ "command": "printf 'a\\n\\n\\n'" }),
+        json!({ "command": "false" }),
+        json!({ "command": "ls nope" }),
+        json!({ "command": "printf '\\033[31mred\\033[0m\\n'" }),
+        json!({ "command": "x=5; echo $((x * 3))" }),
+        json!({ "command": "echo $x" }),
+        json!({ "command": "cat < /dev/null; echo stdin-is-empty" }),
+        json!({ "command": "seq 1 30000 | tail -n 2" }),
+        json!({ "command": "" }),
+        json!({}),
+        json!({ "restart": true }),
+        json!({ "command": "pwd; echo \"[$x]\"" }),
+        json!({ "command": "while true; do :; done", "timeout_ms": 700 }),
+        json!({ "command": "echo after-timeout" }),
+        json!({ "restart": true }),
+        json!({ "command": "echo back" }),
+    ] {
+        add("bash", input);
+    }
     // Inputs that fail validation.
     add("read", json!({}));
     add("write", json!({ "file_path": "x" }));

@@ -209,6 +209,18 @@ fn printf(args: &[String], io: &Io) -> i32 {
             let c = chars[i];
             if c == '\\' {
                 let mut j = i + 1;
+                // printf's octal escapes are \NNN (one to three digits, no leading 0 needed).
+                let digits: String = chars[j..]
+                    .iter()
+                    .take(3)
+                    .take_while(|d| d.is_digit(8))
+                    .collect();
+                if !digits.is_empty() {
+                    let v = u32::from_str_radix(&digits, 8).unwrap_or(0);
+                    out.push(char::from_u32(v).unwrap_or('\0'));
+                    i = j + digits.len();
+                    continue;
+                }
                 let mut esc = String::from("\\");
                 if j < chars.len() {
                     esc.push(chars[j]);

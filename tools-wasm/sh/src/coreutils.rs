@@ -654,7 +654,14 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 .first()
                 .and_then(|a| a.trim_end_matches('s').parse().ok())
                 .unwrap_or(0.0);
-            std::thread::sleep(std::time::Duration::from_secs_f64(secs.clamp(0.0, 3600.0)));
+            // In short steps, so the host's wall-clock limit can stop a long sleep promptly.
+            let end = std::time::Instant::now()
+                + std::time::Duration::from_secs_f64(secs.clamp(0.0, 86_400.0));
+            while std::time::Instant::now() < end {
+                std::thread::sleep(
+                    (end - std::time::Instant::now()).min(std::time::Duration::from_millis(20)),
+                );
+            }
         }
         "yes" => {
             let word = if args.is_empty() {

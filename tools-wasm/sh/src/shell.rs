@@ -561,6 +561,9 @@ impl Shell {
                             let name = crate::expand::single(self, &w.value, &io)?;
                             let path = self.path(&name);
                             match kind {
+                                IoFileRedirectKind::Read if name == "/dev/null" => {
+                                    io.stdin = input(Vec::new())
+                                }
                                 IoFileRedirectKind::Read => match std::fs::read(&path) {
                                     Ok(b) => io.stdin = input(b),
                                     Err(e) => {
