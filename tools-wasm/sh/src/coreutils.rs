@@ -143,7 +143,14 @@ fn inputs(
         match fs::read(sh.path(f)) {
             Ok(b) => out.push((f.clone(), b)),
             Err(e) => {
-                io.eprint(&format!("{cmd}: {f}: {}\n", io_msg(&e)));
+                if matches!(cmd, "head" | "tail") {
+                    io.eprint(&format!(
+                        "{cmd}: cannot open '{f}' for reading: {}\n",
+                        io_msg(&e)
+                    ));
+                } else {
+                    io.eprint(&format!("{cmd}: {f}: {}\n", io_msg(&e)));
+                }
                 *status = 1;
             }
         }
@@ -345,7 +352,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 for l in ls {
                     match cmd {
                         "rev" => out.push_str(&l.chars().rev().collect::<String>()),
-                        "nl" if l.is_empty() => {}
+                        "nl" if l.is_empty() => out.push_str("       "),
                         "nl" => {
                             n += 1;
                             out.push_str(&format!("{n:>6}\t{l}"));
@@ -580,17 +587,21 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             }
         }
         "seq" => {
-            let nums: Vec<f64> = args
-                .iter()
-                .filter(|a| a.parse::<f64>().is_ok())
-                .filter_map(|a| a.parse().ok())
-                .collect();
-            let sep = args
-                .iter()
-                .position(|a| a == "-s")
-                .and_then(|i| args.get(i + 1))
-                .cloned()
-                .unwrap_or("\n".into());
+            let mut sep = "\n".to_string();
+            let mut nums: Vec<f64> = Vec::new();
+            let mut k = 0;
+            while k < args.len() {
+                let a = &args[k];
+                if a == "-s" {
+                    k += 1;
+                    sep = args.get(k).cloned().unwrap_or_default();
+                } else if let Some(v) = a.strip_prefix("-s") {
+                    sep = v.to_string();
+                } else if let Ok(n) = a.parse::<f64>() {
+                    nums.push(n);
+                }
+                k += 1;
+            }
             let (first, step, last) = match nums.as_slice() {
                 [l] => (1.0, 1.0, *l),
                 [f, l] => (*f, 1.0, *l),

@@ -707,7 +707,9 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
                     Some(m) => single(sh, m, io)?,
                     None => "parameter null or not set".into(),
                 };
-                return Err(err(sh, io, &format!("{}: {msg}", param_name(parameter))));
+                io.eprint(&format!("bash: {}: {msg}\n", param_name(parameter)));
+                // A non-interactive bash exits with 127 here.
+                return Err(Flow::Exit(127));
             }
             v.unwrap_or_default()
         }

@@ -59,6 +59,23 @@ pub fn bre_to_ere(p: &str) -> String {
     out
 }
 
+/// GNU grep's wording of the common regular-expression errors.
+pub fn regex_error(e: &regex::Error) -> String {
+    let msg = e.to_string();
+    let last = msg.lines().last().unwrap_or("").trim().to_string();
+    if last.contains("unclosed group") {
+        "Unmatched ( or \\(".into()
+    } else if last.contains("unopened group") {
+        "Unmatched ) or \\)".into()
+    } else if last.contains("unclosed character class") {
+        "Unmatched [, [^, [:, [., or [=".into()
+    } else if last.contains("repetition operator missing expression") {
+        "Invalid preceding regular expression".into()
+    } else {
+        last.trim_start_matches("error: ").to_string()
+    }
+}
+
 /// ERE as the `regex` crate wants it (`\<`, `\>` word boundaries).
 fn ere(p: &str) -> String {
     p.replace("\\<", "\\b").replace("\\>", "\\b")
@@ -236,13 +253,7 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     {
         Ok(r) => r,
         Err(e) => {
-            io.eprint(&format!(
-                "{cmd}: {}\n",
-                e.to_string()
-                    .lines()
-                    .last()
-                    .unwrap_or("invalid regular expression")
-            ));
+            io.eprint(&format!("{cmd}: {}\n", regex_error(&e)));
             return 2;
         }
     };
