@@ -91,6 +91,40 @@ fn benches(c: &mut Criterion) {
     });
     g.finish();
 
+    // The shell, through the session layer (one transaction and version per call).
+    let sb = burrow_host::Sandbox::open_with(
+        tmp.path().join("sessions.db"),
+        burrow_host::SandboxConfig {
+            cache_dir: Some(tmp.path().join("cache")),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let session = sb.create(None).unwrap().id;
+    sb.sh(&session, "seq 1 200 > small.txt").unwrap();
+    let mut g = c.benchmark_group("shell");
+    g.bench_function("echo-hi", |b| {
+        b.iter(|| {
+            let r = sb.sh(&session, "echo hi").unwrap();
+            assert_eq!(r.report.stdout, b"hi\n");
+        })
+    });
+    g.bench_function("cat-small-file-pipe-wc-l", |b| {
+        b.iter(|| {
+            let r = sb.sh(&session, "cat small.txt | wc -l").unwrap();
+            assert_eq!(r.report.stdout, b"200\n");
+        })
+    });
+    g.bench_function("agent-read-4KiB", |b| {
+        let input = serde_json::json!({ "file_path": "4k.txt" });
+        sb.call(&session, burrow_host::Family::AgentToolset, "write", &serde_json::json!({ "file_path": "4k.txt", "content": "x".repeat(4096) })).unwrap();
+        b.iter(|| {
+            let out = sb.call(&session, burrow_host::Family::AgentToolset, "read", &input).unwrap();
+            assert!(!out.is_error);
+        })
+    });
+    g.finish();
+
     let mut g = c.benchmark_group("load");
     g.sample_size(10);
     g.bench_function("compile-no-cache", |b| {
