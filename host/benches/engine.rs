@@ -117,9 +117,17 @@ fn benches(c: &mut Criterion) {
     });
     g.bench_function("agent-read-4KiB", |b| {
         let input = serde_json::json!({ "file_path": "4k.txt" });
-        sb.call(&session, burrow_host::Family::AgentToolset, "write", &serde_json::json!({ "file_path": "4k.txt", "content": "x".repeat(4096) })).unwrap();
+        sb.call(
+            &session,
+            burrow_host::Family::AgentToolset,
+            "write",
+            &serde_json::json!({ "file_path": "4k.txt", "content": "x".repeat(4096) }),
+        )
+        .unwrap();
         b.iter(|| {
-            let out = sb.call(&session, burrow_host::Family::AgentToolset, "read", &input).unwrap();
+            let out = sb
+                .call(&session, burrow_host::Family::AgentToolset, "read", &input)
+                .unwrap();
             assert!(!out.is_error);
         })
     });

@@ -109,6 +109,9 @@ enum Command {
         /// Only events after this sequence number.
         #[arg(long, default_value_t = 0)]
         after: i64,
+        /// Only events of this kind (tool, created, forked, checked_out, undo, labelled, ...).
+        #[arg(long)]
+        kind: Option<String>,
         #[arg(long, default_value_t = 0)]
         limit: usize,
     },

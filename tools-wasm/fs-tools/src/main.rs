@@ -274,7 +274,9 @@ fn walk(
         let Ok(rd) = fs::read_dir(&dir) else { continue };
         let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
         entries.sort_by_key(|e| e.file_name());
-        for e in entries.iter().rev() {
+        // Name order: a directory's files, then its subdirectories depth first.
+        let mut subdirs = Vec::new();
+        for e in entries.iter() {
             let name = e.file_name().to_string_lossy().into_owned();
             let p = if dir == "." {
                 name.clone()
@@ -292,7 +294,7 @@ fn walk(
                 {
                     return Ok(());
                 }
-                stack.push(p);
+                subdirs.push(p);
             } else if ft.is_file() {
                 let Ok(m) = e.metadata() else { continue };
                 if !f(&p, &m) {
@@ -300,6 +302,7 @@ fn walk(
                 }
             }
         }
+        stack.extend(subdirs.into_iter().rev());
     }
     Ok(())
 }
