@@ -477,10 +477,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Log {
             session,
             after,
+            kind,
             limit,
         } => {
             let id = sb.resolve(&session)?;
             for e in sb.log(&id, after, limit)? {
+                if kind.as_ref().is_some_and(|k| *k != e.kind) {
+                    continue;
+                }
                 if json {
                     let data: serde_json::Value =
                         serde_json::from_str(&e.data).unwrap_or(serde_json::Value::Null);

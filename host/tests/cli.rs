@@ -196,6 +196,10 @@ fn overnight_then_fork_end_to_end() {
         })
         .collect();
     assert_eq!(kinds, ["forked", "tool"]);
+    assert_eq!(
+        b.ok(&["log", &forks[0], "--kind", "tool"]).lines().count(),
+        1
+    );
     assert!(b.ok(&["tree"]).contains(&format!("  {}", forks[1])));
 
     // GC after deleting forks reclaims their unique pages and keeps the rest.

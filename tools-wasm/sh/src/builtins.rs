@@ -141,7 +141,7 @@ fn echo(args: &[String], io: &Io) -> i32 {
 }
 
 /// Interprets echo -e / printf %b escapes; the bool is true at `\c` (stop output).
-fn backslash_escapes(s: &str) -> (String, bool) {
+pub fn backslash_escapes(s: &str) -> (String, bool) {
     let mut out = String::new();
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {

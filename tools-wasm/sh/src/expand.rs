@@ -316,33 +316,9 @@ fn eval_pieces(
     Ok(())
 }
 
+/// `$'...'` quoting: the escapes of `echo -e`, plus `\'` and `\"`.
 fn ansi_c(s: &str) -> String {
-    let mut out = String::new();
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('a') => out.push('\x07'),
-            Some('b') => out.push('\x08'),
-            Some('e') | Some('E') => out.push('\x1b'),
-            Some('\\') => out.push('\\'),
-            Some('\'') => out.push('\''),
-            Some('"') => out.push('"'),
-            Some('0') => out.push('\0'),
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
-            }
-            None => out.push('\\'),
-        }
-    }
-    out
+    crate::builtins::backslash_escapes(&s.replace("\\'", "'").replace("\\\"", "\"")).0
 }
 
 fn split_fields(sh: &Shell, f: Fields) -> Vec<Vec<Seg>> {

@@ -374,20 +374,8 @@ impl Shell {
                 let r = (|| {
                     for v in values {
                         self.set(&f.variable_name, v);
-                        match self.run_list(&f.body.list, io) {
-                            Ok(s) => status = s,
-                            Err(Flow::Break(n)) => {
-                                if n > 1 {
-                                    return Err(Flow::Break(n - 1));
-                                }
-                                break;
-                            }
-                            Err(Flow::Continue(n)) => {
-                                if n > 1 {
-                                    return Err(Flow::Continue(n - 1));
-                                }
-                            }
-                            Err(f) => return Err(f),
+                        if !self.iteration(&f.body.list, io, &mut status)? {
+                            break;
                         }
                     }
                     Ok(status)
@@ -409,20 +397,8 @@ impl Shell {
                 self.loop_depth += 1;
                 let r = (|| {
                     while eval(self, &f.condition)? != 0 {
-                        match self.run_list(&f.body.list, io) {
-                            Ok(s) => status = s,
-                            Err(Flow::Break(n)) => {
-                                if n > 1 {
-                                    return Err(Flow::Break(n - 1));
-                                }
-                                break;
-                            }
-                            Err(Flow::Continue(n)) => {
-                                if n > 1 {
-                                    return Err(Flow::Continue(n - 1));
-                                }
-                            }
-                            Err(f) => return Err(f),
+                        if !self.iteration(&f.body.list, io, &mut status)? {
+                            break;
                         }
                         eval(self, &f.updater)?;
                     }
@@ -444,20 +420,8 @@ impl Shell {
                         if (c == 0) == until {
                             break;
                         }
-                        match self.run_list(&w.1.list, io) {
-                            Ok(s) => status = s,
-                            Err(Flow::Break(n)) => {
-                                if n > 1 {
-                                    return Err(Flow::Break(n - 1));
-                                }
-                                break;
-                            }
-                            Err(Flow::Continue(n)) => {
-                                if n > 1 {
-                                    return Err(Flow::Continue(n - 1));
-                                }
-                            }
-                            Err(f) => return Err(f),
+                        if !self.iteration(&w.1.list, io, &mut status)? {
+                            break;
                         }
                     }
                     Ok(status)
@@ -506,6 +470,22 @@ impl Shell {
                 io.eprint("bash: coproc: not supported in burrow's shell\n");
                 Ok(2)
             }
+        }
+    }
+
+    /// Runs one loop iteration's body; false when the loop must stop (`break`). `break N` and
+    /// `continue N` for N > 1 propagate to the enclosing loop with N - 1.
+    fn iteration(&mut self, body: &CompoundList, io: &Io, status: &mut i32) -> Result<bool, Flow> {
+        match self.run_list(body, io) {
+            Ok(s) => {
+                *status = s;
+                Ok(true)
+            }
+            Err(Flow::Break(n)) if n > 1 => Err(Flow::Break(n - 1)),
+            Err(Flow::Break(_)) => Ok(false),
+            Err(Flow::Continue(n)) if n > 1 => Err(Flow::Continue(n - 1)),
+            Err(Flow::Continue(_)) => Ok(true),
+            Err(f) => Err(f),
         }
     }
 
