@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use brush_parser::ast::{
     self, AndOr, Command, CompoundCommand, CompoundList, IoFileRedirectKind, IoFileRedirectTarget,
-    IoRedirect, Pipeline, SeparatorOperator,
+    IoRedirect, Pipeline,
 };
 use serde::{Deserialize, Serialize};
 
@@ -187,10 +187,8 @@ impl Shell {
     pub fn run_list(&mut self, list: &CompoundList, io: &Io) -> Status {
         let mut status = 0;
         for item in &list.0 {
-            let ast::CompoundListItem(and_or, sep) = item;
-            if matches!(sep, SeparatorOperator::Async) {
-                // No background jobs in a sandbox: run it now, as if waited for.
-            }
+            // `cmd &` runs in the foreground: a sandboxed call has no background jobs.
+            let ast::CompoundListItem(and_or, _separator) = item;
             status = self.run_and_or(and_or, io)?;
         }
         Ok(status)
@@ -701,7 +699,7 @@ impl Shell {
             for a in &assignments {
                 self.assign(a, io)?;
             }
-            return Ok(self.last_status_after_assign());
+            return Ok(0);
         }
         // Assignments before a command apply to that command only (exported to it).
         let mut saved = Vec::new();
@@ -732,10 +730,6 @@ impl Shell {
         }
         io2.out.flush();
         r
-    }
-
-    fn last_status_after_assign(&self) -> i32 {
-        0
     }
 
     pub fn assign(&mut self, a: &ast::Assignment, io: &Io) -> Result<(), Flow> {
