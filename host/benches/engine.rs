@@ -131,6 +131,31 @@ fn benches(c: &mut Criterion) {
             assert!(!out.is_error);
         })
     });
+    // Resume inside a process: a new Sandbox on the same store file (new engine, tool
+    // component from the disk cache), then the first read.
+    g.sample_size(20);
+    let store_path = tmp.path().join("sessions.db");
+    g.bench_function("cold-open-first-read", |b| {
+        b.iter(|| {
+            let sb = burrow_host::Sandbox::open_with(
+                &store_path,
+                burrow_host::SandboxConfig {
+                    cache_dir: Some(tmp.path().join("cache")),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            let out = sb
+                .call(
+                    &session,
+                    burrow_host::Family::AgentToolset,
+                    "read",
+                    &serde_json::json!({ "file_path": "4k.txt" }),
+                )
+                .unwrap();
+            assert!(!out.is_error);
+        })
+    });
     g.finish();
 
     let mut g = c.benchmark_group("load");

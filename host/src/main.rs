@@ -221,6 +221,8 @@ pub(crate) fn open_sandbox(path: &Path) -> anyhow::Result<Sandbox> {
         SandboxConfig {
             cache_dir: Some(cache_dir()),
             limits: Limits::default(),
+            // One call per process: the pooling allocator's set-up would cost more than it saves.
+            pooling: false,
         },
     )?)
 }

@@ -122,16 +122,31 @@ enum Response {
 /// The loaded tool components.
 pub struct Toolbox {
     engine: Arc<Engine>,
-    fs: Program,
-    sh: Program,
+    fs: std::sync::OnceLock<Program>,
+    sh: std::sync::OnceLock<Program>,
 }
 
 impl Toolbox {
-    /// Loads the embedded components into `engine` (compiled once, then cached).
+    /// The embedded components, each loaded into `engine` on first use (compiled once, then
+    /// taken from the on-disk cache), so a process that only reads never loads the shell.
     pub fn new(engine: Arc<Engine>) -> Result<Toolbox, RunError> {
-        let fs = engine.load(FS_TOOLS_WASM)?;
-        let sh = engine.load(SH_WASM)?;
-        Ok(Toolbox { engine, fs, sh })
+        Ok(Toolbox {
+            engine,
+            fs: std::sync::OnceLock::new(),
+            sh: std::sync::OnceLock::new(),
+        })
+    }
+
+    fn program<'a>(
+        &self,
+        cell: &'a std::sync::OnceLock<Program>,
+        wasm: &[u8],
+    ) -> Result<&'a Program, RunError> {
+        if let Some(p) = cell.get() {
+            return Ok(p);
+        }
+        let p = self.engine.load(wasm)?;
+        Ok(cell.get_or_init(|| p))
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
@@ -151,7 +166,8 @@ impl Toolbox {
             limits: limits.clone(),
             ..Default::default()
         };
-        let (txn, report) = self.engine.run_txn(&self.fs, txn, &opts)?;
+        let fs = self.program(&self.fs, FS_TOOLS_WASM)?;
+        let (txn, report) = self.engine.run_txn(fs, txn, &opts)?;
         let response: Response = serde_json::from_slice(&report.stdout).map_err(|e| {
             RunError::Host(format!(
                 "fs-tools answered something unreadable ({e}): {}",
@@ -189,7 +205,8 @@ impl Toolbox {
             limits: limits.clone(),
             ..Default::default()
         };
-        self.engine.run_txn(&self.sh, txn, &opts)
+        let sh = self.program(&self.sh, SH_WASM)?;
+        self.engine.run_txn(sh, txn, &opts)
     }
 }
 
