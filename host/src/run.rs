@@ -130,6 +130,9 @@ impl Engine {
             .clone()
             .unwrap_or_else(|| crate::wasi_fs::WORKSPACE.to_string());
         b.env("PWD", &cwd);
+        // `wasi:cli/environment.initial-cwd`. The wasi-libc of Rust 1.95 ignores it and starts
+        // at "/", so guests that use relative paths chdir to $PWD first (burrow's own tools do).
+        b.initial_cwd(&cwd);
         b.stdin(wasmtime_wasi::p2::pipe::MemoryInputPipe::new(
             opts.stdin.clone(),
         ));
