@@ -73,8 +73,8 @@ enum Command {
         args: Vec<String>,
     },
     /// Run a WASI component (or wasip1 module) in a session as one transaction:
-    /// `burrow run S tool.wasm -- ARGS`. Prints its output and exits with its code; a trap,
-    /// timeout or limit rolls the session back and exits 125.
+    /// `burrow run S tool.wasm -- ARGS`. Prints its output and exits with its code; a timeout
+    /// (exit 124), a trap or another limit (exit 125) rolls the session back.
     Run {
         /// Address a workspace by exact name (created if missing) instead of SESSION.
         #[arg(long)]
@@ -400,43 +400,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 mounts: mount,
                 ..Default::default()
             };
-            match sb.run(&id, &wasm, &opts) {
-                Ok(r) => {
-                    std::io::stdout().write_all(&r.report.stdout)?;
-                    std::io::stderr().write_all(&r.report.stderr)?;
-                    return Ok(ExitCode::from(r.report.exit_code.clamp(0, 255) as u8));
-                }
-                Err(burrow_host::SessionError::Run(
-                    e @ (RunError::Load(_) | RunError::Host(_)),
-                )) => bail!(e),
-                Err(burrow_host::SessionError::Run(e)) => {
-                    eprintln!("burrow: {e} (the session is unchanged)");
-                    return Ok(ExitCode::from(125));
-                }
-                Err(e) => return Err(e.into()),
-            }
+            return finish_run(sb.run(&id, &wasm, &opts));
         }
         Command::Sh { session, command } => {
             let id = sb.resolve(&session)?;
-            match sb.sh(&id, &command) {
-                Ok(r) => {
-                    std::io::stdout().write_all(&r.report.stdout)?;
-                    std::io::stderr().write_all(&r.report.stderr)?;
-                    return Ok(ExitCode::from(r.report.exit_code.clamp(0, 255) as u8));
-                }
-                Err(burrow_host::SessionError::Run(e @ RunError::Timeout(_))) => {
-                    eprintln!("burrow: {e} (the session is unchanged)");
-                    return Ok(ExitCode::from(124));
-                }
-                Err(burrow_host::SessionError::Run(
-                    e @ (RunError::Load(_) | RunError::Host(_)),
-                )) => bail!(e),
-                Err(burrow_host::SessionError::Run(e)) => {
-                    eprintln!("burrow: {e} (the session is unchanged)");
-                    return Ok(ExitCode::from(125));
-                }
-                Err(e) => return Err(e.into()),
-            }
+            return finish_run(sb.sh(&id, &command));
         }
         Command::Fork { session, n } => {
             let id = sb.resolve(&session)?;
@@ -629,6 +597,31 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo { .. } => unreachable!("handled above"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints a run's output and turns its outcome into the process's exit code: the guest's own
+/// code, 124 for a timeout and 125 for a trap or another limit (the session is then unchanged).
+fn finish_run(
+    r: Result<burrow_host::RunResult, burrow_host::SessionError>,
+) -> anyhow::Result<ExitCode> {
+    use burrow_host::SessionError::Run;
+    match r {
+        Ok(r) => {
+            std::io::stdout().write_all(&r.report.stdout)?;
+            std::io::stderr().write_all(&r.report.stderr)?;
+            Ok(ExitCode::from(r.report.exit_code.clamp(0, 255) as u8))
+        }
+        Err(Run(e @ (RunError::Load(_) | RunError::Host(_)))) => bail!(e),
+        Err(Run(e)) => {
+            eprintln!("burrow: {e} (the session is unchanged)");
+            Ok(ExitCode::from(if matches!(e, RunError::Timeout(_)) {
+                124
+            } else {
+                125
+            }))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// A unified diff of the text files that differ between two versions.

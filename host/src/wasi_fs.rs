@@ -289,6 +289,14 @@ impl WasiFsView<'_> {
         Ok(self.table.get(fd)?.host.clone())
     }
 
+    /// The workspace directory of a `*-at` call that changes something: mounts are read-only.
+    fn mutable_at(&self, fd: &Resource<Descriptor>, path: &str) -> FsResult<Ino> {
+        if self.host_dir(fd)?.is_some() {
+            return Err(ErrorCode::NotPermitted.into());
+        }
+        self.at(fd, path)
+    }
+
     /// The mount directory of a `*-at` call on a mount descriptor.
     fn host_dir(&self, fd: &Resource<Descriptor>) -> FsResult<Option<Arc<cap_std::fs::Dir>>> {
         match self.host(fd)? {
@@ -564,10 +572,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn create_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
-        if self.host_dir(&fd)?.is_some() {
-            return Err(ErrorCode::NotPermitted.into());
-        }
-        let dir = self.at(&fd, &path)?;
+        let dir = self.mutable_at(&fd, &path)?;
         let r = self.txn().mkdir_at(dir, &path).map(|_| ());
         self.store(r)
     }
@@ -604,10 +609,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
         atime: NewTimestamp,
         mtime: NewTimestamp,
     ) -> FsResult<()> {
-        if self.host_dir(&fd)?.is_some() {
-            return Err(ErrorCode::NotPermitted.into());
-        }
-        let dir = self.at(&fd, &path)?;
+        let dir = self.mutable_at(&fd, &path)?;
         let follow = flags.contains(PathFlags::SYMLINK_FOLLOW);
         let mut txn = self.txn();
         let r = txn
@@ -702,10 +704,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn remove_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
-        if self.host_dir(&fd)?.is_some() {
-            return Err(ErrorCode::NotPermitted.into());
-        }
-        let dir = self.at(&fd, &path)?;
+        let dir = self.mutable_at(&fd, &path)?;
         let r = self.txn().rmdir_at(dir, &path);
         self.store(r)
     }
@@ -732,10 +731,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
         target: String,
         path: String,
     ) -> FsResult<()> {
-        if self.host_dir(&fd)?.is_some() {
-            return Err(ErrorCode::NotPermitted.into());
-        }
-        let dir = self.at(&fd, &path)?;
+        let dir = self.mutable_at(&fd, &path)?;
         if target.starts_with('/') {
             return Err(ErrorCode::NotPermitted.into());
         }
@@ -744,10 +740,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
-        if self.host_dir(&fd)?.is_some() {
-            return Err(ErrorCode::NotPermitted.into());
-        }
-        let dir = self.at(&fd, &path)?;
+        let dir = self.mutable_at(&fd, &path)?;
         let r = self.txn().unlink_at(dir, &path);
         self.store(r)
     }
