@@ -42,6 +42,18 @@ enum SessionCmd {
         /// Start from a copy of a host directory or a .tar file.
         #[arg(long)]
         from: Option<PathBuf>,
+        /// An environment variable of the session's shell and components (repeatable).
+        #[arg(long, value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// The tool family `burrow tool` uses for this session by default.
+        #[arg(long)]
+        schema: Option<String>,
+        /// Wall-clock limit of each call (and bash's default timeout), e.g. 30s.
+        #[arg(long, value_parser = parse_duration)]
+        timeout: Option<Duration>,
+        /// Memory limit of each call, in MiB.
+        #[arg(long)]
+        memory_mib: Option<usize>,
     },
     /// List sessions.
     Ls,
@@ -65,9 +77,10 @@ enum Command {
         /// Address a workspace by exact name (created if missing) instead of SESSION.
         #[arg(long)]
         workspace: Option<String>,
-        /// Tool family: agent-toolset (claude-code and api are not available yet).
-        #[arg(long, default_value = "agent-toolset")]
-        schema: String,
+        /// Tool family: agent-toolset (claude-code and api are not available yet). Default:
+        /// the session's, else agent-toolset.
+        #[arg(long)]
+        schema: Option<String>,
         /// [SESSION] NAME JSON
         #[arg(num_args = 2..=3, required = true)]
         args: Vec<String>,
@@ -276,7 +289,26 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let sb = open_sandbox(&store_path)?;
     match cli.command {
-        Command::Session(SessionCmd::New { name, from }) => {
+        Command::Session(SessionCmd::New {
+            name,
+            from,
+            env,
+            schema,
+            timeout,
+            memory_mib,
+        }) => {
+            let mut settings = burrow_host::session::Settings {
+                family: schema.map(|s| s.parse()).transpose()?,
+                timeout_ms: timeout.map(|t| t.as_millis() as u64),
+                memory_mib,
+                ..Default::default()
+            };
+            for kv in env {
+                let Some((k, v)) = kv.split_once('=') else {
+                    bail!("--env takes KEY=VALUE, got '{kv}'");
+                };
+                settings.env.insert(k.to_string(), v.to_string());
+            }
             let info = match &from {
                 Some(src) => {
                     let tty = std::io::stderr().is_terminal();
@@ -291,7 +323,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                             );
                         }
                     };
-                    let info = sb.create_from(name.as_deref(), src, &mut progress)?;
+                    let info =
+                        sb.create_from_with(name.as_deref(), src, &settings, &mut progress)?;
                     if tty {
                         eprintln!(
                             "\rimported {} entries, {:.1} MiB",
@@ -301,7 +334,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     }
                     info
                 }
-                None => sb.create(name.as_deref())?,
+                None => sb.create_with(name.as_deref(), &settings)?,
             };
             if json {
                 print_json(&info)?;
@@ -344,12 +377,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             schema,
             args,
         } => {
-            let family: Family = schema.parse()?;
             let (id, name, input) = match (workspace, args.as_slice()) {
                 (Some(ws), [name, input]) => (sb.ensure(&ws)?, name.clone(), input.clone()),
                 (None, [s, name, input]) => (sb.resolve(s)?, name.clone(), input.clone()),
                 (Some(_), _) => bail!("with --workspace, give NAME and JSON"),
                 (None, _) => bail!("give SESSION NAME JSON"),
+            };
+            let family: Family = match schema {
+                Some(s) => s.parse()?,
+                None => sb.settings(&id)?.family.unwrap_or_default(),
             };
             let input: serde_json::Value =
                 serde_json::from_str(&input).context("the tool input is not valid JSON")?;

@@ -49,7 +49,7 @@ pub enum SessionError {
 pub type Result<T, E = SessionError> = std::result::Result<T, E>;
 
 /// Which tool family's names, schemas and strings a call uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Family {
     /// Claude Managed Agents `agent_toolset_20260401`.
@@ -74,6 +74,23 @@ impl std::str::FromStr for Family {
     }
 }
 
+/// A session's own settings, fixed at creation and inherited by its forks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Settings {
+    /// Environment of the session's shell and components (the host's is never passed).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// The tool family calls use when the caller does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<Family>,
+    /// Wall-clock limit of a call (also bash's default timeout), in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Memory limit of a call, in MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mib: Option<usize>,
+}
+
 /// What `burrow session ls` shows of a session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SessionInfo {
@@ -88,6 +105,7 @@ pub struct SessionInfo {
     /// Bytes of files and number of entries in the workspace.
     pub bytes: u64,
     pub entries: u64,
+    pub settings: Settings,
 }
 
 /// Settings of a [`Sandbox`].
@@ -175,6 +193,11 @@ impl Sandbox {
 
     /// Creates an empty session.
     pub fn create(&self, name: Option<&str>) -> Result<SessionInfo> {
+        self.create_with(name, &Settings::default())
+    }
+
+    /// Creates an empty session with its own settings.
+    pub fn create_with(&self, name: Option<&str>, settings: &Settings) -> Result<SessionInfo> {
         if let Some(n) = name {
             check_name(n)?;
             if self.store.find_by_meta("name", n)?.is_some() {
@@ -192,14 +215,44 @@ impl Sandbox {
                 e => e.into(),
             });
         }
+        if *settings != Settings::default() {
+            let text = serde_json::to_string(settings)
+                .map_err(|e| SessionError::Invalid(e.to_string()))?;
+            self.store.set_meta(&id, "settings", Some(&text))?;
+        }
         self.store.append_event(
             &id,
             "created",
             None,
             None,
-            &json!({ "name": name }).to_string(),
+            &json!({ "name": name, "settings": settings }).to_string(),
         )?;
         self.info(&id)
+    }
+
+    /// A session's settings.
+    pub fn settings(&self, id: &str) -> Result<Settings> {
+        Ok(match self.store.meta(id)?.get("settings") {
+            Some(text) => serde_json::from_str(text).unwrap_or_default(),
+            None => Settings::default(),
+        })
+    }
+
+    /// The limits and environment of a call in a session with `settings`.
+    fn call_env(&self, settings: &Settings) -> (Limits, Vec<(String, String)>) {
+        let mut limits = self.config.limits.clone();
+        if let Some(t) = settings.timeout_ms {
+            limits.timeout = std::time::Duration::from_millis(t);
+        }
+        if let Some(m) = settings.memory_mib {
+            limits.memory = m << 20;
+        }
+        let env = settings
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        (limits, env)
     }
 
     /// Creates a session whose workspace starts as a copy of a host directory or tar file.
@@ -209,7 +262,18 @@ impl Sandbox {
         source: &Path,
         progress: &mut dyn FnMut(&burrow_store::ImportStats),
     ) -> Result<SessionInfo> {
-        let info = self.create(name)?;
+        self.create_from_with(name, source, &Settings::default(), progress)
+    }
+
+    /// [`Sandbox::create_from`] with the session's own settings.
+    pub fn create_from_with(
+        &self,
+        name: Option<&str>,
+        source: &Path,
+        settings: &Settings,
+        progress: &mut dyn FnMut(&burrow_store::ImportStats),
+    ) -> Result<SessionInfo> {
+        let info = self.create_with(name, settings)?;
         let r = if source.is_dir() {
             self.store.import_dir(&info.id, source, "", progress)
         } else {
@@ -282,6 +346,10 @@ impl Sandbox {
             last_active: ws.last_active,
             bytes: v.bytes,
             entries: v.entries,
+            settings: meta
+                .get("settings")
+                .and_then(|t| serde_json::from_str(t).ok())
+                .unwrap_or_default(),
         })
     }
 
@@ -303,8 +371,12 @@ impl Sandbox {
         let ids: Vec<String> = (0..n).map(|_| new_id()).collect();
         let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
         let v = self.store.fork(id, &refs)?;
+        let settings = self.store.meta(id)?.get("settings").cloned();
         for f in &ids {
             self.store.set_meta(f, "parent", Some(id))?;
+            if let Some(s) = &settings {
+                self.store.set_meta(f, "settings", Some(s))?;
+            }
             self.store.append_event(
                 f,
                 "forked",
@@ -343,7 +415,8 @@ impl Sandbox {
                 })
             }
             Family::AgentToolset => {
-                crate::tools::agent_toolset::call(&tb, txn, tool, input, &self.config.limits)
+                let (limits, env) = self.call_env(&self.settings(id)?);
+                crate::tools::agent_toolset::call(&tb, txn, tool, input, &limits, &env)
             }
         };
         let record = |output: &ToolOutput, error: Option<String>| {
@@ -396,6 +469,13 @@ impl Sandbox {
         let tb = self.toolbox()?;
         let program = tb.engine().load(wasm)?;
         let name = opts.program_name.clone();
+        // The session's environment first; the caller's own variables win.
+        let (_, mut env) = self.call_env(&self.settings(id)?);
+        env.extend(opts.env.iter().cloned());
+        let opts = &RunOptions {
+            env,
+            ..opts.clone()
+        };
         let started = Instant::now();
         let txn = self.store.begin(id)?;
         let base = txn.base();
@@ -429,7 +509,8 @@ impl Sandbox {
         let started = Instant::now();
         let txn = self.store.begin(id)?;
         let base = txn.base();
-        match tb.shell(txn, command, false, &self.config.limits) {
+        let (limits, env) = self.call_env(&self.settings(id)?);
+        match tb.shell(txn, command, false, &limits, &env) {
             Ok((mut txn, report)) => {
                 txn.set_message("sh".to_string());
                 let data = json!({

@@ -406,3 +406,59 @@ fn shell_state_persists_across_processes_and_into_forks() {
         "ls: cannot access 'p.txt': No such file or directory"
     );
 }
+
+#[test]
+fn session_settings_apply_to_calls_and_forks() {
+    let b = Burrow::new();
+    b.ok(&[
+        "session",
+        "new",
+        "--name",
+        "cfg",
+        "--env",
+        "PROJECT=tinyledger",
+        "--env",
+        "MODE=ci",
+        "--timeout",
+        "1s",
+    ]);
+    assert_eq!(
+        b.ok(&["sh", "cfg", "echo $PROJECT-$MODE"]),
+        "tinyledger-ci\n"
+    );
+    // The host's own environment never reaches the session.
+    let out = Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .arg("--store")
+        .arg(&b.store)
+        .args(["sh", "cfg", "env | grep -c HOST_ONLY_SECRET"])
+        .env("HOST_ONLY_SECRET", "x")
+        .env("BURROW_CACHE", &b.cache)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "0\n");
+    // The session's timeout is bash's default.
+    let out = b.cmd(&[
+        "tool",
+        "cfg",
+        "bash",
+        r#"{"command":"while true; do :; done"}"#,
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "bash: bash command timed out after 1.0s"
+    );
+    b.ok(&["tool", "cfg", "bash", r#"{"restart":true}"#]);
+    // Forks inherit the settings; ls shows them.
+    let fork = b.ok(&["fork", "cfg"]).trim().to_string();
+    assert_eq!(b.ok(&["sh", &fork, "echo $PROJECT"]), "tinyledger\n");
+    let ls = b.ok(&["--json", "session", "ls"]);
+    let forked: serde_json::Value = ls
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["id"] == fork.as_str())
+        .unwrap();
+    assert_eq!(forked["settings"]["timeout_ms"], 1000);
+    assert_eq!(forked["settings"]["env"]["MODE"], "ci");
+    let err = b.fails(&["session", "new", "--env", "NOEQUALS"]);
+    assert!(err.contains("KEY=VALUE"), "{err}");
+}

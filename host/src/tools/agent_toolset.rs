@@ -23,8 +23,6 @@ pub const GREP_MAX_LINE_LENGTH: usize = 2000;
 pub const TOOLS: &[&str] = &["bash", "read", "write", "edit", "glob", "grep"];
 /// bash output kept (the tail), in bytes.
 pub const BASH_OUTPUT_LIMIT: usize = 100 * 1024;
-/// bash's default timeout.
-pub const BASH_DEFAULT_TIMEOUT_MS: u64 = 120_000;
 
 /// What a call did: the transaction to commit (None when the call was rolled back, as a
 /// timed-out bash command is), the result, and whether the bash session is now terminated.
@@ -93,9 +91,10 @@ pub fn call(
     name: &str,
     args: &Value,
     limits: &Limits,
+    env: &[(String, String)],
 ) -> Result<Outcome, RunError> {
     if name == "bash" {
-        return bash(tb, txn, args, limits);
+        return bash(tb, txn, args, limits, env);
     }
     let mut txn = Some(txn);
     let mut op = |req: Value| -> Result<Result<Value, Failure>, RunError> {
@@ -147,7 +146,13 @@ pub fn strip_ansi(s: &str) -> String {
     }
 }
 
-fn bash(tb: &Toolbox, txn: Txn, args: &Value, limits: &Limits) -> Result<Outcome, RunError> {
+fn bash(
+    tb: &Toolbox,
+    txn: Txn,
+    args: &Value,
+    limits: &Limits,
+    env: &[(String, String)],
+) -> Result<Outcome, RunError> {
     let keep = |txn: Txn, output: ToolOutput| Outcome {
         txn: Some(txn),
         output,
@@ -158,21 +163,22 @@ fn bash(tb: &Toolbox, txn: Txn, args: &Value, limits: &Limits) -> Result<Outcome
         Err(e) => return Ok(keep(txn, e)),
     };
     if i.restart == Some(true) {
-        let (txn, _) = tb.shell(txn, "", true, limits)?;
+        let (txn, _) = tb.shell(txn, "", true, limits, env)?;
         return Ok(keep(txn, ToolOutput::text("bash session restarted")));
     }
     let Some(command) = i.command.filter(|c| !c.is_empty()) else {
         return Ok(keep(txn, ToolOutput::error("bash: command is required")));
     };
+    // 0 or absent: the runner's default, which is the session's timeout setting.
     let timeout_ms = match i.timeout_ms {
         Some(t) if t > 0 => t as u64,
-        _ => BASH_DEFAULT_TIMEOUT_MS,
+        _ => limits.timeout.as_millis() as u64,
     };
     let limits = Limits {
         timeout: std::time::Duration::from_millis(timeout_ms),
         ..limits.clone()
     };
-    match tb.shell(txn, &command, false, &limits) {
+    match tb.shell(txn, &command, false, &limits, env) {
         Ok((txn, report)) => {
             let text = strip_ansi(&String::from_utf8_lossy(&report.merged));
             let mut out = text.trim_end_matches('\n').to_string();

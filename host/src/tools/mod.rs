@@ -185,14 +185,15 @@ impl Toolbox {
 }
 
 impl Toolbox {
-    /// Runs a shell command in `txn` (the session's shell state lives in the workspace).
-    /// `restart` resets that state instead.
+    /// Runs a shell command in `txn` (the session's shell state lives in the workspace), with
+    /// the session's environment. `restart` resets that state instead.
     pub fn shell(
         &self,
         txn: Txn,
         command: &str,
         restart: bool,
         limits: &Limits,
+        env: &[(String, String)],
     ) -> Result<(Txn, crate::RunReport), RunError> {
         let args = if restart {
             vec!["--restart".to_string()]
@@ -203,6 +204,7 @@ impl Toolbox {
             program_name: "bash".into(),
             args,
             limits: limits.clone(),
+            env: env.to_vec(),
             ..Default::default()
         };
         let sh = self.program(&self.sh, SH_WASM)?;

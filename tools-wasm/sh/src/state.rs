@@ -22,6 +22,12 @@ pub struct State {
 
 pub fn load() -> Shell {
     let mut sh = Shell::new("/workspace");
+    // The session's environment (set by the host) over the defaults; saved state over both.
+    for (k, v) in std::env::vars() {
+        if k != "PWD" {
+            sh.set_exported(&k, v);
+        }
+    }
     let Ok(text) = std::fs::read_to_string(STATE_FILE) else {
         return sh;
     };
