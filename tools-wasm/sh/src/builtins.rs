@@ -742,6 +742,7 @@ const SHELL_ONLY: &[&str] = &[
 pub fn is_builtin(name: &str) -> bool {
     SHELL_ONLY.contains(&name)
         || crate::coreutils::NAMES.contains(&name)
+        || crate::extra::NAMES.contains(&name)
         || matches!(name, "which" | "env" | "printenv")
 }
 

@@ -715,7 +715,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             }
             return Some(sh.run_script(&String::from_utf8_lossy(&read_all(&io.stdin)), io));
         }
-        _ => return None,
+        _ => return crate::extra::run(sh, argv, io),
     }
     Some(Ok(status))
 }

@@ -8,6 +8,7 @@
 mod builtins;
 mod coreutils;
 mod expand;
+mod extra;
 mod io;
 mod shell;
 mod state;
