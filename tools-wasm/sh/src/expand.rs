@@ -815,26 +815,18 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
             parameter,
             indirect,
             ..
-        } => {
-            let v = lookup(sh, parameter, *indirect, io)?.unwrap_or_default();
-            let mut c = v.chars();
-            match c.next() {
-                Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
-                None => v,
-            }
-        }
+        } => map_first(
+            &lookup(sh, parameter, *indirect, io)?.unwrap_or_default(),
+            char::to_uppercase,
+        ),
         ParameterExpr::LowercaseFirstChar {
             parameter,
             indirect,
             ..
-        } => {
-            let v = lookup(sh, parameter, *indirect, io)?.unwrap_or_default();
-            let mut c = v.chars();
-            match c.next() {
-                Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
-                None => v,
-            }
-        }
+        } => map_first(
+            &lookup(sh, parameter, *indirect, io)?.unwrap_or_default(),
+            char::to_lowercase,
+        ),
         ParameterExpr::ReplaceSubstring {
             parameter,
             indirect,
@@ -871,6 +863,15 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
             .join(" "),
         ParameterExpr::MemberKeys { .. } => "0".into(),
     })
+}
+
+/// `v` with its first character mapped (`${v^}`, `${v,}`).
+fn map_first<I: Iterator<Item = char>>(v: &str, f: fn(char) -> I) -> String {
+    let mut c = v.chars();
+    match c.next() {
+        Some(first) => f(first).chain(c).collect(),
+        None => String::new(),
+    }
 }
 
 fn param_value_no_u(sh: &Shell, p: &Parameter, indirect: bool) -> Option<String> {
