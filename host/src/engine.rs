@@ -166,7 +166,10 @@ impl Engine {
                 .engine
                 .precompile_component(&wasm)
                 .map_err(|e| RunError::Load(format!("invalid component: {e:#}")))?;
-            let tmp = dir.join(format!(".{hex}-{}.tmp", std::process::id()));
+            // Unique per process and per call: two threads may compile the same component.
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let tmp = dir.join(format!(".{hex}-{}-{n}.tmp", std::process::id()));
             std::fs::write(&tmp, &bytes)
                 .and_then(|()| std::fs::rename(&tmp, &path))
                 .map_err(|e| {

@@ -77,13 +77,20 @@ enum Command {
         /// Address a workspace by exact name (created if missing) instead of SESSION.
         #[arg(long)]
         workspace: Option<String>,
-        /// Tool family: agent-toolset (claude-code and api are not available yet). Default:
-        /// the session's, else agent-toolset.
+        /// Tool family: agent-toolset, claude-code or api. Default: the session's, else
+        /// agent-toolset.
         #[arg(long)]
         schema: Option<String>,
         /// [SESSION] NAME JSON
         #[arg(num_args = 2..=3, required = true)]
         args: Vec<String>,
+    },
+    /// Print the tool definitions of a family (name, description, JSON Schema of the input,
+    /// MCP annotations) as JSON: `burrow schema claude-code`.
+    Schema {
+        /// agent-toolset, claude-code or api.
+        #[arg(default_value = "agent-toolset")]
+        family: String,
     },
     /// Run a WASI component (or wasip1 module) in a session as one transaction:
     /// `burrow run S tool.wasm -- ARGS`. Prints its output and exits with its code; a timeout
@@ -287,6 +294,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Demo { keep } = &cli.command {
         return demo::run(keep.clone(), json);
     }
+    if let Command::Schema { family } = &cli.command {
+        // Needs no store.
+        let family: Family = family.parse()?;
+        print_json(&burrow_host::tools::schema::export(family))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let sb = open_sandbox(&store_path)?;
     match cli.command {
         Command::Session(SessionCmd::New {
@@ -372,6 +385,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 sb.delete(&id)?;
             }
         }
+        Command::Schema { .. } => {}
         Command::Tool {
             workspace,
             schema,

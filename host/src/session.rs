@@ -48,31 +48,10 @@ pub enum SessionError {
 
 pub type Result<T, E = SessionError> = std::result::Result<T, E>;
 
-/// Which tool family's names, schemas and strings a call uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Family {
-    /// Claude Managed Agents `agent_toolset_20260401`.
-    #[default]
-    AgentToolset,
-}
+pub use crate::tools::Family;
 
-impl std::str::FromStr for Family {
-    type Err = SessionError;
-    fn from_str(s: &str) -> Result<Family> {
-        match s {
-            "agent-toolset" | "agent_toolset" | "agent_toolset_20260401" => {
-                Ok(Family::AgentToolset)
-            }
-            "claude-code" | "api" => Err(SessionError::Invalid(format!(
-                "the {s} tool family is not available yet; use agent-toolset"
-            ))),
-            other => Err(SessionError::Invalid(format!(
-                "unknown tool family '{other}' (agent-toolset, claude-code, api)"
-            ))),
-        }
-    }
-}
+/// Session metadata key of the Claude Code read-before-write record.
+const READS_KEY: &str = "claude_code_reads";
 
 /// A session's own settings, fixed at creation and inherited by its forks.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -371,11 +350,14 @@ impl Sandbox {
         let ids: Vec<String> = (0..n).map(|_| new_id()).collect();
         let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
         let v = self.store.fork(id, &refs)?;
-        let settings = self.store.meta(id)?.get("settings").cloned();
+        let meta = self.store.meta(id)?;
         for f in &ids {
             self.store.set_meta(f, "parent", Some(id))?;
-            if let Some(s) = &settings {
-                self.store.set_meta(f, "settings", Some(s))?;
+            // Forks inherit settings and what was read (their files are the same).
+            for key in ["settings", READS_KEY] {
+                if let Some(v) = meta.get(key) {
+                    self.store.set_meta(f, key, Some(v))?;
+                }
             }
             self.store.append_event(
                 f,
@@ -395,6 +377,17 @@ impl Sandbox {
         Ok(())
     }
 
+    /// The files the session has read through the Claude Code tools (the read-before-write
+    /// rule), with their modification times then.
+    fn reads(&self, id: &str) -> Result<crate::tools::claude_code::Reads> {
+        Ok(self
+            .store
+            .meta(id)?
+            .get(READS_KEY)
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or_default())
+    }
+
     /// Runs one tool call as one transaction and one version, with its event row.
     pub fn call(&self, id: &str, family: Family, tool: &str, input: &Value) -> Result<ToolOutput> {
         let tb = self.toolbox()?;
@@ -406,18 +399,22 @@ impl Sandbox {
             && tool == "bash"
             && self.store.meta(id)?.contains_key("bash_terminated");
         let restart = input.get("restart").and_then(Value::as_bool) == Some(true);
+        let (limits, env) = self.call_env(&self.settings(id)?);
+        let mut reads: Option<crate::tools::claude_code::Reads> = None;
         let result = match family {
-            Family::AgentToolset if terminated && !restart => {
-                Ok(crate::tools::agent_toolset::Outcome {
-                    txn: Some(txn),
-                    output: ToolOutput::error("bash: bash session terminated; restart required"),
-                    bash_terminated: true,
-                })
-            }
+            Family::AgentToolset if terminated && !restart => Ok(crate::tools::Outcome {
+                txn: Some(txn),
+                output: ToolOutput::error("bash: bash session terminated; restart required"),
+                bash_terminated: true,
+            }),
             Family::AgentToolset => {
-                let (limits, env) = self.call_env(&self.settings(id)?);
                 crate::tools::agent_toolset::call(&tb, txn, tool, input, &limits, &env)
             }
+            Family::ClaudeCode => {
+                let r = reads.insert(self.reads(id)?);
+                crate::tools::claude_code::call(&tb, txn, tool, input, &limits, &env, r)
+            }
+            Family::Api => crate::tools::api::call(&tb, txn, tool, input, &limits, &env),
         };
         let record = |output: &ToolOutput, error: Option<String>| {
             json!({
@@ -434,6 +431,12 @@ impl Sandbox {
         };
         match result {
             Ok(outcome) => {
+                if let Some(r) = &reads
+                    && outcome.txn.is_some()
+                {
+                    let text = serde_json::to_string(r).unwrap_or_default();
+                    self.store.set_meta(id, READS_KEY, Some(&text))?;
+                }
                 if outcome.bash_terminated != terminated {
                     let flag = outcome.bash_terminated.then_some("1");
                     self.store.set_meta(id, "bash_terminated", flag)?;

@@ -3,18 +3,16 @@
 //! the Anthropic Python SDK (`anthropic.lib.tools.agent_toolset`). The workdir is `/workspace`.
 
 use burrow_store::Txn;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Content, Failure, Source, ToolOutput, Toolbox, absolute, workspace_path};
+pub use super::Outcome;
+use super::{Call, Failure, ToolOutput, Toolbox, absolute, media_type, workspace_path};
 use crate::{Limits, RunError};
 
 /// Text files larger than this are refused by `read` and `edit`.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
-/// Largest image, as base64.
-pub const MAX_IMAGE_BASE64_BYTES: u64 = 5 * 1024 * 1024;
-/// Largest PDF.
-pub const MAX_PDF_BYTES: u64 = 20 * 1024 * 1024;
 pub const GLOB_RESULT_LIMIT: usize = 200;
 pub const GREP_OUTPUT_LIMIT: usize = 100 * 1024;
 pub const GREP_MAX_LINE_LENGTH: usize = 2000;
@@ -23,26 +21,6 @@ pub const GREP_MAX_LINE_LENGTH: usize = 2000;
 pub const TOOLS: &[&str] = &["bash", "read", "write", "edit", "glob", "grep"];
 /// bash output kept (the tail), in bytes.
 pub const BASH_OUTPUT_LIMIT: usize = 100 * 1024;
-
-/// What a call did: the transaction to commit (None when the call was rolled back, as a
-/// timed-out bash command is), the result, and whether the bash session is now terminated.
-pub struct Outcome {
-    pub txn: Option<Txn>,
-    pub output: ToolOutput,
-    pub bash_terminated: bool,
-}
-
-fn media_type(path: &str) -> Option<&'static str> {
-    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
-    Some(match ext.as_str() {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "pdf" => "application/pdf",
-        _ => return None,
-    })
-}
 
 /// Python's `repr` of a string, as the reference puts paths in its messages.
 pub fn py_repr(s: &str) -> String {
@@ -96,36 +74,27 @@ pub fn call(
     if name == "bash" {
         return bash(tb, txn, args, limits, env);
     }
-    let mut txn = Some(txn);
-    let mut op = |req: Value| -> Result<Result<Value, Failure>, RunError> {
-        let t = txn
-            .take()
-            .ok_or_else(|| RunError::Host("transaction lost".into()))?;
-        let (t, r) = tb.fs_op(t, &req, limits)?;
-        txn = Some(t);
-        Ok(r)
-    };
+    let mut c = Call::new(tb, txn, limits, env);
     let out = match name {
-        "read" => read(&mut op, args)?,
-        "write" => write(&mut op, args)?,
-        "edit" => edit(&mut op, args)?,
-        "glob" => glob(&mut op, args)?,
-        "grep" => grep(&mut op, args)?,
+        "read" => read(&mut c, args)?,
+        "write" => write(&mut c, args)?,
+        "edit" => edit(&mut c, args)?,
+        "glob" => glob(&mut c, args)?,
+        "grep" => grep(&mut c, args)?,
         other => ToolOutput::error(format!("unknown tool: {other}")),
     };
-    let txn = txn.ok_or_else(|| RunError::Host("transaction lost".into()))?;
-    Ok(Outcome {
-        txn: Some(txn),
-        output: out,
-        bash_terminated: false,
-    })
+    Ok(c.finish(out))
 }
 
-#[derive(Deserialize)]
-struct BashInput {
-    command: Option<String>,
-    restart: Option<bool>,
-    timeout_ms: Option<i64>,
+/// Execute a bash command in a persistent shell session (stderr merged into stdout).
+#[derive(Deserialize, JsonSchema)]
+pub struct BashInput {
+    /// The command to execute.
+    pub command: Option<String>,
+    /// Restart the shell session (variables, functions and cwd reset; files stay).
+    pub restart: Option<bool>,
+    /// Timeout in milliseconds (0 or absent: the runner's default).
+    pub timeout_ms: Option<i64>,
 }
 
 /// Python's str() of a float number of seconds (`120.0`, `1.5`).
@@ -183,14 +152,7 @@ fn bash(
             let text = strip_ansi(&String::from_utf8_lossy(&report.merged));
             let mut out = text.trim_end_matches('\n').to_string();
             let mut truncated = report.merged_dropped > 0;
-            if out.len() > BASH_OUTPUT_LIMIT {
-                let mut cut = out.len() - BASH_OUTPUT_LIMIT;
-                while !out.is_char_boundary(cut) {
-                    cut += 1;
-                }
-                out = out[cut..].to_string();
-                truncated = true;
-            }
+            truncated |= super::keep_tail(&mut out, BASH_OUTPUT_LIMIT);
             if truncated {
                 out = format!("[output truncated]\n{out}");
             }
@@ -213,15 +175,16 @@ fn bash(
     }
 }
 
-type Op<'a> = dyn FnMut(Value) -> Result<Result<Value, Failure>, RunError> + 'a;
-
-#[derive(Deserialize)]
-struct ReadInput {
-    file_path: String,
-    view_range: Option<Vec<i64>>,
+/// Read a text file (raw, no line numbers), or an image or PDF as a content block.
+#[derive(Deserialize, JsonSchema)]
+pub struct ReadInput {
+    /// Path of the file (absolute under /workspace, or relative to it).
+    pub file_path: String,
+    /// `[start, end]` lines, 1-indexed inclusive; end <= 0 reads to the end of the file.
+    pub view_range: Option<Vec<i64>>,
 }
 
-fn read(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
+fn read(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     let i: ReadInput = match input("read", args) {
         Ok(i) => i,
         Err(e) => return Ok(e),
@@ -237,12 +200,8 @@ fn read(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
         ));
     }
     if let Some(media) = media_type(&rel) {
-        let limit = if media == "application/pdf" {
-            MAX_PDF_BYTES
-        } else {
-            (MAX_IMAGE_BASE64_BYTES / 4) * 3
-        };
-        let r = op(json!({ "op": "read", "path": rel, "max_bytes": limit }))?;
+        let limit = super::media_limit(media);
+        let r = c.op(json!({ "op": "read", "path": rel, "max_bytes": limit }))?;
         return Ok(match r {
             Err(Failure::NotRegular) => ToolOutput::error(format!("read: {p}: not a regular file")),
             Err(_) if range.is_some() => {
@@ -255,29 +214,10 @@ fn read(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
             Ok(_) if range.is_some() => {
                 ToolOutput::error("read: view_range is not supported for image/PDF files")
             }
-            Ok(v) => {
-                let data = match (v.get("base64"), v.get("text")) {
-                    (Some(Value::String(b)), _) => b.clone(),
-                    (_, Some(Value::String(t))) => {
-                        use base64::Engine as _;
-                        base64::engine::general_purpose::STANDARD.encode(t.as_bytes())
-                    }
-                    _ => String::new(),
-                };
-                let source = Source {
-                    kind: "base64".into(),
-                    media_type: media.into(),
-                    data,
-                };
-                ToolOutput {
-                    content: vec![if media == "application/pdf" {
-                        Content::Document { source }
-                    } else {
-                        Content::Image { source }
-                    }],
-                    is_error: false,
-                }
-            }
+            Ok(v) => ToolOutput {
+                content: vec![super::media_block(media, &v)],
+                is_error: false,
+            },
         });
     }
     // Over the cap, a view_range still reads its lines (up to the cap).
@@ -286,7 +226,7 @@ fn read(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     } else {
         Some(MAX_FILE_BYTES)
     };
-    let r = op(json!({ "op": "read", "path": rel, "max_bytes": max }))?;
+    let r = c.op(json!({ "op": "read", "path": rel, "max_bytes": max }))?;
     let v = match r {
         Err(Failure::TooLarge { size, limit }) => {
             return Ok(ToolOutput::error(format!(
@@ -333,13 +273,16 @@ fn read(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     Ok(ToolOutput::text(slice))
 }
 
-#[derive(Deserialize)]
-struct WriteInput {
-    file_path: String,
-    content: String,
+/// Create or replace a file (parent directories are created).
+#[derive(Deserialize, JsonSchema)]
+pub struct WriteInput {
+    /// Path of the file.
+    pub file_path: String,
+    /// The file's new content.
+    pub content: String,
 }
 
-fn write(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
+fn write(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     let i: WriteInput = match input("write", args) {
         Ok(i) => i,
         Err(e) => return Ok(e),
@@ -348,7 +291,7 @@ fn write(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     let Some(rel) = workspace_path(super::WORKSPACE, p) else {
         return Ok(outside("write", p));
     };
-    let r = op(json!({ "op": "write", "path": rel, "content": i.content, "mkdirs": true }))?;
+    let r = c.op(json!({ "op": "write", "path": rel, "content": i.content, "mkdirs": true }))?;
     Ok(match r {
         // Python's len() counts characters, not bytes.
         Ok(_) => ToolOutput::text(format!("wrote {} bytes to {p}", i.content.chars().count())),
@@ -356,16 +299,21 @@ fn write(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     })
 }
 
-#[derive(Deserialize)]
-struct EditInput {
-    file_path: String,
-    old_string: String,
-    new_string: String,
+/// Replace exact text in a file; old_string must be unique unless replace_all.
+#[derive(Deserialize, JsonSchema)]
+pub struct EditInput {
+    /// Path of the file.
+    pub file_path: String,
+    /// The exact text to replace.
+    pub old_string: String,
+    /// The replacement text.
+    pub new_string: String,
+    /// Replace every occurrence (default false).
     #[serde(default)]
-    replace_all: Option<bool>,
+    pub replace_all: Option<bool>,
 }
 
-fn edit(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
+fn edit(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     let i: EditInput = match input("edit", args) {
         Ok(i) => i,
         Err(e) => return Ok(e),
@@ -375,7 +323,7 @@ fn edit(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
         return Ok(outside("edit", p));
     };
     let replace_all = i.replace_all.unwrap_or(false);
-    let r = op(json!({
+    let r = c.op(json!({
         "op": "edit", "path": rel, "old": i.old_string, "new": i.new_string,
         "replace_all": replace_all, "max_bytes": MAX_FILE_BYTES,
     }))?;
@@ -401,13 +349,16 @@ fn edit(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     })
 }
 
-#[derive(Deserialize)]
-struct GlobInput {
-    pattern: String,
-    path: Option<String>,
+/// Find files by glob pattern (doublestar, e.g. `**/*.go`), newest first.
+#[derive(Deserialize, JsonSchema)]
+pub struct GlobInput {
+    /// Relative glob pattern.
+    pub pattern: String,
+    /// Directory to search from (default /workspace).
+    pub path: Option<String>,
 }
 
-fn glob(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
+fn glob(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     let i: GlobInput = match input("glob", args) {
         Ok(i) => i,
         Err(e) => return Ok(e),
@@ -429,7 +380,7 @@ fn glob(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
         },
         None => ".".to_string(),
     };
-    let r = op(
+    let r = c.op(
         json!({ "op": "glob", "pattern": i.pattern, "path": root, "limit": GLOB_RESULT_LIMIT }),
     )?;
     Ok(match r {
@@ -456,13 +407,16 @@ fn glob(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     })
 }
 
-#[derive(Deserialize)]
-struct GrepInput {
-    pattern: String,
-    path: Option<String>,
+/// Search file contents with a regular expression; prints `path:line:text`.
+#[derive(Deserialize, JsonSchema)]
+pub struct GrepInput {
+    /// Regular expression (Rust regex / ripgrep syntax).
+    pub pattern: String,
+    /// File or directory to search (default /workspace).
+    pub path: Option<String>,
 }
 
-fn grep(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
+fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     let i: GrepInput = match input("grep", args) {
         Ok(i) => i,
         Err(e) => return Ok(e),
@@ -474,7 +428,7 @@ fn grep(op: &mut Op<'_>, args: &Value) -> Result<ToolOutput, RunError> {
         },
         None => ".".to_string(),
     };
-    let r = op(json!({
+    let r = c.op(json!({
         "op": "grep", "pattern": i.pattern, "path": root,
         "max_line": GREP_MAX_LINE_LENGTH, "skip_dirs": [".git", "node_modules"],
     }))?;

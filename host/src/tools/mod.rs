@@ -5,6 +5,9 @@
 //! transaction, so a tool call is one atomic version.
 
 pub mod agent_toolset;
+pub mod api;
+pub mod claude_code;
+pub mod schema;
 
 use std::sync::Arc;
 
@@ -13,6 +16,58 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{Engine, Limits, Program, RunError, RunOptions};
+
+/// Which tool family's names, schemas and strings a call uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    /// Claude Managed Agents `agent_toolset_20260401`.
+    #[default]
+    AgentToolset,
+    /// Claude Code / Agent SDK tools (Bash, Read, Write, Edit, MultiEdit, Glob, Grep).
+    ClaudeCode,
+    /// Messages API client tools (`bash_20250124`, `text_editor_20250728`).
+    Api,
+}
+
+impl Family {
+    /// The name `--schema` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::AgentToolset => "agent-toolset",
+            Family::ClaudeCode => "claude-code",
+            Family::Api => "api",
+        }
+    }
+
+    /// The family's tool names.
+    pub fn tools(self) -> &'static [&'static str] {
+        match self {
+            Family::AgentToolset => agent_toolset::TOOLS,
+            Family::ClaudeCode => claude_code::TOOLS,
+            Family::Api => api::TOOLS,
+        }
+    }
+}
+
+/// A `--schema` value that names no family.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown tool family '{0}' (agent-toolset, claude-code, api)")]
+pub struct UnknownFamily(pub String);
+
+impl std::str::FromStr for Family {
+    type Err = UnknownFamily;
+    fn from_str(s: &str) -> Result<Family, UnknownFamily> {
+        match s {
+            "agent-toolset" | "agent_toolset" | "agent_toolset_20260401" => {
+                Ok(Family::AgentToolset)
+            }
+            "claude-code" | "claude_code" => Ok(Family::ClaudeCode),
+            "api" | "messages-api" => Ok(Family::Api),
+            other => Err(UnknownFamily(other.to_string())),
+        }
+    }
+}
 
 /// The file-tool component, built by `build.rs` from `tools-wasm/fs-tools`.
 pub const FS_TOOLS_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fs-tools.wasm"));
@@ -211,6 +266,186 @@ impl Toolbox {
         self.engine.run_txn(sh, txn, &opts)
     }
 }
+
+/// What a call did: the transaction to commit (None when the call is rolled back, as a
+/// timed-out bash command or a failed multi-edit is), the result, and whether the bash session
+/// is now terminated (agent_toolset only).
+pub struct Outcome {
+    pub txn: Option<Txn>,
+    pub output: ToolOutput,
+    pub bash_terminated: bool,
+}
+
+/// One tool call in progress: the transaction it runs in, threaded through the component
+/// runs it makes, so every operation of a call sees the previous one's changes.
+pub struct Call<'a> {
+    tb: &'a Toolbox,
+    txn: Option<Txn>,
+    pub limits: &'a Limits,
+    pub env: &'a [(String, String)],
+}
+
+impl<'a> Call<'a> {
+    pub fn new(
+        tb: &'a Toolbox,
+        txn: Txn,
+        limits: &'a Limits,
+        env: &'a [(String, String)],
+    ) -> Call<'a> {
+        Call {
+            tb,
+            txn: Some(txn),
+            limits,
+            env,
+        }
+    }
+
+    fn take(&mut self) -> Result<Txn, RunError> {
+        self.txn
+            .take()
+            .ok_or_else(|| RunError::Host("transaction lost".into()))
+    }
+
+    /// Runs one file operation of the shared component.
+    pub fn op(&mut self, request: Value) -> Result<Result<Value, Failure>, RunError> {
+        let txn = self.take()?;
+        let (txn, r) = self.tb.fs_op(txn, &request, self.limits)?;
+        self.txn = Some(txn);
+        Ok(r)
+    }
+
+    /// Runs a shell command (or a restart) with the call's limits, or `limits` when given.
+    pub fn shell(
+        &mut self,
+        command: &str,
+        restart: bool,
+        limits: Option<&Limits>,
+    ) -> Result<crate::RunReport, RunError> {
+        let txn = self.take()?;
+        let (txn, report) = self.tb.shell(
+            txn,
+            command,
+            restart,
+            limits.unwrap_or(self.limits),
+            self.env,
+        )?;
+        self.txn = Some(txn);
+        Ok(report)
+    }
+
+    /// The transaction, for host-side lookups (stat, the shell's cwd).
+    pub fn txn(&mut self) -> Result<&mut Txn, RunError> {
+        self.txn
+            .as_mut()
+            .ok_or_else(|| RunError::Host("transaction lost".into()))
+    }
+
+    /// The session's current directory as the shell left it (`/workspace` by default).
+    pub fn cwd(&mut self) -> String {
+        let state = self
+            .txn()
+            .ok()
+            .and_then(|t| t.read_file(SHELL_STATE).ok())
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+        state
+            .as_ref()
+            .and_then(|v| v.get("cwd"))
+            .and_then(Value::as_str)
+            .filter(|c| workspace_path(WORKSPACE, c).is_some())
+            .unwrap_or(WORKSPACE)
+            .to_string()
+    }
+
+    /// Modification time (ns) of a workspace-relative path, if it is a file.
+    pub fn mtime(&mut self, rel: &str) -> Option<i64> {
+        let txn = self.txn().ok()?;
+        let st = txn.stat_at(burrow_store::ROOT_INO, rel, true).ok()?;
+        Some(st.mtime)
+    }
+
+    /// The call's end: commit what it did.
+    pub fn finish(self, output: ToolOutput) -> Outcome {
+        Outcome {
+            txn: self.txn,
+            output,
+            bash_terminated: false,
+        }
+    }
+
+    /// The call's end: roll back everything it did.
+    pub fn abort(self, output: ToolOutput) -> Outcome {
+        Outcome {
+            txn: None,
+            output,
+            bash_terminated: false,
+        }
+    }
+}
+
+/// The media type of a file the read tools return as an image or document block.
+pub fn media_type(path: &str) -> Option<&'static str> {
+    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase())?;
+    Some(match ext.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "pdf" => "application/pdf",
+        _ => return None,
+    })
+}
+
+/// An image or PDF read by the component (`base64` or `text` field) as a content block.
+pub fn media_block(media: &str, read: &Value) -> Content {
+    let data = match (read.get("base64"), read.get("text")) {
+        (Some(Value::String(b)), _) => b.clone(),
+        (_, Some(Value::String(t))) => {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD.encode(t.as_bytes())
+        }
+        _ => String::new(),
+    };
+    let source = Source {
+        kind: "base64".into(),
+        media_type: media.into(),
+        data,
+    };
+    if media == "application/pdf" {
+        Content::Document { source }
+    } else {
+        Content::Image { source }
+    }
+}
+
+/// Largest image read, in bytes (5 MiB once base64-encoded).
+pub const MAX_IMAGE_BYTES: u64 = (5 * 1024 * 1024 / 4) * 3;
+/// Largest PDF read, in bytes.
+pub const MAX_PDF_BYTES: u64 = 20 * 1024 * 1024;
+
+/// The byte cap of reading a media file.
+pub fn media_limit(media: &str) -> u64 {
+    if media == "application/pdf" {
+        MAX_PDF_BYTES
+    } else {
+        MAX_IMAGE_BYTES
+    }
+}
+
+/// Keeps the last `limit` bytes of `text` (on a character boundary); true if it cut.
+pub fn keep_tail(text: &mut String, limit: usize) -> bool {
+    if text.len() <= limit {
+        return false;
+    }
+    let mut cut = text.len() - limit;
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text.drain(..cut);
+    true
+}
+
+/// The shell's saved state, relative to the workspace root.
+pub const SHELL_STATE: &str = ".burrow/shell.json";
 
 /// Maps a caller's path (absolute under `/workspace`, or relative to `cwd`) to a path
 /// relative to the workspace root, collapsing `.` and `..`. `None` if it lands outside.

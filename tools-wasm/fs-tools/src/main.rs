@@ -66,8 +66,11 @@ struct GrepRequest {
     ignore_case: bool,
     #[serde(default)]
     multiline: bool,
-    /// Only files whose path matches this glob.
+    /// Only files whose path (or name) matches this glob...
     glob: Option<String>,
+    /// ...and every one of these (a family's `glob` and `type` filters).
+    #[serde(default)]
+    globs: Vec<String>,
     /// Honour .gitignore files.
     #[serde(default)]
     gitignore: bool,
@@ -378,6 +381,30 @@ fn load_gitignore(dir: &str, rules: &mut Vec<(String, globset::GlobMatcher)>) {
     }
 }
 
+/// Lines touched by matches of `rx` over the whole text (a match may span lines).
+fn multiline_hits(rx: &regex::Regex, lines: &[String]) -> Vec<usize> {
+    let text = lines.join("\n");
+    let mut starts = Vec::with_capacity(lines.len());
+    let mut at = 0;
+    for l in lines {
+        starts.push(at);
+        at += l.len() + 1;
+    }
+    let line_at = |b: usize| starts.partition_point(|&s| s <= b).saturating_sub(1);
+    let mut hit = std::collections::BTreeSet::new();
+    for m in rx.find_iter(&text) {
+        let end = if m.end() > m.start() {
+            m.end() - 1
+        } else {
+            m.start()
+        };
+        for i in line_at(m.start())..=line_at(end) {
+            hit.insert(i);
+        }
+    }
+    hit.into_iter().collect()
+}
+
 fn grep(r: GrepRequest) -> R {
     let rx = regex::RegexBuilder::new(&r.pattern)
         .case_insensitive(r.ignore_case)
@@ -387,16 +414,16 @@ fn grep(r: GrepRequest) -> R {
         .map_err(|e| Failure::InvalidPattern {
             message: e.to_string(),
         })?;
-    let filter = match &r.glob {
-        Some(g) => Some(
+    let mut filters = Vec::new();
+    for g in r.glob.iter().chain(r.globs.iter()) {
+        filters.push(
             globset::Glob::new(g)
                 .map_err(|e| Failure::InvalidPattern {
                     message: e.to_string(),
                 })?
                 .compile_matcher(),
-        ),
-        None => None,
-    };
+        );
+    }
     let meta = fs::metadata(&r.path).map_err(io)?;
     let mut files: Vec<serde_json::Value> = Vec::new();
     let mut total = 0usize;
@@ -406,11 +433,9 @@ fn grep(r: GrepRequest) -> R {
         load_gitignore(&r.path, &mut rules.borrow_mut());
     }
     let mut scan = |p: &str, m: &fs::Metadata| -> bool {
-        if let Some(f) = &filter {
-            let name = p.rsplit('/').next().unwrap_or(p);
-            if !f.is_match(p) && !f.is_match(name) {
-                return true;
-            }
+        let name = p.rsplit('/').next().unwrap_or(p);
+        if filters.iter().any(|f| !f.is_match(p) && !f.is_match(name)) {
+            return true;
         }
         if r.gitignore && gitignored(p, &rules.borrow()) {
             return true;
@@ -440,17 +465,20 @@ fn grep(r: GrepRequest) -> R {
         let mut hits: Vec<serde_json::Value> = Vec::new();
         let mut shown = std::collections::BTreeSet::new();
         let mut matched = Vec::new();
-        for (i, line) in lines.iter().enumerate() {
-            if r.max_line.is_some_and(|max| line.len() > max) {
-                continue;
-            }
-            if rx.is_match(line) {
-                matched.push(i);
-                total += 1;
-                if r.max_matches.is_some_and(|max| total >= max) {
-                    truncated = true;
-                    break;
-                }
+        let mut candidates: Vec<usize> = if r.multiline {
+            multiline_hits(&rx, &lines)
+        } else {
+            (0..lines.len())
+                .filter(|&i| rx.is_match(&lines[i]))
+                .collect()
+        };
+        candidates.retain(|&i| r.max_line.is_none_or(|max| lines[i].len() <= max));
+        for i in candidates {
+            matched.push(i);
+            total += 1;
+            if r.max_matches.is_some_and(|max| total >= max) {
+                truncated = true;
+                break;
             }
         }
         if matched.is_empty() {
