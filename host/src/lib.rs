@@ -8,13 +8,17 @@
 //! - [`run`]: one run of a component in one transaction, with [`limits`] and captured output.
 
 pub mod adapt;
+pub mod agent;
+pub mod api_client;
 pub mod engine;
 pub mod limits;
 mod output;
 pub mod run;
+pub mod serve;
 pub mod session;
 pub mod tools;
 pub mod wasi_fs;
+pub mod worker;
 
 pub use engine::{Engine, EngineConfig, Program};
 pub use limits::Limits;

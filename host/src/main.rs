@@ -171,6 +171,77 @@ enum Command {
     },
     /// Check the store's integrity.
     Fsck,
+    /// Serve the HTTP API (OpenAPI at /openapi.json) and MCP over Streamable HTTP at /mcp.
+    /// Prints `listening on http://ADDR` once ready; SIGTERM/SIGINT finish in-flight calls.
+    Serve {
+        /// Address to listen on (port 0 picks a free one).
+        #[arg(long, default_value = "127.0.0.1:7878")]
+        listen: std::net::SocketAddr,
+        /// Bearer token required on every request but /health (mandatory off loopback).
+        #[arg(long, env = "BURROW_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// Largest request body in bytes.
+        #[arg(long, default_value_t = 64 << 20)]
+        max_body: usize,
+        /// Tool calls running at once across sessions (default: 2 x CPUs).
+        #[arg(long)]
+        concurrency: Option<usize>,
+        /// Session used by /mcp clients that do not pass ?session= (created if missing).
+        #[arg(long, default_value = "mcp")]
+        mcp_session: String,
+    },
+    /// Serve MCP over stdin/stdout (for Claude Code, the Agent SDK or any MCP client).
+    Mcp {
+        /// The session to work in (id, prefix or name; a new name is created). Default: `mcp`.
+        #[arg(long, conflicts_with = "new_session")]
+        session: Option<String>,
+        /// Start a new session for this connection (its id is printed on stderr).
+        #[arg(long)]
+        new_session: bool,
+    },
+    /// Serve a Claude Managed Agents self-hosted environment: poll its work queue and run the
+    /// agent_toolset tool calls of its sessions in burrow sessions (one per Managed Agents
+    /// session, resumed across work items; `burrow_fork_from` metadata forks). SIGTERM
+    /// finishes the tool call in flight, posts its result and releases the lease.
+    Worker {
+        #[arg(long, env = "ANTHROPIC_ENVIRONMENT_ID")]
+        environment_id: String,
+        /// The environment key (never passed into the sandbox).
+        #[arg(long, env = "ANTHROPIC_ENVIRONMENT_KEY", hide_env_values = true)]
+        environment_key: Option<String>,
+        #[arg(long, env = "ANTHROPIC_BASE_URL", default_value = "https://api.anthropic.com")]
+        base_url: String,
+        /// Work items served at once.
+        #[arg(long, default_value_t = 4)]
+        concurrency: usize,
+        /// Stop a work item after its session has been idle this long, e.g. 60s.
+        #[arg(long, default_value = "60s", value_parser = parse_duration)]
+        max_idle: Duration,
+        /// Pause between empty polls.
+        #[arg(long, default_value = "1s", value_parser = parse_duration)]
+        poll_interval: Duration,
+    },
+    /// A Messages API tool loop in a session: streams the model's text, runs its bash and
+    /// text editor calls in the session, stores the conversation there (resume with
+    /// --session). Needs ANTHROPIC_API_KEY; honours ANTHROPIC_BASE_URL.
+    Agent {
+        #[arg(long)]
+        prompt: String,
+        /// Session to work (and continue the conversation) in; default: a new one.
+        #[arg(long)]
+        session: Option<String>,
+        #[arg(long, env = "ANTHROPIC_MODEL", default_value = burrow_host::agent::DEFAULT_MODEL)]
+        model: String,
+        #[arg(long, default_value_t = 50)]
+        max_turns: usize,
+        #[arg(long, default_value_t = 8192)]
+        max_tokens: u32,
+        /// A system prompt.
+        #[arg(long)]
+        system: Option<String>,
+        #[arg(long, env = "ANTHROPIC_BASE_URL", default_value = "https://api.anthropic.com")]
+        base_url: String,
+    },
     /// The overnight-then-fork scenario on a sample repository, end to end, with timings.
     Demo {
         /// Keep the demo's store here instead of a temporary directory.
@@ -230,6 +301,11 @@ pub(crate) fn cache_dir() -> PathBuf {
 }
 
 pub(crate) fn open_sandbox(path: &Path) -> anyhow::Result<Sandbox> {
+    // One call per process: the pooling allocator's set-up would cost more than it saves.
+    open_sandbox_with(path, false)
+}
+
+fn open_sandbox_with(path: &Path, pooling: bool) -> anyhow::Result<Sandbox> {
     if let Some(parent) = path.parent()
         && !parent.as_os_str().is_empty()
     {
@@ -241,10 +317,146 @@ pub(crate) fn open_sandbox(path: &Path) -> anyhow::Result<Sandbox> {
         SandboxConfig {
             cache_dir: Some(cache_dir()),
             limits: Limits::default(),
-            // One call per process: the pooling allocator's set-up would cost more than it saves.
-            pooling: false,
+            pooling,
         },
     )?)
+}
+
+/// `burrow serve` and `burrow mcp`: a long-lived process, so the engine pools instances.
+fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
+    use burrow_host::serve::{self, Core, ServeConfig};
+    let sandbox = open_sandbox_with(store_path, true)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    match cli.command {
+        Command::Serve {
+            listen,
+            token,
+            max_body,
+            concurrency,
+            mcp_session,
+        } => {
+            let mut config = ServeConfig {
+                listen,
+                token: token.filter(|t| !t.is_empty()),
+                max_body,
+                mcp_session,
+                ..Default::default()
+            };
+            if let Some(c) = concurrency {
+                config.concurrency = c;
+            }
+            if config.token.is_none() && !serve::is_loopback(&listen) {
+                bail!("{}", serve::ServeError::TokenRequired(listen));
+            }
+            let core = Core::new(sandbox, config.concurrency);
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind(listen)
+                    .await
+                    .map_err(|e| serve::ServeError::Bind(listen, e))?;
+                let addr = listener.local_addr()?;
+                config.listen = addr;
+                println!("listening on http://{addr}");
+                use std::io::Write as _;
+                let _ = std::io::stdout().flush();
+                serve::serve(core, config, listener, serve::shutdown_signal()).await
+            })?;
+        }
+        Command::Mcp {
+            session,
+            new_session,
+        } => {
+            let key = if new_session {
+                let info = sandbox.create(None)?;
+                eprintln!("burrow: new session {}", info.id);
+                info.id
+            } else {
+                session.unwrap_or_else(|| "mcp".into())
+            };
+            let core = Core::new(sandbox, 4);
+            rt.block_on(serve::mcp::serve_stdio(core, key))
+                .map_err(|e| anyhow::anyhow!("MCP over stdio failed: {e}"))?;
+        }
+        Command::Worker {
+            environment_id,
+            environment_key,
+            base_url,
+            concurrency,
+            max_idle,
+            poll_interval,
+        } => {
+            let cfg = burrow_host::worker::WorkerConfig {
+                base_url,
+                environment_id,
+                environment_key: environment_key.filter(|k| !k.is_empty()),
+                concurrency,
+                max_idle,
+                poll_interval,
+                worker_id: burrow_host::worker::default_worker_id(),
+            };
+            let core = Core::new(sandbox, concurrency);
+            let stop = tokio_util::sync::CancellationToken::new();
+            rt.block_on(async {
+                let signal = stop.clone();
+                tokio::spawn(async move {
+                    serve::shutdown_signal().await;
+                    signal.cancel();
+                });
+                burrow_host::worker::run(core, cfg, stop).await
+            })?;
+        }
+        Command::Agent {
+            prompt,
+            session,
+            model,
+            max_turns,
+            max_tokens,
+            system,
+            base_url,
+        } => {
+            let api_key = std::env::var("ANTHROPIC_API_KEY")
+                .ok()
+                .filter(|k| !k.is_empty())
+                .context("set ANTHROPIC_API_KEY")?;
+            let id = match session {
+                Some(key) => match sandbox.resolve(&key) {
+                    Ok(id) => id,
+                    Err(burrow_host::session::SessionError::Unknown(_)) => {
+                        sandbox.create(Some(&key))?.id
+                    }
+                    Err(e) => return Err(e.into()),
+                },
+                None => {
+                    let id = sandbox.create(None)?.id;
+                    eprintln!("burrow: new session {id} (continue with --session {id})");
+                    id
+                }
+            };
+            let cfg = burrow_host::agent::AgentConfig {
+                base_url,
+                api_key,
+                model,
+                max_turns,
+                max_tokens,
+                system,
+            };
+            let core = Core::new(sandbox, 1);
+            let outcome = rt.block_on(async {
+                let mut stdout = std::io::stdout();
+                burrow_host::agent::run(core, &cfg, &id, &prompt, &mut stdout).await
+            })?;
+            if outcome.stop_reason != "end_turn" {
+                eprintln!(
+                    "burrow: stopped after {} turn(s): {}",
+                    outcome.turns, outcome.stop_reason
+                );
+            }
+        }
+        _ => bail!("not a server command"),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
@@ -293,6 +505,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let json = cli.json;
     if let Command::Demo { keep } = &cli.command {
         return demo::run(keep.clone(), json);
+    }
+    match &cli.command {
+        Command::Serve { .. }
+        | Command::Mcp { .. }
+        | Command::Worker { .. }
+        | Command::Agent { .. } => return serve(cli, &store_path),
+        _ => {}
     }
     if let Command::Schema { family } = &cli.command {
         // Needs no store.
@@ -385,7 +604,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 sb.delete(&id)?;
             }
         }
-        Command::Schema { .. } => {}
+        Command::Schema { .. }
+        | Command::Serve { .. }
+        | Command::Mcp { .. }
+        | Command::Worker { .. }
+        | Command::Agent { .. } => {}
         Command::Tool {
             workspace,
             schema,

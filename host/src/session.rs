@@ -107,7 +107,8 @@ pub struct Sandbox {
     toolbox: OnceLock<Arc<Toolbox>>,
 }
 
-fn new_id() -> String {
+/// A fresh random session id (16 hex digits).
+pub fn new_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -651,6 +652,42 @@ impl Sandbox {
         })?;
         let mut txn = self.store.begin(id)?;
         Ok(txn.read_file(&rel)?)
+    }
+
+    /// Writes one file (parents created) as one version with an `upload` event.
+    pub fn put_file(&self, id: &str, path: &str, data: &[u8]) -> Result<VersionId> {
+        let rel = crate::tools::workspace_path(crate::tools::WORKSPACE, path)
+            .filter(|r| r != ".")
+            .ok_or_else(|| {
+                SessionError::Invalid(format!("path '{path}' is not a file path in the workspace"))
+            })?;
+        let mut txn = self.store.begin(id)?;
+        if let Some((parent, _)) = rel.rsplit_once('/') {
+            txn.mkdir_all(parent)?;
+        }
+        txn.write_file(&rel, data)?;
+        txn.set_message(format!("upload {rel}"));
+        let data = json!({ "path": rel, "bytes": data.len() }).to_string();
+        Ok(txn.commit_with_event("upload", &data)?.0.version)
+    }
+
+    /// Writes the session's current tree as a tar stream.
+    pub fn export_tar(
+        &self,
+        id: &str,
+        out: impl std::io::Write,
+    ) -> Result<burrow_store::ImportStats> {
+        let v = self.store.workspace(id)?.version;
+        Ok(self.store.export_tar(v, out)?)
+    }
+
+    /// The store's path and size on disk (database plus write-ahead log), in bytes.
+    pub fn store_bytes(&self) -> u64 {
+        let p = self.store.path();
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let mut wal = p.as_os_str().to_owned();
+        wal.push("-wal");
+        size(p) + size(Path::new(&wal))
     }
 
     /// Exports the session's current tree to a host directory, or a tar file if `dest` ends

@@ -36,7 +36,7 @@ const WRITES: Annotations = Annotations {
 };
 
 /// The schema of `T`, its doc comment becoming the tool's description.
-fn def<T: JsonSchema>(name: &str, annotations: Annotations) -> ToolDef {
+pub fn def<T: JsonSchema>(name: &str, annotations: Annotations) -> ToolDef {
     // Inlined: some MCP clients do not follow `$ref`.
     let schema = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| s.inline_subschemas = true)
