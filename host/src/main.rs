@@ -209,7 +209,11 @@ enum Command {
         /// The environment key (never passed into the sandbox).
         #[arg(long, env = "ANTHROPIC_ENVIRONMENT_KEY", hide_env_values = true)]
         environment_key: Option<String>,
-        #[arg(long, env = "ANTHROPIC_BASE_URL", default_value = "https://api.anthropic.com")]
+        #[arg(
+            long,
+            env = "ANTHROPIC_BASE_URL",
+            default_value = "https://api.anthropic.com"
+        )]
         base_url: String,
         /// Work items served at once.
         #[arg(long, default_value_t = 4)]
@@ -239,7 +243,11 @@ enum Command {
         /// A system prompt.
         #[arg(long)]
         system: Option<String>,
-        #[arg(long, env = "ANTHROPIC_BASE_URL", default_value = "https://api.anthropic.com")]
+        #[arg(
+            long,
+            env = "ANTHROPIC_BASE_URL",
+            default_value = "https://api.anthropic.com"
+        )]
         base_url: String,
     },
     /// The overnight-then-fork scenario on a sample repository, end to end, with timings.

@@ -176,8 +176,7 @@ pub async fn run(
 ) -> Result<(), WorkerError> {
     let key = cfg.environment_key.clone().ok_or_else(|| {
         WorkerError::Config(
-            "an environment key is required: --environment-key or ANTHROPIC_ENVIRONMENT_KEY"
-                .into(),
+            "an environment key is required: --environment-key or ANTHROPIC_ENVIRONMENT_KEY".into(),
         )
     })?;
     let api = Arc::new(Api {
@@ -254,8 +253,15 @@ async fn serve_item(
     let work_id = item["id"].as_str().unwrap_or("").to_string();
     let env = &cfg.environment_id;
     let work_path = format!("/v1/environments/{env}/work/{work_id}");
-    api.call(Method::POST, &format!("{work_path}/ack"), key, &[], None, &[])
-        .await?;
+    api.call(
+        Method::POST,
+        &format!("{work_path}/ack"),
+        key,
+        &[],
+        None,
+        &[],
+    )
+    .await?;
     let stop_item = async |force: bool| {
         let r = api
             .call(
@@ -299,7 +305,17 @@ async fn serve_item(
 
     let result = async {
         let burrow_id = session_for(core, api, &token, &ma_session, &item).await?;
-        follow(core, api, cfg, &token, &ma_session, &burrow_id, &lease_lost, &shutdown).await
+        follow(
+            core,
+            api,
+            cfg,
+            &token,
+            &ma_session,
+            &burrow_id,
+            &lease_lost,
+            &shutdown,
+        )
+        .await
     }
     .await;
     done.cancel();
@@ -380,9 +396,7 @@ async fn session_for(
         return Ok(id);
     }
     // The fork source may be named on the work item or on the session.
-    let mut source = item["metadata"][FORK_FROM_KEY]
-        .as_str()
-        .map(str::to_string);
+    let mut source = item["metadata"][FORK_FROM_KEY].as_str().map(str::to_string);
     if source.is_none() {
         let s = api
             .json(
@@ -445,7 +459,9 @@ fn session_content(out: &ToolOutput) -> Vec<Value> {
         .content
         .iter()
         .map(|c| match c {
-            Content::Text { text } if text.is_empty() => json!({"type": "text", "text": "(no output)"}),
+            Content::Text { text } if text.is_empty() => {
+                json!({"type": "text", "text": "(no output)"})
+            }
             other => serde_json::to_value(other).unwrap_or(Value::Null),
         })
         .collect();
@@ -639,8 +655,12 @@ mod tests {
         assert_eq!(sessions_token(Some(&secret)).as_deref(), Some("tok_1"));
         assert_eq!(sessions_token(Some("!!")), None);
         assert_eq!(sessions_token(None), None);
-        assert!(ends_turn(&json!({"type": "session.status_idle", "stop_reason": {"type": "end_turn"}})));
-        assert!(!ends_turn(&json!({"type": "session.status_idle", "stop_reason": {"type": "requires_action"}})));
+        assert!(ends_turn(
+            &json!({"type": "session.status_idle", "stop_reason": {"type": "end_turn"}})
+        ));
+        assert!(!ends_turn(
+            &json!({"type": "session.status_idle", "stop_reason": {"type": "requires_action"}})
+        ));
         assert!(terminal(&json!({"type": "session.deleted"})));
     }
 }

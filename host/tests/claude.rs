@@ -1,0 +1,845 @@
+//! `burrow worker` and `burrow agent` as real processes against protocol-faithful fakes of
+//! the Claude Managed Agents endpoints (work queue, leases, session events and their SSE
+//! stream) and of the Messages API (streaming), served by axum on 127.0.0.1 in this test.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Path as UrlPath, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+const ENV_KEY: &str = "envkey-SECRET-123";
+
+fn cache() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache")
+}
+
+// ----- the fake Managed Agents API -----
+
+#[derive(Default)]
+struct Work {
+    item: Value,
+    acked: bool,
+    /// What the next heartbeat must send as expected_last_heartbeat.
+    last_heartbeat: Option<String>,
+    heartbeats: Vec<String>,
+    stopped: bool,
+}
+
+struct Session {
+    metadata: Value,
+    events: Vec<Value>,
+    tx: broadcast::Sender<Value>,
+}
+
+#[derive(Default)]
+struct Fake {
+    queue: VecDeque<String>,
+    works: HashMap<String, Work>,
+    sessions: HashMap<String, Session>,
+    /// Problems the fake saw in the worker's requests (missing headers, bad auth).
+    violations: Vec<String>,
+    next_event: u64,
+    beat: u64,
+}
+
+type Shared = Arc<Mutex<Fake>>;
+
+impl Fake {
+    fn session(&mut self, id: &str, metadata: Value) {
+        let (tx, _) = broadcast::channel(64);
+        self.sessions.insert(
+            id.to_string(),
+            Session {
+                metadata,
+                events: Vec::new(),
+                tx,
+            },
+        );
+    }
+
+    fn push_event(&mut self, session: &str, mut ev: Value) -> Value {
+        self.next_event += 1;
+        if ev.get("id").is_none() {
+            ev["id"] = json!(format!("sevt_{}", self.next_event));
+        }
+        let s = self.sessions.get_mut(session).expect("session");
+        s.events.push(ev.clone());
+        let _ = s.tx.send(ev.clone());
+        ev
+    }
+
+    fn enqueue(&mut self, work_id: &str, session: &str, token: &str) {
+        use base64::Engine as _;
+        let secret = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(json!({ "sessions_token": token, "ingress_token": "x" }).to_string());
+        let item = json!({
+            "type": "work", "id": work_id, "environment_id": "env_1",
+            "data": {"type": "session", "id": session}, "state": "queued",
+            "secret": secret, "metadata": {}, "created_at": "2026-11-29T00:00:00Z",
+        });
+        self.works.insert(
+            work_id.to_string(),
+            Work {
+                item,
+                ..Default::default()
+            },
+        );
+        self.queue.push_back(work_id.to_string());
+    }
+
+    fn check(&mut self, h: &HeaderMap, tokens: &[&str], what: &str) {
+        if h.get("anthropic-beta").and_then(|v| v.to_str().ok())
+            != Some("managed-agents-2026-04-01")
+        {
+            self.violations
+                .push(format!("{what}: missing anthropic-beta"));
+        }
+        if h.get("anthropic-version").and_then(|v| v.to_str().ok()) != Some("2023-06-01") {
+            self.violations
+                .push(format!("{what}: missing anthropic-version"));
+        }
+        let auth = h
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        if !tokens.contains(&auth) {
+            self.violations.push(format!("{what}: bad credentials"));
+        }
+    }
+}
+
+async fn poll(State(f): State<Shared>, UrlPath(_env): UrlPath<String>, h: HeaderMap) -> Response {
+    {
+        let mut f = f.lock().unwrap();
+        f.check(&h, &[ENV_KEY], "poll");
+        if h.get("anthropic-worker-id").is_none() {
+            f.violations.push("poll: no Anthropic-Worker-ID".into());
+        }
+        if let Some(id) = f.queue.pop_front() {
+            return Json(f.works[&id].item.clone()).into_response();
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    StatusCode::NO_CONTENT.into_response()
+}
+
+async fn ack(
+    State(f): State<Shared>,
+    UrlPath((_env, id)): UrlPath<(String, String)>,
+    h: HeaderMap,
+) -> Response {
+    let mut f = f.lock().unwrap();
+    f.check(&h, &[ENV_KEY], "ack");
+    match f.works.get_mut(&id) {
+        Some(w) => {
+            w.acked = true;
+            Json(json!({})).into_response()
+        }
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+async fn heartbeat(
+    State(f): State<Shared>,
+    UrlPath((_env, id)): UrlPath<(String, String)>,
+    Query(q): Query<HashMap<String, String>>,
+    h: HeaderMap,
+) -> Response {
+    let mut f = f.lock().unwrap();
+    f.check(&h, &[ENV_KEY], "heartbeat");
+    f.beat += 1;
+    let now = format!("2026-11-29T00:00:{:02}Z", f.beat % 60);
+    let Some(w) = f.works.get_mut(&id) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let expected = q
+        .get("expected_last_heartbeat")
+        .cloned()
+        .unwrap_or_default();
+    w.heartbeats.push(expected.clone());
+    let current = w
+        .last_heartbeat
+        .clone()
+        .unwrap_or_else(|| "NO_HEARTBEAT".into());
+    if expected != current {
+        return (
+            StatusCode::PRECONDITION_FAILED,
+            Json(json!({"type": "error", "error": {"type": "heartbeat_precondition_failed",
+                "details": {"current_state": {"state": "active", "last_heartbeat": current, "ttl_seconds": 2}}}})),
+        )
+            .into_response();
+    }
+    w.last_heartbeat = Some(now.clone());
+    Json(
+        json!({"type": "work_heartbeat", "last_heartbeat": now, "lease_extended": true,
+        "state": if w.stopped { "stopped" } else { "active" }, "ttl_seconds": 2}),
+    )
+    .into_response()
+}
+
+async fn stop(
+    State(f): State<Shared>,
+    UrlPath((_env, id)): UrlPath<(String, String)>,
+    h: HeaderMap,
+) -> Response {
+    let mut f = f.lock().unwrap();
+    f.check(&h, &[ENV_KEY], "stop");
+    match f.works.get_mut(&id) {
+        Some(w) => {
+            w.stopped = true;
+            Json(json!({})).into_response()
+        }
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+fn session_tokens(id: &str) -> [String; 2] {
+    [ENV_KEY.to_string(), format!("tok_{id}")]
+}
+
+async fn get_session(
+    State(f): State<Shared>,
+    UrlPath(id): UrlPath<String>,
+    h: HeaderMap,
+) -> Response {
+    let mut f = f.lock().unwrap();
+    let t = session_tokens(&id);
+    f.check(&h, &[&t[0], &t[1]], "get session");
+    match f.sessions.get(&id) {
+        Some(s) => {
+            Json(json!({"id": id, "type": "session", "metadata": s.metadata})).into_response()
+        }
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// Pages of two events, so the worker must follow `next_page`.
+async fn list_events(
+    State(f): State<Shared>,
+    UrlPath(id): UrlPath<String>,
+    Query(q): Query<HashMap<String, String>>,
+    h: HeaderMap,
+) -> Response {
+    let mut f = f.lock().unwrap();
+    let t = session_tokens(&id);
+    f.check(&h, &[&t[0], &t[1]], "list events");
+    let Some(s) = f.sessions.get(&id) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let start: usize = q.get("page").and_then(|p| p.parse().ok()).unwrap_or(0);
+    let end = (start + 2).min(s.events.len());
+    let next = (end < s.events.len()).then(|| end.to_string());
+    Json(json!({"data": s.events[start..end], "next_page": next})).into_response()
+}
+
+async fn stream_events(
+    State(f): State<Shared>,
+    UrlPath(id): UrlPath<String>,
+    h: HeaderMap,
+) -> Response {
+    let rx = {
+        let mut f = f.lock().unwrap();
+        let t = session_tokens(&id);
+        f.check(&h, &[&t[0], &t[1]], "stream");
+        match f.sessions.get(&id) {
+            Some(s) => s.tx.subscribe(),
+            None => return StatusCode::NOT_FOUND.into_response(),
+        }
+    };
+    let s = futures::stream::unfold(rx, |mut rx| async move {
+        loop {
+            match rx.recv().await {
+                Ok(ev) => {
+                    let name = ev["type"].as_str().unwrap_or("message").to_string();
+                    let e = Event::default().event(name).data(ev.to_string());
+                    return Some((Ok::<_, std::convert::Infallible>(e), rx));
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => return None,
+            }
+        }
+    });
+    Sse::new(s).into_response()
+}
+
+async fn post_events(
+    State(f): State<Shared>,
+    UrlPath(id): UrlPath<String>,
+    h: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let mut f = f.lock().unwrap();
+    let t = session_tokens(&id);
+    f.check(&h, &[&t[0], &t[1]], "post events");
+    if !f.sessions.contains_key(&id) {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    for ev in body["events"].as_array().cloned().unwrap_or_default() {
+        f.push_event(&id, ev);
+    }
+    Json(json!({})).into_response()
+}
+
+struct FakeServer {
+    state: Shared,
+    base: String,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn fake_managed_agents() -> FakeServer {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let state: Shared = Arc::default();
+    let app = axum::Router::new()
+        .route("/v1/environments/{env}/work/poll", get(poll))
+        .route("/v1/environments/{env}/work/{id}/ack", post(ack))
+        .route(
+            "/v1/environments/{env}/work/{id}/heartbeat",
+            post(heartbeat),
+        )
+        .route("/v1/environments/{env}/work/{id}/stop", post(stop))
+        .route("/v1/sessions/{id}", get(get_session))
+        .route(
+            "/v1/sessions/{id}/events",
+            get(list_events).post(post_events),
+        )
+        .route("/v1/sessions/{id}/events/stream", get(stream_events))
+        .with_state(state.clone());
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    rt.spawn(async move { axum::serve(listener, app).await });
+    FakeServer {
+        state,
+        base,
+        _rt: rt,
+    }
+}
+
+impl FakeServer {
+    fn with<T>(&self, f: impl FnOnce(&mut Fake) -> T) -> T {
+        f(&mut self.state.lock().unwrap())
+    }
+
+    /// The tool result posted for `tool_use_id`, waiting up to 60 s.
+    fn result_for(&self, session: &str, tool_use_id: &str) -> Value {
+        self.wait(&format!("a result for {tool_use_id}"), || {
+            self.with(|f| {
+                f.sessions[session]
+                    .events
+                    .iter()
+                    .find(|e| e["type"] == "user.tool_result" && e["tool_use_id"] == tool_use_id)
+                    .cloned()
+            })
+        })
+    }
+
+    fn wait<T>(&self, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+        let start = Instant::now();
+        loop {
+            if let Some(v) = probe() {
+                return v;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "timed out waiting for {what}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn stopped(&self, work: &str) -> bool {
+        self.with(|f| f.works[work].stopped)
+    }
+}
+
+struct Worker(Child);
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn worker(db: &Path, base: &str) -> Worker {
+    Worker(
+        Command::new(env!("CARGO_BIN_EXE_burrow"))
+            .env("BURROW_STORE", db)
+            .env("BURROW_CACHE", cache())
+            .env("ANTHROPIC_ENVIRONMENT_KEY", ENV_KEY)
+            .args([
+                "worker",
+                "--environment-id",
+                "env_1",
+                "--base-url",
+                base,
+                "--max-idle",
+                "1s",
+                "--poll-interval",
+                "100ms",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start burrow worker"),
+    )
+}
+
+fn tool_use(id: &str, name: &str, input: Value) -> Value {
+    json!({"type": "agent.tool_use", "id": id, "name": name, "input": input})
+}
+
+fn idle() -> Value {
+    json!({"type": "session.status_idle", "stop_reason": {"type": "end_turn"}})
+}
+
+fn text_of(result: &Value) -> (bool, String) {
+    (
+        result["is_error"].as_bool().unwrap(),
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_string(),
+    )
+}
+
+fn burrow(db: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .env("BURROW_STORE", db)
+        .env("BURROW_CACHE", cache())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn worker_serves_resumes_overnight_and_forks() {
+    let fake = fake_managed_agents();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+
+    // A session whose first tool calls happened before any worker was up.
+    fake.with(|f| {
+        f.session("sesn_A", json!({}));
+        f.push_event(
+            "sesn_A",
+            json!({"type": "user.message", "content": [{"type": "text", "text": "analyse"}]}),
+        );
+        f.push_event(
+            "sesn_A",
+            tool_use(
+                "tu1",
+                "write",
+                json!({"file_path": "/workspace/notes.md", "content": "overnight"}),
+            ),
+        );
+        f.push_event(
+            "sesn_A",
+            tool_use("tu2", "web_fetch", json!({"url": "https://example.com"})),
+        );
+        f.enqueue("w1", "sesn_A", "tok_sesn_A");
+    });
+    let w = worker(&db, &fake.base);
+    assert_eq!(
+        text_of(&fake.result_for("sesn_A", "tu1")),
+        (false, "wrote 9 bytes to /workspace/notes.md".into())
+    );
+    // Live, on the stream: secrets never reach the sandbox.
+    fake.with(|f| {
+        f.push_event(
+            "sesn_A",
+            tool_use(
+                "tu3",
+                "bash",
+                json!({"command": "cat notes.md; env | grep -c -e SECRET -e tok_ || true"}),
+            ),
+        )
+    });
+    assert_eq!(
+        text_of(&fake.result_for("sesn_A", "tu3")),
+        (false, "overnight0".into())
+    );
+    fake.with(|f| {
+        f.push_event(
+            "sesn_A",
+            tool_use("tu4", "read", json!({"file_path": "/workspace/missing"})),
+        );
+    });
+    assert_eq!(
+        text_of(&fake.result_for("sesn_A", "tu4")),
+        (
+            true,
+            "read: /workspace/missing: no such file or directory".into()
+        )
+    );
+    // Idle: the work item is stopped after --max-idle.
+    fake.with(|f| f.push_event("sesn_A", idle()));
+    fake.wait("w1 stopped", || fake.stopped("w1").then_some(()));
+    let beats = fake.with(|f| f.works["w1"].heartbeats.clone());
+    assert_eq!(beats[0], "NO_HEARTBEAT");
+    assert!(
+        beats.len() >= 2,
+        "the lease was kept with heartbeats: {beats:?}"
+    );
+    assert!(
+        beats[1].starts_with("2026-11-29T"),
+        "later beats echo last_heartbeat"
+    );
+    drop(w);
+
+    // The next morning: a new worker process, a new work item for the same session.
+    let w = worker(&db, &fake.base);
+    fake.with(|f| {
+        f.push_event(
+            "sesn_A",
+            json!({"type": "user.message", "content": [{"type": "text", "text": "continue"}]}),
+        );
+        f.push_event(
+            "sesn_A",
+            tool_use("tu5", "read", json!({"file_path": "/workspace/notes.md"})),
+        );
+        f.enqueue("w2", "sesn_A", "tok_sesn_A");
+    });
+    assert_eq!(
+        text_of(&fake.result_for("sesn_A", "tu5")),
+        (false, "overnight".into())
+    );
+
+    // A fork: the session's metadata names the source; it starts with its files.
+    fake.with(|f| {
+        f.session("sesn_B", json!({"burrow_fork_from": "sesn_A"}));
+        f.push_event("sesn_B", tool_use("tu6", "bash", json!({"command": "cat /workspace/notes.md && echo experiment > /workspace/notes.md"})));
+        f.enqueue("w3", "sesn_B", "tok_sesn_B");
+    });
+    assert_eq!(
+        text_of(&fake.result_for("sesn_B", "tu6")),
+        (false, "overnight".into())
+    );
+    fake.with(|f| {
+        f.push_event(
+            "sesn_A",
+            tool_use("tu7", "read", json!({"file_path": "/workspace/notes.md"})),
+        );
+    });
+    assert_eq!(
+        text_of(&fake.result_for("sesn_A", "tu7")),
+        (false, "overnight".into()),
+        "the fork's change stays in the fork"
+    );
+    fake.with(|f| {
+        f.push_event("sesn_B", json!({"type": "session.status_terminated"}));
+    });
+    fake.wait("w3 stopped on termination", || {
+        fake.stopped("w3").then_some(())
+    });
+
+    // The tool the worker does not own was never answered; nothing was sent badly.
+    let (unanswered, violations) = fake.with(|f| {
+        (
+            f.sessions["sesn_A"]
+                .events
+                .iter()
+                .any(|e| e["type"] == "user.tool_result" && e["tool_use_id"] == "tu2"),
+            f.violations.clone(),
+        )
+    });
+    assert!(!unanswered, "web_fetch belongs to someone else");
+    assert!(violations.is_empty(), "{violations:?}");
+    drop(w);
+}
+
+#[test]
+fn lost_lease_and_sigterm_mid_call() {
+    let fake = fake_managed_agents();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let mut w = worker(&db, &fake.base);
+
+    // A lease taken by someone else (412 on the next heartbeat): the worker stops serving
+    // the session and does not stop the item it no longer owns.
+    fake.with(|f| {
+        f.session("sesn_L", json!({}));
+        f.push_event(
+            "sesn_L",
+            tool_use("l1", "write", json!({"file_path": "a", "content": "x"})),
+        );
+        f.enqueue("wl", "sesn_L", "tok_sesn_L");
+    });
+    fake.result_for("sesn_L", "l1");
+    fake.with(|f| {
+        if let Some(w) = f.works.get_mut("wl") {
+            w.last_heartbeat = Some("someone-else".into());
+        }
+    });
+    fake.wait("a 412 heartbeat", || {
+        fake.with(|f| (f.works["wl"].heartbeats.len() >= 2).then_some(()))
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    fake.with(|f| {
+        f.push_event(
+            "sesn_L",
+            tool_use("l2", "write", json!({"file_path": "b", "content": "y"})),
+        )
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    let (answered, stopped) = fake.with(|f| {
+        (
+            f.sessions["sesn_L"]
+                .events
+                .iter()
+                .any(|e| e["tool_use_id"] == "l2"),
+            f.works["wl"].stopped,
+        )
+    });
+    assert!(
+        !answered,
+        "a worker without the lease must not run tool calls"
+    );
+    assert!(
+        !stopped,
+        "a worker without the lease must not stop the item"
+    );
+
+    // SIGTERM while a call runs: it finishes, its result is posted, the lease is released,
+    // and the workspace is at a committed version.
+    fake.with(|f| {
+        f.session("sesn_T", json!({}));
+        f.push_event(
+            "sesn_T",
+            tool_use(
+                "t1",
+                "bash",
+                json!({"command": "sleep 2; echo done > /workspace/done.txt; echo finished"}),
+            ),
+        );
+        f.enqueue("wt", "sesn_T", "tok_sesn_T");
+    });
+    fake.wait("wt acked", || {
+        fake.with(|f| f.works["wt"].acked.then_some(()))
+    });
+    std::thread::sleep(Duration::from_millis(1200));
+    let pid = w.0.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = w.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "worker did not exit on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    assert_eq!(
+        text_of(&fake.result_for("sesn_T", "t1")),
+        (false, "finished".into())
+    );
+    assert!(fake.stopped("wt"), "the lease was released");
+    let fsck = burrow(&db, &["fsck"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+    let id = burrow(&db, &["--json", "session", "ls"]);
+    let sessions: Vec<Value> = String::from_utf8_lossy(&id.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+}
+
+// ----- the fake Messages API -----
+
+#[derive(Default)]
+struct Messages {
+    requests: Vec<Value>,
+    bad_key: bool,
+}
+
+fn sse(events: &[Value]) -> String {
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect()
+}
+
+/// One streamed assistant turn: optional text (sent in two deltas), optional tool use
+/// (its input JSON sent in two halves).
+fn turn(text: Option<&str>, tool: Option<(&str, &str, Value)>) -> String {
+    let mut evs = vec![
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "fake"}}),
+    ];
+    let mut index = 0;
+    if let Some(t) = text {
+        let (a, b) = t.split_at(t.len() / 2);
+        evs.push(json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}));
+        evs.push(json!({"type": "ping"}));
+        evs.push(json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": a}}));
+        evs.push(json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": b}}));
+        evs.push(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    let stop = if let Some((id, name, input)) = &tool {
+        let js = input.to_string();
+        let (a, b) = js.split_at(js.len() / 2);
+        evs.push(json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}));
+        evs.push(json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": a}}));
+        evs.push(json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": b}}));
+        evs.push(json!({"type": "content_block_stop", "index": index}));
+        "tool_use"
+    } else {
+        "end_turn"
+    };
+    evs.push(json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 5}}));
+    evs.push(json!({"type": "message_stop"}));
+    sse(&evs)
+}
+
+async fn messages(
+    State(m): State<Arc<Mutex<Messages>>>,
+    h: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let n = {
+        let mut m = m.lock().unwrap();
+        if h.get("x-api-key").and_then(|v| v.to_str().ok()) != Some("sk-test") {
+            m.bad_key = true;
+        }
+        m.requests.push(body.clone());
+        m.requests.len()
+    };
+    let script = match n {
+        1 => turn(
+            Some("Looking around."),
+            Some((
+                "toolu_1",
+                "bash",
+                json!({"command": "echo hi > /workspace/a.txt; cat /workspace/a.txt"}),
+            )),
+        ),
+        2 => turn(
+            None,
+            Some((
+                "toolu_2",
+                "str_replace_based_edit_tool",
+                json!({"command": "view", "path": "/workspace/a.txt"}),
+            )),
+        ),
+        3 => turn(Some("Done for today."), None),
+        _ => turn(Some("Resumed."), None),
+    };
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from(script))
+        .unwrap()
+}
+
+#[test]
+fn agent_loop_streams_runs_tools_and_resumes() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let state: Arc<Mutex<Messages>> = Arc::default();
+    let app = axum::Router::new()
+        .route("/v1/messages", post(messages))
+        .with_state(state.clone());
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    rt.spawn(async move { axum::serve(listener, app).await });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let agent = |prompt: &str| {
+        Command::new(env!("CARGO_BIN_EXE_burrow"))
+            .env("BURROW_STORE", &db)
+            .env("BURROW_CACHE", cache())
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("ANTHROPIC_BASE_URL", &base)
+            .args(["agent", "--session", "research", "--prompt", prompt])
+            .output()
+            .unwrap()
+    };
+    let out = agent("look at the repo");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Looking around.Done for today.\n"
+    );
+    let reqs = state.lock().unwrap().requests.clone();
+    assert_eq!(reqs.len(), 3);
+    assert_eq!(reqs[0]["stream"], true);
+    assert_eq!(
+        reqs[0]["tools"],
+        json!([{"type": "bash_20250124", "name": "bash"}, {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"}])
+    );
+    let result1 = &reqs[1]["messages"][2]["content"][0];
+    assert_eq!(
+        result1,
+        &json!({"type": "tool_result", "tool_use_id": "toolu_1", "is_error": false, "content": [{"type": "text", "text": "hi"}]})
+    );
+    assert_eq!(
+        reqs[1]["messages"][1]["content"][1],
+        json!({"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "echo hi > /workspace/a.txt; cat /workspace/a.txt"}})
+    );
+    assert_eq!(
+        reqs[2]["messages"][4]["content"][0]["content"][0]["text"],
+        "Here's the result of running `cat -n` on /workspace/a.txt:\n     1\thi\n     2\t\n"
+    );
+
+    // Later, another process: the conversation and the files are still there.
+    let out = agent("continue");
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Resumed.\n");
+    let reqs = state.lock().unwrap().requests.clone();
+    let msgs = reqs[3]["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 7, "{msgs:?}");
+    assert_eq!(msgs[0]["content"], "look at the repo");
+    assert_eq!(msgs[5]["content"][0]["text"], "Done for today.");
+    assert_eq!(msgs[6], json!({"role": "user", "content": "continue"}));
+    let cat = burrow(&db, &["cat", "research", "a.txt"]);
+    assert_eq!(cat.stdout, b"hi\n");
+    assert!(!state.lock().unwrap().bad_key);
+
+    // No key: a clear error, nothing sent.
+    let out = Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .env("BURROW_STORE", &db)
+        .env_remove("ANTHROPIC_API_KEY")
+        .args(["agent", "--prompt", "x"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ANTHROPIC_API_KEY"));
+}
