@@ -10,6 +10,7 @@
 pub mod adapt;
 pub mod agent;
 pub mod api_client;
+pub mod bench;
 pub mod engine;
 pub mod limits;
 mod output;

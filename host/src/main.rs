@@ -250,6 +250,16 @@ enum Command {
         )]
         base_url: String,
     },
+    /// Measure burrow against its baselines (plain wasmtime-wasi, GNU grep, process start,
+    /// empty fork) on generated fixture trees; prints median, p99, baseline and ratio.
+    Bench {
+        /// Small sizes and few runs: a smoke run in seconds.
+        #[arg(long)]
+        quick: bool,
+        /// Only measures whose name contains this (e.g. fork, search, http).
+        #[arg(long)]
+        only: Option<String>,
+    },
     /// The overnight-then-fork scenario on a sample repository, end to end, with timings.
     Demo {
         /// Keep the demo's store here instead of a temporary directory.
@@ -521,6 +531,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         | Command::Agent { .. } => return serve(cli, &store_path),
         _ => {}
     }
+    if let Command::Bench { quick, only } = &cli.command {
+        let cfg = burrow_host::bench::BenchConfig {
+            quick: *quick,
+            only: only.clone(),
+            exe: std::env::current_exe().context("cannot find the burrow binary")?,
+        };
+        if !json {
+            println!("{}", burrow_host::bench::TABLE_HEADER);
+        }
+        let mut report = |m: &burrow_host::bench::Measure| {
+            if json {
+                println!("{}", serde_json::to_string(m).unwrap_or_default());
+            } else {
+                println!("{}", burrow_host::bench::table_row(m));
+            }
+        };
+        burrow_host::bench::run(cfg, &mut report)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Command::Schema { family } = &cli.command {
         // Needs no store.
         let family: Family = family.parse()?;
@@ -613,6 +642,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Schema { .. }
+        | Command::Bench { .. }
         | Command::Serve { .. }
         | Command::Mcp { .. }
         | Command::Worker { .. }

@@ -167,6 +167,17 @@ fn neutral(ev: &Value) -> bool {
     )
 }
 
+/// Updates the idle clock with one event: an idle that ends the turn starts it, any other
+/// event but a neutral one stops it. True when the event ends the session.
+fn note(ev: &Value, idle_since: &mut Option<tokio::time::Instant>) -> bool {
+    if ends_turn(ev) {
+        *idle_since = Some(tokio::time::Instant::now());
+    } else if !neutral(ev) {
+        *idle_since = None;
+    }
+    terminal(ev)
+}
+
 /// Runs the worker until `shutdown` is cancelled; in-flight items finish their current tool
 /// call, post its result and release their lease.
 pub async fn run(
@@ -519,14 +530,9 @@ async fn follow(
                 Some("agent.tool_use") => pending.push(ev.clone()),
                 _ => {}
             }
-            if terminal(&ev) {
+            if note(&ev, &mut idle_since) {
                 reader.abort();
                 return Ok(End::Terminated);
-            }
-            if ends_turn(&ev) {
-                idle_since = Some(tokio::time::Instant::now());
-            } else if !neutral(&ev) {
-                idle_since = None;
             }
         }
         for ev in pending {
@@ -561,14 +567,9 @@ async fn follow(
             let Ok(ev) = serde_json::from_str::<Value>(&sse.data) else {
                 continue;
             };
-            if terminal(&ev) {
+            if note(&ev, &mut idle_since) {
                 reader.abort();
                 return Ok(End::Terminated);
-            }
-            if ends_turn(&ev) {
-                idle_since = Some(tokio::time::Instant::now());
-            } else if !neutral(&ev) {
-                idle_since = None;
             }
             if ev["type"] == "agent.tool_use" {
                 run_tool(core, api, token, ma_session, burrow_id, &ev, &mut answered).await?;

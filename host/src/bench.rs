@@ -1,0 +1,829 @@
+//! `burrow bench`: burrow's performance claims as numbers anyone can reproduce, each measured
+//! several times after a warm-up and reported as median and p99, next to a baseline measured
+//! in the same run where one exists (plain wasmtime-wasi on a host directory, GNU grep on the
+//! same tree on disk, a bare process start, a fork of an empty session). Fixture trees are
+//! generated deterministically into a temporary directory; nothing large is committed.
+//!
+//! `--quick` shrinks every size so the whole run takes seconds (CI runs it as a smoke test);
+//! the numbers of docs/BENCHMARKS.md come from the full run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::json;
+
+use crate::session::{Family, Sandbox, SandboxConfig, SessionError};
+use crate::tools::FS_TOOLS_WASM;
+use crate::{Engine, EngineConfig, RunOptions};
+
+/// One measured quantity.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measure {
+    pub name: String,
+    pub unit: String,
+    pub median: f64,
+    pub p99: f64,
+    /// The same quantity for the baseline, in the same unit.
+    pub baseline: Option<f64>,
+    /// `median / baseline`.
+    pub ratio: Option<f64>,
+    /// What the baseline is, or why the measure was skipped.
+    pub note: String,
+}
+
+/// Settings of a run.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    pub quick: bool,
+    /// Run only measures whose name contains this.
+    pub only: Option<String>,
+    /// The burrow binary (for the process-level measures).
+    pub exe: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error(transparent)]
+    Run(#[from] crate::RunError),
+    #[error(transparent)]
+    Store(#[from] burrow_store::Error),
+    #[error("{0}")]
+    Other(String),
+}
+
+impl From<std::io::Error> for BenchError {
+    fn from(e: std::io::Error) -> Self {
+        BenchError::Other(format!("i/o: {e}"))
+    }
+}
+
+type R<T> = Result<T, BenchError>;
+
+/// Median and p99 of samples.
+fn stats(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.99))
+}
+
+/// Times `f` `n` times after one warm-up run, in the unit's scale (`1e3` = ms, `1e6` = µs).
+fn time_it(n: usize, scale: f64, mut f: impl FnMut() -> R<()>) -> R<(f64, f64)> {
+    f()?;
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        f()?;
+        v.push(t.elapsed().as_secs_f64() * scale);
+    }
+    Ok(stats(v))
+}
+
+/// A deterministic pseudo-random generator (xorshift), so fixture trees are identical runs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+const WORDS: &[&str] = &[
+    "let", "fn", "self", "return", "match", "value", "error", "store", "page", "commit", "version",
+    "table", "index", "buffer", "result", "config", "handle", "stream", "reader",
+];
+
+/// Writes a source-like tree: `files` files of about `bytes_each` bytes of text lines, 1 in
+/// 40 lines holding `TODO`, spread over nested directories.
+fn source_tree(root: &Path, files: usize, bytes_each: usize) -> R<u64> {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut total = 0;
+    for i in 0..files {
+        let dir = root.join(format!("src/m{:02}/p{:02}", i % 37, (i / 37) % 23));
+        std::fs::create_dir_all(&dir)?;
+        let mut text = String::with_capacity(bytes_each + 80);
+        while text.len() < bytes_each {
+            let n = 4 + (rng.next() % 8) as usize;
+            for _ in 0..n {
+                text.push_str(WORDS[(rng.next() % WORDS.len() as u64) as usize]);
+                text.push(' ');
+            }
+            if rng.next().is_multiple_of(40) {
+                text.push_str("// TODO: revisit");
+            }
+            text.push('\n');
+        }
+        total += text.len() as u64;
+        std::fs::write(dir.join(format!("f{i}.rs")), text)?;
+    }
+    Ok(total)
+}
+
+/// Writes a data tree of `files` files totalling about `bytes` (incompressible bytes).
+fn data_tree(root: &Path, files: usize, bytes: u64) -> R<()> {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let each = (bytes / files as u64).max(1) as usize;
+    let mut buf = vec![0u8; each];
+    for i in 0..files {
+        let dir = root.join(format!("d{:03}/e{:02}", i / 1000, (i / 100) % 10));
+        std::fs::create_dir_all(&dir)?;
+        for chunk in buf.chunks_mut(8) {
+            let r = rng.next().to_le_bytes();
+            chunk.copy_from_slice(&r[..chunk.len()]);
+        }
+        std::fs::write(dir.join(format!("f{i}.dat")), &buf)?;
+    }
+    Ok(())
+}
+
+struct Ctx {
+    cfg: BenchConfig,
+    dir: tempfile::TempDir,
+    cache: PathBuf,
+    out: Vec<Measure>,
+}
+
+impl Ctx {
+    fn wants(&self, name: &str) -> bool {
+        self.cfg.only.as_deref().is_none_or(|o| name.contains(o))
+    }
+
+    fn sandbox(&self, db: &str) -> R<Sandbox> {
+        Ok(Sandbox::open_with(
+            self.dir.path().join(db),
+            SandboxConfig {
+                cache_dir: Some(self.cache.clone()),
+                ..Default::default()
+            },
+        )?)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        name: &str,
+        unit: &str,
+        (median, p99): (f64, f64),
+        baseline: Option<f64>,
+        note: &str,
+        report: &mut dyn FnMut(&Measure),
+    ) {
+        let m = Measure {
+            name: name.into(),
+            unit: unit.into(),
+            median,
+            p99,
+            baseline,
+            ratio: baseline.filter(|b| *b > 0.0).map(|b| median / b),
+            note: note.into(),
+        };
+        report(&m);
+        self.out.push(m);
+    }
+
+    fn n(&self, quick: usize, full: usize) -> usize {
+        if self.cfg.quick { quick } else { full }
+    }
+}
+
+/// Runs every measure (or those `--only` names), calling `report` as each completes.
+pub fn run(cfg: BenchConfig, report: &mut dyn FnMut(&Measure)) -> R<Vec<Measure>> {
+    let dir = tempfile::tempdir()?;
+    let cache = dir.path().join("cache");
+    let mut cx = Ctx {
+        cfg,
+        dir,
+        cache,
+        out: Vec::new(),
+    };
+    per_call(&mut cx, report)?;
+    resume(&mut cx, report)?;
+    fork(&mut cx, report)?;
+    search_and_io(&mut cx, report)?;
+    idle(&mut cx, report)?;
+    concurrency(&mut cx, report)?;
+    http(&mut cx, report)?;
+    Ok(cx.out)
+}
+
+/// The fs-tools component reading 4 KiB: in burrow (store-backed filesystem, in a
+/// transaction) vs plain wasmtime-wasi on a host directory; then full tool calls.
+fn per_call(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
+    let n = cx.n(20, 300);
+    if cx.wants("per_call.read_4k") {
+        let host = cx.dir.path().join("plain");
+        std::fs::create_dir_all(&host)?;
+        std::fs::write(host.join("4k.txt"), [b'x'; 4096])?;
+        let request = br#"{"op":"read","path":"4k.txt","max_bytes":null}"#.to_vec();
+        let floor = plain_wasi_runs(&host, &request, n)?;
+
+        let engine = Engine::new(EngineConfig {
+            cache_dir: Some(cx.cache.clone()),
+            no_pooling: true,
+        })?;
+        let program = engine.load(FS_TOOLS_WASM)?;
+        let store = burrow_store::Store::open(cx.dir.path().join("percall.db"))?;
+        store.create_workspace("w")?;
+        let mut t = store.begin("w")?;
+        t.write_file("4k.txt", &[b'x'; 4096])?;
+        t.commit()?;
+        let opts = RunOptions {
+            program_name: "fs-tools".into(),
+            stdin: request,
+            ..Default::default()
+        };
+        let burrow = time_it(n, 1e6, || {
+            let t = store.begin("w")?;
+            let (_t, r) = engine.run_txn(&program, t, &opts)?;
+            if r.stdout.len() < 4096 {
+                return Err(BenchError::Other("short read".into()));
+            }
+            Ok(())
+        })?;
+        cx.record(
+            "per_call.read_4k",
+            "µs",
+            burrow,
+            Some(floor.0),
+            "same component and request under plain wasmtime-wasi on a host dir",
+            report,
+        );
+    }
+    let sb = cx.sandbox("calls.db")?;
+    let id = sb.create(None)?.id;
+    sb.call(
+        &id,
+        Family::AgentToolset,
+        "write",
+        &json!({"file_path": "4k.txt", "content": "x".repeat(4096)}),
+    )?;
+    if cx.wants("session.read_4k") {
+        let input = json!({"file_path": "4k.txt"});
+        let r = time_it(n, 1e6, || {
+            sb.call(&id, Family::AgentToolset, "read", &input)?;
+            Ok(())
+        })?;
+        cx.record(
+            "session.read_4k",
+            "µs",
+            r,
+            None,
+            "a whole tool call: transaction, component, event row",
+            report,
+        );
+    }
+    if cx.wants("session.echo_hi") {
+        let r = time_it(n, 1e6, || {
+            sb.sh(&id, "echo hi")?;
+            Ok(())
+        })?;
+        cx.record(
+            "session.echo_hi",
+            "µs",
+            r,
+            None,
+            "through the shell component",
+            report,
+        );
+    }
+    Ok(())
+}
+
+/// Runs the fs-tools component `n` times under plain wasmtime-wasi with `host` preopened as
+/// /workspace; returns (median, p99) in µs.
+fn plain_wasi_runs(host: &Path, request: &[u8], n: usize) -> R<(f64, f64)> {
+    use wasmtime::component::{Component, Linker, ResourceTable};
+    use wasmtime_wasi::p2::bindings::sync::Command as WasiCommand;
+    use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
+    use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
+    struct Plain {
+        wasi: WasiCtx,
+        table: ResourceTable,
+    }
+    impl WasiView for Plain {
+        fn ctx(&mut self) -> WasiCtxView<'_> {
+            WasiCtxView {
+                ctx: &mut self.wasi,
+                table: &mut self.table,
+            }
+        }
+    }
+    let err = |e: wasmtime::Error| BenchError::Other(format!("plain wasmtime-wasi: {e:#}"));
+    let mut config = wasmtime::Config::new();
+    config.wasm_component_model(true);
+    let engine = wasmtime::Engine::new(&config).map_err(err)?;
+    let mut linker = Linker::<Plain>::new(&engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(err)?;
+    let component = Component::new(&engine, FS_TOOLS_WASM).map_err(err)?;
+    let pre = linker.instantiate_pre(&component).map_err(err)?;
+    time_it(n, 1e6, || {
+        let mut b = WasiCtx::builder();
+        b.arg("fs-tools")
+            .env("PWD", "/workspace")
+            .stdin(MemoryInputPipe::new(request.to_vec()))
+            .stdout(MemoryOutputPipe::new(1 << 20))
+            .preopened_dir(host, "/workspace", FsPerms::ReadWrite)
+            .map_err(err)?;
+        let mut store = wasmtime::Store::new(
+            &engine,
+            Plain {
+                wasi: b.build(),
+                table: ResourceTable::new(),
+            },
+        );
+        let instance = pre.instantiate(&mut store).map_err(err)?;
+        let cmd = WasiCommand::new(&mut store, &instance).map_err(err)?;
+        let _ = cmd.wasi_cli_run().call_run(&mut store).map_err(err)?;
+        Ok(())
+    })
+}
+
+/// Resume: a fresh process to the first read result (vs the bare process start), and a
+/// cold in-library open to the first read.
+fn resume(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
+    let n = cx.n(5, 30);
+    let db = cx.dir.path().join("resume.db");
+    {
+        let sb = cx.sandbox("resume.db")?;
+        let id = sb.create(Some("resume"))?.id;
+        sb.call(
+            &id,
+            Family::AgentToolset,
+            "write",
+            &json!({"file_path": "notes.md", "content": "resume me\n"}),
+        )?;
+    }
+    let exe = cx.cfg.exe.clone();
+    let cache_root = cx.dir.path().join("cli-cache");
+    let run = |args: &[&str]| -> R<()> {
+        let out = Command::new(&exe)
+            .env("BURROW_STORE", &db)
+            .env("BURROW_CACHE", &cache_root)
+            .args(args)
+            .output()?;
+        if !out.status.success() {
+            return Err(BenchError::Other(format!(
+                "burrow {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )));
+        }
+        Ok(())
+    };
+    if cx.wants("resume.process") {
+        let floor = time_it(n, 1e3, || run(&["--version"]))?;
+        let r = time_it(n, 1e3, || {
+            run(&["tool", "resume", "read", r#"{"file_path":"notes.md"}"#])
+        })?;
+        cx.record(
+            "resume.process",
+            "ms",
+            r,
+            Some(floor.0),
+            "baseline: the same binary printing its version",
+            report,
+        );
+    }
+    if cx.wants("resume.library_cold") {
+        let cache = cx.cache.clone();
+        let r = time_it(n, 1e3, || {
+            let sb = Sandbox::open_with(
+                &db,
+                SandboxConfig {
+                    cache_dir: Some(cache.clone()),
+                    ..Default::default()
+                },
+            )?;
+            let id = sb.resolve("resume")?;
+            sb.call(
+                &id,
+                Family::AgentToolset,
+                "read",
+                &json!({"file_path": "notes.md"}),
+            )?;
+            Ok(())
+        })?;
+        cx.record(
+            "resume.library_cold",
+            "ms",
+            r,
+            None,
+            "new Sandbox on the store file, engine, cached component, first read",
+            report,
+        );
+    }
+    Ok(())
+}
+
+fn fork(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
+    if !cx.wants("fork") {
+        return Ok(());
+    }
+    let (mib, files) = if cx.cfg.quick {
+        (8, 2_000)
+    } else {
+        (1024, 50_000)
+    };
+    let n = cx.n(10, 50);
+    let tree = cx.dir.path().join("data-tree");
+    data_tree(&tree, files, mib << 20)?;
+    let sb = cx.sandbox("fork.db")?;
+    let empty = sb.create(Some("empty"))?.id;
+    let big = sb.create_from(Some("big"), &tree, &mut |_| {})?.id;
+    std::fs::remove_dir_all(&tree)?;
+    let e = time_it(n, 1e6, || {
+        sb.fork(&empty, 1)?;
+        Ok(())
+    })?;
+    let b = time_it(n, 1e6, || {
+        sb.fork(&big, 1)?;
+        Ok(())
+    })?;
+    cx.record(
+        &format!("fork.{mib}MiB_{files}files"),
+        "µs",
+        b,
+        Some(e.0),
+        "baseline: fork of an empty session",
+        report,
+    );
+    let before = sb.store_bytes();
+    let t = Instant::now();
+    let ids = sb.fork(&big, 100)?;
+    let took = t.elapsed().as_secs_f64() * 1e3;
+    cx.record(
+        "fork.n100",
+        "ms",
+        (took, took),
+        None,
+        "100 forks in one call",
+        report,
+    );
+    let added = sb.store_bytes().saturating_sub(before) as f64 / ids.len() as f64;
+    cx.record(
+        "fork.bytes_added_per_fork",
+        "bytes",
+        (added, added),
+        None,
+        "store growth (database + WAL) per fork: metadata rows only",
+        report,
+    );
+    Ok(())
+}
+
+/// grep -rn over a source-like tree (burrow vs GNU grep on disk), import and export speed.
+fn search_and_io(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
+    let (files, each) = if cx.cfg.quick {
+        (500, 4_000)
+    } else {
+        (10_000, 10_000)
+    };
+    let n = cx.n(3, 10);
+    let tree = cx.dir.path().join("src-tree");
+    let bytes = source_tree(&tree, files, each)?;
+    let mb = bytes as f64 / 1e6;
+    let sb = cx.sandbox("search.db")?;
+    let mut imported = None;
+    let import = time_it(n, 1.0, || {
+        let name = format!("src-{}", sb.list()?.len());
+        imported = Some(sb.create_from(Some(&name), &tree, &mut |_| {})?.id);
+        Ok(())
+    })?;
+    let id = imported.ok_or_else(|| BenchError::Other("no import".into()))?;
+    if cx.wants("io.import") {
+        cx.record(
+            "io.import",
+            "MB/s",
+            (mb / import.0, mb / import.1),
+            None,
+            &format!("{files} files, {mb:.0} MB from a host directory"),
+            report,
+        );
+    }
+    if cx.wants("io.export") {
+        let r = time_it(n, 1.0, || {
+            sb.export_tar(&id, std::io::sink())?;
+            Ok(())
+        })?;
+        cx.record(
+            "io.export",
+            "MB/s",
+            (mb / r.0, mb / r.1),
+            None,
+            "tar stream of the same tree",
+            report,
+        );
+    }
+    if cx.wants("search.grep_rn") {
+        let gnu = Command::new("grep").arg("--version").output().is_ok();
+        let baseline = if gnu {
+            Some(
+                time_it(n, 1e3, || {
+                    let out = Command::new("grep")
+                        .args(["-rn", "TODO", "."])
+                        .current_dir(&tree)
+                        .output()?;
+                    if out.stdout.is_empty() {
+                        return Err(BenchError::Other("GNU grep found nothing".into()));
+                    }
+                    Ok(())
+                })?
+                .0,
+            )
+        } else {
+            None
+        };
+        let r = time_it(n, 1e3, || {
+            let res = sb.sh(&id, "grep -rn TODO .")?;
+            if res.report.stdout.is_empty() {
+                return Err(BenchError::Other("burrow grep found nothing".into()));
+            }
+            Ok(())
+        })?;
+        cx.record(
+            "search.grep_rn",
+            "ms",
+            r,
+            baseline,
+            if gnu {
+                "baseline: GNU grep -rn on the same tree on disk"
+            } else {
+                "GNU grep not found: no baseline"
+            },
+            report,
+        );
+    }
+    std::fs::remove_dir_all(&tree)?;
+    Ok(())
+}
+
+/// Peak RSS of this process's waited-for children, in KiB (Linux `getrusage`).
+fn children_peak_rss_kib() -> Option<f64> {
+    // SAFETY: getrusage fills the struct we own; no other invariants.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    (r == 0).then_some(ru.ru_maxrss as f64)
+}
+
+/// Many idle sessions: store bytes per session, and a fresh process resuming a random one.
+fn idle(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
+    if !cx.wants("idle") {
+        return Ok(());
+    }
+    let count = cx.n(500, 10_000);
+    let db = cx.dir.path().join("idle.db");
+    let ids = {
+        let sb = cx.sandbox("idle.db")?;
+        let id = sb.create(Some("source"))?.id;
+        sb.sh(&id, "mkdir -p notes && seq 1 1000 > notes/numbers.txt")?;
+        let before = sb.store_bytes();
+        let ids = sb.fork(&id, count)?;
+        let per = sb.store_bytes().saturating_sub(before) as f64 / count as f64;
+        cx.record(
+            &format!("idle.store_bytes_per_session_{count}"),
+            "bytes",
+            (per, per),
+            None,
+            "idle sessions hold no process and no memory: only these bytes",
+            report,
+        );
+        ids
+    };
+    let mut rng = Rng(42);
+    let n = cx.n(5, 20);
+    let exe = cx.cfg.exe.clone();
+    let cache = cx.dir.path().join("cli-cache");
+    let r = time_it(n, 1e3, || {
+        let id = &ids[(rng.next() % ids.len() as u64) as usize];
+        let out = Command::new(&exe)
+            .env("BURROW_STORE", &db)
+            .env("BURROW_CACHE", &cache)
+            .args([
+                "tool",
+                id,
+                "read",
+                r#"{"file_path":"notes/numbers.txt","view_range":[1,3]}"#,
+            ])
+            .output()?;
+        if out.stdout != b"1\n2\n3\n" {
+            return Err(BenchError::Other(format!(
+                "resume of {id} read {:?}",
+                String::from_utf8_lossy(&out.stdout)
+            )));
+        }
+        Ok(())
+    })?;
+    cx.record(
+        "idle.resume_random_process",
+        "ms",
+        r,
+        None,
+        &format!("fresh process, random one of {count} sessions, first read"),
+        report,
+    );
+    if let Some(kib) = children_peak_rss_kib() {
+        let mib = kib / 1024.0;
+        cx.record(
+            "idle.process_peak_rss",
+            "MiB",
+            (mib, mib),
+            None,
+            "peak RSS of the burrow processes above (nothing stays resident between calls)",
+            report,
+        );
+    }
+    Ok(())
+}
+
+/// 64 sessions calling in parallel (threads in this process), per-call latency.
+fn concurrency(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
+    if !cx.wants("concurrency") {
+        return Ok(());
+    }
+    let sessions = 64;
+    let calls = cx.n(3, 20);
+    let sb = Arc::new(cx.sandbox("conc.db")?);
+    let mut ids = Vec::new();
+    for _ in 0..sessions {
+        let id = sb.create(None)?.id;
+        sb.call(
+            &id,
+            Family::AgentToolset,
+            "write",
+            &json!({"file_path": "f.txt", "content": "x".repeat(4096)}),
+        )?;
+        ids.push(id);
+    }
+    let lat = std::sync::Mutex::new(Vec::new());
+    let failures = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for id in &ids {
+            let (sb, lat, failures) = (&sb, &lat, &failures);
+            s.spawn(move || {
+                for _ in 0..calls {
+                    let t = Instant::now();
+                    let ok = sb
+                        .call(
+                            id,
+                            Family::AgentToolset,
+                            "read",
+                            &json!({"file_path": "f.txt"}),
+                        )
+                        .is_ok_and(|o| !o.is_error);
+                    let ms = t.elapsed().as_secs_f64() * 1e3;
+                    if !ok {
+                        failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    lat.lock().unwrap_or_else(|e| e.into_inner()).push(ms);
+                }
+            });
+        }
+    });
+    let failed = failures.load(std::sync::atomic::Ordering::Relaxed);
+    if failed > 0 {
+        return Err(BenchError::Other(format!(
+            "{failed} concurrent calls failed"
+        )));
+    }
+    let v = lat.into_inner().unwrap_or_else(|e| e.into_inner());
+    cx.record(
+        "concurrency.64_sessions_read",
+        "ms",
+        stats(v),
+        None,
+        &format!("{sessions} sessions x {calls} reads at once, one thread each"),
+        report,
+    );
+    Ok(())
+}
+
+/// HTTP round trip of a read through `burrow serve`'s router on loopback, 1 and 32 clients.
+fn http(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
+    if !cx.wants("http") {
+        return Ok(());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let sb = cx.sandbox("http.db")?;
+    // One session per client: calls on one session are serialised by design.
+    for i in 0..32 {
+        let id = sb.create(Some(&format!("web-{i}")))?.id;
+        sb.call(
+            &id,
+            Family::AgentToolset,
+            "write",
+            &json!({"file_path": "f.txt", "content": "x".repeat(4096)}),
+        )?;
+    }
+    let core = crate::serve::Core::new(sb, 64);
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let addr = listener.local_addr()?;
+    let config = crate::serve::ServeConfig {
+        listen: addr,
+        ..Default::default()
+    };
+    let stop = tokio_util::sync::CancellationToken::new();
+    let done = stop.clone();
+    rt.spawn(crate::serve::serve(core, config, listener, async move {
+        done.cancelled().await
+    }));
+    let per_client = cx.n(10, 100);
+    for clients in [1usize, 32] {
+        let lat: Vec<f64> = rt.block_on(async {
+            let http = reqwest::Client::new();
+            let mut tasks = tokio::task::JoinSet::new();
+            for c in 0..clients {
+                let (http, url) = (http.clone(), format!("http://{addr}/sessions/web-{c}/call"));
+                tasks.spawn(async move {
+                    let mut v = Vec::new();
+                    for i in 0..=per_client {
+                        let t = Instant::now();
+                        let ok = http
+                            .post(&url)
+                            .json(&json!({"tool": "read", "input": {"file_path": "f.txt"}}))
+                            .send()
+                            .await
+                            .is_ok_and(|r| r.status().is_success());
+                        if ok && i > 0 {
+                            v.push(t.elapsed().as_secs_f64() * 1e3);
+                        }
+                    }
+                    v
+                });
+            }
+            let mut all = Vec::new();
+            while let Some(r) = tasks.join_next().await {
+                all.extend(r.unwrap_or_default());
+            }
+            all
+        });
+        if lat.len() < clients * per_client {
+            return Err(BenchError::Other(format!(
+                "{} of {} HTTP calls failed",
+                clients * per_client - lat.len(),
+                clients * per_client
+            )));
+        }
+        cx.record(
+            &format!("http.read_{clients}_clients"),
+            "ms",
+            stats(lat),
+            None,
+            "POST /sessions/{id}/call read 4 KiB on loopback, one session per client",
+            report,
+        );
+    }
+    stop.cancel();
+    rt.shutdown_timeout(Duration::from_secs(5));
+    Ok(())
+}
+
+/// The table line of a measure.
+pub fn table_row(m: &Measure) -> String {
+    let fmt = |v: f64| {
+        if v >= 100.0 {
+            format!("{v:.0}")
+        } else if v >= 1.0 {
+            format!("{v:.2}")
+        } else {
+            format!("{v:.3}")
+        }
+    };
+    format!(
+        "{:<36} {:>10} {:>10} {:>6} {:>10} {:>7}  {}",
+        m.name,
+        fmt(m.median),
+        fmt(m.p99),
+        m.unit,
+        m.baseline.map(fmt).unwrap_or_else(|| "-".into()),
+        m.ratio
+            .map(|r| format!("{r:.2}x"))
+            .unwrap_or_else(|| "-".into()),
+        m.note
+    )
+}
+
+pub const TABLE_HEADER: &str =
+    "measure                                  median        p99   unit   baseline   ratio  note";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(stats(v), (51.0, 99.0));
+        assert_eq!(stats(vec![3.0]), (3.0, 3.0));
+    }
+}
