@@ -483,13 +483,22 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    match run(cli) {
+    let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("burrow: {e:#}");
             ExitCode::from(1)
         }
+    };
+    // Diagnostics for `burrow bench`: this process's peak RSS (a parent's getrusage would
+    // also count the memory it shared with the child between fork and exec).
+    if let Some(path) = std::env::var_os("BURROW_PEAK_RSS_FILE")
+        && let Ok(status) = std::fs::read_to_string("/proc/self/status")
+        && let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:"))
+    {
+        let _ = std::fs::write(path, line.trim_start_matches("VmHWM:").trim());
     }
+    code
 }
 
 fn time(ns: i64) -> String {

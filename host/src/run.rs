@@ -185,7 +185,12 @@ impl Engine {
                         } else if tab {
                             RunError::Table(limits.table_elements)
                         } else {
-                            RunError::Trap(format!("{e:#}"))
+                            // The root cause ("wasm trap: call stack exhausted"), not the
+                            // guest backtrace: that goes to the debug log.
+                            {
+                                tracing::debug!(error = format!("{e:?}"), "guest trapped");
+                                RunError::Trap(e.root_cause().to_string())
+                            }
                         },
                     );
                 }

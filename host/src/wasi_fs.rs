@@ -111,7 +111,14 @@ pub struct FsState {
     mounts: Vec<(Arc<cap_std::fs::Dir>, String)>,
     /// The quota error a guest hit, if any, so the runner can report the limit by name.
     pub quota_hit: Arc<Mutex<Option<String>>>,
+    /// Descriptors the guest holds open (bounded by [`MAX_OPEN_DESCRIPTORS`]).
+    open: usize,
 }
+
+/// Descriptors one run may hold open at once; past it `open-at` fails with
+/// `insufficient-memory` (WASI has no EMFILE), so a guest cannot grow host memory by opening
+/// files in a loop.
+pub const MAX_OPEN_DESCRIPTORS: usize = 4096;
 
 /// A read-only host directory offered to a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,6 +157,7 @@ impl FsState {
             txn,
             mounts: opened,
             quota_hit: Arc::new(Mutex::new(None)),
+            open: 0,
         })
     }
 }
@@ -651,8 +659,15 @@ impl types::HostDescriptor for WasiFsView<'_> {
             let follow = path_flags.contains(PathFlags::SYMLINK_FOLLOW);
             let write =
                 flags.intersects(DescriptorFlags::WRITE | DescriptorFlags::MUTATE_DIRECTORY);
+            if self.fs.open >= MAX_OPEN_DESCRIPTORS {
+                return Err(ErrorCode::InsufficientMemory.into());
+            }
             let node = mounts::open_at(&dir, &path, follow, oflags, write)?;
+            self.fs.open += 1;
             return Ok(self.table.push(Descriptor::mount(node))?);
+        }
+        if self.fs.open >= MAX_OPEN_DESCRIPTORS {
+            return Err(ErrorCode::InsufficientMemory.into());
         }
         let dir = self.at(&fd, &path)?;
         if flags.intersects(
@@ -689,6 +704,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
             return Err(ErrorCode::IsDirectory.into());
         }
         // The workspace is read-write: a directory descriptor may always mutate it.
+        self.fs.open += 1;
         Ok(self
             .table
             .push(Descriptor::store(ino, is_dir, read, write || is_dir))?)
@@ -798,6 +814,8 @@ impl types::HostDescriptor for WasiFsView<'_> {
 
     fn drop(&mut self, fd: Resource<Descriptor>) -> wasmtime::Result<()> {
         self.table.delete(fd)?;
+        // Preopens were never counted.
+        self.fs.open = self.fs.open.saturating_sub(1);
         Ok(())
     }
 }

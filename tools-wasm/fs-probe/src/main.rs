@@ -286,6 +286,21 @@ fn main() {
                 x = std::hint::black_box(x.wrapping_add(1));
             }
         }
+        "many-fds" => {
+            // Opens descriptors until the host refuses; prints how many it got.
+            fs::write("fd.txt", b"x").ok();
+            let mut held = Vec::new();
+            let err = loop {
+                match fs::File::open("fd.txt") {
+                    Ok(f) => held.push(f),
+                    Err(e) => break e,
+                }
+                if held.len() > 1_000_000 {
+                    break std::io::Error::other("no limit");
+                }
+            };
+            println!("opened {} then: {err}", held.len());
+        }
         "memory-bomb" => {
             fs::write("bomb.txt", b"should not survive").ok();
             let mut v: Vec<Vec<u8>> = Vec::new();

@@ -40,6 +40,9 @@ pub struct Options {
     pub noglob: bool,
 }
 
+/// Deepest function call chain (see `call_function`).
+pub const MAX_FUNCTION_NESTING: usize = 150;
+
 /// Everything the shell knows.
 #[derive(Clone)]
 pub struct Shell {
@@ -770,6 +773,15 @@ impl Shell {
     }
 
     fn call_function(&mut self, def: &ast::FunctionDefinition, argv: &[String], io: &Io) -> Status {
+        // bash's FUNCNEST, fixed: the interpreter recurses on the guest stack, and a clear
+        // error beats a trap when a function recurses without end.
+        if self.locals.len() >= MAX_FUNCTION_NESTING {
+            io.eprint(&format!(
+                "bash: {}: maximum function nesting level exceeded ({MAX_FUNCTION_NESTING})\n",
+                argv[0]
+            ));
+            return Ok(1);
+        }
         let saved_pos = std::mem::replace(&mut self.positional, argv[1..].to_vec());
         self.locals.push(Vec::new());
         let ast::FunctionBody(body, redirects) = &def.body;
