@@ -391,6 +391,10 @@ impl Sandbox {
 
     /// Runs one tool call as one transaction and one version, with its event row.
     pub fn call(&self, id: &str, family: Family, tool: &str, input: &Value) -> Result<ToolOutput> {
+        on_deep_stack(|| self.call_here(id, family, tool, input))
+    }
+
+    fn call_here(&self, id: &str, family: Family, tool: &str, input: &Value) -> Result<ToolOutput> {
         let tb = self.toolbox()?;
         let started = Instant::now();
         let start_ns = now_ns();
@@ -470,6 +474,10 @@ impl Sandbox {
     /// Runs a component (or wasip1 module) in the session, as one transaction. `opts`
     /// carries the guest's arguments, environment, mounts and limits.
     pub fn run(&self, id: &str, wasm: &[u8], opts: &RunOptions) -> Result<RunResult> {
+        on_deep_stack(|| self.run_here(id, wasm, opts))
+    }
+
+    fn run_here(&self, id: &str, wasm: &[u8], opts: &RunOptions) -> Result<RunResult> {
         let tb = self.toolbox()?;
         let program = tb.engine().load(wasm)?;
         let name = opts.program_name.clone();
@@ -509,6 +517,10 @@ impl Sandbox {
     /// Runs a shell command in the session (as one transaction), with stdout and stderr kept
     /// apart and the exit code, as a terminal shell gives them.
     pub fn sh(&self, id: &str, command: &str) -> Result<RunResult> {
+        on_deep_stack(|| self.sh_here(id, command))
+    }
+
+    fn sh_here(&self, id: &str, command: &str) -> Result<RunResult> {
         let tb = self.toolbox()?;
         let started = Instant::now();
         let txn = self.store.begin(id)?;
@@ -700,6 +712,36 @@ impl Sandbox {
         } else {
             Ok(self.store.export_dir(v, dest)?)
         }
+    }
+}
+
+/// Stack of the thread a call runs on. Guests run on the native stack (wasmtime's own limit
+/// is 512 KiB of it) and the store walks directory trees recursively, so a call gets a
+/// generous stack of its own rather than whatever its caller's thread has (2 MiB for test
+/// and tokio blocking threads): a deep tree must give an error, never overflow the host.
+/// Only touched pages are committed.
+const CALL_STACK: usize = 64 << 20;
+
+/// Runs `f` on a scoped thread with [`CALL_STACK`] (inline if no thread can be made).
+fn on_deep_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let cell = std::sync::Mutex::new(Some(f));
+    let run = || {
+        let f = cell.lock().unwrap_or_else(|p| p.into_inner()).take();
+        f.map(|f| f())
+    };
+    let out = std::thread::scope(|s| {
+        match std::thread::Builder::new()
+            .name("burrow-call".into())
+            .stack_size(CALL_STACK)
+            .spawn_scoped(s, run)
+        {
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            Err(_) => run(),
+        }
+    });
+    match out {
+        Some(v) => v,
+        None => panic!("a call closure was taken twice"),
     }
 }
 

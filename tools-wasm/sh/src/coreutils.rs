@@ -470,6 +470,42 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                         continue;
                     }
                 };
+                // A directory copied or moved into itself would recurse without end.
+                let shown = if into {
+                    format!(
+                        "{}/{}",
+                        dst.trim_end_matches('/'),
+                        Path::new(s.trim_end_matches('/'))
+                            .file_name()
+                            .unwrap_or_default()
+                            .to_string_lossy()
+                    )
+                } else {
+                    dst.clone()
+                };
+                let (ls, lt) = (lexical(&sp), lexical(&target));
+                if ls == lt {
+                    io.eprint(&format!("{cmd}: '{s}' and '{shown}' are the same file\n"));
+                    status = 1;
+                    continue;
+                }
+                if meta.is_dir() && lt.starts_with(&ls) {
+                    if cmd == "mv" {
+                        io.eprint(&format!(
+                            "mv: cannot move '{s}' to a subdirectory of itself, '{shown}'\n"
+                        ));
+                    } else {
+                        // Like GNU cp: the tree as it was is copied once, then the error.
+                        if a.has('r') || a.has('R') || a.has('a') {
+                            let _ = copy_tree(&sp, &target, &mut Default::default());
+                        }
+                        io.eprint(&format!(
+                            "cp: cannot copy a directory, '{s}', into itself, '{shown}'\n"
+                        ));
+                    }
+                    status = 1;
+                    continue;
+                }
                 let r = if cmd == "mv" {
                     fs::rename(&sp, &target)
                 } else if meta.is_dir() {
@@ -478,7 +514,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                         status = 1;
                         continue;
                     }
-                    copy_tree(&sp, &target)
+                    copy_tree(&sp, &target, &mut Default::default())
                 } else {
                     fs::copy(&sp, &target).map(|_| ())
                 };
@@ -720,13 +756,41 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
     Some(Ok(status))
 }
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    fs::create_dir_all(to)?;
-    for e in fs::read_dir(from)? {
-        let e = e?;
+/// `p` with `.` and `..` resolved lexically (symlinks are not followed).
+fn lexical(p: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Copies the tree at `from` to `to`. Like GNU cp, it never descends into a directory it
+/// created itself during this copy (`created`), so copying a directory into itself copies
+/// the tree as it was, once. Each directory is listed before anything is created in it.
+fn copy_tree(
+    from: &Path,
+    to: &Path,
+    created: &mut std::collections::HashSet<std::path::PathBuf>,
+) -> std::io::Result<()> {
+    let entries: Vec<_> = fs::read_dir(from)?.collect::<Result<_, _>>()?;
+    if !to.is_dir() {
+        fs::create_dir_all(to)?;
+        created.insert(lexical(to));
+    }
+    for e in entries {
+        if created.contains(&lexical(&e.path())) {
+            continue;
+        }
         let t = to.join(e.file_name());
         if e.file_type()?.is_dir() {
-            copy_tree(&e.path(), &t)?;
+            copy_tree(&e.path(), &t, created)?;
         } else {
             fs::copy(e.path(), &t)?;
         }
