@@ -1,4 +1,5 @@
-//! More utilities agents use: base64, sha256sum, md5sum, diff (normal, -u, -q).
+//! More utilities agents use: base64, sha256sum, md5sum, diff (normal, -u, -q); awk lives
+//! in its own module.
 
 use std::fs;
 
@@ -9,7 +10,7 @@ use crate::builtins::io_msg;
 use crate::io::{Io, read_all};
 use crate::shell::{Shell, Status};
 
-pub const NAMES: &[&str] = &["base64", "sha256sum", "md5sum", "diff"];
+pub const NAMES: &[&str] = &["base64", "sha256sum", "md5sum", "diff", "awk"];
 
 pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
     let cmd = argv[0].as_str();
@@ -18,6 +19,7 @@ pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
         "base64" => base64(sh, args, io),
         "sha256sum" | "md5sum" => digest(sh, cmd, args, io),
         "diff" => diff(sh, args, io),
+        "awk" => return Some(crate::awk::run(sh, args, io)),
         _ => return None,
     }))
 }
