@@ -538,6 +538,69 @@ fn openapi_document_lists_every_route() {
     assert_eq!(documented, burrow_host::serve::openapi::ROUTES.len());
 }
 
+/// Raw JSON-RPC over `burrow mcp`'s stdio: malformed and ill-typed input gets an answer (or
+/// is ignored, for a line that is not JSON) and the server keeps serving; concurrent first
+/// requests on a new session name share one session.
+#[test]
+fn mcp_stdio_survives_malformed_input() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .env("BURROW_STORE", dir.path().join("s.db"))
+        .env("BURROW_CACHE", cache())
+        .args(["mcp", "--session", "raw"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = [
+        "{not json}".to_string(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#.into(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.into(),
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Read","arguments":{"file_path":42}}}"#.into(),
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"Nope","arguments":{}}}"#.into(),
+        format!(r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"Write","arguments":{{"file_path":"/workspace/x","content":"{}"}}}}}}"#, "y".repeat(1 << 20)),
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"Bash","arguments":{"command":"wc -c < /workspace/x"}}}"#.into(),
+    ];
+    for l in &lines {
+        stdin.write_all(l.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    let mut answers: std::collections::HashMap<i64, Value> = Default::default();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    while answers.len() < 5 {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = v["id"].as_i64() {
+            answers.insert(id, v);
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    assert_eq!(answers[&1]["result"]["serverInfo"]["name"], "burrow");
+    assert_eq!(answers[&2]["result"]["isError"], true);
+    assert!(
+        answers[&2]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("InputValidationError")
+    );
+    assert!(
+        answers[&3].get("error").is_some(),
+        "unknown tool: {}",
+        answers[&3]
+    );
+    assert_eq!(answers[&4]["result"]["isError"], false, "{}", answers[&4]);
+    assert_eq!(answers[&5]["result"]["content"][0]["text"], "1048576");
+}
+
 // ----- MCP, through the official Python SDK client -----
 
 fn mcp_sdk_available() -> bool {

@@ -179,7 +179,12 @@ impl BurrowMcp {
         self.core
             .blocking(move |sb| match sb.resolve(&key) {
                 Ok(id) => Ok(id),
-                Err(SessionError::Unknown(_)) => Ok(sb.create(Some(&key))?.id),
+                // Concurrent first requests race to create it: the loser uses the winner's.
+                Err(SessionError::Unknown(_)) => match sb.create(Some(&key)) {
+                    Ok(info) => Ok(info.id),
+                    Err(SessionError::NameTaken(_)) => sb.resolve(&key),
+                    Err(e) => Err(e),
+                },
                 Err(e) => Err(e),
             })
             .await
@@ -247,7 +252,12 @@ impl BurrowMcp {
 
 impl ServerHandler for BurrowMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(rmcp::model::Implementation::new(
+                "burrow",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(
             "A burrow workspace: files under /workspace persist across connections and can be forked, diffed and undone.",
         )
     }
