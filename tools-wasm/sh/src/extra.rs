@@ -10,7 +10,7 @@ use crate::builtins::io_msg;
 use crate::io::{Io, read_all};
 use crate::shell::{Shell, Status};
 
-pub const NAMES: &[&str] = &["base64", "sha256sum", "md5sum", "diff", "awk"];
+pub const NAMES: &[&str] = &["base64", "sha256sum", "md5sum", "diff", "awk", "jq"];
 
 pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
     let cmd = argv[0].as_str();
@@ -20,6 +20,7 @@ pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
         "sha256sum" | "md5sum" => digest(sh, cmd, args, io),
         "diff" => diff(sh, args, io),
         "awk" => return Some(crate::awk::run(sh, args, io)),
+        "jq" => return Some(crate::jq::run(sh, args, io)),
         _ => return None,
     }))
 }

@@ -11,6 +11,7 @@ mod coreutils;
 mod expand;
 mod extra;
 mod io;
+mod jq;
 mod shell;
 mod state;
 mod sys;

@@ -1,0 +1,119 @@
+//! Golden outputs of shell commands whose reference implementation may not be installed on
+//! the test machine (so they cannot join the differential bash corpus): jq. The expected
+//! strings were produced by jq 1.6/1.7 and checked against burrow's jq (jaq).
+
+use std::path::Path;
+
+use burrow_host::session::{Sandbox, SandboxConfig};
+
+#[test]
+fn jq_golden() {
+    let dir = tempfile::tempdir().unwrap();
+    let sb = Sandbox::open_with(
+        dir.path().join("s.db"),
+        SandboxConfig {
+            cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache")),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let id = sb.create(None).unwrap().id;
+    sb.sh(
+        &id,
+        r#"printf '{"name":"burrow","tags":["wasm","sqlite"],"stars":42,"owner":{"login":"x"}}\n' > repo.json"#,
+    )
+    .unwrap();
+    let cases: &[(&str, &str, i32)] = &[
+        (
+            "jq . repo.json",
+            "{\n  \"name\": \"burrow\",\n  \"tags\": [\n    \"wasm\",\n    \"sqlite\"\n  ],\n  \"stars\": 42,\n  \"owner\": {\n    \"login\": \"x\"\n  }\n}\n",
+            0,
+        ),
+        (
+            "jq -c . repo.json",
+            "{\"name\":\"burrow\",\"tags\":[\"wasm\",\"sqlite\"],\"stars\":42,\"owner\":{\"login\":\"x\"}}\n",
+            0,
+        ),
+        ("jq -r .name repo.json", "burrow\n", 0),
+        ("jq '.tags | length' repo.json", "2\n", 0),
+        ("jq -r '.tags[]' repo.json", "wasm\nsqlite\n", 0),
+        ("jq '.stars + 1' repo.json", "43\n", 0),
+        (
+            "jq -c '{n: .name, t: .tags[0]}' repo.json",
+            "{\"n\":\"burrow\",\"t\":\"wasm\"}\n",
+            0,
+        ),
+        (
+            "jq -c 'keys' repo.json",
+            "[\"name\",\"owner\",\"stars\",\"tags\"]\n",
+            0,
+        ),
+        ("jq '.missing' repo.json", "null\n", 0),
+        (
+            "jq -c 'to_entries | map(.key)' repo.json",
+            "[\"name\",\"tags\",\"stars\",\"owner\"]\n",
+            0,
+        ),
+        ("jq -r '.tags | join(\",\")' repo.json", "wasm,sqlite\n", 0),
+        (
+            "jq -c '[.tags[] | select(startswith(\"s\"))]' repo.json",
+            "[\"sqlite\"]\n",
+            0,
+        ),
+        ("echo '[3,1,2]' | jq -c 'sort'", "[1,2,3]\n", 0),
+        ("echo '1 2 3' | jq -s add", "6\n", 0),
+        (
+            "jq -n --arg v hi -c '{greet: $v}'",
+            "{\"greet\":\"hi\"}\n",
+            0,
+        ),
+        ("jq -n --argjson v '{\"a\":1}' '$v.a'", "1\n", 0),
+        (
+            "echo '{\"b\":1,\"a\":2}' | jq -S -c .",
+            "{\"a\":2,\"b\":1}\n",
+            0,
+        ),
+        ("echo null | jq -e .", "null\n", 1),
+        (
+            "echo '{\"a\":[1,2]}' | jq -c '.a |= map(. * 10)'",
+            "{\"a\":[10,20]}\n",
+            0,
+        ),
+        (
+            "jq -r '\"\\(.name) has \\(.stars) stars\"' repo.json",
+            "burrow has 42 stars\n",
+            0,
+        ),
+        (
+            "jq -c 'paths' repo.json | head -2",
+            "[\"name\"]\n[\"tags\"]\n",
+            0,
+        ),
+        ("jq -r '.owner | has(\"login\")' repo.json", "true\n", 0),
+    ];
+    let mut failures = Vec::new();
+    for (cmd, want, code) in cases {
+        let r = sb.sh(&id, cmd).unwrap();
+        let got = String::from_utf8_lossy(&r.report.stdout);
+        if got != *want || r.report.exit_code != *code {
+            failures.push(format!(
+                "{cmd}\n  want ({code}): {want:?}\n  got  ({}): {got:?} {}",
+                r.report.exit_code,
+                String::from_utf8_lossy(&r.report.stderr)
+            ));
+        }
+    }
+    // Errors are clear and non-zero.
+    for (cmd, code, needle) in [
+        ("echo '{' | jq .", 2, "jq: error"),
+        ("jq -n 'nosuchfn(1)'", 3, "not defined"),
+        ("jq . missing.json", 2, "Could not open missing.json"),
+    ] {
+        let r = sb.sh(&id, cmd).unwrap();
+        let err = String::from_utf8_lossy(&r.report.stderr);
+        if r.report.exit_code != code || !err.contains(needle) {
+            failures.push(format!("{cmd}: exit {} stderr {err:?}", r.report.exit_code));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
