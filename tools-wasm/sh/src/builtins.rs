@@ -512,12 +512,54 @@ fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
         io.eprint("bash: local: can only be used in a function\n");
         return 1;
     }
-    let export = args.iter().any(|a| a.starts_with('-') && a.contains('x'));
+    let flag = |c: char| args.iter().any(|a| a.starts_with('-') && a.contains(c));
+    let export = flag('x');
+    let (assoc, indexed) = (flag('A'), flag('a'));
     for a in args.iter().filter(|a| !a.starts_with('-')) {
         let (k, v) = match a.split_once('=') {
             Some((k, v)) => (k.to_string(), Some(v.to_string())),
             None => (a.clone(), None),
         };
+        // declare -a/-A NAME, and NAME=(items) given as one word.
+        if assoc
+            || indexed
+            || v.as_deref()
+                .is_some_and(|v| v.starts_with('(') && v.ends_with(')'))
+        {
+            let mut array = if assoc {
+                crate::shell::Array::Assoc(Default::default())
+            } else {
+                crate::shell::Array::Indexed(Default::default())
+            };
+            if let Some(list) = v
+                .as_deref()
+                .and_then(|v| v.strip_prefix('('))
+                .and_then(|v| v.strip_suffix(')'))
+            {
+                let mut next = 0;
+                for item in list.split_whitespace() {
+                    let (key, val) = match item.strip_prefix('[').and_then(|i| i.split_once("]=")) {
+                        Some((key, val)) => (Some(key.to_string()), val.to_string()),
+                        None => (None, item.to_string()),
+                    };
+                    match &mut array {
+                        crate::shell::Array::Indexed(m) => {
+                            let i = key.and_then(|k| k.parse().ok()).unwrap_or(next);
+                            m.insert(i, val);
+                            next = i + 1;
+                        }
+                        crate::shell::Array::Assoc(m) => {
+                            m.insert(key.unwrap_or_default(), val);
+                        }
+                    }
+                }
+            } else if let Some(existing) = sh.arrays.get(&k) {
+                array = existing.clone();
+            }
+            sh.vars.remove(&k);
+            sh.arrays.insert(k, array);
+            continue;
+        }
         if (name == "local" || (name != "readonly" && !sh.locals.is_empty()))
             && let Some(frame) = sh.locals.last_mut()
         {

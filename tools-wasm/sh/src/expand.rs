@@ -274,16 +274,40 @@ fn eval_pieces(
                 f.push(v, true, false);
             }
             WordPiece::ParameterExpansion(pe) => {
-                if let ParameterExpr::Parameter {
-                    parameter:
-                        Parameter::Special(SpecialParameter::AllPositionalParameters {
-                            concatenate: false,
-                        }),
-                    ..
-                } = pe
-                {
-                    // "$@": one field per positional parameter.
-                    let args = sh.positional.clone();
+                // "$@", "${a[@]}" and "${!a[@]}": one field per element.
+                let all: Option<Vec<String>> = match pe {
+                    ParameterExpr::Parameter {
+                        parameter:
+                            Parameter::Special(SpecialParameter::AllPositionalParameters {
+                                concatenate: false,
+                            }),
+                        ..
+                    } => Some(sh.positional.clone()),
+                    ParameterExpr::Parameter {
+                        parameter:
+                            Parameter::NamedWithAllIndices {
+                                name,
+                                concatenate: false,
+                            },
+                        indirect: false,
+                    } => Some(match sh.arrays.get(name) {
+                        Some(a) => a.values(),
+                        None => sh.get(name).map(String::from).into_iter().collect(),
+                    }),
+                    ParameterExpr::MemberKeys {
+                        variable_name,
+                        concatenate: false,
+                    } => Some(match sh.arrays.get(variable_name) {
+                        Some(a) => a.keys(),
+                        None => sh
+                            .get(variable_name)
+                            .map(|_| "0".to_string())
+                            .into_iter()
+                            .collect(),
+                    }),
+                    _ => None,
+                };
+                if let Some(args) = all {
                     if quoted {
                         for (i, a) in args.iter().enumerate() {
                             if i > 0 {
@@ -571,12 +595,21 @@ fn param_name(p: &Parameter) -> String {
     }
 }
 
-fn param_value(sh: &Shell, p: &Parameter) -> Option<String> {
+/// What "$*" and "${a[*]}" join with: the first character of IFS (a space when IFS is
+/// unset, nothing when it is empty).
+fn ifs_sep(sh: &Shell) -> String {
+    match sh.vars.get("IFS") {
+        Some(v) => v.value.chars().next().map(String::from).unwrap_or_default(),
+        None => " ".into(),
+    }
+}
+
+fn param_value(sh: &mut Shell, p: &Parameter) -> Option<String> {
     match p {
         Parameter::Positional(0) => Some(sh.arg0.clone()),
         Parameter::Positional(n) => sh.positional.get(*n as usize - 1).cloned(),
         Parameter::Special(s) => Some(match s {
-            SpecialParameter::AllPositionalParameters { .. } => sh.positional.join(" "),
+            SpecialParameter::AllPositionalParameters { .. } => sh.positional.join(&ifs_sep(sh)),
             SpecialParameter::PositionalParameterCount => sh.positional.len().to_string(),
             SpecialParameter::LastExitStatus => sh.last_status.to_string(),
             SpecialParameter::CurrentOptionFlags => {
@@ -605,18 +638,15 @@ fn param_value(sh: &Shell, p: &Parameter) -> Option<String> {
             "PWD" => Some(sh.cwd.clone()),
             _ => sh.get(n).map(String::from),
         },
-        Parameter::NamedWithIndex { name, index } => {
-            if index == "0" {
-                sh.get(name).map(String::from)
-            } else {
-                None
-            }
-        }
-        Parameter::NamedWithAllIndices { name, .. } => sh.get(name).map(String::from),
+        Parameter::NamedWithIndex { name, index } => sh.array_get(name, index),
+        Parameter::NamedWithAllIndices { name, .. } => match sh.arrays.get(name) {
+            Some(a) => Some(a.values().join(&ifs_sep(sh))),
+            None => sh.get(name).map(String::from),
+        },
     }
 }
 
-fn lookup(sh: &Shell, p: &Parameter, indirect: bool, io: &Io) -> Result<Option<String>, Flow> {
+fn lookup(sh: &mut Shell, p: &Parameter, indirect: bool, io: &Io) -> Result<Option<String>, Flow> {
     let mut v = param_value(sh, p);
     if indirect {
         v = match v {
@@ -709,6 +739,11 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
             if let Parameter::Special(SpecialParameter::AllPositionalParameters { .. }) = parameter
             {
                 sh.positional.len().to_string()
+            } else if let Parameter::NamedWithAllIndices { name, .. } = parameter {
+                match sh.arrays.get(name) {
+                    Some(a) => a.len().to_string(),
+                    None => usize::from(sh.get(name).is_some()).to_string(),
+                }
             } else {
                 lookup(sh, parameter, *indirect, io)?
                     .unwrap_or_default()
@@ -861,7 +896,13 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
             .cloned()
             .collect::<Vec<_>>()
             .join(" "),
-        ParameterExpr::MemberKeys { .. } => "0".into(),
+        ParameterExpr::MemberKeys { variable_name, .. } => match sh.arrays.get(variable_name) {
+            Some(a) => a.keys().join(" "),
+            None => sh
+                .get(variable_name)
+                .map(|_| "0".to_string())
+                .unwrap_or_default(),
+        },
     })
 }
 
@@ -874,7 +915,7 @@ fn map_first<I: Iterator<Item = char>>(v: &str, f: fn(char) -> I) -> String {
     }
 }
 
-fn param_value_no_u(sh: &Shell, p: &Parameter, indirect: bool) -> Option<String> {
+fn param_value_no_u(sh: &mut Shell, p: &Parameter, indirect: bool) -> Option<String> {
     let v = param_value(sh, p);
     if indirect {
         return v.and_then(|n| sh.get(&n).map(String::from));

@@ -94,6 +94,15 @@ pub struct Io {
 }
 
 impl Io {
+    /// Streams that go nowhere (for evaluations whose diagnostics are not wanted).
+    pub fn discard() -> Io {
+        Io {
+            stdin: input(Vec::new()),
+            out: Sink::Null,
+            err: Sink::Null,
+        }
+    }
+
     pub fn print(&self, s: &str) {
         self.out.write(s.as_bytes());
     }

@@ -40,6 +40,44 @@ pub struct Options {
     pub noglob: bool,
 }
 
+/// A bash array: indexed (sparse, by integer) or associative (`declare -A`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Array {
+    Indexed(BTreeMap<i64, String>),
+    Assoc(BTreeMap<String, String>),
+}
+
+impl Array {
+    pub fn values(&self) -> Vec<String> {
+        match self {
+            Array::Indexed(m) => m.values().cloned().collect(),
+            Array::Assoc(m) => m.values().cloned().collect(),
+        }
+    }
+
+    pub fn keys(&self) -> Vec<String> {
+        match self {
+            Array::Indexed(m) => m.keys().map(i64::to_string).collect(),
+            Array::Assoc(m) => m.keys().cloned().collect(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Array::Indexed(m) => m.len(),
+            Array::Assoc(m) => m.len(),
+        }
+    }
+
+    /// The index after the last element (where `+=` appends).
+    pub fn next_index(&self) -> i64 {
+        match self {
+            Array::Indexed(m) => m.keys().next_back().map_or(0, |k| k + 1),
+            Array::Assoc(_) => 0,
+        }
+    }
+}
+
 /// Deepest function call chain (see `call_function`).
 pub const MAX_FUNCTION_NESTING: usize = 150;
 
@@ -50,6 +88,8 @@ pub struct Shell {
     /// `$0`.
     pub arg0: String,
     pub vars: BTreeMap<String, Var>,
+    /// Array variables (a name is either here or in `vars`).
+    pub arrays: BTreeMap<String, Array>,
     /// Function name -> (definition source, parsed body).
     pub functions: BTreeMap<String, (String, ast::FunctionDefinition)>,
     pub aliases: BTreeMap<String, String>,
@@ -97,6 +137,7 @@ impl Shell {
             cwd: cwd.to_string(),
             arg0: "bash".to_string(),
             vars: BTreeMap::new(),
+            arrays: BTreeMap::new(),
             functions: BTreeMap::new(),
             aliases: BTreeMap::new(),
             options: Options::default(),
@@ -127,11 +168,25 @@ impl Shell {
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.vars.get(name).map(|v| v.value.as_str())
+        match self.vars.get(name) {
+            Some(v) => Some(v.value.as_str()),
+            // `$a` of an array is its element 0.
+            None => match self.arrays.get(name)? {
+                Array::Indexed(m) => m.get(&0).map(String::as_str),
+                Array::Assoc(m) => m.get("0").map(String::as_str),
+            },
+        }
     }
 
     pub fn set(&mut self, name: &str, value: impl Into<String>) {
         let value = value.into();
+        if let Some(a) = self.arrays.get_mut(name) {
+            match a {
+                Array::Indexed(m) => m.insert(0, value),
+                Array::Assoc(m) => m.insert("0".into(), value),
+            };
+            return;
+        }
         match self.vars.get_mut(name) {
             Some(v) => v.value = value,
             None => {
@@ -157,7 +212,89 @@ impl Shell {
     }
 
     pub fn unset(&mut self, name: &str) {
+        // `unset a[i]` removes one element.
+        if let Some((n, idx)) = name.strip_suffix(']').and_then(|s| s.split_once('[')) {
+            let key = self.array_key(n, idx);
+            match self.arrays.get_mut(n) {
+                Some(Array::Indexed(m)) => {
+                    if let Ok(i) = key.parse::<i64>() {
+                        m.remove(&i);
+                    }
+                }
+                Some(Array::Assoc(m)) => {
+                    m.remove(&key);
+                }
+                None => {}
+            }
+            return;
+        }
         self.vars.remove(name);
+        self.arrays.remove(name);
+    }
+
+    /// An array subscript as a key: evaluated arithmetically for indexed arrays (negative
+    /// counts from the end), expanded as a word for associative ones.
+    pub fn array_key(&mut self, name: &str, index: &str) -> String {
+        let io = crate::io::Io::discard();
+        match self.arrays.get(name) {
+            Some(Array::Assoc(_)) => {
+                crate::expand::single(self, index, &io).unwrap_or_else(|_| index.to_string())
+            }
+            _ => {
+                let i = crate::expand::arith_str(self, index, &io).unwrap_or(0);
+                if i < 0
+                    && let Some(Array::Indexed(m)) = self.arrays.get(name)
+                {
+                    return (m.keys().next_back().map_or(0, |k| k + 1) + i).to_string();
+                }
+                i.to_string()
+            }
+        }
+    }
+
+    /// `${a[i]}`.
+    pub fn array_get(&mut self, name: &str, index: &str) -> Option<String> {
+        let key = self.array_key(name, index);
+        match self.arrays.get(name) {
+            Some(Array::Indexed(m)) => m.get(&key.parse::<i64>().ok()?).cloned(),
+            Some(Array::Assoc(m)) => m.get(&key).cloned(),
+            // A scalar is an array of one element.
+            None if key == "0" => self.vars.get(name).map(|v| v.value.clone()),
+            None => None,
+        }
+    }
+
+    /// `a[i]=v`: makes `a` an indexed array if it is not one yet.
+    pub fn array_set(&mut self, name: &str, index: &str, value: String, append: bool) {
+        let key = self.array_key(name, index);
+        if !self.arrays.contains_key(name) {
+            let mut m = BTreeMap::new();
+            if let Some(v) = self.vars.remove(name) {
+                m.insert(0, v.value);
+            }
+            self.arrays.insert(name.to_string(), Array::Indexed(m));
+        }
+        if let Some(a) = self.arrays.get_mut(name) {
+            match a {
+                Array::Indexed(m) => {
+                    let i = key.parse::<i64>().unwrap_or(0);
+                    let old = if append {
+                        m.get(&i).cloned().unwrap_or_default()
+                    } else {
+                        String::new()
+                    };
+                    m.insert(i, old + &value);
+                }
+                Array::Assoc(m) => {
+                    let old = if append {
+                        m.get(&key).cloned().unwrap_or_default()
+                    } else {
+                        String::new()
+                    };
+                    m.insert(key, old + &value);
+                }
+            }
+        }
     }
 
     /// A path of the guest filesystem, resolved against the shell's cwd.
@@ -283,6 +420,16 @@ impl Shell {
             }
         }
         let last = *statuses.last().unwrap_or(&0);
+        self.arrays.insert(
+            "PIPESTATUS".into(),
+            Array::Indexed(
+                statuses
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| (i as i64, s.to_string()))
+                    .collect(),
+            ),
+        );
         if self.options.pipefail {
             return Ok(statuses
                 .iter()
@@ -738,23 +885,74 @@ impl Shell {
     pub fn assign(&mut self, a: &ast::Assignment, io: &Io) -> Result<(), Flow> {
         let name = match &a.name {
             ast::AssignmentName::VariableName(n) => n.clone(),
-            ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
-        };
-        let value = match &a.value {
-            ast::AssignmentValue::Scalar(w) => crate::expand::single(self, &w.value, io)?,
-            ast::AssignmentValue::Array(items) => {
-                let mut vals = Vec::new();
-                for (_, w) in items {
-                    vals.extend(crate::expand::words(self, std::slice::from_ref(w), io)?);
-                }
-                vals.join(" ")
+            ast::AssignmentName::ArrayElementName(n, index) => {
+                let value = match &a.value {
+                    ast::AssignmentValue::Scalar(w) => crate::expand::single(self, &w.value, io)?,
+                    ast::AssignmentValue::Array(_) => {
+                        io.eprint(&format!(
+                            "bash: {n}[{index}]: cannot assign list to array member\n"
+                        ));
+                        return Ok(());
+                    }
+                };
+                self.array_set(n, index, value, a.append);
+                return Ok(());
             }
         };
-        if a.append {
-            let old = self.get(&name).unwrap_or("").to_string();
-            self.set(&name, old + &value);
-        } else {
-            self.set(&name, value);
+        match &a.value {
+            ast::AssignmentValue::Scalar(w) => {
+                let value = crate::expand::single(self, &w.value, io)?;
+                if a.append {
+                    let old = self.get(&name).unwrap_or("").to_string();
+                    self.set(&name, old + &value);
+                } else {
+                    self.set(&name, value);
+                }
+            }
+            ast::AssignmentValue::Array(items) => {
+                let assoc = matches!(self.arrays.get(&name), Some(Array::Assoc(_)));
+                let mut array = match (a.append, self.arrays.remove(&name)) {
+                    (true, Some(existing)) => existing,
+                    (true, None) => {
+                        let mut m = BTreeMap::new();
+                        if let Some(v) = self.vars.remove(&name) {
+                            m.insert(0, v.value);
+                        }
+                        Array::Indexed(m)
+                    }
+                    (false, _) if assoc => Array::Assoc(BTreeMap::new()),
+                    (false, _) => Array::Indexed(BTreeMap::new()),
+                };
+                self.vars.remove(&name);
+                let mut next = array.next_index();
+                for (key, w) in items {
+                    let key = match key {
+                        Some(k) => Some(crate::expand::single(self, &k.value, io)?),
+                        None => None,
+                    };
+                    let vals = match &key {
+                        // `[k]=v` is one value, unsplit.
+                        Some(_) => vec![crate::expand::single(self, &w.value, io)?],
+                        None => crate::expand::words(self, std::slice::from_ref(w), io)?,
+                    };
+                    for v in vals {
+                        match &mut array {
+                            Array::Indexed(m) => {
+                                let i = match &key {
+                                    Some(k) => crate::expand::arith_str(self, k, io).unwrap_or(0),
+                                    None => next,
+                                };
+                                m.insert(i, v);
+                                next = i + 1;
+                            }
+                            Array::Assoc(m) => {
+                                m.insert(key.clone().unwrap_or_default(), v);
+                            }
+                        }
+                    }
+                }
+                self.arrays.insert(name, array);
+            }
         }
         Ok(())
     }

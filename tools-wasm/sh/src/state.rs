@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::shell::{Options, Shell, Var};
+use crate::shell::{Array, Options, Shell, Var};
 
 pub const STATE_FILE: &str = "/workspace/.burrow/shell.json";
 
@@ -15,6 +15,8 @@ pub const STATE_FILE: &str = "/workspace/.burrow/shell.json";
 pub struct State {
     pub cwd: String,
     pub vars: BTreeMap<String, Var>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub arrays: BTreeMap<String, Array>,
     pub functions: BTreeMap<String, String>,
     pub aliases: BTreeMap<String, String>,
     pub options: Options,
@@ -38,6 +40,7 @@ pub fn load() -> Shell {
         sh.cwd = st.cwd;
     }
     sh.vars = st.vars;
+    sh.arrays = st.arrays;
     sh.aliases = st.aliases;
     sh.options = st.options;
     for (name, src) in st.functions {
@@ -63,6 +66,13 @@ pub fn save(sh: &Shell) {
     let st = State {
         cwd: sh.cwd.clone(),
         vars: sh.vars.clone(),
+        // PIPESTATUS describes the last pipeline of this call only.
+        arrays: sh
+            .arrays
+            .iter()
+            .filter(|(k, _)| k.as_str() != "PIPESTATUS")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         functions: sh
             .functions
             .iter()
