@@ -10,7 +10,18 @@ use crate::builtins::io_msg;
 use crate::io::{Io, read_all};
 use crate::shell::{Shell, Status};
 
-pub const NAMES: &[&str] = &["base64", "sha256sum", "md5sum", "diff", "awk", "jq"];
+pub const NAMES: &[&str] = &[
+    "base64",
+    "sha256sum",
+    "md5sum",
+    "diff",
+    "awk",
+    "jq",
+    "tar",
+    "gzip",
+    "gunzip",
+    "zcat",
+];
 
 pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
     let cmd = argv[0].as_str();
@@ -21,6 +32,7 @@ pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
         "diff" => diff(sh, args, io),
         "awk" => return Some(crate::awk::run(sh, args, io)),
         "jq" => return Some(crate::jq::run(sh, args, io)),
+        _ if crate::archive::NAMES.contains(&cmd) => return crate::archive::run(sh, argv, io),
         _ => return None,
     }))
 }

@@ -5,6 +5,7 @@
 //! through `wasi:cli/exit.exit-with-code`. `sh --restart` resets the state. Without -c the
 //! script is read from stdin.
 
+mod archive;
 mod awk;
 mod builtins;
 mod coreutils;
