@@ -216,6 +216,17 @@ pub fn run(cfg: BenchConfig, report: &mut dyn FnMut(&Measure)) -> R<Vec<Measure>
     Ok(cx.out)
 }
 
+/// Writes a 4 KiB file into a session with a tool call.
+fn write_4k(sb: &Sandbox, id: &str, path: &str) -> R<()> {
+    sb.call(
+        id,
+        Family::AgentToolset,
+        "write",
+        &json!({"file_path": path, "content": "x".repeat(4096)}),
+    )?;
+    Ok(())
+}
+
 /// The fs-tools component reading 4 KiB: in burrow (store-backed filesystem, in a
 /// transaction) vs plain wasmtime-wasi on a host directory; then full tool calls.
 fn per_call(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
@@ -261,12 +272,7 @@ fn per_call(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
     }
     let sb = cx.sandbox("calls.db")?;
     let id = sb.create(None)?.id;
-    sb.call(
-        &id,
-        Family::AgentToolset,
-        "write",
-        &json!({"file_path": "4k.txt", "content": "x".repeat(4096)}),
-    )?;
+    write_4k(&sb, &id, "4k.txt")?;
     if cx.wants("session.read_4k") {
         let input = json!({"file_path": "4k.txt"});
         let r = time_it(n, 1e6, || {
@@ -658,12 +664,7 @@ fn concurrency(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
     let mut ids = Vec::new();
     for _ in 0..sessions {
         let id = sb.create(None)?.id;
-        sb.call(
-            &id,
-            Family::AgentToolset,
-            "write",
-            &json!({"file_path": "f.txt", "content": "x".repeat(4096)}),
-        )?;
+        write_4k(&sb, &id, "f.txt")?;
         ids.push(id);
     }
     let lat = std::sync::Mutex::new(Vec::new());
@@ -721,12 +722,7 @@ fn http(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
     // One session per client: calls on one session are serialised by design.
     for i in 0..32 {
         let id = sb.create(Some(&format!("web-{i}")))?.id;
-        sb.call(
-            &id,
-            Family::AgentToolset,
-            "write",
-            &json!({"file_path": "f.txt", "content": "x".repeat(4096)}),
-        )?;
+        write_4k(&sb, &id, "f.txt")?;
     }
     let core = crate::serve::Core::new(sb, 64);
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;

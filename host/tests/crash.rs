@@ -5,25 +5,19 @@
 //!
 //! 200 kills by default; `BURROW_CRASH_KILLS=1000` (or more) for the long mode.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::Rng;
+
 use burrow_host::session::{Sandbox, SandboxConfig};
 
 fn cache() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache")
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

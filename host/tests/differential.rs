@@ -6,25 +6,16 @@
 //! 40 random cases by default; `BURROW_DIFF_CASES=500` for more. The seed of a failing case
 //! is printed so it can be replayed with `BURROW_DIFF_SEED`.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::Rng;
+
 use burrow_host::session::{Family, Sandbox, SandboxConfig};
 use serde_json::json;
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
-        v[(self.next() % v.len() as u64) as usize]
-    }
-}
 
 const DIRS: &[&str] = &["a", "b", "a/c", "b/d"];
 const FILES: &[&str] = &["f1", "f2", "a/f3", "b/f4", "a/c/f5"];

@@ -45,3 +45,20 @@ pub fn engine(cache: &Path) -> burrow_host::Engine {
     })
     .expect("engine")
 }
+
+/// A small deterministic generator (xorshift64) for randomised tests: the same seed gives the
+/// same case on every machine, so a failure can be replayed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
+        v[(self.next() % v.len() as u64) as usize]
+    }
+}

@@ -1895,6 +1895,15 @@ impl<'a> Interp<'a> {
         Ok(())
     }
 
+    /// Runs a loop body: true when it hit `break` (`continue` just ends this iteration).
+    fn loop_body(&mut self, body: &Stmt) -> IResult<bool> {
+        match self.exec(body) {
+            Err(Flow::Break) => Ok(true),
+            Err(Flow::Continue) | Ok(()) => Ok(false),
+            Err(f) => Err(f),
+        }
+    }
+
     fn exec_all(&mut self, stmts: &[Stmt]) -> IResult<()> {
         for s in stmts {
             self.exec(s)?;
@@ -1946,18 +1955,14 @@ impl<'a> Interp<'a> {
             }
             Stmt::While(c, body) => {
                 while self.eval(c)?.truthy() {
-                    match self.exec(body) {
-                        Err(Flow::Break) => break,
-                        Err(Flow::Continue) | Ok(()) => {}
-                        Err(f) => return Err(f),
+                    if self.loop_body(body)? {
+                        break;
                     }
                 }
             }
             Stmt::Do(body, c) => loop {
-                match self.exec(body) {
-                    Err(Flow::Break) => break,
-                    Err(Flow::Continue) | Ok(()) => {}
-                    Err(f) => return Err(f),
+                if self.loop_body(body)? {
+                    break;
                 }
                 if !self.eval(c)?.truthy() {
                     break;
@@ -1973,10 +1978,8 @@ impl<'a> Interp<'a> {
                     {
                         break;
                     }
-                    match self.exec(body) {
-                        Err(Flow::Break) => break,
-                        Err(Flow::Continue) | Ok(()) => {}
-                        Err(f) => return Err(f),
+                    if self.loop_body(body)? {
+                        break;
                     }
                     if let Some(s) = step {
                         self.eval(s)?;
@@ -1994,10 +1997,8 @@ impl<'a> Interp<'a> {
                 });
                 for key in keys {
                     self.set_var(k, Val::StrNum(key));
-                    match self.exec(body) {
-                        Err(Flow::Break) => break,
-                        Err(Flow::Continue) | Ok(()) => {}
-                        Err(f) => return Err(f),
+                    if self.loop_body(body)? {
+                        break;
                     }
                 }
             }
