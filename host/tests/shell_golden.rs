@@ -1,6 +1,7 @@
 //! Golden outputs of shell commands whose reference implementation may not be installed on
-//! the test machine (so they cannot join the differential bash corpus): jq. The expected
-//! strings were produced by jq 1.6/1.7 and checked against burrow's jq (jaq).
+//! the test machine (so they cannot join the differential bash corpus): jq and rg. The
+//! expected strings are what jq 1.7 and ripgrep print when their output is not a terminal
+//! (as in a tool call).
 
 use std::path::Path;
 
@@ -113,6 +114,55 @@ fn jq_golden() {
         let err = String::from_utf8_lossy(&r.report.stderr);
         if r.report.exit_code != code || !err.contains(needle) {
             failures.push(format!("{cmd}: exit {} stderr {err:?}", r.report.exit_code));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn rg_golden() {
+    let dir = tempfile::tempdir().unwrap();
+    let sb = Sandbox::open_with(
+        dir.path().join("s.db"),
+        SandboxConfig {
+            cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache")),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let id = sb.create(None).unwrap().id;
+    sb.sh(
+        &id,
+        "mkdir -p src .git && printf 'fn main() {}\\n// TODO one\\n' > src/main.rs \
+         && printf 'todo lower\\nTODO two\\n' > notes.md && printf 'TODO in git\\n' > .git/x",
+    )
+    .unwrap();
+    let cases: &[(&str, &str, i32)] = &[
+        ("rg TODO", "notes.md:TODO two\nsrc/main.rs:// TODO one\n", 0),
+        (
+            "rg -n TODO",
+            "notes.md:2:TODO two\nsrc/main.rs:2:// TODO one\n",
+            0,
+        ),
+        ("rg -n TODO src", "src/main.rs:2:// TODO one\n", 0),
+        ("rg -i -c todo", "notes.md:2\nsrc/main.rs:1\n", 0),
+        ("rg -l -t rust TODO", "src/main.rs\n", 0),
+        ("rg -g '*.md' -w TODO", "notes.md:TODO two\n", 0),
+        ("rg --files", "notes.md\nsrc/main.rs\n", 0),
+        ("rg -l --hidden 'TODO in'", ".git/x\n", 0),
+        ("rg -o 'T[A-Z]+' notes.md", "TODO\n", 0),
+        ("rg nothing-matches", "", 1),
+    ];
+    let mut failures = Vec::new();
+    for (cmd, want, code) in cases {
+        let r = sb.sh(&id, cmd).unwrap();
+        let got = String::from_utf8_lossy(&r.report.stdout);
+        if got != *want || r.report.exit_code != *code {
+            failures.push(format!(
+                "{cmd}\n  want ({code}): {want:?}\n  got  ({}): {got:?} {}",
+                r.report.exit_code,
+                String::from_utf8_lossy(&r.report.stderr)
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -32,6 +32,7 @@ pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
         "diff" => diff(sh, args, io),
         "awk" => return Some(crate::awk::run(sh, args, io)),
         "jq" => return Some(crate::jq::run(sh, args, io)),
+        "rg" => rg(sh, args, io),
         _ if crate::archive::NAMES.contains(&cmd) => return crate::archive::run(sh, argv, io),
         _ => return None,
     }))
@@ -225,4 +226,188 @@ fn diff(sh: &Shell, args: &[String], io: &Io) -> i32 {
     }
     io.print(&out);
     1
+}
+
+/// rg: ripgrep's common flags on top of the shell's grep. Recursive by default, hidden files
+/// and directories skipped (`--hidden` keeps them), binary files skipped, paths printed
+/// without `./`, line numbers only with `-n` (ripgrep's behaviour when its output is not a
+/// terminal, as in a tool call). `.gitignore` files are not consulted.
+pub fn rg(sh: &Shell, args: &[String], io: &Io) -> i32 {
+    let mut g: Vec<String> = vec!["-r".into(), "-I".into(), "-E".into()];
+    let mut hidden = false;
+    let mut list_files = false;
+    let mut smart = false;
+    let mut pattern: Option<String> = None;
+    let mut paths: Vec<String> = Vec::new();
+    let mut i = 0;
+    let value = |i: &mut usize| -> Option<String> {
+        *i += 1;
+        args.get(*i).cloned()
+    };
+    while i < args.len() {
+        let a = args[i].as_str();
+        match a {
+            "-i" | "--ignore-case" => g.push("-i".into()),
+            "-S" | "--smart-case" => smart = true,
+            "-s" | "--case-sensitive" => {}
+            "-n" | "--line-number" => g.push("-n".into()),
+            "-N" | "--no-line-number" | "--no-heading" | "-H" | "--with-filename" => {}
+            "-l" | "--files-with-matches" => g.push("-l".into()),
+            "-c" | "--count" => g.push("-c".into()),
+            "-w" | "--word-regexp" => g.push("-w".into()),
+            "-v" | "--invert-match" => g.push("-v".into()),
+            "-o" | "--only-matching" => g.push("-o".into()),
+            "-F" | "--fixed-strings" => g.push("-F".into()),
+            "-u" | "--no-ignore" => {}
+            "-uu" | "-uuu" | "--hidden" | "-." => hidden = true,
+            "--files" => list_files = true,
+            "-A" | "-B" | "-C" | "-m" => {
+                let Some(v) = value(&mut i) else {
+                    io.eprint(&format!("rg: flag {a} requires a value\n"));
+                    return 2;
+                };
+                g.push(a.into());
+                g.push(v);
+            }
+            "-e" | "--regexp" => pattern = value(&mut i),
+            "-g" | "--glob" => {
+                let Some(v) = value(&mut i) else {
+                    io.eprint("rg: flag -g requires a value\n");
+                    return 2;
+                };
+                match v.strip_prefix('!') {
+                    Some(ex) => g.push(format!("--exclude={ex}")),
+                    None => g.push(format!("--include={v}")),
+                }
+            }
+            "-t" | "--type" => {
+                let Some(t) = value(&mut i) else {
+                    io.eprint("rg: flag -t requires a value\n");
+                    return 2;
+                };
+                let exts: &[&str] = match t.as_str() {
+                    "rust" => &["rs"],
+                    "py" => &["py", "pyi"],
+                    "js" => &["js", "jsx", "mjs", "cjs"],
+                    "ts" => &["ts", "tsx"],
+                    "go" => &["go"],
+                    "java" => &["java"],
+                    "c" => &["c", "h"],
+                    "cpp" => &["cpp", "cc", "cxx", "hpp", "hh", "h"],
+                    "md" | "markdown" => &["md", "markdown"],
+                    "json" => &["json"],
+                    "yaml" => &["yaml", "yml"],
+                    "toml" => &["toml"],
+                    "sh" => &["sh", "bash"],
+                    "html" => &["html", "htm"],
+                    "css" => &["css"],
+                    "txt" => &["txt"],
+                    other => {
+                        io.eprint(&format!("rg: unrecognized file type: {other}\n"));
+                        return 2;
+                    }
+                };
+                for e in exts {
+                    g.push(format!("--include=*.{e}"));
+                }
+            }
+            _ if a.starts_with("-A") || a.starts_with("-B") || a.starts_with("-C") => {
+                g.push(a.into())
+            }
+            _ if a.starts_with('-') && a.len() > 1 => {
+                io.eprint(&format!("rg: unrecognized flag {a}\n"));
+                return 2;
+            }
+            _ => {
+                if pattern.is_none() && !list_files {
+                    pattern = Some(a.to_string());
+                } else {
+                    paths.push(a.to_string());
+                }
+            }
+        }
+        i += 1;
+    }
+    if !hidden {
+        // `.[!.]*`: hidden names, but not the `.` operand itself.
+        g.push("--exclude-dir=.[!.]*".into());
+        g.push("--exclude=.[!.]*".into());
+    }
+    if list_files {
+        let mut out = Vec::new();
+        let roots = if paths.is_empty() {
+            vec![".".to_string()]
+        } else {
+            paths
+        };
+        for root in roots {
+            list(&sh.path(&root), &root, hidden, &mut out);
+        }
+        out.sort();
+        for f in &out {
+            io.print(&format!("{f}\n"));
+        }
+        return i32::from(out.is_empty());
+    }
+    let Some(mut pattern) = pattern else {
+        io.eprint("rg: no pattern given\n");
+        return 2;
+    };
+    if smart && !pattern.chars().any(char::is_uppercase) {
+        g.push("-i".into());
+    }
+    if pattern.starts_with('-') {
+        g.push("-e".into());
+    } else {
+        g.push("--".into());
+    }
+    g.push(std::mem::take(&mut pattern));
+    if paths.is_empty() {
+        // ripgrep searches the current directory and names files without `./`.
+        g.push(".".into());
+        let (sink, buf) = crate::io::Sink::buffer();
+        let inner = Io {
+            stdin: io.stdin.clone(),
+            out: sink,
+            err: io.err.clone(),
+        };
+        let status = crate::text::grep(sh, "rg", &g, &inner);
+        let text = String::from_utf8_lossy(&buf.borrow()).into_owned();
+        for line in text.split_inclusive('\n') {
+            io.print(line.strip_prefix("./").unwrap_or(line));
+        }
+        return status;
+    }
+    // One file operand: ripgrep prints the lines alone.
+    if paths.len() == 1 && sh.path(&paths[0]).is_file() {
+        g.insert(0, "-h".into());
+    }
+    g.extend(paths);
+    crate::text::grep(sh, "rg", &g, io)
+}
+
+/// Files under `dir` for `rg --files`, named as `shown/...` (or bare when shown is ".").
+fn list(dir: &std::path::Path, shown: &str, hidden: bool, out: &mut Vec<String>) {
+    let Ok(rd) = fs::read_dir(dir) else {
+        if dir.is_file() {
+            out.push(shown.to_string());
+        }
+        return;
+    };
+    for e in rd.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !hidden && name.starts_with('.') {
+            continue;
+        }
+        let child = if shown == "." {
+            name.clone()
+        } else {
+            format!("{}/{name}", shown.trim_end_matches('/'))
+        };
+        match e.file_type() {
+            Ok(t) if t.is_dir() => list(&e.path(), &child, hidden, out),
+            Ok(t) if t.is_file() => out.push(child),
+            _ => {}
+        }
+    }
 }
