@@ -122,12 +122,11 @@ fn result(out: ToolOutput) -> CallToolResult {
         .map(|c| match c {
             Content::Text { text } => ContentBlock::text(text),
             Content::Image { source } => ContentBlock::image(source.data, source.media_type),
-            // MCP has no document block: PDFs travel as an embedded base64 blob.
-            Content::Document { source } => ContentBlock::text(format!(
-                "[{} document, {} base64 bytes; fetch it with GET /sessions/{{id}}/files/...]",
-                source.media_type,
-                source.data.len()
-            )),
+            // MCP has no document block: a PDF travels as an embedded resource (base64 blob).
+            Content::Document { source } => ContentBlock::resource(
+                rmcp::model::ResourceContents::blob(source.data, "burrow://document")
+                    .with_mime_type(source.media_type),
+            ),
         })
         .collect();
     if out.is_error {
