@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use burrow_host::session::{Family, Sandbox, SandboxConfig};
+mod common;
+
+use burrow_host::session::{Family, Sandbox};
 use serde_json::{Value, json};
 
 struct Fx {
@@ -17,14 +19,7 @@ struct Fx {
 impl Fx {
     fn new() -> Fx {
         let dir = tempfile::tempdir().unwrap();
-        let sb = Sandbox::open_with(
-            dir.path().join("s.db"),
-            SandboxConfig {
-                cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache")),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let sb = common::sandbox(dir.path());
         let id = sb.create(None).unwrap().id;
         Fx { _dir: dir, sb, id }
     }

@@ -3,21 +3,12 @@
 //! expected strings are what jq 1.7 and ripgrep print when their output is not a terminal
 //! (as in a tool call).
 
-use std::path::Path;
-
-use burrow_host::session::{Sandbox, SandboxConfig};
+mod common;
 
 #[test]
 fn jq_golden() {
     let dir = tempfile::tempdir().unwrap();
-    let sb = Sandbox::open_with(
-        dir.path().join("s.db"),
-        SandboxConfig {
-            cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache")),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let sb = common::sandbox(dir.path());
     let id = sb.create(None).unwrap().id;
     sb.sh(
         &id,
@@ -122,14 +113,7 @@ fn jq_golden() {
 #[test]
 fn rg_golden() {
     let dir = tempfile::tempdir().unwrap();
-    let sb = Sandbox::open_with(
-        dir.path().join("s.db"),
-        SandboxConfig {
-            cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache")),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let sb = common::sandbox(dir.path());
     let id = sb.create(None).unwrap().id;
     sb.sh(
         &id,

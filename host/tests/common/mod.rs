@@ -62,3 +62,15 @@ impl Rng {
         v[(self.next() % v.len() as u64) as usize]
     }
 }
+
+/// A session sandbox on a fresh store in `dir`, sharing the test binaries' component cache.
+pub fn sandbox(dir: &Path) -> burrow_host::Sandbox {
+    burrow_host::Sandbox::open_with(
+        dir.join("s.db"),
+        burrow_host::SandboxConfig {
+            cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache")),
+            ..Default::default()
+        },
+    )
+    .expect("open a sandbox")
+}
