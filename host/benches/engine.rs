@@ -9,26 +9,13 @@ mod common;
 use std::hint::black_box;
 use std::time::Duration;
 
+use burrow_host::bench::PlainWasi as Plain;
 use burrow_host::{EngineConfig, RunOptions};
 use burrow_store::Store;
 use criterion::{Criterion, criterion_group, criterion_main};
-use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::component::{Component, Linker};
+use wasmtime_wasi::WasiCtx;
 use wasmtime_wasi::p2::bindings::sync::CommandPre;
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
-
-struct Plain {
-    wasi: WasiCtx,
-    table: ResourceTable,
-}
-
-impl WasiView for Plain {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
 
 fn opts(args: &[&str]) -> RunOptions {
     RunOptions {
@@ -66,13 +53,7 @@ fn benches(c: &mut Criterion) {
         b.iter(|| {
             let mut w = WasiCtx::builder();
             w.arg("fs-probe").arg("noop");
-            let mut s = wasmtime::Store::new(
-                &plain_engine,
-                Plain {
-                    wasi: w.build(),
-                    table: ResourceTable::new(),
-                },
-            );
+            let mut s = wasmtime::Store::new(&plain_engine, Plain::new(w.build()));
             let cmd = pre.instantiate(&mut s).unwrap();
             black_box(cmd.wasi_cli_run().call_run(&mut s).unwrap())
         })

@@ -305,30 +305,43 @@ fn per_call(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
     Ok(())
 }
 
+/// The store data of a run under plain wasmtime-wasi (no burrow): the baseline of the
+/// per-call measures here and in the criterion benches.
+pub struct PlainWasi {
+    wasi: wasmtime_wasi::WasiCtx,
+    table: wasmtime::component::ResourceTable,
+}
+
+impl PlainWasi {
+    pub fn new(wasi: wasmtime_wasi::WasiCtx) -> PlainWasi {
+        PlainWasi {
+            wasi,
+            table: wasmtime::component::ResourceTable::new(),
+        }
+    }
+}
+
+impl wasmtime_wasi::WasiView for PlainWasi {
+    fn ctx(&mut self) -> wasmtime_wasi::WasiCtxView<'_> {
+        wasmtime_wasi::WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
 /// Runs the fs-tools component `n` times under plain wasmtime-wasi with `host` preopened as
 /// /workspace; returns (median, p99) in µs.
 fn plain_wasi_runs(host: &Path, request: &[u8], n: usize) -> R<(f64, f64)> {
-    use wasmtime::component::{Component, Linker, ResourceTable};
+    use wasmtime::component::{Component, Linker};
     use wasmtime_wasi::p2::bindings::sync::Command as WasiCommand;
     use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
-    use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxView, WasiView};
-    struct Plain {
-        wasi: WasiCtx,
-        table: ResourceTable,
-    }
-    impl WasiView for Plain {
-        fn ctx(&mut self) -> WasiCtxView<'_> {
-            WasiCtxView {
-                ctx: &mut self.wasi,
-                table: &mut self.table,
-            }
-        }
-    }
+    use wasmtime_wasi::{FsPerms, WasiCtx};
     let err = |e: wasmtime::Error| BenchError::Other(format!("plain wasmtime-wasi: {e:#}"));
     let mut config = wasmtime::Config::new();
     config.wasm_component_model(true);
     let engine = wasmtime::Engine::new(&config).map_err(err)?;
-    let mut linker = Linker::<Plain>::new(&engine);
+    let mut linker = Linker::<PlainWasi>::new(&engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(err)?;
     let component = Component::new(&engine, FS_TOOLS_WASM).map_err(err)?;
     let pre = linker.instantiate_pre(&component).map_err(err)?;
@@ -340,13 +353,7 @@ fn plain_wasi_runs(host: &Path, request: &[u8], n: usize) -> R<(f64, f64)> {
             .stdout(MemoryOutputPipe::new(1 << 20))
             .preopened_dir(host, "/workspace", FsPerms::ReadWrite)
             .map_err(err)?;
-        let mut store = wasmtime::Store::new(
-            &engine,
-            Plain {
-                wasi: b.build(),
-                table: ResourceTable::new(),
-            },
-        );
+        let mut store = wasmtime::Store::new(&engine, PlainWasi::new(b.build()));
         let instance = pre.instantiate(&mut store).map_err(err)?;
         let cmd = WasiCommand::new(&mut store, &instance).map_err(err)?;
         let _ = cmd.wasi_cli_run().call_run(&mut store).map_err(err)?;

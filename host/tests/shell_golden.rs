@@ -5,6 +5,23 @@
 
 mod common;
 
+/// The cases whose stdout or exit status differ from the expected ones, described.
+fn mismatches(sb: &burrow_host::Sandbox, id: &str, cases: &[(&str, &str, i32)]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (cmd, want, code) in cases {
+        let r = sb.sh(id, cmd).unwrap();
+        let got = String::from_utf8_lossy(&r.report.stdout);
+        if got != *want || r.report.exit_code != *code {
+            failures.push(format!(
+                "{cmd}\n  want ({code}): {want:?}\n  got  ({}): {got:?} {}",
+                r.report.exit_code,
+                String::from_utf8_lossy(&r.report.stderr)
+            ));
+        }
+    }
+    failures
+}
+
 #[test]
 fn jq_golden() {
     let dir = tempfile::tempdir().unwrap();
@@ -83,18 +100,7 @@ fn jq_golden() {
         ),
         ("jq -r '.owner | has(\"login\")' repo.json", "true\n", 0),
     ];
-    let mut failures = Vec::new();
-    for (cmd, want, code) in cases {
-        let r = sb.sh(&id, cmd).unwrap();
-        let got = String::from_utf8_lossy(&r.report.stdout);
-        if got != *want || r.report.exit_code != *code {
-            failures.push(format!(
-                "{cmd}\n  want ({code}): {want:?}\n  got  ({}): {got:?} {}",
-                r.report.exit_code,
-                String::from_utf8_lossy(&r.report.stderr)
-            ));
-        }
-    }
+    let mut failures = mismatches(&sb, &id, cases);
     // Errors are clear and non-zero.
     for (cmd, code, needle) in [
         ("echo '{' | jq .", 2, "jq: error"),
@@ -137,17 +143,6 @@ fn rg_golden() {
         ("rg -o 'T[A-Z]+' notes.md", "TODO\n", 0),
         ("rg nothing-matches", "", 1),
     ];
-    let mut failures = Vec::new();
-    for (cmd, want, code) in cases {
-        let r = sb.sh(&id, cmd).unwrap();
-        let got = String::from_utf8_lossy(&r.report.stdout);
-        if got != *want || r.report.exit_code != *code {
-            failures.push(format!(
-                "{cmd}\n  want ({code}): {want:?}\n  got  ({}): {got:?} {}",
-                r.report.exit_code,
-                String::from_utf8_lossy(&r.report.stderr)
-            ));
-        }
-    }
+    let failures = mismatches(&sb, &id, cases);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
