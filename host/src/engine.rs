@@ -38,8 +38,21 @@ pub struct Program {
     pub compiled: bool,
 }
 
-/// The process's wasmtime engine, linker and component cache.
-pub struct Engine {
+/// The process's wasmtime engine, linker and component cache. Cloning is cheap (a shared
+/// handle): a run keeps one so the programs it starts (`burrow:sandbox/process`) use the same
+/// engine and cache.
+#[derive(Clone)]
+pub struct Engine(Arc<EngineInner>);
+
+impl std::ops::Deref for Engine {
+    type Target = EngineInner;
+    fn deref(&self) -> &EngineInner {
+        &self.0
+    }
+}
+
+#[doc(hidden)]
+pub struct EngineInner {
     pub(crate) engine: wasmtime::Engine,
     pub(crate) linker: Linker<RunState>,
     cache_dir: Option<PathBuf>,
@@ -85,6 +98,7 @@ impl Engine {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(host)?;
         crate::wasi_fs::add_to_linker(&mut linker, RunState::fs_view).map_err(host)?;
+        crate::process::add_to_linker(&mut linker).map_err(host)?;
         let weak = engine.weak();
         std::thread::Builder::new()
             .name("burrow-epoch".into())
@@ -103,13 +117,13 @@ impl Engine {
             std::fs::create_dir_all(dir)
                 .map_err(|e| RunError::Host(format!("cannot create {}: {e}", dir.display())))?;
         }
-        Ok(Engine {
+        Ok(Engine(Arc::new(EngineInner {
             engine,
             linker,
             cache_dir: config.cache_dir,
             programs: Mutex::new(HashMap::new()),
             compat,
-        })
+        })))
     }
 
     /// Loads a component (or a wasip1 core module, adapted into a component) from bytes.

@@ -14,6 +14,7 @@ pub mod bench;
 pub mod engine;
 pub mod limits;
 mod output;
+mod process;
 pub mod run;
 pub mod serve;
 pub mod session;

@@ -336,6 +336,7 @@ fn open_sandbox_with(path: &Path, pooling: bool) -> anyhow::Result<Sandbox> {
             cache_dir: Some(cache_dir()),
             limits: Limits::default(),
             pooling,
+            tool_layer: std::env::var_os("BURROW_TOOLS").map(PathBuf::from),
         },
     )?)
 }

@@ -12,7 +12,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use crate::engine::{EPOCH_TICK, Engine, Program};
 use crate::limits::{Limiter, Limits};
 use crate::output::Capture;
-use crate::wasi_fs::{FsState, WasiFsView};
+use crate::wasi_fs::{FsState, SharedTxn, WasiFsView};
 
 /// The store data of one run.
 pub struct RunState {
@@ -20,6 +20,19 @@ pub struct RunState {
     table: ResourceTable,
     fs: FsState,
     limiter: Limiter,
+    /// What a program started by this one (`burrow:sandbox/process`) inherits.
+    pub(crate) parent: Parent,
+}
+
+/// The context a run hands to the programs it starts: the same engine, transaction, mounts
+/// and limits, the wall-clock deadline of the whole call, and how deep the nesting is.
+pub(crate) struct Parent {
+    pub engine: Engine,
+    pub txn: SharedTxn,
+    pub mounts: Vec<crate::wasi_fs::Mount>,
+    pub limits: Limits,
+    pub deadline: Instant,
+    pub depth: u32,
 }
 
 impl RunState {
@@ -111,6 +124,26 @@ impl Engine {
         txn: Txn,
         opts: &RunOptions,
     ) -> Result<(Txn, RunReport), RunError> {
+        let shared = Arc::new(Mutex::new(txn));
+        let deadline = Instant::now() + opts.limits.timeout;
+        let report = self.run_shared(program, &shared, opts, deadline, 0)?;
+        let txn = Arc::try_unwrap(shared)
+            .map_err(|_| RunError::Host("transaction still shared after the run".into()))?
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner());
+        Ok((txn, report))
+    }
+
+    /// Runs `program` in a transaction shared with its caller (a program started through
+    /// `burrow:sandbox/process` shares its parent's), ending by `deadline` at the latest.
+    pub(crate) fn run_shared(
+        &self,
+        program: &Program,
+        shared: &SharedTxn,
+        opts: &RunOptions,
+        deadline: Instant,
+        depth: u32,
+    ) -> Result<RunReport, RunError> {
         let started = Instant::now();
         let limits = &opts.limits;
         let capture = Capture::new(limits.capture, limits.output);
@@ -138,7 +171,6 @@ impl Engine {
         ));
         b.stdout(capture.pipe(0));
         b.stderr(capture.pipe(1));
-        let shared = Arc::new(Mutex::new(txn));
         let fs = FsState::new(shared.clone(), &opts.mounts)
             .map_err(|e| RunError::Host(e.to_string()))?;
         let quota_hit = fs.quota_hit.clone();
@@ -152,10 +184,19 @@ impl Engine {
                 memory_hit: false,
                 table_hit: false,
             },
+            parent: Parent {
+                engine: self.clone(),
+                txn: shared.clone(),
+                mounts: opts.mounts.clone(),
+                limits: limits.clone(),
+                deadline,
+                depth,
+            },
         };
         let mut store = wasmtime::Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);
-        let ticks = (limits.timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
+        let left = deadline.saturating_duration_since(started);
+        let ticks = (left.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
         store.set_epoch_deadline(ticks);
         store.epoch_deadline_trap();
 
@@ -169,6 +210,9 @@ impl Engine {
             Err(e) => {
                 if let Some(exit) = e.downcast_ref::<wasmtime_wasi::I32Exit>() {
                     exit.0
+                } else if let Some(nested) = e.downcast_ref::<crate::process::ChildFailed>() {
+                    // A program this one started failed in a way that ends the whole call.
+                    return Err(nested.take());
                 } else {
                     let lim = store.data().limiter.memory_hit;
                     let tab = store.data().limiter.table_hit;
@@ -203,24 +247,17 @@ impl Engine {
             return Err(RunError::Output(limits.output));
         }
         drop(store);
-        let txn = Arc::try_unwrap(shared)
-            .map_err(|_| RunError::Host("transaction still shared after the run".into()))?
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner());
         let (out, err, merged) = capture.take();
-        Ok((
-            txn,
-            RunReport {
-                exit_code,
-                stdout: out.bytes(),
-                stderr: err.bytes(),
-                merged: merged.bytes(),
-                stdout_dropped: out.dropped,
-                stderr_dropped: err.dropped,
-                merged_dropped: merged.dropped,
-                duration: started.elapsed(),
-            },
-        ))
+        Ok(RunReport {
+            exit_code,
+            stdout: out.bytes(),
+            stderr: err.bytes(),
+            merged: merged.bytes(),
+            stdout_dropped: out.dropped,
+            stderr_dropped: err.dropped,
+            merged_dropped: merged.dropped,
+            duration: started.elapsed(),
+        })
     }
 
     /// Runs `program` in a new transaction on `workspace` and commits it on a normal exit.

@@ -98,7 +98,13 @@ pub struct SandboxConfig {
     /// engine is made) and then saves a few microseconds per call: worth it for a long-lived
     /// server, not for a one-shot CLI process or a short-lived embedder. Default off.
     pub pooling: bool,
+    /// A host directory of shared programs, mounted read-only at [`TOOL_LAYER`] in every shell
+    /// call, where the shell's PATH finds them (the CLI reads it from `BURROW_TOOLS`).
+    pub tool_layer: Option<PathBuf>,
 }
+
+/// Where the shared tool layer appears inside the sandbox (on the shell's default PATH).
+pub const TOOL_LAYER: &str = "/opt/burrow/bin";
 
 /// An open store handing out sessions.
 pub struct Sandbox {
@@ -167,7 +173,14 @@ impl Sandbox {
             cache_dir: self.config.cache_dir.clone(),
             no_pooling: !self.config.pooling,
         })?);
-        let tb = Arc::new(Toolbox::new(engine)?);
+        let mut tb = Toolbox::new(engine)?;
+        if let Some(dir) = &self.config.tool_layer {
+            tb.set_tool_layer(crate::wasi_fs::Mount {
+                host: dir.clone(),
+                guest: TOOL_LAYER.to_string(),
+            });
+        }
+        let tb = Arc::new(tb);
         Ok(self.toolbox.get_or_init(|| tb).clone())
     }
 

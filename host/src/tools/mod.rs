@@ -179,6 +179,8 @@ pub struct Toolbox {
     engine: Arc<Engine>,
     fs: std::sync::OnceLock<Program>,
     sh: std::sync::OnceLock<Program>,
+    /// The shared read-only tool layer the shell sees, if any.
+    tool_layer: Option<crate::wasi_fs::Mount>,
 }
 
 impl Toolbox {
@@ -189,7 +191,13 @@ impl Toolbox {
             engine,
             fs: std::sync::OnceLock::new(),
             sh: std::sync::OnceLock::new(),
+            tool_layer: None,
         })
+    }
+
+    /// Mounts a host directory of programs read-only into every shell call.
+    pub fn set_tool_layer(&mut self, mount: crate::wasi_fs::Mount) {
+        self.tool_layer = Some(mount);
     }
 
     fn program<'a>(
@@ -260,6 +268,7 @@ impl Toolbox {
             args,
             limits: limits.clone(),
             env: env.to_vec(),
+            mounts: self.tool_layer.iter().cloned().collect(),
             ..Default::default()
         };
         let sh = self.program(&self.sh, SH_WASM)?;

@@ -740,6 +740,11 @@ fn kind_of(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
         if rest.is_empty() {
             return 0;
         }
+        if !is_shell_builtin(&rest[0])
+            && let Some(path) = crate::process::find(sh, &rest[0])
+        {
+            return crate::process::exec(sh, &path, &rest, io).unwrap_or(1);
+        }
         return match crate::builtins::run(sh, &rest, io) {
             Some(Ok(s)) => s,
             Some(Err(_)) => 1,
@@ -752,8 +757,15 @@ fn kind_of(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
     let mut status = 0;
     for a in args.iter().filter(|a| !a.starts_with('-')) {
         let builtin = is_builtin(a);
+        let program = if SHELL_ONLY.contains(&a.as_str()) {
+            None
+        } else {
+            crate::process::find(sh, a)
+        };
         if name == "which" {
-            if builtin && !SHELL_ONLY.contains(&a.as_str()) {
+            if let Some(p) = &program {
+                io.print(&format!("{}\n", p.display()));
+            } else if builtin && !SHELL_ONLY.contains(&a.as_str()) {
                 io.print(&format!("/usr/bin/{a}\n"));
             } else {
                 status = 1;
@@ -764,6 +776,8 @@ fn kind_of(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
             io.print(&format!("{a} is a function\n"));
         } else if SHELL_ONLY.contains(&a.as_str()) {
             io.print(&format!("{a} is a shell builtin\n"));
+        } else if let Some(p) = &program {
+            io.print(&format!("{a} is {}\n", p.display()));
         } else if builtin {
             io.print(&format!("{a} is /usr/bin/{a}\n"));
         } else {
@@ -780,6 +794,11 @@ const SHELL_ONLY: &[&str] = &[
     "read", "source", ".", "eval", "alias", "unalias", "type", "command", "exec", "wait", "hash",
     "shopt", "trap", "umask", "ulimit", "jobs",
 ];
+
+/// Whether `name` is part of the shell itself (never looked up on PATH).
+pub fn is_shell_builtin(name: &str) -> bool {
+    SHELL_ONLY.contains(&name)
+}
 
 pub fn is_builtin(name: &str) -> bool {
     SHELL_ONLY.contains(&name)

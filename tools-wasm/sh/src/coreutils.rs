@@ -757,7 +757,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
 }
 
 /// `p` with `.` and `..` resolved lexically (symlinks are not followed).
-fn lexical(p: &Path) -> std::path::PathBuf {
+pub fn lexical(p: &Path) -> std::path::PathBuf {
     let mut out = std::path::PathBuf::new();
     for c in p.components() {
         match c {

@@ -13,6 +13,7 @@ mod expand;
 mod extra;
 mod io;
 mod jq;
+mod process;
 mod shell;
 mod state;
 mod sys;
@@ -35,7 +36,7 @@ fn main() {
     };
     let stateless = args.iter().any(|a| a == "--no-state");
     let mut sh = if stateless {
-        shell::Shell::new("/workspace")
+        state::fresh()
     } else {
         state::load()
     };

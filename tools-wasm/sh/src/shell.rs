@@ -149,7 +149,10 @@ impl Shell {
         };
         for (k, v) in [
             ("HOME", "/workspace"),
-            ("PATH", "/workspace/.bin:/usr/local/bin:/usr/bin:/bin"),
+            (
+                "PATH",
+                "/workspace/.bin:/opt/burrow/bin:/usr/local/bin:/usr/bin:/bin",
+            ),
             ("SHELL", "/bin/bash"),
             ("USER", "agent"),
             ("LANG", "C.UTF-8"),
@@ -957,14 +960,30 @@ impl Shell {
         Ok(())
     }
 
-    /// Runs a command by name: function, builtin, or `.wasm` on PATH (not yet), else 127.
+    /// Runs a command by name: a function, a shell builtin, a program or script on PATH (which
+    /// may shadow the built-in utilities, as /workspace/.bin comes first), a built-in
+    /// utility; else bash's 127.
     pub fn dispatch(&mut self, argv: &[String], io: &Io) -> Status {
         let name = argv[0].as_str();
         if let Some((_, def)) = self.functions.get(name).cloned() {
             return self.call_function(&def, argv, io);
         }
+        if !crate::builtins::is_shell_builtin(name)
+            && let Some(path) = crate::process::find(self, name)
+        {
+            return crate::process::exec(self, &path, argv, io);
+        }
         if let Some(s) = crate::builtins::run(self, argv, io) {
             return s;
+        }
+        if name.contains('/') {
+            let p = self.path(name);
+            if p.is_dir() {
+                io.eprint(&format!("bash: {name}: Is a directory\n"));
+                return Ok(126);
+            }
+            io.eprint(&format!("bash: {name}: No such file or directory\n"));
+            return Ok(127);
         }
         io.eprint(&format!("bash: {name}: command not found\n"));
         Ok(127)

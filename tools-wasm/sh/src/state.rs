@@ -22,14 +22,25 @@ pub struct State {
     pub options: Options,
 }
 
-pub fn load() -> Shell {
-    let mut sh = Shell::new("/workspace");
-    // The session's environment (set by the host) over the defaults; saved state over both.
+/// A shell with no saved state: the defaults, the environment the host (or the program that
+/// started this one) passed over them, and $PWD as the working directory.
+pub fn fresh() -> Shell {
+    let cwd = std::env::var("PWD")
+        .ok()
+        .filter(|p| p.starts_with('/') && std::fs::metadata(p).is_ok_and(|m| m.is_dir()))
+        .unwrap_or_else(|| "/workspace".to_string());
+    let mut sh = Shell::new(&cwd);
     for (k, v) in std::env::vars() {
         if k != "PWD" {
             sh.set_exported(&k, v);
         }
     }
+    sh
+}
+
+pub fn load() -> Shell {
+    // The session's environment (set by the host) over the defaults; saved state over both.
+    let mut sh = fresh();
     let Ok(text) = std::fs::read_to_string(STATE_FILE) else {
         return sh;
     };

@@ -1,0 +1,107 @@
+//! `burrow:sandbox/process` (wit/sandbox/process.wit): a program run by burrow — in practice
+//! the shell — starts another WebAssembly program of the sandbox, as a shell forks and execs a
+//! command it found on PATH. The child shares the caller's transaction, mounts, limits and the
+//! deadline of the whole tool call, and gets its own instance, memory, argv, environment,
+//! working directory and stdin. Its output comes back whole (pipes between programs are
+//! buffers, as between the shell's builtins).
+//!
+//! A child that exits (any code) returns to its caller. A child that traps, times out or hits
+//! a limit ends the whole call with that error, so the call is rolled back as if the caller had
+//! failed itself: a tool call is one transaction, never half-applied.
+
+use std::sync::Mutex;
+use std::time::Instant;
+
+use wasmtime::component::{HasSelf, Linker};
+
+use crate::run::{RunError, RunOptions, RunState};
+
+wasmtime::component::bindgen!({
+    path: "../wit/sandbox",
+    world: "burrow:sandbox/shell",
+    imports: { default: trappable },
+});
+
+use burrow::sandbox::process::{Command, Exited, SpawnError};
+
+/// How deep programs may start programs (the shell itself is depth 0).
+pub const MAX_DEPTH: u32 = 8;
+
+/// A child's failure that ends the whole call, carried through the caller's trap.
+#[derive(Debug)]
+pub(crate) struct ChildFailed(Mutex<Option<RunError>>);
+
+impl ChildFailed {
+    /// The child's error (taken once; later takes report a generic trap).
+    pub(crate) fn take(&self) -> RunError {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or_else(|| RunError::Trap("a program started by the shell failed".into()))
+    }
+}
+
+impl std::fmt::Display for ChildFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &*self.0.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => write!(f, "{e}"),
+            None => f.write_str("a program started by the shell failed"),
+        }
+    }
+}
+
+impl std::error::Error for ChildFailed {}
+
+pub(crate) fn add_to_linker(linker: &mut Linker<RunState>) -> wasmtime::Result<()> {
+    burrow::sandbox::process::add_to_linker::<RunState, HasSelf<RunState>>(linker, |s| s)
+}
+
+impl burrow::sandbox::process::Host for RunState {
+    fn run(&mut self, cmd: Command) -> wasmtime::Result<Result<Exited, SpawnError>> {
+        let parent = &self.parent;
+        let depth = parent.depth + 1;
+        if depth > MAX_DEPTH {
+            return Ok(Err(SpawnError::TooDeep(MAX_DEPTH)));
+        }
+        let program = match parent.engine.load(&cmd.wasm) {
+            Ok(p) => p,
+            Err(RunError::Load(why)) => return Ok(Err(SpawnError::NotExecutable(why))),
+            Err(e) => return Err(child_failed(e)),
+        };
+        if Instant::now() >= parent.deadline {
+            return Err(child_failed(RunError::Timeout(parent.limits.timeout)));
+        }
+        let mut limits = parent.limits.clone();
+        // Everything the child writes goes on to the caller, which has its own capture limit;
+        // the total output limit still ends a flood.
+        limits.capture = usize::try_from(limits.output).unwrap_or(usize::MAX);
+        let mut argv = cmd.argv.into_iter();
+        let opts = RunOptions {
+            program_name: argv.next().unwrap_or_default(),
+            args: argv.collect(),
+            // The run sets PWD from `cwd` itself.
+            env: cmd.env.into_iter().filter(|(k, _)| k != "PWD").collect(),
+            cwd: Some(cmd.cwd),
+            stdin: cmd.stdin,
+            limits,
+            mounts: parent.mounts.clone(),
+        };
+        tracing::debug!(program = %program.hash, depth, "starting a program from a program");
+        match parent
+            .engine
+            .run_shared(&program, &parent.txn, &opts, parent.deadline, depth)
+        {
+            Ok(report) => Ok(Ok(Exited {
+                exit_code: report.exit_code,
+                stdout: report.stdout,
+                stderr: report.stderr,
+            })),
+            Err(e) => Err(child_failed(e)),
+        }
+    }
+}
+
+fn child_failed(e: RunError) -> wasmtime::Error {
+    wasmtime::Error::new(ChildFailed(Mutex::new(Some(e))))
+}

@@ -1,0 +1,72 @@
+//! Test guest: an ordinary command-line program, run by burrow's shell from PATH through
+//! `burrow:sandbox/process`. `probe-cmd [MODE ARGS...]`:
+//! - (no mode) copy stdin to stdout upper-cased, and a count to stderr;
+//! - `args`: print argv, $PWD, the working directory and $GREETING;
+//! - `write FILE TEXT`: write TEXT to FILE (relative to $PWD), then print `wrote FILE`;
+//! - `exit N`: exit with code N;
+//! - `trap FILE`: write FILE, then trap (abort);
+//! - `spin`: loop forever.
+
+use std::io::{Read, Write};
+
+fn main() {
+    if let Ok(pwd) = std::env::var("PWD") {
+        let _ = std::env::set_current_dir(pwd);
+    }
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        None => {
+            let mut input = Vec::new();
+            let _ = std::io::stdin().read_to_end(&mut input);
+            let _ = std::io::stdout().write_all(&input.to_ascii_uppercase());
+            eprintln!("probe-cmd: {} bytes", input.len());
+        }
+        Some("args") => {
+            for a in &args {
+                println!("arg {a}");
+            }
+            println!("PWD {}", std::env::var("PWD").unwrap_or_default());
+            let cwd = std::env::current_dir().unwrap_or_default();
+            println!("cwd {}", cwd.display());
+            println!(
+                "GREETING {}",
+                std::env::var("GREETING").unwrap_or_else(|_| "(unset)".into())
+            );
+        }
+        Some("write") => {
+            let (Some(file), Some(text)) = (args.get(2), args.get(3)) else {
+                eprintln!("usage: probe-cmd write FILE TEXT");
+                std::process::exit(2);
+            };
+            if let Err(e) = std::fs::write(file, text) {
+                eprintln!("probe-cmd: {file}: {e}");
+                std::process::exit(1);
+            }
+            println!("wrote {file}");
+        }
+        Some("exit") => {
+            let code: u8 = args.get(2).and_then(|c| c.parse().ok()).unwrap_or(1);
+            // std's exit reports every failure as 1 on wasip2; WASI's own call keeps the code.
+            #[cfg(target_os = "wasi")]
+            wasip2::cli::exit::exit_with_code(code);
+            #[cfg(not(target_os = "wasi"))]
+            std::process::exit(code.into());
+        }
+        Some("trap") => {
+            if let Some(file) = args.get(2) {
+                let _ = std::fs::write(file, "half-done");
+            }
+            std::process::abort();
+        }
+        Some("spin") => {
+            let mut n: u64 = 0;
+            loop {
+                n = std::hint::black_box(n.wrapping_add(1));
+            }
+        }
+        Some(other) => {
+            eprintln!("probe-cmd: unknown mode {other}");
+            std::process::exit(2);
+        }
+    }
+}

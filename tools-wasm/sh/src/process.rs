@@ -1,0 +1,184 @@
+//! Commands that are neither functions nor builtins: found on PATH (or named by a path) and
+//! run. A WebAssembly program (`\0asm`) runs through the host's `burrow:sandbox/process`
+//! (wit/sandbox/process.wit) in the same transaction, with the shell's exported variables, cwd
+//! and the pipeline's input; a text file runs as a script, by this shell or by the interpreter
+//! its `#!` line names (looked up on PATH the same way).
+
+use std::path::{Path, PathBuf};
+
+use crate::builtins::io_msg;
+use crate::io::{Io, read_all};
+use crate::shell::{Flow, Shell, Status};
+
+/// Where `name` runs from: a path when it contains `/`, else the first `name` or `name.wasm`
+/// that is a file in a PATH directory.
+pub fn find(sh: &Shell, name: &str) -> Option<PathBuf> {
+    if name.is_empty() {
+        return None;
+    }
+    if name.contains('/') {
+        let p = crate::coreutils::lexical(&sh.path(name));
+        return p.is_file().then_some(p);
+    }
+    let path = sh.get("PATH").unwrap_or_default();
+    for dir in path.split(':') {
+        let dir = if dir.is_empty() { "." } else { dir };
+        let base = sh.path(dir);
+        let mut names = vec![name.to_string()];
+        if !name.ends_with(".wasm") {
+            names.push(format!("{name}.wasm"));
+        }
+        for n in names {
+            let p = base.join(n);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Runs the program or script at `path` as `argv`; bash's errors (126, 127) when it cannot.
+pub fn exec(sh: &mut Shell, path: &Path, argv: &[String], io: &Io) -> Status {
+    let shown = &argv[0];
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            io.eprint(&format!("bash: {shown}: {}\n", io_msg(&e)));
+            return Ok(126);
+        }
+    };
+    if bytes.starts_with(b"\0asm") {
+        return Ok(spawn(sh, bytes, argv, io));
+    }
+    if let Some(line) = bytes.strip_prefix(b"#!") {
+        let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+        let line = String::from_utf8_lossy(line);
+        let mut words = line.split_whitespace();
+        let interp = words.next().unwrap_or_default();
+        let mut rest: Vec<String> = words.map(str::to_string).collect();
+        let mut name = interp.rsplit('/').next().unwrap_or_default().to_string();
+        if name == "env" && !rest.is_empty() {
+            name = rest.remove(0);
+        }
+        if !matches!(name.as_str(), "bash" | "sh" | "") {
+            let Some(found) = find(sh, &name) else {
+                io.eprint(&format!(
+                    "bash: {shown}: {interp}: bad interpreter: No such file or directory\n"
+                ));
+                return Ok(126);
+            };
+            let mut args = vec![name];
+            args.extend(rest);
+            args.push(path.to_string_lossy().into_owned());
+            args.extend(argv[1..].iter().cloned());
+            return exec(sh, &found, &args, io);
+        }
+    } else if bytes.contains(&0) {
+        io.eprint(&format!(
+            "bash: {shown}: cannot execute binary file: Exec format error\n"
+        ));
+        return Ok(126);
+    }
+    // A script: a new shell that sees the exported variables only, as a child bash would.
+    let mut sub = Shell::new(&sh.cwd);
+    for (k, v) in &sh.vars {
+        if v.exported {
+            sub.set_exported(k, v.value.clone());
+        }
+    }
+    sub.arg0 = shown.clone();
+    sub.positional = argv[1..].to_vec();
+    let src = String::from_utf8_lossy(&bytes);
+    match sub.run_script(&src, io) {
+        Ok(s) | Err(Flow::Exit(s)) => Ok(s),
+        Err(_) => Ok(0),
+    }
+}
+
+/// Runs a WebAssembly program through the host and copies its output to the shell's streams.
+fn spawn(sh: &Shell, wasm: Vec<u8>, argv: &[String], io: &Io) -> i32 {
+    let env: Vec<(String, String)> = sh
+        .vars
+        .iter()
+        .filter(|(_, v)| v.exported)
+        .map(|(k, v)| (k.clone(), v.value.clone()))
+        .collect();
+    match host::run(
+        wasm,
+        argv.to_vec(),
+        env,
+        sh.cwd.clone(),
+        read_all(&io.stdin),
+    ) {
+        Ok(done) => {
+            io.out.write(&done.stdout);
+            io.err.write(&done.stderr);
+            done.exit_code & 0xff
+        }
+        Err(why) => {
+            io.eprint(&format!("bash: {}: {why}\n", argv[0]));
+            126
+        }
+    }
+}
+
+/// What the host answered.
+struct Done {
+    exit_code: i32,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+#[cfg(target_os = "wasi")]
+mod host {
+    wit_bindgen::generate!({
+        path: "../../wit/sandbox",
+        world: "burrow:sandbox/shell",
+    });
+
+    use burrow::sandbox::process::{Command, SpawnError, run as host_run};
+
+    pub(super) fn run(
+        wasm: Vec<u8>,
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: String,
+        stdin: Vec<u8>,
+    ) -> Result<super::Done, String> {
+        let cmd = Command {
+            wasm,
+            argv,
+            env,
+            cwd,
+            stdin,
+        };
+        match host_run(&cmd) {
+            Ok(e) => Ok(super::Done {
+                exit_code: e.exit_code,
+                stdout: e.stdout,
+                stderr: e.stderr,
+            }),
+            Err(SpawnError::NotExecutable(why)) => {
+                Err(format!("cannot execute binary file: {why}"))
+            }
+            Err(SpawnError::TooDeep(n)) => Err(format!(
+                "cannot run: programs started from programs nest deeper than {n}"
+            )),
+        }
+    }
+}
+
+/// Outside a sandbox (the shell built natively for its unit tests) there is no host to ask.
+#[cfg(not(target_os = "wasi"))]
+mod host {
+    pub(super) fn run(
+        _wasm: Vec<u8>,
+        _argv: Vec<String>,
+        _env: Vec<(String, String)>,
+        _cwd: String,
+        _stdin: Vec<u8>,
+    ) -> Result<super::Done, String> {
+        Err("cannot execute binary file: no burrow host to run WebAssembly".into())
+    }
+}
