@@ -21,6 +21,7 @@ pub const NAMES: &[&str] = &[
     "gzip",
     "gunzip",
     "zcat",
+    "patch",
 ];
 
 pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
@@ -33,6 +34,7 @@ pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
         "awk" => return Some(crate::awk::run(sh, args, io)),
         "jq" => return Some(crate::jq::run(sh, args, io)),
         "rg" => rg(sh, args, io),
+        "patch" => crate::patch::run(sh, args, io),
         _ if crate::archive::NAMES.contains(&cmd) => return crate::archive::run(sh, argv, io),
         _ => return None,
     }))
@@ -41,6 +43,7 @@ pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
 fn input(sh: &Shell, cmd: &str, file: Option<&String>, io: &Io) -> Result<Vec<u8>, i32> {
     match file.map(String::as_str) {
         None | Some("-") => Ok(read_all(&io.stdin)),
+        Some("/dev/null") => Ok(Vec::new()),
         Some(f) => fs::read(sh.path(f)).map_err(|e| {
             io.eprint(&format!("{cmd}: {f}: {}\n", io_msg(&e)));
             1

@@ -13,6 +13,7 @@ mod expand;
 mod extra;
 mod io;
 mod jq;
+mod patch;
 mod process;
 mod shell;
 mod state;
