@@ -302,6 +302,20 @@ fn per_call(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
             report,
         );
     }
+    if cx.wants("session.cat_wc") {
+        let r = time_it(n, 1e6, || {
+            sb.sh(&id, "cat 4k.txt | wc -l")?;
+            Ok(())
+        })?;
+        cx.record(
+            "session.cat_wc",
+            "µs",
+            r,
+            None,
+            "`cat 4k.txt | wc -l` through the shell component",
+            report,
+        );
+    }
     Ok(())
 }
 

@@ -81,28 +81,52 @@ fn ere(p: &str) -> String {
     p.replace("\\<", "\\b").replace("\\>", "\\b")
 }
 
+/// What a walked entry is, from the directory listing itself (no stat per entry: WASI's
+/// `read-directory` already says).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    File,
+    Dir,
+    Symlink,
+}
+
+/// Every entry under `root` in sorted order, depth first, shown as `display/...`.
 fn walk(root: &std::path::Path, display: &str, out: &mut Vec<(String, std::path::PathBuf)>) {
+    let mut typed = Vec::new();
+    walk_typed(root, display, &mut typed);
+    out.extend(typed.into_iter().map(|(d, p, _)| (d, p)));
+}
+
+fn walk_typed(
+    root: &std::path::Path,
+    display: &str,
+    out: &mut Vec<(String, std::path::PathBuf, Kind)>,
+) {
     let Ok(rd) = fs::read_dir(root) else { return };
-    let mut names: Vec<String> = rd
+    let mut entries: Vec<(String, Kind)> = rd
         .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .map(|e| {
+            let kind = match e.file_type() {
+                Ok(t) if t.is_symlink() => Kind::Symlink,
+                Ok(t) if t.is_dir() => Kind::Dir,
+                _ => Kind::File,
+            };
+            (e.file_name().to_string_lossy().into_owned(), kind)
+        })
         .collect();
-    names.sort();
-    for n in names {
+    entries.sort();
+    for (n, kind) in entries {
         let full = root.join(&n);
         let disp = if display.ends_with('/') {
             format!("{display}{n}")
         } else {
             format!("{display}/{n}")
         };
-        let Ok(m) = fs::symlink_metadata(&full) else {
-            continue;
-        };
-        if m.is_dir() {
-            out.push((disp.clone(), full.clone()));
-            walk(&full, &disp, out);
+        if kind == Kind::Dir {
+            out.push((disp.clone(), full.clone(), kind));
+            walk_typed(&full, &disp, out);
         } else {
-            out.push((disp, full));
+            out.push((disp, full, kind));
         }
     }
 }
@@ -241,7 +265,8 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
             }
         })
         .collect();
-    let re = match regex::RegexBuilder::new(
+    // A bytes regex over whole files (no UTF-8 copy, no per-line calls); `^`/`$` at line ends.
+    let re = match regex::bytes::RegexBuilder::new(
         &parts
             .iter()
             .map(|p| format!("(?:{p})"))
@@ -249,6 +274,7 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
             .join("|"),
     )
     .case_insensitive(flags.contains(&'i'))
+    .multi_line(true)
     .build()
     {
         Ok(r) => r,
@@ -261,10 +287,11 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     if ops.is_empty() && recursive {
         ops.push(".".into());
     }
-    let mut targets: Vec<(String, Option<Vec<u8>>)> = Vec::new();
+    // Files are read one at a time as they are searched.
+    let mut targets: Vec<(String, Target)> = Vec::new();
     let mut status_err = false;
     if ops.is_empty() {
-        targets.push(("(standard input)".into(), Some(read_all(&io.stdin))));
+        targets.push(("(standard input)".into(), Target::Data(read_all(&io.stdin))));
     }
     let glob_ok = |name: &str| {
         let base = name.rsplit('/').next().unwrap_or(name);
@@ -278,7 +305,7 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     };
     for o in &ops {
         if o == "-" {
-            targets.push(("(standard input)".into(), Some(read_all(&io.stdin))));
+            targets.push(("(standard input)".into(), Target::Data(read_all(&io.stdin))));
             continue;
         }
         let p = sh.path(o);
@@ -289,25 +316,25 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
                     continue;
                 }
                 let mut all = Vec::new();
-                walk(&p, o.trim_end_matches('/'), &mut all);
-                for (disp, full) in all {
-                    let excluded_dir = disp.split('/').any(|seg| {
-                        exclude_dirs
-                            .iter()
-                            .any(|g| crate::expand::pattern_matches(g, seg))
-                    });
-                    if excluded_dir || full.is_dir() || !glob_ok(&disp) {
+                walk_typed(&p, o.trim_end_matches('/'), &mut all);
+                for (disp, full, kind) in all {
+                    let excluded_dir = !exclude_dirs.is_empty()
+                        && disp.split('/').any(|seg| {
+                            exclude_dirs
+                                .iter()
+                                .any(|g| crate::expand::pattern_matches(g, seg))
+                        });
+                    if excluded_dir || kind == Kind::Dir || !glob_ok(&disp) {
                         continue;
                     }
-                    if fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink())
-                        && flags.contains(&'r')
-                    {
+                    // -r skips symlinks met on the way; -R follows them (to files).
+                    if kind == Kind::Symlink && (flags.contains(&'r') || full.is_dir()) {
                         continue;
                     }
-                    targets.push((disp, fs::read(&full).ok()));
+                    targets.push((disp, Target::Path(full)));
                 }
             }
-            Ok(_) => targets.push((o.clone(), fs::read(&p).ok())),
+            Ok(_) => targets.push((o.clone(), Target::Path(p))),
             Err(e) => {
                 if !flags.contains(&'s') {
                     io.eprint(&format!("{cmd}: {o}: {}\n", io_msg(&e)));
@@ -322,14 +349,28 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
         flags.contains(&'H') || targets.len() > 1 || recursive
     };
     let mut any = false;
-    let mut out = String::new();
+    let mut out: Vec<u8> = Vec::new();
     let invert = flags.contains(&'v');
-    for (name, data) in targets {
-        let Some(data) = data else { continue };
-        if data.contains(&0) && !flags.contains(&'a') {
-            let matched = String::from_utf8_lossy(&data)
-                .lines()
-                .any(|l| re.is_match(l) != invert);
+    let numbers = flags.contains(&'n');
+    for (name, target) in targets {
+        let data = match target {
+            Target::Data(d) => d,
+            Target::Path(p) => match fs::read(&p) {
+                Ok(d) => d,
+                Err(_) => continue,
+            },
+        };
+        // Flush big outputs as they grow instead of holding them all.
+        if out.len() > 1 << 16 {
+            io.out.write(&out);
+            out.clear();
+        }
+        if memchr::memchr(0, &data).is_some() && !flags.contains(&'a') {
+            let matched = if invert {
+                lines_of(&data).any(|(s, e)| !re.is_match(&data[s..e]))
+            } else {
+                !matching_lines(&re, &data, 1).is_empty()
+            };
             if matched {
                 any = true;
                 if !flags.contains(&'q')
@@ -337,93 +378,107 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
                     && !flags.contains(&'c')
                     && !flags.contains(&'I')
                 {
-                    out.push_str(&format!("Binary file {name} matches\n"));
+                    out.extend_from_slice(format!("Binary file {name} matches\n").as_bytes());
                 } else if flags.contains(&'l') {
-                    out.push_str(&format!("{name}\n"));
+                    out.extend_from_slice(format!("{name}\n").as_bytes());
                 }
             }
             continue;
         }
-        let text = String::from_utf8_lossy(&data).into_owned();
-        let ls: Vec<&str> = text.lines().collect();
-        let hits: Vec<usize> = ls
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| re.is_match(l) != invert)
-            .map(|(i, _)| i)
-            .take(max_count.unwrap_or(usize::MAX))
-            .collect();
+        let limit = max_count.unwrap_or(usize::MAX);
+        // (line index, start, end) of each shown line and whether it matched.
+        let hits: Vec<(usize, usize, usize)> = if invert || before > 0 || after > 0 {
+            lines_of(&data)
+                .enumerate()
+                .filter(|(_, (s, e))| re.is_match(&data[*s..*e]) != invert)
+                .map(|(i, (s, e))| (i, s, e))
+                .take(limit)
+                .collect()
+        } else {
+            matching_lines(&re, &data, limit)
+        };
         if !hits.is_empty() {
             any = true;
         }
         if flags.contains(&'q') {
             if any {
+                io.out.write(&out);
                 return 0;
             }
             continue;
         }
         if flags.contains(&'l') {
             if !hits.is_empty() {
-                out.push_str(&format!("{name}\n"));
+                out.extend_from_slice(format!("{name}\n").as_bytes());
             }
             continue;
         }
         if flags.contains(&'L') {
             if hits.is_empty() {
-                out.push_str(&format!("{name}\n"));
+                out.extend_from_slice(format!("{name}\n").as_bytes());
             }
             continue;
         }
         if flags.contains(&'c') {
             if show_names {
-                out.push_str(&format!("{name}:{}\n", hits.len()));
+                out.extend_from_slice(format!("{name}:{}\n", hits.len()).as_bytes());
             } else {
-                out.push_str(&format!("{}\n", hits.len()));
+                out.extend_from_slice(format!("{}\n", hits.len()).as_bytes());
             }
             continue;
         }
-        let prefix = |i: usize, sep: char| {
-            let mut p = String::new();
+        let prefix = |out: &mut Vec<u8>, i: usize, sep: u8| {
             if show_names {
-                p.push_str(&name);
-                p.push(sep);
+                out.extend_from_slice(name.as_bytes());
+                out.push(sep);
             }
-            if flags.contains(&'n') {
-                p.push_str(&format!("{}{sep}", i + 1));
+            if numbers {
+                out.extend_from_slice((i + 1).to_string().as_bytes());
+                out.push(sep);
             }
-            p
         };
-        let mut shown: Vec<usize> = Vec::new();
-        for &h in &hits {
-            for j in h.saturating_sub(before)..=(h + after).min(ls.len().saturating_sub(1)) {
-                if shown.last().is_none_or(|&l| j > l) {
-                    shown.push(j);
+        let shown: Vec<(usize, usize, usize, bool)> = if before > 0 || after > 0 {
+            let all: Vec<(usize, usize)> = lines_of(&data).collect();
+            let mut shown: Vec<(usize, usize, usize, bool)> = Vec::new();
+            let hitset: std::collections::HashSet<usize> = hits.iter().map(|h| h.0).collect();
+            for &(h, _, _) in &hits {
+                for j in h.saturating_sub(before)..=(h + after).min(all.len().saturating_sub(1)) {
+                    if shown.last().is_none_or(|l| j > l.0) {
+                        shown.push((j, all[j].0, all[j].1, hitset.contains(&j)));
+                    }
                 }
             }
-        }
-        let hitset: std::collections::HashSet<usize> = hits.iter().copied().collect();
+            shown
+        } else {
+            hits.iter().map(|&(i, s, e)| (i, s, e, true)).collect()
+        };
         let mut prev: Option<usize> = None;
-        for j in shown {
+        for (j, s, e, hit) in shown {
             if (before > 0 || after > 0) && prev.is_some_and(|p| j > p + 1) {
-                out.push_str("--\n");
+                out.extend_from_slice(b"--\n");
             }
             prev = Some(j);
-            if hitset.contains(&j) {
-                if flags.contains(&'o') && !invert {
-                    for m in re.find_iter(ls[j]) {
-                        if !m.as_str().is_empty() {
-                            out.push_str(&format!("{}{}\n", prefix(j, ':'), m.as_str()));
-                        }
+            let line = &data[s..e];
+            if !hit {
+                prefix(&mut out, j, b'-');
+                out.extend_from_slice(line);
+                out.push(b'\n');
+            } else if flags.contains(&'o') && !invert {
+                for m in re.find_iter(line) {
+                    if !m.as_bytes().is_empty() {
+                        prefix(&mut out, j, b':');
+                        out.extend_from_slice(m.as_bytes());
+                        out.push(b'\n');
                     }
-                } else {
-                    out.push_str(&format!("{}{}\n", prefix(j, ':'), ls[j]));
                 }
             } else {
-                out.push_str(&format!("{}{}\n", prefix(j, '-'), ls[j]));
+                prefix(&mut out, j, b':');
+                out.extend_from_slice(line);
+                out.push(b'\n');
             }
         }
     }
-    io.print(&out);
+    io.out.write(&out);
     if status_err && !any {
         2
     } else if any {
@@ -431,6 +486,57 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     } else {
         1
     }
+}
+
+/// A file to search: bytes already read (stdin) or a path read when its turn comes.
+enum Target {
+    Data(Vec<u8>),
+    Path(std::path::PathBuf),
+}
+
+/// The (start, end) byte range of each line, newline excluded; a final newline ends the last
+/// line rather than starting an empty one.
+fn lines_of(data: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut pos = 0;
+    std::iter::from_fn(move || {
+        if pos >= data.len() {
+            return None;
+        }
+        let s = pos;
+        let e = memchr::memchr(b'\n', &data[s..]).map_or(data.len(), |i| s + i);
+        pos = e + 1;
+        Some((s, e))
+    })
+}
+
+/// The lines of `data` that `re` matches, at most `limit`, as (line index, start, end). One
+/// regex scan over the whole buffer finds candidates; a candidate that spans lines is checked
+/// again on its first line alone, so the result is exactly the per-line answer.
+fn matching_lines(
+    re: &regex::bytes::Regex,
+    data: &[u8],
+    limit: usize,
+) -> Vec<(usize, usize, usize)> {
+    let mut hits = Vec::new();
+    let (mut pos, mut line_no, mut counted) = (0usize, 0usize, 0usize);
+    while hits.len() < limit && pos < data.len() {
+        let Some(m) = re.find_at(data, pos) else {
+            break;
+        };
+        let at = m.start();
+        if at >= data.len() {
+            break;
+        }
+        let s = memchr::memrchr(b'\n', &data[pos..at]).map_or(pos, |i| pos + i + 1);
+        let e = memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |i| at + i);
+        if m.end() <= e || re.is_match(&data[s..e]) {
+            line_no += memchr::memchr_iter(b'\n', &data[counted..s]).count();
+            counted = s;
+            hits.push((line_no, s, e));
+        }
+        pos = e + 1;
+    }
+    hits
 }
 
 #[derive(Debug)]
