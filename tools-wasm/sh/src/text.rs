@@ -442,9 +442,15 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
             let mut shown: Vec<(usize, usize, usize, bool)> = Vec::new();
             let hitset: std::collections::HashSet<usize> = hits.iter().map(|h| h.0).collect();
             for &(h, _, _) in &hits {
-                for j in h.saturating_sub(before)..=(h + after).min(all.len().saturating_sub(1)) {
+                let first = h.saturating_sub(before);
+                let window = all
+                    .iter()
+                    .enumerate()
+                    .skip(first)
+                    .take(h + after + 1 - first);
+                for (j, &(s, e)) in window {
                     if shown.last().is_none_or(|l| j > l.0) {
-                        shown.push((j, all[j].0, all[j].1, hitset.contains(&j)));
+                        shown.push((j, s, e, hitset.contains(&j)));
                     }
                 }
             }
