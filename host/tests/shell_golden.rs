@@ -146,3 +146,60 @@ fn rg_golden() {
     let failures = mismatches(&sb, &id, cases);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// ripgrep's ignore files: `.gitignore` inside a git repository (negation, directories,
+/// nested files, files above the search root), `.ignore` always, and the flags that turn them
+/// off. ripgrep's output order is not defined, so lists are sorted.
+#[test]
+fn rg_ignore_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let sb = common::sandbox(dir.path());
+    let id = sb.create(None).unwrap().id;
+    sb.sh(
+        &id,
+        "mkdir -p repo/.git repo/src repo/target repo/sub plain \
+         && printf 'target/\\n*.log\\n!keep.log\\n' > repo/.gitignore \
+         && printf '/src/skip.rs\\n' > repo/.ignore \
+         && printf 'gen.rs\\n' > repo/sub/.gitignore \
+         && for f in src/a.rs src/skip.rs target/out.rs debug.log keep.log sub/gen.rs sub/real.rs; do \
+              echo needle > repo/$f; done \
+         && printf '*.txt\\n' > plain/.gitignore && echo needle > plain/a.txt && echo needle > plain/b.md",
+    )
+    .unwrap();
+    let cases: &[(&str, &str, i32)] = &[
+        (
+            "cd /workspace/repo && rg -l needle | sort",
+            "keep.log\nsrc/a.rs\nsub/real.rs\n",
+            0,
+        ),
+        (
+            "cd /workspace/repo && rg -l --no-ignore needle | sort",
+            "debug.log\nkeep.log\nsrc/a.rs\nsrc/skip.rs\nsub/gen.rs\nsub/real.rs\ntarget/out.rs\n",
+            0,
+        ),
+        (
+            "cd /workspace/repo && rg -l --no-ignore-vcs needle | sort",
+            "debug.log\nkeep.log\nsrc/a.rs\nsub/gen.rs\nsub/real.rs\ntarget/out.rs\n",
+            0,
+        ),
+        ("cd /workspace/repo/src && rg -l needle", "a.rs\n", 0),
+        (
+            "cd /workspace/repo && rg --files | sort",
+            "keep.log\nsrc/a.rs\nsub/real.rs\n",
+            0,
+        ),
+        ("cd /workspace/repo && rg needle debug.log", "needle\n", 0),
+        (
+            "cd /workspace && rg -l needle plain | sort",
+            "plain/a.txt\nplain/b.md\n",
+            0,
+        ),
+        (
+            "cd /workspace && rg -l --no-require-git needle plain",
+            "plain/b.md\n",
+            0,
+        ),
+    ];
+    let failures = mismatches(&sb, &id, cases);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

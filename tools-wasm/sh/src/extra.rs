@@ -234,10 +234,14 @@ fn diff(sh: &Shell, args: &[String], io: &Io) -> i32 {
 /// rg: ripgrep's common flags on top of the shell's grep. Recursive by default, hidden files
 /// and directories skipped (`--hidden` keeps them), binary files skipped, paths printed
 /// without `./`, line numbers only with `-n` (ripgrep's behaviour when its output is not a
-/// terminal, as in a tool call). `.gitignore` files are not consulted.
+/// terminal, as in a tool call). Ignore files are honoured as ripgrep does (see
+/// `ignore_walk.rs`): `.ignore`/`.rgignore` always, `.gitignore` inside a git repository;
+/// `--no-ignore`/`-u` turns them off, `--no-ignore-vcs` only `.gitignore`, `--no-require-git`
+/// applies `.gitignore` outside a repository too.
 pub fn rg(sh: &Shell, args: &[String], io: &Io) -> i32 {
     let mut g: Vec<String> = vec!["-r".into(), "-I".into(), "-E".into()];
     let mut hidden = false;
+    let (mut no_ignore, mut no_vcs, mut no_require_git) = (false, false, false);
     let mut list_files = false;
     let mut smart = false;
     let mut pattern: Option<String> = None;
@@ -261,8 +265,14 @@ pub fn rg(sh: &Shell, args: &[String], io: &Io) -> i32 {
             "-v" | "--invert-match" => g.push("-v".into()),
             "-o" | "--only-matching" => g.push("-o".into()),
             "-F" | "--fixed-strings" => g.push("-F".into()),
-            "-u" | "--no-ignore" => {}
-            "-uu" | "-uuu" | "--hidden" | "-." => hidden = true,
+            "-u" | "--no-ignore" => no_ignore = true,
+            "--no-ignore-vcs" => no_vcs = true,
+            "--no-require-git" => no_require_git = true,
+            "-uu" | "-uuu" => {
+                no_ignore = true;
+                hidden = true;
+            }
+            "--hidden" | "-." => hidden = true,
             "--files" => list_files = true,
             "-A" | "-B" | "-C" | "-m" => {
                 let Some(v) = value(&mut i) else {
@@ -331,6 +341,16 @@ pub fn rg(sh: &Shell, args: &[String], io: &Io) -> i32 {
         }
         i += 1;
     }
+    let ignore = (!no_ignore).then(|| {
+        let first = sh.path(paths.first().map_or(".", |p| p.as_str()));
+        !no_vcs && (no_require_git || in_git_repo(&first))
+    });
+    if let Some(vcs) = ignore {
+        g.push(format!(
+            "--burrow-ignore={}",
+            if vcs { "all" } else { "dot" }
+        ));
+    }
     if !hidden {
         // `.[!.]*`: hidden names, but not the `.` operand itself.
         g.push("--exclude-dir=.[!.]*".into());
@@ -344,7 +364,7 @@ pub fn rg(sh: &Shell, args: &[String], io: &Io) -> i32 {
             paths
         };
         for root in roots {
-            list(&sh.path(&root), &root, hidden, &mut out);
+            list(&sh.path(&root), &root, hidden, ignore, &mut out);
         }
         out.sort();
         for f in &out {
@@ -389,28 +409,45 @@ pub fn rg(sh: &Shell, args: &[String], io: &Io) -> i32 {
     crate::text::grep(sh, "rg", &g, io)
 }
 
+/// Whether `path` is inside a git repository: a `.git` in it or an ancestor (within the
+/// workspace).
+fn in_git_repo(path: &std::path::Path) -> bool {
+    let path = crate::coreutils::lexical(path);
+    path.ancestors()
+        .take_while(|a| a.starts_with("/workspace"))
+        .any(|a| a.join(".git").exists())
+}
+
 /// Files under `dir` for `rg --files`, named as `shown/...` (or bare when shown is ".").
-fn list(dir: &std::path::Path, shown: &str, hidden: bool, out: &mut Vec<String>) {
-    let Ok(rd) = fs::read_dir(dir) else {
-        if dir.is_file() {
-            out.push(shown.to_string());
-        }
+fn list(
+    dir: &std::path::Path,
+    shown: &str,
+    hidden: bool,
+    ignore: Option<bool>,
+    out: &mut Vec<String>,
+) {
+    if dir.is_file() {
+        out.push(shown.to_string());
         return;
+    }
+    let mut all = Vec::new();
+    let root = if shown == "." {
+        ""
+    } else {
+        shown.trim_end_matches('/')
     };
-    for e in rd.filter_map(Result::ok) {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !hidden && name.starts_with('.') {
+    match ignore {
+        Some(vcs) => crate::ignore_walk::walk(dir, root, vcs, &mut all),
+        None => crate::text::walk_typed(dir, root, &mut all),
+    }
+    for (disp, _, kind) in all {
+        let disp = disp.strip_prefix('/').unwrap_or(&disp).to_string();
+        let rel = disp.strip_prefix(root).unwrap_or(&disp);
+        if !hidden && rel.split('/').any(|c| c.starts_with('.')) {
             continue;
         }
-        let child = if shown == "." {
-            name.clone()
-        } else {
-            format!("{}/{name}", shown.trim_end_matches('/'))
-        };
-        match e.file_type() {
-            Ok(t) if t.is_dir() => list(&e.path(), &child, hidden, out),
-            Ok(t) if t.is_file() => out.push(child),
-            _ => {}
+        if kind == crate::text::Kind::File {
+            out.push(disp);
         }
     }
 }

@@ -11,6 +11,7 @@ mod builtins;
 mod coreutils;
 mod expand;
 mod extra;
+mod ignore_walk;
 mod io;
 mod jq;
 mod patch;

@@ -97,7 +97,7 @@ fn walk(root: &std::path::Path, display: &str, out: &mut Vec<(String, std::path:
     out.extend(typed.into_iter().map(|(d, p, _)| (d, p)));
 }
 
-fn walk_typed(
+pub fn walk_typed(
     root: &std::path::Path,
     display: &str,
     out: &mut Vec<(String, std::path::PathBuf, Kind)>,
@@ -137,6 +137,7 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     let (mut after, mut before) = (0usize, 0usize);
     let (mut includes, mut excludes, mut exclude_dirs) = (Vec::new(), Vec::new(), Vec::new());
     let mut max_count: Option<usize> = None;
+    let mut ignore_mode: Option<bool> = None;
     let mut i = 0;
     let mut only_ops = false;
     while i < args.len() {
@@ -179,6 +180,15 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
                     flags.insert('o');
                 }
                 "color" | "colour" => {}
+                // rg's ignore files (`all`: .gitignore too, `dot`: .ignore/.rgignore only);
+                // the shell's own flag, not GNU grep's.
+                "burrow-ignore" if cmd == "rg" => {
+                    ignore_mode = match v.as_deref() {
+                        Some("all") => Some(true),
+                        Some("dot") => Some(false),
+                        _ => None,
+                    };
+                }
                 _ => {
                     io.eprint(&format!("{cmd}: unrecognized option '--{k}'\nUsage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n"));
                     return 2;
@@ -316,7 +326,12 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
                     continue;
                 }
                 let mut all = Vec::new();
-                walk_typed(&p, o.trim_end_matches('/'), &mut all);
+                match ignore_mode {
+                    Some(vcs) => {
+                        crate::ignore_walk::walk(&p, o.trim_end_matches('/'), vcs, &mut all)
+                    }
+                    None => walk_typed(&p, o.trim_end_matches('/'), &mut all),
+                }
                 for (disp, full, kind) in all {
                     let excluded_dir = !exclude_dirs.is_empty()
                         && disp.split('/').any(|seg| {
