@@ -515,10 +515,26 @@ fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
     let flag = |c: char| args.iter().any(|a| a.starts_with('-') && a.contains(c));
     let export = flag('x');
     let (assoc, indexed) = (flag('A'), flag('a'));
+    // Inside a function, `local`/`declare` hide the caller's variable of that name until the
+    // function returns (scalar and array alike).
+    let scoped = name == "local" || (name != "readonly" && !sh.locals.is_empty());
     for a in args.iter().filter(|a| !a.starts_with('-')) {
         let (k, v) = match a.split_once('=') {
             Some((k, v)) => (k.to_string(), Some(v.to_string())),
             None => (a.clone(), None),
+        };
+        let hid = if scoped && !sh.locals.is_empty() {
+            let saved = (
+                k.clone(),
+                sh.vars.get(&k).cloned(),
+                sh.arrays.get(&k).cloned(),
+            );
+            if let Some(frame) = sh.locals.last_mut() {
+                frame.push(saved);
+            }
+            true
+        } else {
+            false
         };
         // declare -a/-A NAME, and NAME=(items) given as one word.
         if assoc
@@ -553,17 +569,18 @@ fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
                         }
                     }
                 }
-            } else if let Some(existing) = sh.arrays.get(&k) {
+            } else if !hid && let Some(existing) = sh.arrays.get(&k) {
                 array = existing.clone();
             }
             sh.vars.remove(&k);
             sh.arrays.insert(k, array);
             continue;
         }
-        if (name == "local" || (name != "readonly" && !sh.locals.is_empty()))
-            && let Some(frame) = sh.locals.last_mut()
-        {
-            frame.push((k.clone(), sh.vars.get(&k).cloned()));
+        if hid {
+            sh.arrays.remove(&k);
+            if v.is_none() {
+                sh.vars.remove(&k);
+            }
         }
         match v {
             Some(v) => sh.set(&k, v),

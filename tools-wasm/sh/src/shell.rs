@@ -96,8 +96,9 @@ pub struct Shell {
     pub options: Options,
     pub positional: Vec<String>,
     pub last_status: i32,
-    /// Saved variables of the enclosing function calls (for `local`).
-    pub locals: Vec<Vec<(String, Option<Var>)>>,
+    /// What `local` hid in each enclosing function call: the name's scalar and array, put
+    /// back when the function returns.
+    pub locals: Vec<Vec<(String, Option<Var>, Option<Array>)>>,
     /// Depth of `if`/`while` conditions and `&&`/`||` operands (where `set -e` is off).
     pub condition_depth: u32,
     /// Depth of function calls, loops (for `break`/`return` validity).
@@ -1011,13 +1012,21 @@ impl Shell {
         };
         let r = self.run_compound(body, &io);
         let frame = self.locals.pop().unwrap_or_default();
-        for (name, old) in frame.into_iter().rev() {
-            match old {
+        for (name, old_var, old_array) in frame.into_iter().rev() {
+            match old_var {
                 Some(v) => {
-                    self.vars.insert(name, v);
+                    self.vars.insert(name.clone(), v);
                 }
                 None => {
                     self.vars.remove(&name);
+                }
+            }
+            match old_array {
+                Some(a) => {
+                    self.arrays.insert(name, a);
+                }
+                None => {
+                    self.arrays.remove(&name);
                 }
             }
         }
