@@ -82,6 +82,9 @@ impl Array {
 pub const MAX_FUNCTION_NESTING: usize = 150;
 
 /// Everything the shell knows.
+/// A name `local` shadowed: its scalar and its array before the function's own.
+pub type Hidden = (String, Option<Var>, Option<Array>);
+
 #[derive(Clone)]
 pub struct Shell {
     pub cwd: String,
@@ -98,7 +101,7 @@ pub struct Shell {
     pub last_status: i32,
     /// What `local` hid in each enclosing function call: the name's scalar and array, put
     /// back when the function returns.
-    pub locals: Vec<Vec<(String, Option<Var>, Option<Array>)>>,
+    pub locals: Vec<Vec<Hidden>>,
     /// Depth of `if`/`while` conditions and `&&`/`||` operands (where `set -e` is off).
     pub condition_depth: u32,
     /// Depth of function calls, loops (for `break`/`return` validity).
