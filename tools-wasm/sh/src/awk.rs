@@ -3,7 +3,9 @@
 //! redirection), if/while/do/for/for-in, next/exit/break/continue, associative arrays with
 //! `in` and `delete`, user functions, and the string and math builtins (length, substr,
 //! index, split, sub, gsub, match, sprintf, tolower, toupper, int, sqrt, exp, log, sin, cos,
-//! atan2, rand, srand). Not supported: getline, pipes to and from commands, `system`.
+//! atan2, rand, srand), getline in all its forms (`getline [var]`, `getline [var] < file`,
+//! `cmd | getline [var]`), `print | "cmd"`, `system()` and `close()`; commands run in a copy
+//! of the shell, so pipes between them are buffers.
 
 use std::collections::HashMap;
 use std::fs;
@@ -141,6 +143,15 @@ enum Expr {
     Incr(bool, i8, Box<Expr>),
     Call(String, Vec<Expr>),
     Group(Box<Expr>),
+    /// `getline [var]`, `getline [var] < file`, `cmd | getline [var]`.
+    Getline(GetSrc, Option<Box<Expr>>),
+}
+
+#[derive(Clone, Debug)]
+enum GetSrc {
+    Main,
+    File(Box<Expr>),
+    Cmd(Box<Expr>),
 }
 
 #[derive(Clone, Debug)]
@@ -148,6 +159,8 @@ enum Redirect {
     None,
     Write(Expr),
     Append(Expr),
+    /// `print | "cmd"`: the command runs on everything printed to it, at close() or the end.
+    Pipe(Expr),
 }
 
 #[derive(Clone, Debug)]
@@ -687,8 +700,8 @@ impl Parser {
                         Redirect::Write(self.concat_level()?)
                     } else if self.eat_op(">>") {
                         Redirect::Append(self.concat_level()?)
-                    } else if self.is_op("|") {
-                        return Err("output pipes to commands are not supported".into());
+                    } else if self.eat_op("|") {
+                        Redirect::Pipe(self.concat_level()?)
                     } else {
                         Redirect::None
                     };
@@ -740,7 +753,6 @@ impl Parser {
                     }
                     return Ok(Stmt::Delete(name, None));
                 }
-                "getline" => return Err("getline is not supported".into()),
                 _ => {}
             }
         }
@@ -859,6 +871,13 @@ impl Parser {
     fn concat_level(&mut self) -> PResult<Expr> {
         let mut a = self.additive()?;
         loop {
+            if self.is_op("|") && matches!(self.toks.get(self.pos + 1), Some(Tok::Kw("getline"))) {
+                self.next();
+                self.next();
+                let var = self.getline_target()?;
+                a = Expr::Getline(GetSrc::Cmd(Box::new(a)), var);
+                continue;
+            }
             let starts_operand = match self.peek() {
                 Tok::Num(_)
                 | Tok::Str(_)
@@ -964,8 +983,24 @@ impl Parser {
         Ok(p)
     }
 
+    /// The optional variable after `getline`.
+    fn getline_target(&mut self) -> PResult<Option<Box<Expr>>> {
+        if matches!(self.peek(), Tok::Name(_)) || self.is_op("$") {
+            return Ok(Some(Box::new(self.primary()?)));
+        }
+        Ok(None)
+    }
+
     fn primary(&mut self) -> PResult<Expr> {
         match self.next() {
+            Tok::Kw("getline") => {
+                let var = self.getline_target()?;
+                if self.eat_op("<") {
+                    let file = self.primary()?;
+                    return Ok(Expr::Getline(GetSrc::File(Box::new(file)), var));
+                }
+                Ok(Expr::Getline(GetSrc::Main, var))
+            }
             Tok::Num(n) => Ok(Expr::Num(n)),
             Tok::Str(s) => Ok(Expr::Str(s)),
             Tok::Regex(r) => Ok(Expr::Regex(r)),
@@ -1321,6 +1356,12 @@ struct Interp<'a> {
     nf: usize,
     regex_cache: HashMap<String, regex::Regex>,
     files: HashMap<String, fs::File>,
+    /// Records of the current input file not yet read (plain `getline` takes from here too).
+    pending: std::collections::VecDeque<String>,
+    /// Files and commands `getline` reads from: their records and how many were read.
+    readers: HashMap<String, (Vec<String>, usize)>,
+    /// Commands printed to with `|`, in first-use order, with what they were sent.
+    pipes: Vec<(String, String)>,
     range_on: Vec<bool>,
     rand_state: u64,
     depth: usize,
@@ -1492,6 +1533,7 @@ impl<'a> Interp<'a> {
                 Val::Num(self.re_match(r, &rec)? as i32 as f64)
             }
             Expr::Var(n) => self.get_var(n),
+            Expr::Getline(src, var) => Val::Num(self.getline(src, var.as_deref())?),
             Expr::Group(e) => self.eval(e)?,
             Expr::Field(i) => {
                 let i = self.eval(i)?.num();
@@ -1796,16 +1838,22 @@ impl<'a> Interp<'a> {
                 Val::Num(old as f64)
             }
             "close" | "fflush" => {
+                let mut status = 0;
                 if name == "close" {
                     let f = s(self, 0)?;
                     self.files.remove(&f);
+                    self.readers.remove(&f);
+                    if let Some(i) = self.pipes.iter().position(|(c, _)| *c == f) {
+                        let (cmd, input) = self.pipes.remove(i);
+                        status = self.shell(&cmd, input.into_bytes(), None);
+                    }
                 }
-                Val::Num(0.0)
+                Val::Num(status as f64)
             }
             "system" => {
-                self.io
-                    .eprint("awk: system() is not supported in burrow's awk\n");
-                Val::Num(-1.0)
+                let cmd = s(self, 0)?;
+                let status = self.shell(&cmd, Vec::new(), None);
+                Val::Num(status as f64)
             }
             user => {
                 let Some(f) = self.funcs.get(user) else {
@@ -1852,6 +1900,90 @@ impl<'a> Interp<'a> {
         })
     }
 
+    /// Runs `cmd` in a copy of the shell with `input` on stdin; its stdout goes to `capture`
+    /// when given, else to awk's own. Returns its exit status.
+    fn shell(&mut self, cmd: &str, input: Vec<u8>, capture: Option<&mut Vec<u8>>) -> i32 {
+        let mut sub = self.sh.clone();
+        let (out, buf) = match capture {
+            Some(_) => {
+                let (sink, buf) = crate::io::Sink::buffer();
+                (sink, Some(buf))
+            }
+            None => (self.io.out.clone(), None),
+        };
+        let io = Io {
+            stdin: crate::io::input(input),
+            out,
+            err: self.io.err.clone(),
+        };
+        let status = match sub.run_script(cmd, &io) {
+            Ok(s) | Err(crate::shell::Flow::Exit(s)) => s,
+            Err(_) => 0,
+        };
+        if let (Some(dst), Some(buf)) = (capture, buf) {
+            dst.extend_from_slice(&buf.borrow());
+        }
+        status
+    }
+
+    fn counter(&mut self, name: &str, by: f64) {
+        let n = self.get_var(name).num() + by;
+        self.set_var(name, Val::Num(n));
+    }
+
+    /// `getline`: 1 with a record read, 0 at the end, -1 when the source cannot be read.
+    fn getline(&mut self, src: &GetSrc, var: Option<&Expr>) -> IResult<f64> {
+        let conv = self.convfmt();
+        let (rec, main_like) = match src {
+            GetSrc::Main => match self.pending.pop_front() {
+                Some(r) => {
+                    self.counter("FNR", 1.0);
+                    (r, true)
+                }
+                None => return Ok(0.0),
+            },
+            GetSrc::File(e) | GetSrc::Cmd(e) => {
+                let key = self.eval(e)?.str(&conv);
+                if !self.readers.contains_key(&key) {
+                    let data = if let GetSrc::Cmd(_) = src {
+                        let mut out = Vec::new();
+                        self.shell(&key, Vec::new(), Some(&mut out));
+                        out
+                    } else if key == "-" || key == "/dev/stdin" {
+                        read_all(&self.io.stdin)
+                    } else {
+                        match fs::read(self.sh.path(&key)) {
+                            Ok(d) => d,
+                            Err(_) => return Ok(-1.0),
+                        }
+                    };
+                    let rs = self.special("RS").unwrap_or_else(|| "\n".into());
+                    let recs = split_records(&String::from_utf8_lossy(&data), &rs);
+                    self.readers.insert(key.clone(), (recs, 0));
+                }
+                let Some((recs, at)) = self.readers.get_mut(&key) else {
+                    return Ok(-1.0);
+                };
+                let Some(r) = recs.get(*at).cloned() else {
+                    return Ok(0.0);
+                };
+                *at += 1;
+                (r, matches!(src, GetSrc::Cmd(_)))
+            }
+        };
+        // NR counts records from the main input and from commands, not from files.
+        if main_like {
+            self.counter("NR", 1.0);
+        }
+        match var {
+            Some(target) => {
+                self.assign(target, Val::StrNum(rec))?;
+            }
+            None => self.set_record(rec),
+        }
+        Ok(1.0)
+    }
+
     fn output(&mut self, text: &str, redirect: &Redirect) -> IResult<()> {
         let (target, append) = match redirect {
             Redirect::None => {
@@ -1860,6 +1992,15 @@ impl<'a> Interp<'a> {
             }
             Redirect::Write(e) => (e, false),
             Redirect::Append(e) => (e, true),
+            Redirect::Pipe(e) => {
+                let conv = self.convfmt();
+                let cmd = self.eval(e)?.str(&conv);
+                match self.pipes.iter_mut().find(|(c, _)| *c == cmd) {
+                    Some((_, buf)) => buf.push_str(text),
+                    None => self.pipes.push((cmd, text.to_string())),
+                }
+                return Ok(());
+            }
         };
         let conv = self.convfmt();
         let name = self.eval(target)?.str(&conv);
@@ -2168,6 +2309,9 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> Status {
         nf: 0,
         regex_cache: HashMap::new(),
         files: HashMap::new(),
+        pending: Default::default(),
+        readers: HashMap::new(),
+        pipes: Vec::new(),
         range_on: vec![false; items.len()],
         rand_state: 0x2545_f491_4f6c_dd1d,
         depth: 0,
@@ -2235,7 +2379,6 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> Status {
         if !any_file {
             inputs.push(None);
         }
-        let mut nr = 0.0;
         let mut status = 0;
         for input in inputs {
             let (name, data) = match input {
@@ -2265,24 +2408,11 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> Status {
             it.set_var("FILENAME", Val::Str(name));
             let text = String::from_utf8_lossy(&data).into_owned();
             let rs = it.special("RS").unwrap_or_else(|| "\n".into());
-            let records: Vec<String> = if rs.is_empty() {
-                text.split("\n\n")
-                    .map(|r| r.trim_matches('\n').to_string())
-                    .filter(|r| !r.is_empty())
-                    .collect()
-            } else {
-                let mut v: Vec<String> = text.split(rs.as_str()).map(str::to_string).collect();
-                if v.last().is_some_and(String::is_empty) {
-                    v.pop();
-                }
-                v
-            };
-            let mut fnr = 0.0;
-            for rec in records {
-                nr += 1.0;
-                fnr += 1.0;
-                it.set_var("NR", Val::Num(nr));
-                it.set_var("FNR", Val::Num(fnr));
+            it.pending = split_records(&text, &rs).into();
+            it.set_var("FNR", Val::Num(0.0));
+            while let Some(rec) = it.pending.pop_front() {
+                it.counter("NR", 1.0);
+                it.counter("FNR", 1.0);
                 it.set_record(rec);
                 for (idx, (pattern, action)) in items.iter().enumerate() {
                     let fire = match pattern {
@@ -2333,10 +2463,29 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> Status {
         }
         run_end(&mut it, &items, status)
     })();
+    for (cmd, input) in std::mem::take(&mut it.pipes) {
+        it.shell(&cmd, input.into_bytes(), None);
+    }
     for (_, f) in it.files.iter_mut() {
         let _ = f.flush();
     }
     Ok(status)
+}
+
+/// Splits input into records by RS: a string separator, or blank lines when RS is empty.
+fn split_records(text: &str, rs: &str) -> Vec<String> {
+    if rs.is_empty() {
+        return text
+            .split("\n\n")
+            .map(|r| r.trim_matches('\n').to_string())
+            .filter(|r| !r.is_empty())
+            .collect();
+    }
+    let mut v: Vec<String> = text.split(rs).map(str::to_string).collect();
+    if v.last().is_some_and(String::is_empty) {
+        v.pop();
+    }
+    v
 }
 
 fn flow_status(it: &mut Interp<'_>, items: &Items, f: Flow) -> i32 {
