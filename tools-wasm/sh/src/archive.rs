@@ -57,7 +57,9 @@ fn gzip(sh: &Shell, invoked: &str, args: &[String], io: &Io) -> i32 {
                     'q' | 'n' | 'N' | 'v' => {}
                     '1'..='9' => level = c.to_digit(10).unwrap_or(6),
                     other => {
-                        io.eprint(&format!("{cmd}: invalid option -- '{other}'\n"));
+                        io.eprint(&format!(
+                            "gzip: invalid option -- '{other}'\nTry `gzip --help' for more information.\n"
+                        ));
                         return 1;
                     }
                 }
@@ -306,8 +308,9 @@ fn tar(sh: &Shell, args: &[String], io: &Io) -> i32 {
                         }
                         'p' | 'o' => {}
                         other => {
-                            io.eprint(&format!("tar: invalid option -- '{other}'\nTry 'tar --help' for more information.\n"));
-                            return 2;
+                            io.eprint(&format!("tar: invalid option -- '{other}'\nTry 'tar --help' or 'tar --usage' for more information.\n"));
+                            // GNU tar's usage-error status.
+                            return 64;
                         }
                     }
                 }

@@ -97,7 +97,10 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             Ok(0)
         }
         "type" | "which" | "command" => Ok(kind_of(sh, name, args, io)),
-        "env" | "printenv" => Ok(env(sh, name, args, io)),
+        "env" | "printenv" => match crate::coreutils::check_options(name, args, io) {
+            Some(code) => Ok(code),
+            None => Ok(env(sh, name, args, io)),
+        },
         "exec" if !args.is_empty() => sh.dispatch(args, io),
         "exec" => Ok(0),
         "wait" | "hash" | "shopt" | "trap" | "umask" | "ulimit" | "jobs" => Ok(0),
@@ -836,32 +839,56 @@ fn env(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
             None => 1,
         };
     }
+    // Options (-i, -u NAME), then NAME=VALUE assignments, then the command, in a copy of the
+    // shell whose exported variables are the new environment.
+    let mut sub = sh.clone();
     let mut i = 0;
-    let mut extra = Vec::new();
+    while i < args.len() {
+        let a = args[i].as_str();
+        let unset = if a == "-i" || a == "-" || a == "--ignore-environment" {
+            sub.vars.retain(|_, v| !v.exported);
+            None
+        } else if a == "-u" {
+            i += 1;
+            args.get(i).cloned()
+        } else if let Some(n) = a.strip_prefix("--unset=") {
+            Some(n.to_string())
+        } else if let Some(n) = a.strip_prefix("-u") {
+            Some(n.to_string())
+        } else if a == "--" {
+            i += 1;
+            break;
+        } else {
+            break;
+        };
+        if let Some(n) = unset {
+            sub.vars.remove(&n);
+        }
+        i += 1;
+    }
+    let mut extra: Vec<(String, String)> = Vec::new();
     while i < args.len() && args[i].contains('=') {
-        extra.push(args[i].clone());
+        if let Some((k, v)) = args[i].split_once('=') {
+            sub.set_exported(k, v);
+            extra.push((k.to_string(), v.to_string()));
+        }
         i += 1;
     }
     if i < args.len() {
-        let mut sub = sh.clone();
-        for e in &extra {
-            if let Some((k, v)) = e.split_once('=') {
-                sub.set_exported(k, v);
-            }
-        }
         return match sub.dispatch(&args[i..], io) {
             Ok(s) | Err(Flow::Exit(s)) => s,
             Err(_) => 0,
         };
     }
+    // The environment as it was, then the new assignments in the order given.
     let mut out = Vec::new();
-    for (k, v) in &sh.vars {
-        if v.exported {
+    for (k, v) in &sub.vars {
+        if v.exported && !extra.iter().any(|(n, _)| n == k) {
             let _ = writeln!(out, "{k}={}", v.value);
         }
     }
-    for e in extra {
-        let _ = writeln!(out, "{e}");
+    for (k, v) in &extra {
+        let _ = writeln!(out, "{k}={v}");
     }
     io.out.write(&out);
     0

@@ -93,7 +93,7 @@ fn parse(
                         Some(v) => v.clone(),
                         None => {
                             io.eprint(&format!("{cmd}: option requires an argument -- '{c}'\nTry '{cmd} --help' for more information.\n"));
-                            return Err(2);
+                            return Err(usage_status(cmd));
                         }
                     }
                 };
@@ -105,7 +105,7 @@ fn parse(
                 io.eprint(&format!(
                     "{cmd}: invalid option -- '{c}'\nTry '{cmd} --help' for more information.\n"
                 ));
-                return Err(2);
+                return Err(usage_status(cmd));
             }
             j += 1;
         }
@@ -158,10 +158,88 @@ fn inputs(
     out
 }
 
+/// The exit status GNU gives a usage error: 2 where 1 means something else (ls, sort,
+/// diff), 125 for env, 1 for the rest of coreutils.
+fn usage_status(cmd: &str) -> i32 {
+    match cmd {
+        "ls" | "sort" | "diff" => 2,
+        "env" => 125,
+        _ => 1,
+    }
+}
+
+/// GNU getopt's verdict for the commands whose own parsing is lenient: an unknown short
+/// option, or one missing its argument, prints GNU's two lines and ends the command with its
+/// usage status before it runs. `posix` commands (env, xargs) stop at the first operand, since
+/// what follows belongs to the command they run.
+pub fn check_options(cmd: &str, args: &[String], io: &Io) -> Option<i32> {
+    let (flags, valued, posix, numeric) = match cmd {
+        "tr" => ("cCdst", "", false, false),
+        "xargs" => ("0ekEoprtx", "adEIiLlnPs", true, false),
+        "stat" => ("fLt", "c", false, false),
+        "du" => ("0abcDhHklLmPsSx", "BdtX", false, false),
+        "dirname" => ("z", "", false, false),
+        "realpath" => ("eLmPqsz", "", false, false),
+        "env" => ("0iv", "uCS", true, false),
+        "seq" => ("w", "fs", false, true),
+        "sleep" => ("", "", false, true),
+        "base64" => ("di", "w", false, false),
+        "sha256sum" | "md5sum" => ("bctwz", "", false, false),
+        "diff" => ("abBdeEiNnpqrsStTuwyZ", "CDFIlLSUWxX", false, false),
+        _ => return None,
+    };
+    let status = usage_status(cmd);
+    // diffutils prefix the hint with the program name too.
+    let try_ = if cmd == "diff" {
+        format!("{cmd}: Try '{cmd} --help' for more information.")
+    } else {
+        format!("Try '{cmd} --help' for more information.")
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a == "--" {
+            break;
+        }
+        if a == "-" || !a.starts_with('-') || a.starts_with("--") {
+            if posix && !a.starts_with("--") {
+                break;
+            }
+            continue;
+        }
+        if numeric && a[1..].parse::<f64>().is_ok() {
+            continue;
+        }
+        for (j, c) in a[1..].char_indices() {
+            if valued.contains(c) {
+                if 1 + j + c.len_utf8() == a.len() {
+                    if i >= args.len() {
+                        io.eprint(&format!(
+                            "{cmd}: option requires an argument -- '{c}'\n{try_}\n"
+                        ));
+                        return Some(status);
+                    }
+                    i += 1;
+                }
+                break;
+            }
+            if !flags.contains(c) {
+                io.eprint(&format!("{cmd}: invalid option -- '{c}'\n{try_}\n"));
+                return Some(status);
+            }
+        }
+    }
+    None
+}
+
 pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
     let cmd = argv[0].as_str();
     let args = &argv[1..];
     let mut status = 0;
+    if let Some(code) = check_options(cmd, args, io) {
+        return Some(Ok(code));
+    }
     match cmd {
         "cat" => {
             let a = args!(cmd, args, "nAvetsbE", "", io);
