@@ -50,6 +50,8 @@ struct Inner {
     total: u64,
     limit: u64,
     over: bool,
+    /// Runs of (stream, bytes) in write order, when asked for (programs started by programs).
+    order: Option<Vec<(u8, u32)>>,
 }
 
 /// Shared capture of one run's output.
@@ -64,7 +66,18 @@ impl Capture {
             total: 0,
             limit,
             over: false,
+            order: None,
         })))
+    }
+
+    /// Also records the order of writes between the two streams.
+    pub(crate) fn keep_order(&self) {
+        self.lock().order = Some(Vec::new());
+    }
+
+    /// Runs of (stream 1 or 2, bytes) in write order (empty unless `keep_order`).
+    pub(crate) fn order(&self) -> Vec<(u8, u32)> {
+        self.lock().order.clone().unwrap_or_default()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -99,6 +112,14 @@ impl Capture {
         }
         g.streams[which].push(bytes);
         g.merged.push(bytes);
+        if let Some(order) = &mut g.order {
+            let fd = which as u8 + 1;
+            let n = bytes.len() as u32;
+            match order.last_mut() {
+                Some((last, len)) if *last == fd => *len += n,
+                _ => order.push((fd, n)),
+            }
+        }
         Ok(())
     }
 }

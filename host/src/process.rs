@@ -96,6 +96,7 @@ impl burrow::sandbox::process::Host for RunState {
                 exit_code: report.exit_code,
                 stdout: report.stdout,
                 stderr: report.stderr,
+                order: report.order,
             })),
             Err(e) => Err(child_failed(e)),
         }

@@ -81,6 +81,9 @@ pub struct RunReport {
     pub stderr_dropped: u64,
     pub merged_dropped: u64,
     pub duration: Duration,
+    /// Runs of (1 = stdout / 2 = stderr, bytes) in write order; recorded only for programs
+    /// started through `burrow:sandbox/process`.
+    pub order: Vec<(u8, u32)>,
 }
 
 /// A run in a workspace, committed.
@@ -147,6 +150,9 @@ impl Engine {
         let started = Instant::now();
         let limits = &opts.limits;
         let capture = Capture::new(limits.capture, limits.output);
+        if depth > 0 {
+            capture.keep_order();
+        }
         let mut b = WasiCtx::builder();
         let name = if opts.program_name.is_empty() {
             "main"
@@ -257,6 +263,7 @@ impl Engine {
             stderr_dropped: err.dropped,
             merged_dropped: merged.dropped,
             duration: started.elapsed(),
+            order: capture.order(),
         })
     }
 

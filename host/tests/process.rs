@@ -83,6 +83,13 @@ fn wasm_commands_on_path_run_in_pipelines() {
     assert_eq!((code, out.as_str()), (0, "wrote note.txt\nhello"));
     assert_eq!(sb.cat(&id, "note.txt").unwrap(), b"hello");
 
+    // stdout and stderr keep their order in the merged view (as a terminal shows them).
+    let r = sb.sh(&id, "upcase interleave").unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&r.report.merged),
+        "out1\nerr1\nout2\n"
+    );
+
     // which / type / command -v see it.
     let (_, out, _) = sh(&sb, &id, "which upcase; type upcase; command -v upcase");
     assert_eq!(

@@ -112,8 +112,22 @@ fn spawn(sh: &Shell, wasm: Vec<u8>, argv: &[String], io: &Io) -> i32 {
         read_all(&io.stdin),
     ) {
         Ok(done) => {
-            io.out.write(&done.stdout);
-            io.err.write(&done.stderr);
+            // Interleaved as written, so a merged view reads as a terminal would.
+            let (mut o, mut e) = (0usize, 0usize);
+            for (fd, n) in &done.order {
+                let n = *n as usize;
+                if *fd == 2 {
+                    let end = (e + n).min(done.stderr.len());
+                    io.err.write(&done.stderr[e..end]);
+                    e = end;
+                } else {
+                    let end = (o + n).min(done.stdout.len());
+                    io.out.write(&done.stdout[o..end]);
+                    o = end;
+                }
+            }
+            io.out.write(&done.stdout[o..]);
+            io.err.write(&done.stderr[e..]);
             done.exit_code & 0xff
         }
         Err(why) => {
@@ -128,6 +142,8 @@ struct Done {
     exit_code: i32,
     stdout: Vec<u8>,
     stderr: Vec<u8>,
+    /// Runs of (1 stdout / 2 stderr, bytes) in write order.
+    order: Vec<(u8, u32)>,
 }
 
 #[cfg(target_os = "wasi")]
@@ -158,6 +174,7 @@ mod host {
                 exit_code: e.exit_code,
                 stdout: e.stdout,
                 stderr: e.stderr,
+                order: e.order,
             }),
             Err(SpawnError::NotExecutable(why)) => {
                 Err(format!("cannot execute binary file: {why}"))

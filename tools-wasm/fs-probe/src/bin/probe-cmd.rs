@@ -5,7 +5,8 @@
 //! - `write FILE TEXT`: write TEXT to FILE (relative to $PWD), then print `wrote FILE`;
 //! - `exit N`: exit with code N;
 //! - `trap FILE`: write FILE, then trap (abort);
-//! - `spin`: loop forever.
+//! - `spin`: loop forever;
+//! - `interleave`: `out1` to stdout, `err1` to stderr, `out2` to stdout.
 
 use std::io::{Read, Write};
 
@@ -57,6 +58,11 @@ fn main() {
                 let _ = std::fs::write(file, "half-done");
             }
             std::process::abort();
+        }
+        Some("interleave") => {
+            println!("out1");
+            eprintln!("err1");
+            println!("out2");
         }
         Some("spin") => {
             let mut n: u64 = 0;
