@@ -102,7 +102,36 @@ pub fn walk_typed(
     display: &str,
     out: &mut Vec<(String, std::path::PathBuf, Kind)>,
 ) {
+    walk_with(root, display, &mut NoFilter, out);
+}
+
+/// Hooks of a walk (rg's ignore files): state a directory adds while it is walked, and which
+/// entries are left out (an excluded directory is not entered).
+pub trait WalkFilter {
+    /// Entering `dir`; true when state was pushed that `leave` must pop.
+    fn enter(&mut self, _dir: &std::path::Path) -> bool {
+        false
+    }
+    fn leave(&mut self) {}
+    fn skip(&self, _path: &std::path::Path, _is_dir: bool) -> bool {
+        false
+    }
+}
+
+struct NoFilter;
+
+impl WalkFilter for NoFilter {}
+
+/// Every entry under `root` that `filter` keeps, in sorted order, depth first, shown as
+/// `display/...`.
+pub fn walk_with(
+    root: &std::path::Path,
+    display: &str,
+    filter: &mut dyn WalkFilter,
+    out: &mut Vec<(String, std::path::PathBuf, Kind)>,
+) {
     let Ok(rd) = fs::read_dir(root) else { return };
+    let pushed = filter.enter(root);
     let mut entries: Vec<(String, Kind)> = rd
         .filter_map(|e| e.ok())
         .map(|e| {
@@ -117,6 +146,9 @@ pub fn walk_typed(
     entries.sort();
     for (n, kind) in entries {
         let full = root.join(&n);
+        if filter.skip(&full, kind == Kind::Dir) {
+            continue;
+        }
         let disp = if display.ends_with('/') {
             format!("{display}{n}")
         } else {
@@ -124,10 +156,13 @@ pub fn walk_typed(
         };
         if kind == Kind::Dir {
             out.push((disp.clone(), full.clone(), kind));
-            walk_typed(&full, &disp, out);
+            walk_with(&full, &disp, filter, out);
         } else {
             out.push((disp, full, kind));
         }
+    }
+    if pushed {
+        filter.leave();
     }
 }
 
