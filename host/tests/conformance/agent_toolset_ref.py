@@ -10,6 +10,7 @@ calls.json is a list of {"tool": name, "input": {...}}; each result is
 import asyncio
 import json
 import os
+import shutil
 import sys
 
 from anthropic.lib.tools._beta_functions import ToolError
@@ -22,6 +23,15 @@ def blocks(value):
     if isinstance(value, list):
         return [b if isinstance(b, dict) else {"type": "text", "text": str(b)} for b in value]
     return [{"type": "text", "text": str(value)}]
+
+
+# The SDK's grep runs the first `rg` on PATH and its built-in search when there is none.
+# burrow's grep matches the built-in search, so the reference never sees an rg, whether or not
+# the machine has ripgrep installed.
+_which = shutil.which
+shutil.which = lambda cmd, *a, **k: (
+    None if os.path.basename(str(cmd)) in ("rg", "rg.exe") else _which(cmd, *a, **k)
+)
 
 
 async def main():
