@@ -27,6 +27,10 @@ use burrow::sandbox::process::{Command, Exited, SpawnError};
 /// How deep programs may start programs (the shell itself is depth 0).
 pub const MAX_DEPTH: u32 = 8;
 
+/// The largest program a guest may start. Compiling is not interruptible by the call's
+/// deadline, so the size that reaches Cranelift is bounded (real CLI tools are a few MiB).
+pub const MAX_PROGRAM_BYTES: usize = 32 << 20;
+
 /// A child's failure that ends the whole call, carried through the caller's trap.
 #[derive(Debug)]
 pub(crate) struct ChildFailed(Mutex<Option<RunError>>);
@@ -63,6 +67,13 @@ impl burrow::sandbox::process::Host for RunState {
         let depth = parent.depth + 1;
         if depth > MAX_DEPTH {
             return Ok(Err(SpawnError::TooDeep(MAX_DEPTH)));
+        }
+        if cmd.wasm.len() > MAX_PROGRAM_BYTES {
+            return Ok(Err(SpawnError::NotExecutable(format!(
+                "program is {} MiB, larger than the {} MiB limit",
+                cmd.wasm.len() >> 20,
+                MAX_PROGRAM_BYTES >> 20
+            ))));
         }
         let program = match parent.engine.load(&cmd.wasm) {
             Ok(p) => p,

@@ -146,6 +146,14 @@ fn wasm_commands_on_path_run_in_pipelines() {
         lines[6],
         "bash: py: /usr/bin/env: bad interpreter: No such file or directory"
     );
+
+    // A program too big to compile within a call is refused before compiling.
+    let mut huge = b"\0asm\x01\0\0\0".to_vec();
+    huge.resize(33 << 20, 0);
+    sb.put_file(&id, ".bin/huge.wasm", &huge).unwrap();
+    let (code, out, err) = sh(&sb, &id, "huge; echo $?");
+    assert_eq!((code, out.as_str()), (0, "126\n"));
+    assert!(err.contains("larger than the 32 MiB limit"), "{err}");
 }
 
 #[test]
