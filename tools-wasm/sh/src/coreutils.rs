@@ -794,8 +794,20 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             } else {
                 args.join(" ")
             };
-            // Bounded: a pipe here is a buffer, not a stream.
-            io.print(&format!("{word}\n").repeat(10_000));
+            // Until its reader has what it wants (`yes | head`); else bounded, since a pipe
+            // into any other reader is a buffer, not a stream.
+            let chunk = format!("{word}\n").repeat(100);
+            let rounds = if matches!(io.out, crate::io::Sink::Pipe(_)) {
+                usize::MAX
+            } else {
+                100
+            };
+            for _ in 0..rounds {
+                io.out.write(chunk.as_bytes());
+                if io.out.broken() {
+                    break;
+                }
+            }
         }
         "xargs" => return Some(crate::text::xargs(sh, args, io)),
         "find" => return Some(Ok(crate::text::find(sh, args, io))),

@@ -12,14 +12,68 @@ pub enum Sink {
     Stdout,
     Stderr,
     Buf(Rc<RefCell<Vec<u8>>>),
+    /// A pipe into a stage that reads only a known prefix (`head`).
+    Pipe(Rc<RefCell<Pipe>>),
     File(Rc<RefCell<std::fs::File>>),
     Null,
+}
+
+/// How much of a pipe its reader will consume before it exits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wants {
+    Lines(usize),
+    Bytes(usize),
+}
+
+/// A pipe whose reader stops early. Once it holds what the reader will consume, later
+/// writes are dropped; past a pipe buffer's worth of them (64 KiB: by then a real reader would
+/// have exited and the writer met SIGPIPE) the pipe is `broken`, which ends the writing
+/// command with bash's SIGPIPE status (141). Infinite producers (`yes | head`,
+/// `while :; do ...; done | head`) end as under bash instead of running into the time limit,
+/// and a short producer still runs to its end, as it does under bash.
+#[derive(Debug)]
+pub struct Pipe {
+    pub data: Vec<u8>,
+    wants: Wants,
+    lines: usize,
+    /// Bytes written after the reader had what it wants.
+    extra: usize,
+    pub broken: bool,
+}
+
+/// What a writer may write into a pipe whose reader is done before SIGPIPE stops it.
+const PIPE_CAPACITY: usize = 64 << 10;
+
+impl Pipe {
+    fn satisfied(&self) -> bool {
+        match self.wants {
+            Wants::Lines(n) => self.lines >= n,
+            Wants::Bytes(n) => self.data.len() >= n,
+        }
+    }
 }
 
 impl Sink {
     pub fn buffer() -> (Sink, Rc<RefCell<Vec<u8>>>) {
         let b = Rc::new(RefCell::new(Vec::new()));
         (Sink::Buf(b.clone()), b)
+    }
+
+    /// A pipe into a reader that consumes only `wants`.
+    pub fn pipe(wants: Wants) -> (Sink, Rc<RefCell<Pipe>>) {
+        let p = Rc::new(RefCell::new(Pipe {
+            data: Vec::new(),
+            wants,
+            lines: 0,
+            extra: 0,
+            broken: false,
+        }));
+        (Sink::Pipe(p.clone()), p)
+    }
+
+    /// Whether a write went to a pipe whose reader is gone (the writer should stop).
+    pub fn broken(&self) -> bool {
+        matches!(self, Sink::Pipe(p) if p.borrow().broken)
     }
 
     pub fn write(&self, bytes: &[u8]) {
@@ -33,6 +87,16 @@ impl Sink {
                 let _ = std::io::stderr().write_all(bytes);
             }
             Sink::Buf(b) => b.borrow_mut().extend_from_slice(bytes),
+            Sink::Pipe(p) => {
+                let mut p = p.borrow_mut();
+                if p.satisfied() {
+                    p.extra += bytes.len();
+                    p.broken = p.extra > PIPE_CAPACITY;
+                } else {
+                    p.lines += memchr::memchr_iter(b'\n', bytes).count();
+                    p.data.extend_from_slice(bytes);
+                }
+            }
             Sink::File(f) => {
                 let _ = f.borrow_mut().write_all(bytes);
             }

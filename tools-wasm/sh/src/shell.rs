@@ -397,17 +397,28 @@ impl Shell {
 
     fn run_pipeline_inner(&mut self, p: &Pipeline, io: &Io) -> Status {
         if p.seq.len() == 1 {
-            return self.run_command(&p.seq[0], io);
+            let r = self.run_command(&p.seq[0], io);
+            // bash sets PIPESTATUS after every pipeline, one command long included.
+            if let Ok(s) = &r {
+                self.arrays.insert(
+                    "PIPESTATUS".into(),
+                    Array::Indexed([(0, s.to_string())].into_iter().collect()),
+                );
+            }
+            return r;
         }
         let mut stdin = io.stdin.clone();
         let mut statuses = Vec::new();
         for (i, cmd) in p.seq.iter().enumerate() {
             let last = i + 1 == p.seq.len();
-            let (out, buf) = if last {
-                (io.out.clone(), None)
+            let (out, buf, pipe) = if last {
+                (io.out.clone(), None, None)
+            } else if let Some(wants) = p.seq.get(i + 1).and_then(reads_prefix) {
+                let (s, pipe) = Sink::pipe(wants);
+                (s, None, Some(pipe))
             } else {
                 let (s, b) = Sink::buffer();
-                (s, Some(b))
+                (s, Some(b), None)
             };
             let stage_io = Io {
                 stdin: stdin.clone(),
@@ -424,6 +435,9 @@ impl Shell {
             statuses.push(s);
             if let Some(b) = buf {
                 stdin = input(std::mem::take(&mut *b.borrow_mut()));
+            }
+            if let Some(pipe) = pipe {
+                stdin = input(std::mem::take(&mut pipe.borrow_mut().data));
             }
         }
         let last = *statuses.last().unwrap_or(&0);
@@ -874,7 +888,11 @@ impl Shell {
         if self.options.xtrace {
             io2.eprint(&format!("+ {}\n", argv.join(" ")));
         }
-        let r = self.dispatch(&argv, &io2);
+        let mut r = self.dispatch(&argv, &io2);
+        // It wrote to a pipe whose reader has gone: SIGPIPE ends it (and the stage it is in).
+        if r.is_ok() && io.out.broken() {
+            r = Err(Flow::Exit(141));
+        }
         for (name, old) in saved {
             match old {
                 Some(v) => {
@@ -1060,6 +1078,62 @@ impl Shell {
         }
         Ok(text)
     }
+}
+
+/// How much of its stdin `cmd` reads when that is known without running it: `head` with
+/// literal arguments and no file operand (`head`, `-N`, `-n N`, `-c N`).
+fn reads_prefix(cmd: &Command) -> Option<crate::io::Wants> {
+    use crate::io::Wants;
+    let Command::Simple(sc) = cmd else {
+        return None;
+    };
+    if sc.prefix.is_some() || sc.word_or_name.as_ref()?.value != "head" {
+        return None;
+    }
+    let mut args = Vec::new();
+    for item in sc.suffix.iter().flat_map(|p| p.0.iter()) {
+        match item {
+            ast::CommandPrefixOrSuffixItem::Word(w) => args.push(w.value.as_str()),
+            _ => return None,
+        }
+    }
+    let literal = |s: &str| {
+        s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '=')
+    };
+    if !args.iter().all(|a| literal(a)) {
+        return None;
+    }
+    let count = |s: &str| s.parse::<usize>().ok();
+    let mut wants = Wants::Lines(10);
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i];
+        wants = if a == "-n" || a == "-c" {
+            i += 1;
+            let n = count(args.get(i)?)?;
+            if a == "-n" {
+                Wants::Lines(n)
+            } else {
+                Wants::Bytes(n)
+            }
+        } else if let Some(n) = a.strip_prefix("--lines=") {
+            Wants::Lines(count(n)?)
+        } else if let Some(n) = a.strip_prefix("--bytes=") {
+            Wants::Bytes(count(n)?)
+        } else if let Some(n) = a.strip_prefix("-n") {
+            Wants::Lines(count(n)?)
+        } else if let Some(n) = a.strip_prefix("-c") {
+            Wants::Bytes(count(n)?)
+        } else if let Some(n) = a.strip_prefix('-') {
+            Wants::Lines(count(n)?)
+        } else {
+            // A file operand: head does not read the pipe at all.
+            return None;
+        };
+        i += 1;
+    }
+    Some(wants)
 }
 
 fn set_fd(io: &mut Io, fd: i32, sink: Sink) {
