@@ -90,6 +90,12 @@ fn wasm_commands_on_path_run_in_pipelines() {
         "out1\nerr1\nout2\n"
     );
 
+    // A program gets the shell's capabilities and nothing more: no host paths.
+    let (code, _, err) = sh(&sb, &id, "upcase write /etc/burrow-escape hi");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("probe-cmd: /etc/burrow-escape: "), "{err}");
+    assert!(!Path::new("/etc/burrow-escape").exists());
+
     // which / type / command -v see it.
     let (_, out, _) = sh(&sb, &id, "which upcase; type upcase; command -v upcase");
     assert_eq!(
