@@ -14,7 +14,7 @@ pub const NAMES: &[&str] = &[
     "cat", "ls", "head", "tail", "wc", "grep", "egrep", "fgrep", "find", "sed", "sort", "uniq",
     "cut", "tr", "mkdir", "rm", "rmdir", "cp", "mv", "touch", "ln", "basename", "dirname",
     "realpath", "seq", "tee", "date", "sleep", "xargs", "rev", "tac", "nl", "stat", "du", "chmod",
-    "yes", "sh", "bash",
+    "yes", "sh", "bash", "readlink",
 ];
 
 /// Parsed command line: single-letter flags, flags with values, operands.
@@ -180,6 +180,9 @@ pub fn check_options(cmd: &str, args: &[String], io: &Io) -> Option<i32> {
         "du" => ("0abcDhHklLmPsSx", "BdtX", false, false),
         "dirname" => ("z", "", false, false),
         "realpath" => ("eLmPqsz", "", false, false),
+        "readlink" => ("efmnqsvz", "", false, false),
+        "touch" => ("acfhm", "drt", false, false),
+        "date" => ("uRI", "dfrs", false, false),
         "env" => ("0iv", "uCS", true, false),
         "seq" => ("w", "fs", false, true),
         "sleep" => ("", "", false, true),
@@ -611,21 +614,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 }
             }
         }
-        "touch" => {
-            let a = args!(cmd, args, "acmh", "dtr", io);
-            for f in &a.operands {
-                let p = sh.path(f);
-                let r = fs::OpenOptions::new()
-                    .append(true)
-                    .create(true)
-                    .open(&p)
-                    .and_then(|f| f.set_modified(std::time::SystemTime::now()));
-                if let Err(e) = r {
-                    io.eprint(&format!("touch: cannot touch '{f}': {}\n", io_msg(&e)));
-                    status = 1;
-                }
-            }
-        }
+        "touch" => return Some(Ok(crate::files::touch(sh, args, io))),
         "ln" => {
             let a = args!(cmd, args, "sfnv", "", io);
             if !a.has('s') {
@@ -694,12 +683,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 io.print(&format!("{d}\n"));
             }
         }
-        "realpath" => {
-            for p in args.iter().filter(|a| !a.starts_with('-')) {
-                let abs = crate::builtins::normalize(&sh.path(p).to_string_lossy());
-                io.print(&format!("{abs}\n"));
-            }
-        }
+        "realpath" | "readlink" => return Some(Ok(crate::files::resolve(sh, cmd, args, io))),
         "seq" => {
             let mut sep = "\n".to_string();
             let mut nums: Vec<f64> = Vec::new();
@@ -763,17 +747,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             }
             io.out.write(&data);
         }
-        "date" => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0);
-            let fmt = args
-                .iter()
-                .find_map(|a| a.strip_prefix('+'))
-                .unwrap_or("%a %b %e %H:%M:%S UTC %Y");
-            io.print(&format!("{}\n", crate::text::strftime(now as i64, fmt)));
-        }
+        "date" => return Some(Ok(crate::files::date(sh, args, io))),
         "sleep" => {
             let secs: f64 = args
                 .first()

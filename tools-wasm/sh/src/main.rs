@@ -11,6 +11,7 @@ mod builtins;
 mod coreutils;
 mod expand;
 mod extra;
+mod files;
 mod ignore_walk;
 mod io;
 mod jq;

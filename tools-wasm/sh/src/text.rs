@@ -1741,6 +1741,9 @@ pub fn misc(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
             }
         }
         _ => {
+            if let Some(s) = crate::files::stat_format(sh, args, io) {
+                return s;
+            }
             for f in ops {
                 match fs::symlink_metadata(sh.path(f)) {
                     Ok(m) => io.print(&format!(
@@ -1783,6 +1786,40 @@ pub fn strftime(secs: i64, fmt: &str) -> String {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     const DAY: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    const LONG_DAY: [&str; 7] = [
+        "Sunday",
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+    ];
+    const LONG_MON: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    let (hour, minute) = (rem / 3600, rem % 3600 / 60);
+    // Day of the year: days since January 1st of `year`, plus one.
+    let jan1 = {
+        let y = year - 1;
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + 306;
+        era * 146_097 + doe - 719_468
+    };
+    let yday = days - jan1 + 1;
+    let hour12 = if hour % 12 == 0 { 12 } else { hour % 12 };
     let mut out = String::new();
     let mut chars = fmt.chars();
     while let Some(c) = chars.next() {
@@ -1809,6 +1846,23 @@ pub fn strftime(secs: i64, fmt: &str) -> String {
                 rem % 60
             )),
             Some('Z') => out.push_str("UTC"),
+            Some('j') => out.push_str(&format!("{yday:03}")),
+            Some('y') => out.push_str(&format!("{:02}", year.rem_euclid(100))),
+            Some('C') => out.push_str(&format!("{:02}", year.div_euclid(100))),
+            Some('A') => out.push_str(LONG_DAY[wday]),
+            Some('B') => out.push_str(LONG_MON[(month - 1) as usize]),
+            Some('D') => out.push_str(&format!("{month:02}/{day:02}/{:02}", year.rem_euclid(100))),
+            Some('R') => out.push_str(&format!("{hour:02}:{minute:02}")),
+            Some('u') => out.push_str(&(if wday == 0 { 7 } else { wday }).to_string()),
+            Some('w') => out.push_str(&wday.to_string()),
+            Some('N') => out.push_str("000000000"),
+            Some('z') => out.push_str("+0000"),
+            Some('p') => out.push_str(if hour < 12 { "AM" } else { "PM" }),
+            Some('I') => out.push_str(&format!("{hour12:02}")),
+            Some('k') => out.push_str(&format!("{hour:>2}")),
+            Some('l') => out.push_str(&format!("{hour12:>2}")),
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
             Some('%') => out.push('%'),
             Some(o) => {
                 out.push('%');

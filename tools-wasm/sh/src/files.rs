@@ -1,0 +1,483 @@
+//! File metadata utilities and the dates they take: `readlink`, `realpath` (symlinks
+//! resolved), `stat -c/--format/--printf`, `touch -d/-t/-r`, `date -d/-r`, and the date parser
+//! they share (`@EPOCH`, ISO dates and times, now/today/yesterday/tomorrow, `N units ago`).
+//! Times are UTC: the sandbox has no time zone.
+
+use std::fs;
+use std::path::PathBuf;
+
+use crate::builtins::io_msg;
+use crate::io::Io;
+use crate::shell::Shell;
+
+/// Seconds since the epoch now.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Days since 1970-01-01 of a civil date (proleptic Gregorian).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Parses what `date -d` and `touch -d` take; None when it is not understood.
+pub fn parse_date(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let lower = s.to_ascii_lowercase();
+    if let Some(n) = s.strip_prefix('@') {
+        return n.parse::<f64>().ok().map(|f| f.floor() as i64);
+    }
+    let today = now().div_euclid(86_400) * 86_400;
+    match lower.as_str() {
+        "" | "now" => return Some(now()),
+        "today" => return Some(today),
+        "yesterday" => return Some(today - 86_400),
+        "tomorrow" => return Some(today + 86_400),
+        _ => {}
+    }
+    // "N unit(s) ago" / "+N unit(s)" / "N unit(s)".
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    if (2..=3).contains(&words.len())
+        && let Ok(n) = words[0].trim_start_matches('+').parse::<i64>()
+    {
+        let unit = match words[1].trim_end_matches('s') {
+            "sec" | "second" => 1,
+            "min" | "minute" => 60,
+            "hour" => 3600,
+            "day" => 86_400,
+            "week" => 7 * 86_400,
+            _ => return None,
+        };
+        let sign = match words.get(2) {
+            Some(&"ago") => -1,
+            None => 1,
+            _ => return None,
+        };
+        return Some(now() + sign * n * unit);
+    }
+    // YYYY-MM-DD[( |T)HH:MM[:SS]][Z|UTC]
+    let s = s.trim_end_matches('Z').trim_end_matches(" UTC");
+    let (date, time) = match s.split_once(['T', ' ']) {
+        Some((d, t)) => (d, Some(t)),
+        None => (s, None),
+    };
+    let mut dp = date.split('-');
+    let (y, m, d) = (
+        dp.next()?.parse::<i64>().ok()?,
+        dp.next()?.parse::<i64>().ok()?,
+        dp.next()?.parse::<i64>().ok()?,
+    );
+    if dp.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let mut secs = days_from_civil(y, m, d) * 86_400;
+    if let Some(t) = time {
+        let mut tp = t.split(':');
+        let h = tp.next()?.parse::<i64>().ok()?;
+        let mi = tp.next().map_or(Some(0), |v| v.parse::<i64>().ok())?;
+        let se = tp
+            .next()
+            .map_or(Some(0.0), |v| v.parse::<f64>().ok())?
+            .floor() as i64;
+        secs += h * 3600 + mi * 60 + se;
+    }
+    Some(secs)
+}
+
+/// `touch -t [[CC]YY]MMDDhhmm[.ss]`.
+fn parse_touch_stamp(s: &str) -> Option<i64> {
+    let (main, ss) = match s.split_once('.') {
+        Some((m, ss)) => (m, ss.parse::<i64>().ok()?),
+        None => (s, 0),
+    };
+    if !main.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let n = |a: usize, b: usize| main[a..b].parse::<i64>().ok();
+    let (y, rest) = match main.len() {
+        12 => (n(0, 4)?, 4),
+        10 => {
+            let yy = n(0, 2)?;
+            (if yy < 69 { 2000 + yy } else { 1900 + yy }, 2)
+        }
+        8 => ((now().div_euclid(86_400 * 365) + 1970), 0),
+        _ => return None,
+    };
+    let (mo, d, h, mi) = (
+        n(rest, rest + 2)?,
+        n(rest + 2, rest + 4)?,
+        n(rest + 4, rest + 6)?,
+        n(rest + 6, rest + 8)?,
+    );
+    Some(days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + ss)
+}
+
+fn mtime(m: &fs::Metadata) -> i64 {
+    m.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// `touch [-c] [-d DATE | -t STAMP | -r FILE] FILE...`.
+pub fn touch(sh: &Shell, args: &[String], io: &Io) -> i32 {
+    let mut when: Option<i64> = None;
+    let mut no_create = false;
+    let mut files = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let mut value = |flag: &str| -> Option<String> {
+            if a.len() > flag.len() {
+                Some(a[flag.len()..].trim_start_matches('=').to_string())
+            } else {
+                i += 1;
+                args.get(i).cloned()
+            }
+        };
+        if a == "-c" || a == "--no-create" {
+            no_create = true;
+        } else if a.starts_with("-d") || a.starts_with("--date") {
+            let v = value(if a.starts_with("--") { "--date" } else { "-d" }).unwrap_or_default();
+            match parse_date(&v) {
+                Some(t) => when = Some(t),
+                None => {
+                    io.eprint(&format!("touch: invalid date format '{v}'\n"));
+                    return 1;
+                }
+            }
+        } else if a.starts_with("-t") {
+            let v = value("-t").unwrap_or_default();
+            match parse_touch_stamp(&v) {
+                Some(t) => when = Some(t),
+                None => {
+                    io.eprint(&format!("touch: invalid date format '{v}'\n"));
+                    return 1;
+                }
+            }
+        } else if a.starts_with("-r") || a.starts_with("--reference") {
+            let v = value(if a.starts_with("--") {
+                "--reference"
+            } else {
+                "-r"
+            })
+            .unwrap_or_default();
+            match fs::metadata(sh.path(&v)) {
+                Ok(m) => when = Some(mtime(&m)),
+                Err(e) => {
+                    io.eprint(&format!(
+                        "touch: failed to get attributes of '{v}': {}\n",
+                        io_msg(&e)
+                    ));
+                    return 1;
+                }
+            }
+        } else if a == "--" {
+            files.extend(args[i + 1..].iter().cloned());
+            break;
+        } else if a.starts_with('-') && a.len() > 1 {
+            // -a, -m, -h and combinations: times are set together here.
+        } else {
+            files.push(a.to_string());
+        }
+        i += 1;
+    }
+    if files.is_empty() {
+        io.eprint("touch: missing file operand\nTry 'touch --help' for more information.\n");
+        return 1;
+    }
+    let time = match when {
+        Some(t) if t >= 0 => std::time::UNIX_EPOCH + std::time::Duration::from_secs(t as u64),
+        Some(_) => std::time::UNIX_EPOCH,
+        None => std::time::SystemTime::now(),
+    };
+    let mut status = 0;
+    for f in &files {
+        let p = sh.path(f);
+        if no_create && !p.exists() {
+            continue;
+        }
+        let r = fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&p)
+            .and_then(|f| f.set_modified(time));
+        if let Err(e) = r {
+            io.eprint(&format!("touch: cannot touch '{f}': {}\n", io_msg(&e)));
+            status = 1;
+        }
+    }
+    status
+}
+
+/// `date [-u] [-d DATE | -r FILE] [-I | -R | +FORMAT]`.
+pub fn date(sh: &Shell, args: &[String], io: &Io) -> i32 {
+    let mut t = now();
+    let mut fmt = "%a %b %e %H:%M:%S UTC %Y".to_string();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if let Some(f) = a.strip_prefix('+') {
+            fmt = f.to_string();
+        } else if a == "-d" || a == "--date" || a.starts_with("--date=") || a.starts_with("-d") {
+            let v = if let Some(v) = a.strip_prefix("--date=") {
+                v.to_string()
+            } else if a.len() > 2 && a.starts_with("-d") {
+                a[2..].to_string()
+            } else {
+                i += 1;
+                args.get(i).cloned().unwrap_or_default()
+            };
+            match parse_date(&v) {
+                Some(x) => t = x,
+                None => {
+                    io.eprint(&format!("date: invalid date '{v}'\n"));
+                    return 1;
+                }
+            }
+        } else if a == "-r" || a == "--reference" {
+            i += 1;
+            let f = args.get(i).cloned().unwrap_or_default();
+            match fs::metadata(sh.path(&f)) {
+                Ok(m) => t = mtime(&m),
+                Err(e) => {
+                    io.eprint(&format!("date: {f}: {}\n", io_msg(&e)));
+                    return 1;
+                }
+            }
+        } else if a == "-I" || a == "--iso-8601" || a == "-Idate" {
+            fmt = "%F".into();
+        } else if a == "-Iseconds" {
+            fmt = "%FT%T+00:00".into();
+        } else if a == "-R" || a == "--rfc-email" {
+            fmt = "%a, %d %b %Y %H:%M:%S +0000".into();
+        }
+        i += 1;
+    }
+    io.print(&format!("{}\n", crate::text::strftime(t, &fmt)));
+    0
+}
+
+/// `path` with symlinks resolved: every component must exist (`all`), all but the last
+/// (`parents`), or none (neither). Symlink targets resolve inside the workspace.
+fn canonical(sh: &Shell, path: &str, all: bool, parents: bool) -> Result<String, std::io::Error> {
+    let mut todo: Vec<String> = crate::builtins::normalize(&sh.path(path).to_string_lossy())
+        .split('/')
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .rev()
+        .collect();
+    let mut done = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(c) = todo.pop() {
+        if c == ".." {
+            done.pop();
+            continue;
+        }
+        let next = done.join(&c);
+        match fs::symlink_metadata(&next) {
+            Ok(m) if m.file_type().is_symlink() => {
+                hops += 1;
+                if hops > 40 {
+                    return Err(std::io::Error::from_raw_os_error(32));
+                }
+                let target = fs::read_link(&next)?;
+                let target = target.to_string_lossy();
+                if target.starts_with('/') {
+                    done = PathBuf::from("/");
+                }
+                for t in target
+                    .split('/')
+                    .filter(|t| !t.is_empty() && *t != ".")
+                    .rev()
+                {
+                    todo.push(t.to_string());
+                }
+            }
+            Ok(_) => done = next,
+            Err(e) => {
+                let last = todo.is_empty();
+                if all || (parents && !last) {
+                    return Err(e);
+                }
+                done = next;
+            }
+        }
+    }
+    Ok(done.to_string_lossy().into_owned())
+}
+
+/// `readlink [-f|-e|-m] [-n] FILE...` and `realpath [-e|-m] [-s] FILE...`.
+pub fn resolve(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
+    let has = |f: &str| args.iter().any(|a| a == f);
+    let (mut mode, newline) = (if cmd == "realpath" { 'E' } else { ' ' }, !has("-n"));
+    for a in args.iter().filter(|a| a.starts_with('-') && a.len() > 1) {
+        for c in a[1..].chars() {
+            match c {
+                'f' => mode = 'E',
+                'e' => mode = 'e',
+                'm' => mode = 'm',
+                _ => {}
+            }
+        }
+    }
+    let strip_only = cmd == "realpath" && (has("-s") || has("--no-symlinks"));
+    let files: Vec<&String> = args
+        .iter()
+        .filter(|a| !a.starts_with('-') || a.as_str() == "-")
+        .collect();
+    if files.is_empty() {
+        io.eprint(&format!(
+            "{cmd}: missing operand\nTry '{cmd} --help' for more information.\n"
+        ));
+        return 1;
+    }
+    let mut status = 0;
+    let end = if newline { "\n" } else { "" };
+    for f in files {
+        let out = if strip_only {
+            Ok(crate::builtins::normalize(&sh.path(f).to_string_lossy()))
+        } else if mode == ' ' {
+            // Plain readlink: the link's own target, or nothing (status 1) for a non-link.
+            match fs::read_link(sh.path(f)) {
+                Ok(t) => Ok(t.to_string_lossy().into_owned()),
+                Err(_) => {
+                    status = 1;
+                    continue;
+                }
+            }
+        } else {
+            canonical(sh, f, mode == 'e', mode == 'E')
+        };
+        match out {
+            Ok(p) => io.print(&format!("{p}{end}")),
+            Err(e) => {
+                if cmd == "realpath" {
+                    io.eprint(&format!("realpath: {f}: {}\n", io_msg(&e)));
+                }
+                status = 1;
+            }
+        }
+    }
+    status
+}
+
+/// `stat -c FORMAT` / `--format=FORMAT` / `--printf=FORMAT` for each file; None when no
+/// format was given (the caller prints its default).
+pub fn stat_format(sh: &Shell, args: &[String], io: &Io) -> Option<i32> {
+    let mut fmt: Option<(String, bool)> = None;
+    let mut deref = false;
+    let mut files = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        if a == "-c" {
+            i += 1;
+            fmt = Some((args.get(i).cloned().unwrap_or_default(), true));
+        } else if let Some(f) = a.strip_prefix("--format=") {
+            fmt = Some((f.to_string(), true));
+        } else if let Some(f) = a.strip_prefix("--printf=") {
+            fmt = Some((f.to_string(), false));
+        } else if let Some(f) = a.strip_prefix("-c") {
+            fmt = Some((f.to_string(), true));
+        } else if a == "-L" || a == "--dereference" {
+            deref = true;
+        } else if !a.starts_with('-') {
+            files.push(a.clone());
+        }
+        i += 1;
+    }
+    let (fmt, newline) = fmt?;
+    let fmt = if newline {
+        fmt
+    } else {
+        crate::builtins::backslash_escapes(&fmt).0
+    };
+    let user = sh.get("USER").unwrap_or("agent").to_string();
+    let mut status = 0;
+    for f in &files {
+        let p = sh.path(f);
+        let m = if deref {
+            fs::metadata(&p)
+        } else {
+            fs::symlink_metadata(&p)
+        };
+        let m = match m {
+            Ok(m) => m,
+            Err(e) => {
+                io.eprint(&format!("stat: cannot statx '{f}': {}\n", io_msg(&e)));
+                status = 1;
+                continue;
+            }
+        };
+        let ft = m.file_type();
+        let kind = if ft.is_dir() {
+            "directory"
+        } else if ft.is_symlink() {
+            "symbolic link"
+        } else if m.len() == 0 {
+            "regular empty file"
+        } else {
+            "regular file"
+        };
+        let perms = if ft.is_dir() { 0o755 } else { 0o644 };
+        let t = mtime(&m);
+        let human = |t: i64| crate::text::strftime(t, "%F %T.000000000 +0000");
+        let mut out = String::new();
+        let mut chars = fmt.chars();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            match chars.next() {
+                Some('n') => out.push_str(f),
+                Some('N') => match fs::read_link(&p) {
+                    Ok(t) if ft.is_symlink() => {
+                        out.push_str(&format!("'{f}' -> '{}'", t.to_string_lossy()))
+                    }
+                    _ => out.push_str(&format!("'{f}'")),
+                },
+                Some('s') => out.push_str(&m.len().to_string()),
+                Some('F') => out.push_str(kind),
+                Some('Y') | Some('X') | Some('Z') | Some('W') => out.push_str(&t.to_string()),
+                Some('y') | Some('x') | Some('z') | Some('w') => out.push_str(&human(t)),
+                Some('a') => out.push_str(&format!("{perms:o}")),
+                Some('A') => out.push_str(if ft.is_dir() {
+                    "drwxr-xr-x"
+                } else if ft.is_symlink() {
+                    "lrwxrwxrwx"
+                } else {
+                    "-rw-r--r--"
+                }),
+                Some('U') | Some('G') => out.push_str(&user),
+                Some('u') | Some('g') => out.push_str("1000"),
+                Some('h') => out.push('1'),
+                Some('b') => out.push_str(&m.len().div_ceil(512).to_string()),
+                Some('B') => out.push_str("512"),
+                Some('o') => out.push_str("4096"),
+                Some('%') => out.push('%'),
+                Some(o) => {
+                    out.push('%');
+                    out.push(o);
+                }
+                None => out.push('%'),
+            }
+        }
+        if newline {
+            out.push('\n');
+        }
+        io.print(&out);
+    }
+    Some(status)
+}
