@@ -203,3 +203,53 @@ fn rg_ignore_files() {
     let failures = mismatches(&sb, &id, cases);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Utilities not installed on the CI machine (tree) or whose answers are the sandbox's own
+/// (uname, whoami, id, hostname, nproc, mktemp's default directory).
+#[test]
+fn sandbox_utilities_golden() {
+    let dir = tempfile::tempdir().unwrap();
+    let sb = common::sandbox(dir.path());
+    let id = sb.create(None).unwrap().id;
+    sb.sh(
+        &id,
+        "mkdir -p proj/src/deep proj/.hidden && touch proj/README.md proj/src/main.rs \
+         proj/src/deep/x.rs proj/.hidden/h && ln -s src/main.rs proj/link",
+    )
+    .unwrap();
+    let cases: &[(&str, &str, i32)] = &[
+        (
+            "tree proj",
+            "proj\n├── README.md\n├── link -> src/main.rs\n└── src\n    ├── deep\n    │   └── x.rs\n    └── main.rs\n\n2 directories, 4 files\n",
+            0,
+        ),
+        (
+            "tree -L 1 proj",
+            "proj\n├── README.md\n├── link -> src/main.rs\n└── src\n\n1 directory, 2 files\n",
+            0,
+        ),
+        (
+            "cd proj && tree -d",
+            ".\n└── src\n    └── deep\n\n2 directories\n",
+            0,
+        ),
+        (
+            "cd /workspace && tree -a -I 'src|link' proj",
+            "proj\n├── .hidden\n│   └── h\n└── README.md\n\n1 directory, 2 files\n",
+            0,
+        ),
+        (
+            "uname; uname -sm; whoami; id -un; hostname; nproc",
+            "Linux\nLinux wasm32\nagent\nagent\nburrow\n1\n",
+            0,
+        ),
+        (
+            "t=$(mktemp) && test -f $t && dirname $t; d=$(mktemp -d -p proj) && test -d $d && dirname $d; mktemp -u x.XXX | grep -c '^/workspace/.tmp/x\\.'",
+            "/workspace/.tmp\nproj\n1\n",
+            0,
+        ),
+        ("mktemp bad.X", "", 1),
+    ];
+    let failures = mismatches(&sb, &id, cases);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

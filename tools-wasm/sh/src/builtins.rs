@@ -824,6 +824,7 @@ pub fn is_builtin(name: &str) -> bool {
     SHELL_ONLY.contains(&name)
         || crate::coreutils::NAMES.contains(&name)
         || crate::extra::NAMES.contains(&name)
+        || crate::misc::NAMES.contains(&name)
         || matches!(name, "which" | "env" | "printenv")
 }
 

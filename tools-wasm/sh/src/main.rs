@@ -15,6 +15,7 @@ mod files;
 mod ignore_walk;
 mod io;
 mod jq;
+mod misc;
 mod patch;
 mod process;
 mod shell;
