@@ -19,7 +19,7 @@ pub fn now() -> i64 {
 }
 
 /// Days since 1970-01-01 of a civil date (proleptic Gregorian).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -433,47 +433,37 @@ pub fn stat_format(sh: &Shell, args: &[String], io: &Io) -> Option<i32> {
         let perms = if ft.is_dir() { 0o755 } else { 0o644 };
         let t = mtime(&m);
         let human = |t: i64| crate::text::strftime(t, "%F %T.000000000 +0000");
-        let mut out = String::new();
-        let mut chars = fmt.chars();
-        while let Some(c) = chars.next() {
-            if c != '%' {
-                out.push(c);
-                continue;
-            }
-            match chars.next() {
-                Some('n') => out.push_str(f),
-                Some('N') => match fs::read_link(&p) {
+        let mut out = crate::text::percent_format(&fmt, |d, out| {
+            match d {
+                'n' => out.push_str(f),
+                'N' => match fs::read_link(&p) {
                     Ok(t) if ft.is_symlink() => {
                         out.push_str(&format!("'{f}' -> '{}'", t.to_string_lossy()))
                     }
                     _ => out.push_str(&format!("'{f}'")),
                 },
-                Some('s') => out.push_str(&m.len().to_string()),
-                Some('F') => out.push_str(kind),
-                Some('Y') | Some('X') | Some('Z') | Some('W') => out.push_str(&t.to_string()),
-                Some('y') | Some('x') | Some('z') | Some('w') => out.push_str(&human(t)),
-                Some('a') => out.push_str(&format!("{perms:o}")),
-                Some('A') => out.push_str(if ft.is_dir() {
+                's' => out.push_str(&m.len().to_string()),
+                'F' => out.push_str(kind),
+                'Y' | 'X' | 'Z' | 'W' => out.push_str(&t.to_string()),
+                'y' | 'x' | 'z' | 'w' => out.push_str(&human(t)),
+                'a' => out.push_str(&format!("{perms:o}")),
+                'A' => out.push_str(if ft.is_dir() {
                     "drwxr-xr-x"
                 } else if ft.is_symlink() {
                     "lrwxrwxrwx"
                 } else {
                     "-rw-r--r--"
                 }),
-                Some('U') | Some('G') => out.push_str(&user),
-                Some('u') | Some('g') => out.push_str("1000"),
-                Some('h') => out.push('1'),
-                Some('b') => out.push_str(&m.len().div_ceil(512).to_string()),
-                Some('B') => out.push_str("512"),
-                Some('o') => out.push_str("4096"),
-                Some('%') => out.push('%'),
-                Some(o) => {
-                    out.push('%');
-                    out.push(o);
-                }
-                None => out.push('%'),
+                'U' | 'G' => out.push_str(&user),
+                'u' | 'g' => out.push_str("1000"),
+                'h' => out.push('1'),
+                'b' => out.push_str(&m.len().div_ceil(512).to_string()),
+                'B' => out.push_str("512"),
+                'o' => out.push_str("4096"),
+                _ => return false,
             }
-        }
+            true
+        });
         if newline {
             out.push('\n');
         }

@@ -1768,6 +1768,30 @@ pub fn misc(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     status
 }
 
+/// Expands the `%X` directives of `fmt` with `each`, which returns false for a directive it
+/// does not know (kept as written); `%%` is `%`.
+pub fn percent_format(fmt: &str, mut each: impl FnMut(char, &mut String) -> bool) -> String {
+    let mut out = String::new();
+    let mut chars = fmt.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some(d) => {
+                if !each(d, &mut out) {
+                    out.push('%');
+                    out.push(d);
+                }
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
+
 /// A small strftime for `date +FORMAT` (UTC).
 pub fn strftime(secs: i64, fmt: &str) -> String {
     let days = secs.div_euclid(86_400);
@@ -1811,65 +1835,48 @@ pub fn strftime(secs: i64, fmt: &str) -> String {
     ];
     let (hour, minute) = (rem / 3600, rem % 3600 / 60);
     // Day of the year: days since January 1st of `year`, plus one.
-    let jan1 = {
-        let y = year - 1;
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + 306;
-        era * 146_097 + doe - 719_468
-    };
+    let jan1 = crate::files::days_from_civil(year, 1, 1);
     let yday = days - jan1 + 1;
     let hour12 = if hour % 12 == 0 { 12 } else { hour % 12 };
-    let mut out = String::new();
-    let mut chars = fmt.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('Y') => out.push_str(&year.to_string()),
-            Some('m') => out.push_str(&format!("{month:02}")),
-            Some('d') => out.push_str(&format!("{day:02}")),
-            Some('e') => out.push_str(&format!("{day:>2}")),
-            Some('H') => out.push_str(&format!("{:02}", rem / 3600)),
-            Some('M') => out.push_str(&format!("{:02}", rem % 3600 / 60)),
-            Some('S') => out.push_str(&format!("{:02}", rem % 60)),
-            Some('s') => out.push_str(&secs.to_string()),
-            Some('b') | Some('h') => out.push_str(MON[(month - 1) as usize]),
-            Some('a') => out.push_str(DAY[wday]),
-            Some('F') => out.push_str(&format!("{year}-{month:02}-{day:02}")),
-            Some('T') => out.push_str(&format!(
+    percent_format(fmt, |d, out| {
+        match d {
+            'Y' => out.push_str(&year.to_string()),
+            'm' => out.push_str(&format!("{month:02}")),
+            'd' => out.push_str(&format!("{day:02}")),
+            'e' => out.push_str(&format!("{day:>2}")),
+            'H' => out.push_str(&format!("{:02}", rem / 3600)),
+            'M' => out.push_str(&format!("{:02}", rem % 3600 / 60)),
+            'S' => out.push_str(&format!("{:02}", rem % 60)),
+            's' => out.push_str(&secs.to_string()),
+            'b' | 'h' => out.push_str(MON[(month - 1) as usize]),
+            'a' => out.push_str(DAY[wday]),
+            'F' => out.push_str(&format!("{year}-{month:02}-{day:02}")),
+            'T' => out.push_str(&format!(
                 "{:02}:{:02}:{:02}",
                 rem / 3600,
                 rem % 3600 / 60,
                 rem % 60
             )),
-            Some('Z') => out.push_str("UTC"),
-            Some('j') => out.push_str(&format!("{yday:03}")),
-            Some('y') => out.push_str(&format!("{:02}", year.rem_euclid(100))),
-            Some('C') => out.push_str(&format!("{:02}", year.div_euclid(100))),
-            Some('A') => out.push_str(LONG_DAY[wday]),
-            Some('B') => out.push_str(LONG_MON[(month - 1) as usize]),
-            Some('D') => out.push_str(&format!("{month:02}/{day:02}/{:02}", year.rem_euclid(100))),
-            Some('R') => out.push_str(&format!("{hour:02}:{minute:02}")),
-            Some('u') => out.push_str(&(if wday == 0 { 7 } else { wday }).to_string()),
-            Some('w') => out.push_str(&wday.to_string()),
-            Some('N') => out.push_str("000000000"),
-            Some('z') => out.push_str("+0000"),
-            Some('p') => out.push_str(if hour < 12 { "AM" } else { "PM" }),
-            Some('I') => out.push_str(&format!("{hour12:02}")),
-            Some('k') => out.push_str(&format!("{hour:>2}")),
-            Some('l') => out.push_str(&format!("{hour12:>2}")),
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('%') => out.push('%'),
-            Some(o) => {
-                out.push('%');
-                out.push(o);
-            }
-            None => out.push('%'),
+            'Z' => out.push_str("UTC"),
+            'j' => out.push_str(&format!("{yday:03}")),
+            'y' => out.push_str(&format!("{:02}", year.rem_euclid(100))),
+            'C' => out.push_str(&format!("{:02}", year.div_euclid(100))),
+            'A' => out.push_str(LONG_DAY[wday]),
+            'B' => out.push_str(LONG_MON[(month - 1) as usize]),
+            'D' => out.push_str(&format!("{month:02}/{day:02}/{:02}", year.rem_euclid(100))),
+            'R' => out.push_str(&format!("{hour:02}:{minute:02}")),
+            'u' => out.push_str(&(if wday == 0 { 7 } else { wday }).to_string()),
+            'w' => out.push_str(&wday.to_string()),
+            'N' => out.push_str("000000000"),
+            'z' => out.push_str("+0000"),
+            'p' => out.push_str(if hour < 12 { "AM" } else { "PM" }),
+            'I' => out.push_str(&format!("{hour12:02}")),
+            'k' => out.push_str(&format!("{hour:>2}")),
+            'l' => out.push_str(&format!("{hour12:>2}")),
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            _ => return false,
         }
-    }
-    out
+        true
+    })
 }
