@@ -81,10 +81,10 @@ impl Array {
 /// Deepest function call chain (see `call_function`).
 pub const MAX_FUNCTION_NESTING: usize = 150;
 
-/// Everything the shell knows.
 /// A name `local` shadowed: its scalar and its array before the function's own.
 pub type Hidden = (String, Option<Var>, Option<Array>);
 
+/// Everything the shell knows.
 #[derive(Clone)]
 pub struct Shell {
     pub cwd: String,
