@@ -109,7 +109,10 @@ fn parse_touch_stamp(s: &str) -> Option<i64> {
             let yy = n(0, 2)?;
             (if yy < 69 { 2000 + yy } else { 1900 + yy }, 2)
         }
-        8 => ((now().div_euclid(86_400 * 365) + 1970), 0),
+        8 => (
+            crate::text::strftime(now(), "%Y").parse().unwrap_or(1970),
+            0,
+        ),
         _ => return None,
     };
     let (mo, d, h, mi) = (

@@ -579,7 +579,13 @@ impl Expr<'_> {
             self.pos += 1;
             let b = self.mul()?;
             let (x, y) = (Self::num(&a)?, Self::num(&b)?);
-            a = if plus { x + y } else { x - y }.to_string();
+            a = if plus {
+                x.checked_add(y)
+            } else {
+                x.checked_sub(y)
+            }
+            .ok_or("integer overflow")?
+            .to_string();
         }
         Ok(a)
     }
@@ -595,10 +601,11 @@ impl Expr<'_> {
                 return Err("division by zero".into());
             }
             a = match op.as_str() {
-                "*" => x * y,
-                "/" => x / y,
-                _ => x % y,
+                "*" => x.checked_mul(y),
+                "/" => x.checked_div(y),
+                _ => x.checked_rem(y),
             }
+            .ok_or("integer overflow")?
             .to_string();
         }
         Ok(a)
