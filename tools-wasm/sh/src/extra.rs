@@ -40,7 +40,9 @@ pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
     }))
 }
 
-fn input(sh: &Shell, cmd: &str, file: Option<&String>, io: &Io) -> Result<Vec<u8>, i32> {
+/// A file operand's bytes (stdin for none or `-`, nothing for /dev/null), or the utility's
+/// `cmd: FILE: reason` message and status 1.
+pub fn input(sh: &Shell, cmd: &str, file: Option<&String>, io: &Io) -> Result<Vec<u8>, i32> {
     match file.map(String::as_str) {
         None | Some("-") => Ok(read_all(&io.stdin)),
         Some("/dev/null") => Ok(Vec::new()),

@@ -5,7 +5,7 @@
 use std::fs;
 
 use crate::builtins::io_msg;
-use crate::io::{Io, read_all};
+use crate::io::Io;
 use crate::shell::{Flow, Shell, Status};
 
 pub const NAMES: &[&str] = &[
@@ -72,16 +72,10 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
 }
 
 fn read_input(sh: &Shell, cmd: &str, f: &str, io: &Io) -> Option<String> {
-    if f == "-" {
-        return Some(String::from_utf8_lossy(&read_all(&io.stdin)).into_owned());
-    }
-    match fs::read(sh.path(f)) {
-        Ok(b) => Some(String::from_utf8_lossy(&b).into_owned()),
-        Err(e) => {
-            io.eprint(&format!("{cmd}: {f}: {}\n", io_msg(&e)));
-            None
-        }
-    }
+    let f = f.to_string();
+    crate::extra::input(sh, cmd, Some(&f), io)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
 /// `tree [-a] [-d] [-L N] [-I PATTERN] [DIR...]`, with tree's box drawing and summary.
@@ -419,18 +413,7 @@ fn cmp(sh: &Shell, args: &[String], io: &Io) -> i32 {
         );
         return 2;
     }
-    let read = |f: &str| -> Option<Vec<u8>> {
-        if f == "-" {
-            return Some(read_all(&io.stdin));
-        }
-        match fs::read(sh.path(f)) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                io.eprint(&format!("cmp: {f}: {}\n", io_msg(&e)));
-                None
-            }
-        }
-    };
+    let read = |f: &String| crate::extra::input(sh, "cmp", Some(f), io).ok();
     let (Some(a), Some(b)) = (read(files[0]), read(files[1])) else {
         return 2;
     };
