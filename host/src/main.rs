@@ -224,6 +224,36 @@ enum Command {
         /// Pause between empty polls.
         #[arg(long, default_value = "1s", value_parser = parse_duration)]
         poll_interval: Duration,
+        /// Answer `agent.custom_tool_use` calls of tool NAME by running CMD in the session's
+        /// shell with the tool's input JSON on stdin; its stdout is the result, a non-zero
+        /// exit an error (repeatable).
+        #[arg(long = "custom-tool", value_name = "NAME=CMD", value_parser = parse_custom_tool)]
+        custom_tools: Vec<(String, String)>,
+        /// Claim at most one work item, serve it to the end and exit 0 (exit 0 with nothing
+        /// claimed after --max-idle): one process per item, for serverless deployments.
+        #[arg(long, conflicts_with = "item_id")]
+        once: bool,
+        /// Serve this already-claimed work item and exit (no poll, no ack), as the SDK's
+        /// `handle_item`; the session comes from --session-id and the item's secret from
+        /// ANTHROPIC_WORK_SECRET.
+        #[arg(long, env = "ANTHROPIC_WORK_ID")]
+        item_id: Option<String>,
+        /// The Managed Agents session of --item-id.
+        #[arg(long, env = "ANTHROPIC_SESSION_ID", requires = "item_id")]
+        session_id: Option<String>,
+        /// The work item's secret payload (carries its sessions token), for --item-id.
+        #[arg(long, env = "ANTHROPIC_WORK_SECRET", hide_env_values = true)]
+        work_secret: Option<String>,
+        /// Whether a memory file deleted in the session deletes the server's memory:
+        /// enabled, log_only (only log what would be deleted) or disabled.
+        #[arg(long, default_value = "enabled", value_parser = clap::value_parser!(burrow_host::worker::DeleteMode))]
+        memory_delete: burrow_host::worker::DeleteMode,
+        /// How often attached memory stores sync back while a session runs (at least 5s).
+        #[arg(long, default_value = "15s", value_parser = parse_sync_interval)]
+        memory_sync_interval: Duration,
+        /// Do not mount the session's memory stores at all.
+        #[arg(long)]
+        no_memory: bool,
     },
     /// A Messages API tool loop in a session: streams the model's text, runs its bash and
     /// text editor calls in the session, stores the conversation there (resume with
@@ -282,6 +312,27 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
         _ => return Err(format!("unknown unit in {s} (use ms, s, m or h)")),
     };
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// `NAME=CMD` of `--custom-tool`.
+fn parse_custom_tool(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((name, cmd)) if !name.trim().is_empty() && !cmd.trim().is_empty() => {
+            Ok((name.trim().to_string(), cmd.to_string()))
+        }
+        _ => Err(format!("expected NAME=CMD, got '{s}'")),
+    }
+}
+
+/// A memory sync interval: a duration of at least 5 s (the SDK's floor).
+fn parse_sync_interval(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d < burrow_host::worker::MIN_SYNC_INTERVAL {
+        return Err(format!(
+            "the memory sync interval must be at least 5s, got {s}"
+        ));
+    }
+    Ok(d)
 }
 
 fn parse_mount(s: &str) -> Result<burrow_host::wasi_fs::Mount, String> {
@@ -405,15 +456,40 @@ fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
             concurrency,
             max_idle,
             poll_interval,
+            custom_tools,
+            once,
+            item_id,
+            session_id,
+            work_secret,
+            memory_delete,
+            memory_sync_interval,
+            no_memory,
         } => {
-            let cfg = burrow_host::worker::WorkerConfig {
+            use burrow_host::worker;
+            let cfg = worker::WorkerConfig {
                 base_url,
                 environment_id,
                 environment_key: environment_key.filter(|k| !k.is_empty()),
                 concurrency,
                 max_idle,
                 poll_interval,
-                worker_id: burrow_host::worker::default_worker_id(),
+                worker_id: worker::default_worker_id(),
+                custom_tools,
+                once,
+                memory: (!no_memory).then_some(worker::MemoryConfig {
+                    sync_interval: memory_sync_interval,
+                    deletions: memory_delete,
+                }),
+            };
+            let claimed = match item_id.filter(|i| !i.is_empty()) {
+                Some(work_id) => Some(worker::ClaimedItem {
+                    work_id,
+                    session_id: session_id.filter(|s| !s.is_empty()).ok_or_else(|| {
+                        anyhow::anyhow!("--item-id needs --session-id (or ANTHROPIC_SESSION_ID)")
+                    })?,
+                    secret: work_secret.filter(|s| !s.is_empty()),
+                }),
+                None => None,
             };
             let core = Core::new(sandbox, concurrency);
             let stop = tokio_util::sync::CancellationToken::new();
@@ -423,7 +499,10 @@ fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
                     serve::shutdown_signal().await;
                     signal.cancel();
                 });
-                burrow_host::worker::run(core, cfg, stop).await
+                match claimed {
+                    Some(item) => worker::handle_item(core, cfg, item, stop).await,
+                    None => worker::run(core, cfg, stop).await,
+                }
             })?;
         }
         Command::Agent {

@@ -368,7 +368,13 @@ impl Sandbox {
         for f in &ids {
             self.store.set_meta(f, "parent", Some(id))?;
             // Forks inherit settings and what was read (their files are the same).
-            for key in ["settings", READS_KEY] {
+            // The worker's skills and memory sync state describe files the fork has too.
+            for key in [
+                "settings",
+                READS_KEY,
+                "managed_agents_skills",
+                "managed_agents_memory",
+            ] {
                 if let Some(v) = meta.get(key) {
                     self.store.set_meta(f, key, Some(v))?;
                 }
@@ -530,20 +536,26 @@ impl Sandbox {
     /// Runs a shell command in the session (as one transaction), with stdout and stderr kept
     /// apart and the exit code, as a terminal shell gives them.
     pub fn sh(&self, id: &str, command: &str) -> Result<RunResult> {
-        on_deep_stack(|| self.sh_here(id, command))
+        self.sh_with(id, command, &[], "sh")
     }
 
-    fn sh_here(&self, id: &str, command: &str) -> Result<RunResult> {
+    /// [`Sandbox::sh`] with `stdin` on the command's standard input, recorded in the event
+    /// log as the tool `tool` (a worker's custom tool, for example).
+    pub fn sh_with(&self, id: &str, command: &str, stdin: &[u8], tool: &str) -> Result<RunResult> {
+        on_deep_stack(|| self.sh_here(id, command, stdin, tool))
+    }
+
+    fn sh_here(&self, id: &str, command: &str, stdin: &[u8], tool: &str) -> Result<RunResult> {
         let tb = self.toolbox()?;
         let started = Instant::now();
         let txn = self.store.begin(id)?;
         let base = txn.base();
         let (limits, env) = self.call_env(&self.settings(id)?);
-        match tb.shell(txn, command, false, &limits, &env) {
+        match tb.shell_input(txn, command, false, &limits, &env, stdin.to_vec()) {
             Ok((mut txn, report)) => {
-                txn.set_message("sh".to_string());
+                txn.set_message(tool.to_string());
                 let data = json!({
-                    "tool": "sh", "input": { "command": command }, "exit_code": report.exit_code,
+                    "tool": tool, "input": { "command": command }, "exit_code": report.exit_code,
                     "is_error": report.exit_code != 0,
                     "duration_us": started.elapsed().as_micros() as u64,
                 });
@@ -555,7 +567,7 @@ impl Sandbox {
                 })
             }
             Err(e) => {
-                let data = json!({ "tool": "sh", "input": { "command": command }, "error": e.to_string(), "is_error": true });
+                let data = json!({ "tool": tool, "input": { "command": command }, "error": e.to_string(), "is_error": true });
                 self.store
                     .append_event(id, "tool", Some(base), Some(base), &data.to_string())?;
                 Err(e.into())

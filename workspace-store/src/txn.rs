@@ -1335,6 +1335,57 @@ impl Txn {
         }
         Ok(cur)
     }
+
+    /// Removes `path` and everything under it (symlinks are removed, never followed).
+    /// A missing path is not an error.
+    pub fn remove_all(&mut self, path: &str) -> Result<()> {
+        let ino = match self.resolve(ROOT_INO, path, false) {
+            Ok(i) => i,
+            Err(Error::NotFound) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        if self.inode(ino)?.kind() != Kind::Dir {
+            return self.unlink_at(ROOT_INO, path);
+        }
+        for e in self.readdir(ino)? {
+            self.remove_all(&format!("{path}/{}", e.name))?;
+        }
+        self.rmdir_at(ROOT_INO, path)
+    }
+
+    /// The regular files under the directory `path`, as paths relative to it, sorted
+    /// (symlinks are not followed). A missing directory has none.
+    pub fn files_under(&mut self, path: &str) -> Result<Vec<String>> {
+        let ino = match self.resolve(ROOT_INO, path, false) {
+            Ok(i) => i,
+            Err(Error::NotFound) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        if self.inode(ino)?.kind() != Kind::Dir {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        let mut stack = vec![(ino, String::new())];
+        while let Some((dir, prefix)) = stack.pop() {
+            for e in self.readdir(dir)? {
+                let rel = if prefix.is_empty() {
+                    e.name.clone()
+                } else {
+                    format!("{prefix}/{}", e.name)
+                };
+                match e.kind {
+                    Kind::Dir => {
+                        let child = self.lookup(dir, &e.name)?;
+                        stack.push((child, rel));
+                    }
+                    Kind::File => out.push(rel),
+                    Kind::Symlink => {}
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
 }
 
 fn copy_page(page: &[u8], within: usize, dst: &mut [u8]) {

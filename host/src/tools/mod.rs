@@ -258,6 +258,19 @@ impl Toolbox {
         limits: &Limits,
         env: &[(String, String)],
     ) -> Result<(Txn, crate::RunReport), RunError> {
+        self.shell_input(txn, command, restart, limits, env, Vec::new())
+    }
+
+    /// [`Toolbox::shell`] with bytes on the command's standard input.
+    pub fn shell_input(
+        &self,
+        txn: Txn,
+        command: &str,
+        restart: bool,
+        limits: &Limits,
+        env: &[(String, String)],
+        stdin: Vec<u8>,
+    ) -> Result<(Txn, crate::RunReport), RunError> {
         let args = if restart {
             vec!["--restart".to_string()]
         } else {
@@ -269,6 +282,7 @@ impl Toolbox {
             limits: limits.clone(),
             env: env.to_vec(),
             mounts: self.tool_layer.iter().cloned().collect(),
+            stdin,
             ..Default::default()
         };
         let sh = self.program(&self.sh, SH_WASM)?;

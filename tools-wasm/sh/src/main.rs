@@ -3,7 +3,7 @@
 //! `sh -c 'COMMAND'` runs COMMAND in the session's shell state (loaded from and saved to the
 //! workspace, see `state.rs`), with stdout and stderr streamed and the exit status reported
 //! through `wasi:cli/exit.exit-with-code`. `sh --restart` resets the state. Without -c the
-//! script is read from stdin.
+//! script is read from stdin; with -c, stdin is the command's.
 
 mod archive;
 mod awk;
@@ -30,13 +30,13 @@ fn main() {
         state::reset();
         return;
     }
+    // With -c, the command's standard input is the shell's (as with `bash -c`: a worker's
+    // custom tool gets its input JSON this way); without, stdin is the script.
+    let mut input = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut input);
     let script = match args.iter().position(|a| a == "-c") {
         Some(i) => args.get(i + 1).cloned().unwrap_or_default(),
-        None => {
-            let mut s = String::new();
-            let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut s);
-            s
-        }
+        None => String::from_utf8_lossy(&std::mem::take(&mut input)).into_owned(),
     };
     let stateless = args.iter().any(|a| a == "--no-state");
     let mut sh = if stateless {
@@ -46,7 +46,7 @@ fn main() {
     };
     let _ = std::env::set_current_dir(&sh.cwd);
     let io = io::Io {
-        stdin: io::input(Vec::new()),
+        stdin: io::input(input),
         out: io::Sink::Stdout,
         err: io::Sink::Stderr,
     };

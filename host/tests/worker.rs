@@ -1,0 +1,626 @@
+//! `burrow worker` at parity with the Anthropic SDK's self-hosted worker, as a real process
+//! against the fake Managed Agents API (tests/fake_ma): the permission gate fails closed
+//! (ask, deny, unknown values, verdicts before calls, holds across a stream reconnect and a
+//! worker restart), custom tools, `--once` and `--item-id`, skills and memory stores.
+
+mod fake_ma;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fake_ma::*;
+use serde_json::{Value, json};
+
+fn ask(id: &str, command: &str) -> Value {
+    let mut ev = tool_use(id, "bash", json!({ "command": command }));
+    ev["evaluated_permission"] = json!("ask");
+    ev
+}
+
+fn verdict(id: &str, result: &str) -> Value {
+    json!({"type": "user.tool_confirmation", "tool_use_id": id, "result": result})
+}
+
+/// Whether any result was posted for `id` (builtin or custom).
+fn answered(fake: &FakeServer, session: &str, id: &str) -> usize {
+    fake.with(|f| {
+        f.sessions[session]
+            .events
+            .iter()
+            .filter(|e| e["tool_use_id"] == id || e["custom_tool_use_id"] == id)
+            .filter(|e| e["type"] != "user.tool_confirmation")
+            .count()
+    })
+}
+
+/// The burrow session's events of `kind`, as JSON data.
+fn events(db: &std::path::Path, session: &str, kind: &str) -> Vec<Value> {
+    let out = burrow(db, &["log", session, "--json"]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["kind"] == kind)
+        .collect()
+}
+
+/// The burrow session serving a Managed Agents session (the only one in the store).
+fn only_session(db: &std::path::Path) -> String {
+    let out = burrow(db, &["--json", "session", "ls"]);
+    let first = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .map(str::to_string)
+        .unwrap_or_default();
+    let v: Value = serde_json::from_str(&first).unwrap_or_default();
+    v["id"].as_str().unwrap_or("").to_string()
+}
+
+fn exists(db: &std::path::Path, session: &str, path: &str) -> bool {
+    burrow(db, &["cat", session, path]).status.success()
+}
+
+#[test]
+fn permission_gates_fail_closed() {
+    let fake = fake_managed_agents();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    fake.with(|f| {
+        f.session("sesn_G", json!({}));
+        // Held from history: asked before any worker was up.
+        f.push_event(
+            "sesn_G",
+            ask("g1", "echo g1 >> /workspace/ran.txt; echo ran-g1"),
+        );
+        // A verdict that arrives before its call.
+        f.push_event("sesn_G", verdict("g4", "allow"));
+        f.enqueue("w1", "sesn_G", "tok_sesn_G");
+    });
+    let w = worker(&db, &fake.base);
+    fake.with(|f| {
+        f.push_event(
+            "sesn_G",
+            ask("g4", "echo g4 >> /workspace/ran.txt; echo early"),
+        );
+    });
+    assert_eq!(
+        text_of(&fake.result_for("sesn_G", "g4")),
+        (false, "early".into())
+    );
+    assert_eq!(answered(&fake, "sesn_G", "g1"), 0, "g1 waits for the user");
+
+    fake.with(|f| {
+        // The user denies one, the server denies another, a third has a permission value
+        // this worker does not know.
+        f.push_event(
+            "sesn_G",
+            ask("g2", "echo DENIED > /workspace/denied-user.txt"),
+        );
+        let mut g3 = tool_use(
+            "g3",
+            "bash",
+            json!({"command": "echo DENIED > /workspace/denied-server.txt"}),
+        );
+        g3["evaluated_permission"] = json!("deny");
+        f.push_event("sesn_G", g3);
+        let mut g5 = tool_use(
+            "g5",
+            "bash",
+            json!({"command": "echo DENIED > /workspace/unknown.txt"}),
+        );
+        g5["evaluated_permission"] = json!("sometimes");
+        f.push_event("sesn_G", g5);
+        f.push_event("sesn_G", verdict("g2", "deny"));
+        f.push_event("sesn_G", verdict("g1", "allow"));
+    });
+    assert_eq!(
+        text_of(&fake.result_for("sesn_G", "g1")),
+        (false, "ran-g1".into())
+    );
+
+    // The turn ends while g5 is held: a held call keeps the work item alive past
+    // --max-idle (2 s).
+    fake.with(|f| f.push_event("sesn_G", idle()));
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(!fake.stopped("w1"), "a held call keeps the item alive");
+
+    // A network blip: the stream reconnects, the reconcile keeps the hold (it does not run
+    // g5), and a verdict sent meanwhile is honoured.
+    fake.with(|f| {
+        f.push_event(
+            "sesn_G",
+            ask("g7", "echo g7 >> /workspace/ran.txt; echo after-blip"),
+        );
+        f.disconnect("sesn_G");
+        f.push_event("sesn_G", verdict("g7", "allow"));
+    });
+    assert_eq!(
+        text_of(&fake.result_for("sesn_G", "g7")),
+        (false, "after-blip".into())
+    );
+    assert_eq!(answered(&fake, "sesn_G", "g5"), 0);
+
+    // An unknown verdict fails closed; then the session is idle with nothing held and the
+    // item stops.
+    fake.with(|f| {
+        f.push_event("sesn_G", verdict("g5", "maybe"));
+        f.push_event("sesn_G", idle());
+    });
+    fake.wait("w1 stopped once nothing is held", || {
+        fake.stopped("w1").then_some(())
+    });
+    drop(w);
+
+    for id in ["g2", "g3", "g5"] {
+        assert_eq!(
+            answered(&fake, "sesn_G", id),
+            0,
+            "{id}: denied calls post nothing"
+        );
+    }
+    for id in ["g1", "g4", "g7"] {
+        assert_eq!(
+            answered(&fake, "sesn_G", id),
+            1,
+            "{id}: allowed calls run once"
+        );
+    }
+    let s = only_session(&db);
+    for p in ["denied-user.txt", "denied-server.txt", "unknown.txt"] {
+        assert!(!exists(&db, &s, p), "{p}: a denied command never ran");
+    }
+    let ran = burrow(&db, &["cat", &s, "ran.txt"]);
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "g4\ng1\ng7\n");
+    // Every gate decision is in the session's log; no tool event for a denied call.
+    let held: Vec<String> = events(&db, &s, "held")
+        .iter()
+        .map(|e| e["data"]["tool_use_id"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(held, ["g1", "g2", "g5", "g7"]);
+    let denied: Vec<(String, String)> = events(&db, &s, "denied")
+        .iter()
+        .map(|e| {
+            (
+                e["data"]["tool_use_id"].as_str().unwrap_or("").to_string(),
+                e["data"]["by"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        denied,
+        [
+            ("g3".into(), "server".into()),
+            ("g2".into(), "user".into()),
+            ("g5".into(), "user".into())
+        ]
+    );
+    assert_eq!(events(&db, &s, "confirmed").len(), 3);
+    let tools = events(&db, &s, "tool");
+    assert_eq!(tools.len(), 3, "only the allowed calls ran: {tools:?}");
+    assert!(fake.with(|f| f.violations.clone()).is_empty());
+}
+
+#[test]
+fn holds_survive_a_worker_restart() {
+    let fake = fake_managed_agents();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    fake.with(|f| {
+        f.session("sesn_R", json!({}));
+        f.push_event(
+            "sesn_R",
+            ask("r1", "echo r1 >> /workspace/ran.txt; echo one"),
+        );
+        f.push_event(
+            "sesn_R",
+            ask("r2", "echo r2 >> /workspace/ran.txt; echo two"),
+        );
+        f.enqueue("w1", "sesn_R", "tok_sesn_R");
+    });
+    let mut w = worker(&db, &fake.base);
+    fake.wait("w1 acked", || {
+        fake.with(|f| f.works["w1"].acked.then_some(()))
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    // The worker dies hard while both calls are held.
+    w.0.kill().unwrap();
+    w.0.wait().unwrap();
+    assert_eq!(
+        answered(&fake, "sesn_R", "r1") + answered(&fake, "sesn_R", "r2"),
+        0
+    );
+    // The user approves r1 while no worker is up; a new process serves a new item.
+    fake.with(|f| {
+        f.push_event("sesn_R", verdict("r1", "allow"));
+        f.enqueue("w2", "sesn_R", "tok_sesn_R");
+    });
+    let w2 = worker(&db, &fake.base);
+    assert_eq!(
+        text_of(&fake.result_for("sesn_R", "r1")),
+        (false, "one".into())
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        answered(&fake, "sesn_R", "r2"),
+        0,
+        "r2 is still held after the restart"
+    );
+    fake.with(|f| f.push_event("sesn_R", verdict("r2", "allow")));
+    assert_eq!(
+        text_of(&fake.result_for("sesn_R", "r2")),
+        (false, "two".into())
+    );
+    fake.with(|f| f.push_event("sesn_R", json!({"type": "session.status_terminated"})));
+    fake.wait("w2 stopped", || fake.stopped("w2").then_some(()));
+    drop(w2);
+    let s = only_session(&db);
+    let ran = burrow(&db, &["cat", &s, "ran.txt"]);
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout),
+        "r1\nr2\n",
+        "each ran exactly once"
+    );
+}
+
+#[test]
+fn custom_tools_once_and_claimed_items() {
+    let fake = fake_managed_agents();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+
+    // --once with an empty queue: exits 0 after --max-idle.
+    let started = Instant::now();
+    let w = worker_with(&db, &fake.base, &["--once"]);
+    let status = wait_exit(w, 30);
+    assert!(status.success());
+    assert!(started.elapsed() >= Duration::from_secs(2));
+
+    fake.with(|f| {
+        f.session("sesn_C", json!({}));
+        let custom = |id: &str, name: &str, input: Value| {
+            json!({"type": "agent.custom_tool_use", "id": id, "name": name, "input": input})
+        };
+        f.push_event("sesn_C", custom("c1", "lookup", json!({"q": "café", "n": 2})));
+        f.push_event("sesn_C", custom("c2", "fail", json!({})));
+        f.push_event("sesn_C", custom("c3", "someone_else", json!({})));
+        f.push_event("sesn_C", custom("c4", "quiet", json!({})));
+        f.enqueue("w1", "sesn_C", "tok_sesn_C");
+        f.enqueue("w2", "sesn_C", "tok_sesn_C");
+    });
+    let w = worker_with(
+        &db,
+        &fake.base,
+        &[
+            "--once",
+            "--custom-tool",
+            "lookup=jq -r '.q + \" x\" + (.n|tostring)' | tee /workspace/looked-up.txt",
+            "--custom-tool",
+            "fail=echo oops >&2; exit 3",
+            "--custom-tool",
+            "quiet=true",
+        ],
+    );
+    let c1 = fake.result_for_custom("sesn_C", "c1");
+    assert_eq!(c1["is_error"], false);
+    assert_eq!(
+        c1["content"],
+        json!([{"type": "text", "text": "café x2\n"}])
+    );
+    let c2 = fake.result_for_custom("sesn_C", "c2");
+    assert_eq!(c2["is_error"], true);
+    assert_eq!(c2["content"][0]["text"], "oops\n");
+    let c4 = fake.result_for_custom("sesn_C", "c4");
+    assert_eq!(c4["content"][0]["text"], "(no output)");
+    fake.with(|f| f.push_event("sesn_C", idle()));
+    let status = wait_exit(w, 60);
+    assert!(status.success());
+    assert!(fake.stopped("w1"));
+    assert!(
+        !fake.with(|f| f.works["w2"].acked),
+        "--once claims one item only"
+    );
+    assert_eq!(
+        answered(&fake, "sesn_C", "c3"),
+        0,
+        "a custom tool without a handler is left alone"
+    );
+    let s = only_session(&db);
+    assert_eq!(
+        burrow(&db, &["cat", &s, "looked-up.txt"]).stdout,
+        "café x2\n".as_bytes()
+    );
+    let tools: Vec<String> = events(&db, &s, "tool")
+        .iter()
+        .map(|e| e["data"]["tool"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(tools, ["custom:lookup", "custom:fail", "custom:quiet"]);
+
+    // --item-id: an item claimed elsewhere, served with only its secret (no environment
+    // key in the process), no poll, no ack; the same burrow session resumes.
+    use base64::Engine as _;
+    let secret = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(json!({"sessions_token": "tok_sesn_C"}).to_string());
+    fake.with(|f| {
+        f.push_event(
+            "sesn_C",
+            tool_use(
+                "c5",
+                "read",
+                json!({"file_path": "/workspace/looked-up.txt"}),
+            ),
+        );
+    });
+    let polls = fake.with(|f| f.polls);
+    let child = Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .env("BURROW_STORE", &db)
+        .env("BURROW_CACHE", cache())
+        .env_remove("ANTHROPIC_ENVIRONMENT_KEY")
+        .env("ANTHROPIC_ENVIRONMENT_ID", "env_1")
+        .env("ANTHROPIC_WORK_ID", "w2")
+        .env("ANTHROPIC_SESSION_ID", "sesn_C")
+        .env("ANTHROPIC_WORK_SECRET", &secret)
+        .args(["worker", "--base-url", &fake.base, "--max-idle", "1s"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert_eq!(
+        text_of(&fake.result_for("sesn_C", "c5")),
+        (false, "café x2\n".into())
+    );
+    fake.with(|f| f.push_event("sesn_C", json!({"type": "session.status_terminated"})));
+    let status = wait_exit(Worker(child), 60);
+    assert!(status.success());
+    assert!(fake.stopped("w2"));
+    assert_eq!(fake.with(|f| f.polls), polls, "--item-id never polls");
+    assert_eq!(only_session(&db), s);
+    assert!(fake.with(|f| f.violations.clone()).is_empty());
+}
+
+fn wait_exit(mut w: Worker, secs: u64) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = w.0.try_wait().unwrap() {
+            return s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(secs),
+            "the worker did not exit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A tar.gz of `entries` (name, data, mode), names written raw (hostile ones too).
+fn tar_gz(entries: &[(&str, &[u8], u32)]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, data, mode) in entries {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(*mode);
+        h.set_entry_type(tar::EntryType::Regular);
+        h.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+        h.set_cksum();
+        b.append(&h, *data).unwrap();
+    }
+    let tar = b.into_inner().unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &tar).unwrap();
+    gz.finish().unwrap()
+}
+
+#[test]
+fn skills_land_once_per_session() {
+    let fake = fake_managed_agents();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    fake.with(|f| {
+        f.skills.insert(
+            "skill_pdf".into(),
+            Skill {
+                name: "pdf".into(),
+                version: "v1".into(),
+                archive: tar_gz(&[
+                    ("pdf/SKILL.md", b"# PDF skill\n", 0o644),
+                    ("pdf/scripts/fill.sh", b"echo filled\n", 0o755),
+                ]),
+            },
+        );
+        f.skills.insert(
+            "skill_bad".into(),
+            Skill {
+                name: "bad".into(),
+                version: "v1".into(),
+                archive: tar_gz(&[
+                    ("bad/SKILL.md", b"x", 0o644),
+                    ("bad/../../escape", b"x", 0o644),
+                ]),
+            },
+        );
+        f.session("sesn_S", json!({}));
+        let s = f.sessions.get_mut("sesn_S").unwrap();
+        s.skills = json!([
+            {"type": "custom", "skill_id": "skill_pdf", "version": "latest"},
+            {"type": "custom", "skill_id": "skill_bad", "version": "v1"},
+        ]);
+        f.push_event(
+            "sesn_S",
+            tool_use(
+                "s1",
+                "bash",
+                json!({"command": "cat skills/pdf/SKILL.md; ls skills"}),
+            ),
+        );
+        f.enqueue("w1", "sesn_S", "tok_sesn_S");
+    });
+    let w = worker(&db, &fake.base);
+    assert_eq!(
+        text_of(&fake.result_for("sesn_S", "s1")),
+        (false, "# PDF skill\npdf".into())
+    );
+    fake.with(|f| f.push_event("sesn_S", idle()));
+    fake.wait("w1 stopped", || fake.stopped("w1").then_some(()));
+    drop(w);
+    assert_eq!(fake.with(|f| f.skill_downloads), 2);
+
+    // The next morning, another process: the skill is there, not downloaded again.
+    fake.with(|f| {
+        f.push_event(
+            "sesn_S",
+            tool_use(
+                "s2",
+                "bash",
+                json!({"command": "skills/pdf/scripts/fill.sh"}),
+            ),
+        );
+        f.enqueue("w2", "sesn_S", "tok_sesn_S");
+    });
+    let w = worker(&db, &fake.base);
+    assert_eq!(
+        text_of(&fake.result_for("sesn_S", "s2")),
+        (false, "filled".into())
+    );
+    drop(w);
+    assert_eq!(
+        fake.with(|f| f.skill_downloads),
+        3,
+        "only the bad skill is tried again"
+    );
+    let s = only_session(&db);
+    let installed = events(&db, &s, "skills_installed");
+    assert_eq!(installed.len(), 1, "{installed:?}");
+    assert_eq!(
+        installed[0]["data"]["installed"][0]["dir"],
+        "/workspace/skills/pdf"
+    );
+    assert!(
+        installed[0]["data"]["skipped"][0]["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("'..'"),
+        "{installed:?}"
+    );
+    assert!(!exists(&db, &s, "skills/bad/SKILL.md"));
+    // Modes as the SDK sets them (WASI shows guests no permission bits; the export does).
+    let out = dir.path().join("export");
+    assert!(
+        burrow(&db, &["export", &s, out.to_str().unwrap()])
+            .status
+            .success()
+    );
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = |p: &str| std::fs::metadata(out.join(p)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode("skills/pdf/scripts/fill.sh"), 0o755);
+    assert_eq!(mode("skills/pdf/SKILL.md"), 0o644);
+    assert_eq!(mode("skills/pdf"), 0o700);
+    assert!(fake.with(|f| f.violations.clone()).is_empty());
+}
+
+#[test]
+fn memory_stores_round_trip() {
+    let fake = fake_managed_agents();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    fake.with(|f| {
+        f.add_memory("memstore_a", "/prefs.md", "tabs\n");
+        f.add_memory("memstore_a", "/deep/dir/b.md", "beta\n");
+        f.add_memory("memstore_a", "/gone.md", "delete me\n");
+        f.add_memory("memstore_a", "/keep.md", "keep\n");
+        f.add_memory("memstore_t", "/team.md", "team\n");
+        f.session("sesn_M", json!({}));
+        let s = f.sessions.get_mut("sesn_M").unwrap();
+        s.resources = json!([
+            {"type": "memory_store", "memory_store_id": "memstore_a", "mount_path": "/workspace/memory/prefs", "access": "read_write", "name": "prefs"},
+            {"type": "memory_store", "memory_store_id": "memstore_t", "name": "team"},
+            {"type": "memory_store", "memory_store_id": "memstore_x", "mount_path": "/mnt/memory/outside", "name": "outside"},
+        ]);
+        f.push_event(
+            "sesn_M",
+            tool_use("m1", "bash", json!({"command": "cat memory/prefs/prefs.md memory/prefs/deep/dir/b.md memory/team/team.md; ls -a memory"})),
+        );
+        f.enqueue("w1", "sesn_M", "tok_sesn_M");
+    });
+    let w = worker_with(&db, &fake.base, &["--memory-sync-interval", "5s"]);
+    assert_eq!(
+        text_of(&fake.result_for("sesn_M", "m1")),
+        (false, "tabs\nbeta\nteam\n.\n..\nprefs\nteam".into()),
+        "downloaded; the store mounted outside /workspace is not relocated"
+    );
+    // The agent edits, creates and deletes memories; a remote edit happens meanwhile.
+    fake.with(|f| {
+        f.push_event(
+            "sesn_M",
+            tool_use("m2", "bash", json!({"command": "echo spaces > memory/prefs/prefs.md; echo new > memory/prefs/new.md; rm memory/prefs/gone.md; echo /w== | base64 -d > memory/prefs/binary.bin"})),
+        );
+        let id = f.memories["memstore_a"]
+            .iter()
+            .find(|(_, m)| m.path == "/keep.md")
+            .map(|(id, _)| id.clone())
+            .unwrap();
+        f.memories.get_mut("memstore_a").unwrap().get_mut(&id).unwrap().content = "kept remotely\n".into();
+    });
+    fake.result_for("sesn_M", "m2");
+    // The turn ends and the item with it: the final sync pushes edits and sends the delete
+    // at once.
+    fake.with(|f| f.push_event("sesn_M", idle()));
+    fake.wait("w1 stopped", || fake.stopped("w1").then_some(()));
+    drop(w);
+    let remote = fake.with(|f| f.memory_map("memstore_a"));
+    assert_eq!(
+        remote.get("/prefs.md").map(String::as_str),
+        Some("spaces\n")
+    );
+    assert_eq!(remote.get("/new.md").map(String::as_str), Some("new\n"));
+    assert_eq!(
+        remote.get("/gone.md"),
+        None,
+        "the local delete reached the server"
+    );
+    assert_eq!(remote.get("/binary.bin"), None, "not UTF-8: never uploaded");
+    let s = only_session(&db);
+    assert_eq!(
+        burrow(&db, &["cat", &s, "memory/prefs/keep.md"]).stdout,
+        b"kept remotely\n",
+        "the remote edit was pulled"
+    );
+
+    // Resumed by a new work item in another process (a new Managed Agents session run on
+    // the same burrow session): the folder syncs instead of downloading again.
+    fake.with(|f| {
+        let id = f.memories["memstore_a"]
+            .iter()
+            .find(|(_, m)| m.path == "/deep/dir/b.md")
+            .map(|(id, _)| id.clone())
+            .unwrap();
+        f.memories
+            .get_mut("memstore_a")
+            .unwrap()
+            .get_mut(&id)
+            .unwrap()
+            .content = "beta 2\n".into();
+        f.push_event(
+            "sesn_M",
+            tool_use(
+                "m3",
+                "bash",
+                json!({"command": "cat memory/prefs/deep/dir/b.md; rm memory/prefs/keep.md"}),
+            ),
+        );
+        f.enqueue("w2", "sesn_M", "tok_sesn_M");
+    });
+    let w = worker_with(&db, &fake.base, &["--memory-delete", "log_only"]);
+    assert_eq!(
+        text_of(&fake.result_for("sesn_M", "m3")),
+        (false, "beta 2".into())
+    );
+    fake.with(|f| f.push_event("sesn_M", json!({"type": "session.status_terminated"})));
+    fake.wait("w2 stopped", || fake.stopped("w2").then_some(()));
+    drop(w);
+    let remote = fake.with(|f| f.memory_map("memstore_a"));
+    assert!(remote.contains_key("/keep.md"), "log_only never deletes");
+    let synced = events(&db, &s, "memory_synced");
+    let downloads = synced
+        .iter()
+        .filter(|e| e["data"]["downloaded"].is_number())
+        .count();
+    assert_eq!(downloads, 2, "one download per store, ever: {synced:?}");
+    assert!(fake.with(|f| f.violations.clone()).is_empty());
+}
