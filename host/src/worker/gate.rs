@@ -126,7 +126,9 @@ impl Gate {
         if permission == Some("deny") {
             // Never run, even if a stray allow exists for the id.
             self.answered.insert(id);
-            self.held.remove(id_of(ev));
+            if self.held.remove(id_of(ev)).is_some() {
+                self.clock.release();
+            }
             return Some(Decision::Deny {
                 ev: ev.clone(),
                 by: DeniedBy::Server,

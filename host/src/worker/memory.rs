@@ -110,6 +110,30 @@ fn rel_of(path: &str) -> Option<String> {
     legal_path(&format!("/{rel}")).then(|| rel.to_string())
 }
 
+/// One call to a store's memory endpoints (`rest` follows `/memories`), with their beta.
+async fn call(
+    it: &Item,
+    method: Method,
+    store: &str,
+    rest: &str,
+    query: &[(&str, String)],
+    body: Option<&Value>,
+) -> Result<Value, crate::api_client::ApiError> {
+    it.api
+        .json(
+            method,
+            &format!("/v1/memory_stores/{store}/memories{rest}"),
+            &it.token,
+            Req {
+                query,
+                body,
+                beta: Some(MEMORY_BETA),
+                ..Req::default()
+            },
+        )
+        .await
+}
+
 /// One attached store and its sync state.
 struct Attached {
     id: String,
@@ -616,19 +640,8 @@ impl Stores {
         let mut pulled = Vec::new();
         for (rel, item) in pulls {
             let mid = item["id"].as_str().unwrap_or("");
-            let got = it
-                .api
-                .json(
-                    Method::GET,
-                    &format!("/v1/memory_stores/{}/memories/{mid}", store.id),
-                    &it.token,
-                    Req {
-                        query: &[("view", "full".to_string())],
-                        beta: Some(MEMORY_BETA),
-                        ..Req::default()
-                    },
-                )
-                .await;
+            let q = [("view", "full".to_string())];
+            let got = call(it, Method::GET, &store.id, &format!("/{mid}"), &q, None).await;
             match got {
                 Ok(m) => {
                     let sha = m["content_sha256"].as_str().unwrap_or("").to_string();
@@ -685,19 +698,8 @@ impl Stores {
         base: &str,
     ) -> Option<String> {
         let mid = item["id"].as_str().unwrap_or("");
-        let r = it
-            .api
-            .send(
-                Method::DELETE,
-                &format!("/v1/memory_stores/{}/memories/{mid}", store.id),
-                &it.token,
-                Req {
-                    query: &[("expected_content_sha256", base.to_string())],
-                    beta: Some(MEMORY_BETA),
-                    ..Req::default()
-                },
-            )
-            .await;
+        let q = [("expected_content_sha256", base.to_string())];
+        let r = call(it, Method::DELETE, &store.id, &format!("/{mid}"), &q, None).await;
         match r {
             Ok(_) => {
                 tracing::info!(path = rel, memory_store_id = %store.id, "propagated local deletion");
@@ -745,34 +747,18 @@ impl Stores {
         store
             .sent
             .insert(rel.to_string(), sha256_hex(text.as_bytes()));
-        let (path, body) = match existing {
+        let (rest, body) = match existing {
             None => (
-                format!("/v1/memory_stores/{}/memories", store.id),
+                String::new(),
                 json!({"path": format!("/{rel}"), "content": text}),
             ),
             Some(item) => (
-                format!(
-                    "/v1/memory_stores/{}/memories/{}",
-                    store.id,
-                    item["id"].as_str().unwrap_or("")
-                ),
+                format!("/{}", item["id"].as_str().unwrap_or("")),
                 json!({"content": text, "precondition": {"type": "content_sha256",
                        "content_sha256": item["content_sha256"]}}),
             ),
         };
-        let r = it
-            .api
-            .json(
-                Method::POST,
-                &path,
-                &it.token,
-                Req {
-                    body: Some(&body),
-                    beta: Some(MEMORY_BETA),
-                    ..Req::default()
-                },
-            )
-            .await;
+        let r = call(it, Method::POST, &store.id, &rest, &[], Some(&body)).await;
         match r {
             Ok(m) => {
                 store.refused.remove(rel);
