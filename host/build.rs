@@ -63,6 +63,32 @@ fn main() {
             .unwrap_or_else(|e| panic!("cannot copy {}: {e}", built.display()));
     }
 
+    // The shell's utility names, for the sandbox's `/usr/bin` and `/bin` listings: the
+    // `NAMES` lists of its utility modules (one list per family, the shell's own registry).
+    let mut names: Vec<String> = [
+        "which", "env", "printenv", "echo", "printf", "true", "false", "test", "[", "pwd",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for file in ["coreutils.rs", "extra.rs", "misc.rs", "archive.rs"] {
+        let src = std::fs::read_to_string(root.join("tools-wasm/sh/src").join(file))
+            .unwrap_or_else(|e| panic!("cannot read the shell's {file}: {e}"));
+        let Some(start) = src.find("pub const NAMES: &[&str] = &[") else {
+            panic!("tools-wasm/sh/src/{file} has no `pub const NAMES` list");
+        };
+        let list = &src[start..];
+        let list = &list[..list.find("];").expect("end of NAMES")];
+        names.extend(list.split('"').skip(1).step_by(2).map(str::to_string));
+    }
+    names.sort();
+    names.dedup();
+    std::fs::write(
+        out.join("utilities.rs"),
+        format!("pub const UTILITIES: &[&str] = &{names:?};\n"),
+    )
+    .expect("write utilities.rs");
+
     // The demo's sample repository, embedded as a tar so `burrow demo` runs anywhere.
     let fixture = root.join("fixtures/sample-repo");
     println!("cargo:rerun-if-changed={}", fixture.display());

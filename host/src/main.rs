@@ -148,6 +148,10 @@ enum Command {
         /// Only the list of changed paths.
         #[arg(long)]
         stat: bool,
+        /// Also what changed outside the workspace: /tmp, /home/agent and the shell's state
+        /// (/run/burrow), shown with their absolute paths.
+        #[arg(long)]
+        all: bool,
     },
     /// Move a session to an old version (recorded as a new version; nothing is lost).
     Checkout { session: String, version: String },
@@ -914,12 +918,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
         }
-        Command::Diff { a, b, stat } => {
-            let (va, vb, changes) = sb.diff(&a, &b)?;
+        Command::Diff { a, b, stat, all } => {
+            let (va, vb, changes) = if all {
+                sb.diff_all(&a, &b)?
+            } else {
+                sb.diff(&a, &b)?
+            };
             if json {
                 for c in &changes {
                     print_json(&serde_json::json!({
-                        "path": c.path, "change": format!("{:?}", c.kind).to_lowercase(),
+                        "path": shown(&c.path), "change": format!("{:?}", c.kind).to_lowercase(),
                         "kind": format!("{:?}", c.entry).to_lowercase(),
                     }))?;
                 }
@@ -930,7 +938,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         ChangeKind::Removed => 'D',
                         ChangeKind::Modified => 'M',
                     };
-                    println!("{mark} {}", c.path);
+                    println!("{mark} {}", shown(&c.path));
                 }
                 println!("{} path(s) changed between v{va} and v{vb}", changes.len());
             } else {
@@ -1024,6 +1032,12 @@ fn finish_run(
     }
 }
 
+/// How a changed path is shown: workspace paths relative, system-area paths as the guest
+/// sees them (`/tmp/x`).
+fn shown(path: &str) -> String {
+    burrow_host::wasi_fs::system_guest_path(path).unwrap_or_else(|| path.to_string())
+}
+
 /// A unified diff of the text files that differ between two versions.
 pub(crate) fn unified(
     sb: &Sandbox,
@@ -1049,19 +1063,24 @@ pub(crate) fn unified(
         } else {
             vb.read_file(&c.path).unwrap_or_default()
         };
+        // System-area files are named by their absolute guest path, workspace files git-style.
+        let (a_name, b_name) = match burrow_host::wasi_fs::system_guest_path(&c.path) {
+            Some(g) => (g.clone(), g),
+            None => (format!("a/{}", c.path), format!("b/{}", c.path)),
+        };
         let (Ok(old), Ok(new)) = (String::from_utf8(old), String::from_utf8(new)) else {
-            out.push_str(&format!("Binary files a/{0} and b/{0} differ\n", c.path));
+            out.push_str(&format!("Binary files {a_name} and {b_name} differ\n"));
             continue;
         };
         let from = if c.kind == ChangeKind::Added {
             "/dev/null".to_string()
         } else {
-            format!("a/{}", c.path)
+            a_name
         };
         let to = if c.kind == ChangeKind::Removed {
             "/dev/null".to_string()
         } else {
-            format!("b/{}", c.path)
+            b_name
         };
         let diff = similar::TextDiff::from_lines(&old, &new);
         out.push_str(

@@ -618,6 +618,13 @@ impl Sandbox {
         Ok((va, vb, self.store.diff(va, vb)?))
     }
 
+    /// [`Sandbox::diff`] including the system area (`/tmp`, `/home/agent`, shell state).
+    pub fn diff_all(&self, a: &str, b: &str) -> Result<(VersionId, VersionId, Vec<Change>)> {
+        let va = self.version_of(a)?;
+        let vb = self.version_of(b)?;
+        Ok((va, vb, self.store.diff_all(va, vb)?))
+    }
+
     /// Moves the session to an old version (recorded as a new version; nothing is lost).
     pub fn checkout(&self, id: &str, version: VersionId) -> Result<VersionId> {
         let before = self.store.workspace(id)?.version;

@@ -35,9 +35,11 @@ mod bindings {
 }
 
 mod mounts;
+mod synth;
 
 use bindings::wasi::filesystem::{preopens, types};
 use mounts::HostNode;
+use synth::{Dev, Lookup, Synth};
 use types::{
     Advice, DescriptorFlags, DescriptorStat, DescriptorType, DirectoryEntry, ErrorCode,
     MetadataHashValue, NewTimestamp, OpenFlags, PathFlags,
@@ -104,11 +106,44 @@ fn lock(txn: &SharedTxn) -> MutexGuard<'_, Txn> {
     txn.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The persisted mounts outside the workspace: guest path -> directory of the store's
+/// system area ([`burrow_store::SYSTEM_DIR`]). They are versioned with the call like the
+/// workspace, copied into forks and covered by undo, but are not part of the workspace's
+/// diff, export or view.
+pub const SYSTEM_MOUNTS: [(&str, &str); 3] = [
+    ("/tmp", "tmp"),
+    ("/home/agent", "home"),
+    // The shell's own state (cwd, variables, functions), out of the user's project.
+    ("/run/burrow", "run"),
+];
+
+/// The guest path of a store path in the system area (`\0system/tmp/x` -> `/tmp/x`), or
+/// None for a workspace path.
+pub fn system_guest_path(path: &str) -> Option<String> {
+    let rest = path.strip_prefix(burrow_store::SYSTEM_DIR)?;
+    let rest = rest.strip_prefix('/').unwrap_or(rest);
+    let (sub, below) = rest.split_once('/').unwrap_or((rest, ""));
+    let guest = SYSTEM_MOUNTS
+        .iter()
+        .find(|(_, s)| *s == sub)
+        .map(|(g, _)| *g)
+        .unwrap_or("/");
+    Some(match below {
+        "" => guest.to_string(),
+        b => format!("{guest}/{b}"),
+    })
+}
+
 /// Per-run filesystem state.
 pub struct FsState {
     txn: SharedTxn,
+    /// The system area's mounts. Their directories are created on first write, so a call
+    /// that only reads makes no new version.
+    system: Vec<SysMount>,
     /// Read-only host directories and where the guest sees them.
     mounts: Vec<(Arc<cap_std::fs::Dir>, String)>,
+    /// The composed root (`/`, `/dev`, `/etc`, the directories above mount points).
+    root: synth::Root,
     /// The quota error a guest hit, if any, so the runner can report the limit by name.
     pub quota_hit: Arc<Mutex<Option<String>>>,
     /// Descriptors the guest holds open (bounded by [`MAX_OPEN_DESCRIPTORS`]).
@@ -153,8 +188,16 @@ impl FsState {
                 })?;
             opened.push((Arc::new(dir), m.guest.trim_end_matches('/').to_string()));
         }
+        let system = system_mounts(&txn);
+        let root = synth::Root::new(
+            std::iter::once(WORKSPACE.to_string())
+                .chain(system.iter().map(|m| m.guest.clone()))
+                .chain(opened.iter().map(|(_, g)| g.clone())),
+        );
         Ok(FsState {
             txn,
+            system,
+            root,
             mounts: opened,
             quota_hit: Arc::new(Mutex::new(None)),
             open: 0,
@@ -162,35 +205,99 @@ impl FsState {
     }
 }
 
+/// One mount of the system area.
+struct SysMount {
+    guest: String,
+    /// Its directory in the store, relative to the root.
+    path: String,
+    /// None until the directory exists.
+    ino: Option<Ino>,
+}
+
+/// Depth of a system mount's directory (`SYSTEM_DIR/sub`): `..` may not climb above it.
+const SYSTEM_FLOOR: usize = 2;
+
+fn system_mounts(txn: &SharedTxn) -> Vec<SysMount> {
+    let mut txn = lock(txn);
+    SYSTEM_MOUNTS
+        .iter()
+        .map(|(guest, sub)| {
+            let path = format!("{}/{sub}", burrow_store::SYSTEM_DIR);
+            let ino = txn.resolve(ROOT_INO, &path, false).ok();
+            SysMount {
+                guest: guest.to_string(),
+                path,
+                ino,
+            }
+        })
+        .collect()
+}
+
 /// An open file or directory: an inode of the transaction plus what it was opened for.
 pub struct Descriptor {
     ino: Ino,
+    /// Depth (from the store root) of the preopen this descriptor came from: `..` may not
+    /// climb above it.
+    floor: usize,
     dir: bool,
     read: bool,
     write: bool,
     /// Set for descriptors of a read-only host mount (the other fields then only say
     /// whether it is a directory).
     host: Option<HostNode>,
+    /// Set for the composed root's own nodes (`/`, `/dev/null`, `/etc/passwd`...).
+    synth: Option<Synth>,
+    /// Set for the root of a system mount (index in `FsState::system`): its inode is the
+    /// mount's, once the directory exists.
+    lazy: Option<usize>,
 }
 
 impl Descriptor {
-    fn store(ino: Ino, dir: bool, read: bool, write: bool) -> Descriptor {
+    fn store(ino: Ino, floor: usize, dir: bool, read: bool, write: bool) -> Descriptor {
         Descriptor {
             ino,
+            floor,
             dir,
             read,
             write,
             host: None,
+            synth: None,
+            lazy: None,
+        }
+    }
+
+    /// The root of system mount `i` (created on first write).
+    fn system(i: usize) -> Descriptor {
+        Descriptor {
+            lazy: Some(i),
+            ..Descriptor::store(0, SYSTEM_FLOOR, true, true, true)
+        }
+    }
+
+    fn synth(node: Synth) -> Descriptor {
+        let dev = matches!(node, Synth::Dev(..));
+        Descriptor {
+            ino: 0,
+            floor: 0,
+            dir: matches!(node, Synth::Dir(_)),
+            read: true,
+            write: dev,
+            host: None,
+            synth: Some(node),
+            lazy: None,
         }
     }
 
     fn mount(node: HostNode) -> Descriptor {
         Descriptor {
             ino: 0,
+            floor: 0,
             dir: matches!(node, HostNode::Dir(_)),
             read: true,
             write: false,
             host: Some(node),
+            synth: None,
+            lazy: None,
         }
     }
 }
@@ -298,11 +405,40 @@ impl WasiFsView<'_> {
     }
 
     /// The workspace directory of a `*-at` call that changes something: mounts are read-only.
-    fn mutable_at(&self, fd: &Resource<Descriptor>, path: &str) -> FsResult<Ino> {
+    fn mutable_at(&mut self, fd: &Resource<Descriptor>, path: &str) -> FsResult<Ino> {
         if self.host_dir(fd)?.is_some() {
             return Err(ErrorCode::NotPermitted.into());
         }
+        self.ensure(fd)?;
         self.at(fd, path)
+    }
+
+    /// The inode of a store descriptor; None for a system mount whose directory does not
+    /// exist yet (it reads as empty).
+    fn ino_of(&self, fd: &Resource<Descriptor>) -> FsResult<Option<Ino>> {
+        let d = self.desc(fd)?;
+        Ok(match d.lazy {
+            Some(i) => self.fs.system[i].ino,
+            None => Some(d.ino),
+        })
+    }
+
+    /// Creates a system mount's directory before the first write into it.
+    fn ensure(&mut self, fd: &Resource<Descriptor>) -> FsResult<()> {
+        let Some(i) = self.desc(fd)?.lazy else {
+            return Ok(());
+        };
+        if self.fs.system[i].ino.is_none() {
+            let path = self.fs.system[i].path.clone();
+            let r = self.txn().mkdir_all(&path);
+            self.fs.system[i].ino = Some(self.store(r)?);
+        }
+        Ok(())
+    }
+
+    /// The stat of a system mount's directory that does not exist yet: an empty directory.
+    fn empty_dir_stat(&self, i: usize) -> DescriptorStat {
+        Synth::Dir(self.fs.system[i].guest.clone()).stat()
     }
 
     /// The mount directory of a `*-at` call on a mount descriptor.
@@ -318,6 +454,10 @@ impl WasiFsView<'_> {
     /// preopen: absolute paths and `..` above the root are `not-permitted`, as in WASI.
     fn at(&self, fd: &Resource<Descriptor>, path: &str) -> FsResult<Ino> {
         let d = self.desc(fd)?;
+        if d.synth.is_some() {
+            // The composed root is read-only (what is below a mount is reached through it).
+            return Err(ErrorCode::Access.into());
+        }
         if !d.dir {
             return Err(ErrorCode::NotDirectory.into());
         }
@@ -327,9 +467,14 @@ impl WasiFsView<'_> {
         if path.contains('\0') {
             return Err(ErrorCode::Invalid.into());
         }
-        let ino = d.ino;
+        let floor = d.floor as i64;
+        let ino = match d.lazy {
+            // Nothing is below a system directory that does not exist yet.
+            Some(i) => self.fs.system[i].ino.ok_or(ErrorCode::NoEntry)?,
+            None => d.ino,
+        };
         let mut txn = self.txn();
-        let mut depth = txn.depth(ino)? as i64;
+        let mut depth = txn.depth(ino)? as i64 - floor;
         let comps: Vec<&str> = path.split('/').collect();
         for (i, c) in comps.iter().enumerate() {
             match *c {
@@ -358,6 +503,44 @@ impl WasiFsView<'_> {
         }
     }
 
+    /// The synthetic node of a descriptor, if it is one.
+    fn synth(&self, fd: &Resource<Descriptor>) -> FsResult<Option<Synth>> {
+        Ok(self.table.get(fd)?.synth.clone())
+    }
+
+    /// What `path`, relative to the synthetic directory `dir`, is: a synthetic node, or a
+    /// (temporary, uncounted) descriptor of a mount's root with the path below it. The
+    /// caller deletes the temporary descriptor with [`WasiFsView::untemp`].
+    fn synth_at(
+        &mut self,
+        dir: &str,
+        path: &str,
+    ) -> FsResult<Result<Synth, (Resource<Descriptor>, String)>> {
+        if path.contains('\0') {
+            return Err(ErrorCode::Invalid.into());
+        }
+        match self.fs.root.lookup(&synth::normalise(dir, path)) {
+            Lookup::Synth(n) => Ok(Ok(n)),
+            Lookup::NotFound => Err(ErrorCode::NoEntry.into()),
+            Lookup::Mount(m, rest) => {
+                let d = if m == WORKSPACE {
+                    Descriptor::store(ROOT_INO, 0, true, true, true)
+                } else if let Some(i) = self.fs.system.iter().position(|s| s.guest == m) {
+                    Descriptor::system(i)
+                } else if let Some((h, _)) = self.fs.mounts.iter().find(|(_, g)| *g == m) {
+                    Descriptor::mount(HostNode::Dir(h.clone()))
+                } else {
+                    return Err(ErrorCode::NoEntry.into());
+                };
+                Ok(Err((self.table.push(d)?, rest)))
+            }
+        }
+    }
+
+    fn untemp(&mut self, rep: u32) {
+        let _ = self.table.delete(Resource::<Descriptor>::new_own(rep));
+    }
+
     fn store<T>(&self, r: burrow_store::Result<T>) -> FsResult<T> {
         r.map_err(|e| {
             self.record_quota(&e);
@@ -370,14 +553,20 @@ impl preopens::Host for WasiFsView<'_> {
     fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
         let root = self
             .table
-            .push(Descriptor::store(ROOT_INO, true, true, true))?;
+            .push(Descriptor::store(ROOT_INO, 0, true, true, true))?;
         let mut out = vec![(root, WORKSPACE.to_string())];
+        for i in 0..self.fs.system.len() {
+            let d = self.table.push(Descriptor::system(i))?;
+            out.push((d, self.fs.system[i].guest.clone()));
+        }
         for (dir, guest) in &self.fs.mounts {
             let d = self
                 .table
                 .push(Descriptor::mount(HostNode::Dir(dir.clone())))?;
             out.push((d, guest.clone()));
         }
+        let root = self.table.push(Descriptor::synth(Synth::Dir("/".into())))?;
+        out.push((root, "/".to_string()));
         Ok(out)
     }
 }
@@ -405,6 +594,14 @@ impl types::HostDescriptor for WasiFsView<'_> {
         fd: Resource<Descriptor>,
         offset: u64,
     ) -> FsResult<Resource<InputStream>> {
+        if let Some(n) = self.synth(&fd)? {
+            let s: InputStream = match n {
+                Synth::Dir(_) => return Err(ErrorCode::IsDirectory.into()),
+                Synth::File(_, data) => Box::new(SynthInput::File(data, offset)),
+                Synth::Dev(_, d) => Box::new(SynthInput::Dev(d)),
+            };
+            return Ok(self.table.push(s)?);
+        }
         if let Some(h) = self.host(&fd)? {
             let HostNode::File(file) = h else {
                 return Err(ErrorCode::IsDirectory.into());
@@ -458,6 +655,12 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn get_flags(&mut self, fd: Resource<Descriptor>) -> FsResult<DescriptorFlags> {
+        if let Some(n) = self.synth(&fd)? {
+            return Ok(match n {
+                Synth::Dev(..) => DescriptorFlags::READ | DescriptorFlags::WRITE,
+                _ => DescriptorFlags::READ,
+            });
+        }
         if self.host(&fd)?.is_some() {
             return Ok(DescriptorFlags::READ);
         }
@@ -477,15 +680,27 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn get_type(&mut self, fd: Resource<Descriptor>) -> FsResult<DescriptorType> {
+        if let Some(n) = self.synth(&fd)? {
+            return Ok(n.kind());
+        }
         if let Some(h) = self.host(&fd)? {
             return mounts::get_type(&h);
         }
-        let ino = self.desc(&fd)?.ino;
+        let Some(ino) = self.ino_of(&fd)? else {
+            return Ok(DescriptorType::Directory);
+        };
         let st = self.store(self.txn().stat(ino))?;
         Ok(descriptor_type(st.kind))
     }
 
     fn set_size(&mut self, fd: Resource<Descriptor>, size: u64) -> FsResult<()> {
+        if let Some(n) = self.synth(&fd)? {
+            // `> /dev/null` truncates it: nothing to do.
+            return match n {
+                Synth::Dev(..) => Ok(()),
+                _ => Err(ErrorCode::Access.into()),
+            };
+        }
         if self.host(&fd)?.is_some() {
             return Err(ErrorCode::NotPermitted.into());
         }
@@ -507,14 +722,21 @@ impl types::HostDescriptor for WasiFsView<'_> {
         atime: NewTimestamp,
         mtime: NewTimestamp,
     ) -> FsResult<()> {
+        if let Some(n) = self.synth(&fd)? {
+            return match n {
+                Synth::Dev(..) => Ok(()),
+                _ => Err(ErrorCode::Access.into()),
+            };
+        }
         if self.host(&fd)?.is_some() {
             return Err(ErrorCode::NotPermitted.into());
         }
+        self.ensure(&fd)?;
         let d = self.desc(&fd)?;
         if !d.write && !d.dir {
             return Err(ErrorCode::NotPermitted.into());
         }
-        let ino = d.ino;
+        let ino = self.ino_of(&fd)?.unwrap_or(d.ino);
         let r = self.txn().set_times(ino, set_time(atime), set_time(mtime));
         self.store(r)
     }
@@ -525,6 +747,18 @@ impl types::HostDescriptor for WasiFsView<'_> {
         len: u64,
         offset: u64,
     ) -> FsResult<(Vec<u8>, bool)> {
+        if let Some(n) = self.synth(&fd)? {
+            let len = len.min(crate::limits::MAX_READ) as usize;
+            return match n {
+                Synth::Dir(_) => Err(ErrorCode::BadDescriptor.into()),
+                Synth::File(_, data) => {
+                    let start = (offset as usize).min(data.len());
+                    let end = start.saturating_add(len).min(data.len());
+                    Ok((data[start..end].to_vec(), end == data.len()))
+                }
+                Synth::Dev(_, d) => Ok(dev_read(d, len)),
+            };
+        }
         if let Some(h) = self.host(&fd)? {
             let HostNode::File(file) = h else {
                 return Err(ErrorCode::BadDescriptor.into());
@@ -546,6 +780,13 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn write(&mut self, fd: Resource<Descriptor>, buf: Vec<u8>, offset: u64) -> FsResult<u64> {
+        if let Some(n) = self.synth(&fd)? {
+            return match n {
+                Synth::Dev(..) => Ok(buf.len() as u64),
+                Synth::Dir(_) => Err(ErrorCode::BadDescriptor.into()),
+                Synth::File(..) => Err(ErrorCode::Access.into()),
+            };
+        }
         let d = self.desc(&fd)?;
         if d.dir {
             return Err(ErrorCode::BadDescriptor.into());
@@ -559,6 +800,13 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn read_directory(&mut self, fd: Resource<Descriptor>) -> FsResult<Resource<DirStream>> {
+        if let Some(n) = self.synth(&fd)? {
+            let Synth::Dir(d) = n else {
+                return Err(ErrorCode::NotDirectory.into());
+            };
+            let entries = self.fs.root.children(&d).into();
+            return Ok(self.table.push(DirStream { entries })?);
+        }
         if let Some(dir) = self.host_dir(&fd)? {
             let entries = mounts::readdir(&dir)?.into();
             return Ok(self.table.push(DirStream { entries })?);
@@ -567,10 +815,14 @@ impl types::HostDescriptor for WasiFsView<'_> {
         if !d.dir {
             return Err(ErrorCode::NotDirectory.into());
         }
-        let ino = d.ino;
+        let Some(ino) = self.ino_of(&fd)? else {
+            let entries = VecDeque::new();
+            return Ok(self.table.push(DirStream { entries })?);
+        };
         let list = self.store(self.txn().readdir(ino))?;
         let entries = list
             .into_iter()
+            .filter(|e| e.name != burrow_store::SYSTEM_DIR)
             .map(|e| DirectoryEntry {
                 type_: descriptor_type(e.kind),
                 name: e.name,
@@ -586,10 +838,16 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<DescriptorStat> {
+        if let Some(n) = self.synth(&fd)? {
+            return Ok(n.stat());
+        }
         if let Some(h) = self.host(&fd)? {
             return mounts::stat(&h);
         }
-        let ino = self.desc(&fd)?.ino;
+        let Some(ino) = self.ino_of(&fd)? else {
+            let i = self.desc(&fd)?.lazy.unwrap_or_default();
+            return Ok(self.empty_dir_stat(i));
+        };
         let st = self.store(self.txn().stat(ino))?;
         Ok(stat_of(st))
     }
@@ -600,8 +858,30 @@ impl types::HostDescriptor for WasiFsView<'_> {
         flags: PathFlags,
         path: String,
     ) -> FsResult<DescriptorStat> {
+        if let Some(n) = self.synth(&fd)? {
+            let Synth::Dir(d) = n else {
+                return Err(ErrorCode::NotDirectory.into());
+            };
+            return match self.synth_at(&d, &path)? {
+                Ok(n) => Ok(n.stat()),
+                Err((tmp, rest)) => {
+                    let rep = tmp.rep();
+                    let r = self.stat_at(tmp, flags, rest);
+                    self.untemp(rep);
+                    r
+                }
+            };
+        }
         if let Some(dir) = self.host_dir(&fd)? {
             return mounts::stat_at(&dir, &path, flags.contains(PathFlags::SYMLINK_FOLLOW));
+        }
+        if let Some(i) = self.desc(&fd)?.lazy
+            && self.fs.system[i].ino.is_none()
+        {
+            return match synth::normalise("/", &path).as_str() {
+                "/" => Ok(self.empty_dir_stat(i)),
+                _ => Err(ErrorCode::NoEntry.into()),
+            };
         }
         let dir = self.at(&fd, &path)?;
         let follow = flags.contains(PathFlags::SYMLINK_FOLLOW);
@@ -655,6 +935,53 @@ impl types::HostDescriptor for WasiFsView<'_> {
         oflags: OpenFlags,
         flags: DescriptorFlags,
     ) -> FsResult<Resource<Descriptor>> {
+        if let Some(n) = self.synth(&fd)? {
+            let Synth::Dir(d) = n else {
+                return Err(ErrorCode::NotDirectory.into());
+            };
+            let target = match self.synth_at(&d, &path) {
+                // Creating in a read-only directory is refused; in a missing one, not found.
+                Err(FsError::Code(ErrorCode::NoEntry)) if oflags.contains(OpenFlags::CREATE) => {
+                    let abs = synth::normalise(&d, &path);
+                    let parent = synth::normalise(&abs, "..");
+                    return Err(match self.fs.root.lookup(&parent) {
+                        Lookup::Synth(Synth::Dir(_)) => ErrorCode::Access,
+                        _ => ErrorCode::NoEntry,
+                    }
+                    .into());
+                }
+                r => r?,
+            };
+            return match target {
+                Ok(n) => {
+                    let writes = flags.contains(DescriptorFlags::WRITE)
+                        || oflags.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE);
+                    match &n {
+                        _ if oflags.contains(OpenFlags::EXCLUSIVE) => Err(ErrorCode::Exist.into()),
+                        Synth::Dir(_) if writes => Err(ErrorCode::IsDirectory.into()),
+                        Synth::File(..) if writes => Err(ErrorCode::Access.into()),
+                        Synth::File(..) | Synth::Dev(..)
+                            if oflags.contains(OpenFlags::DIRECTORY) =>
+                        {
+                            Err(ErrorCode::NotDirectory.into())
+                        }
+                        _ => {
+                            if self.fs.open >= MAX_OPEN_DESCRIPTORS {
+                                return Err(ErrorCode::InsufficientMemory.into());
+                            }
+                            self.fs.open += 1;
+                            Ok(self.table.push(Descriptor::synth(n))?)
+                        }
+                    }
+                }
+                Err((tmp, rest)) => {
+                    let rep = tmp.rep();
+                    let r = self.open_at(tmp, path_flags, rest, oflags, flags);
+                    self.untemp(rep);
+                    r
+                }
+            };
+        }
         if let Some(dir) = self.host_dir(&fd)? {
             let follow = path_flags.contains(PathFlags::SYMLINK_FOLLOW);
             let write =
@@ -669,7 +996,24 @@ impl types::HostDescriptor for WasiFsView<'_> {
         if self.fs.open >= MAX_OPEN_DESCRIPTORS {
             return Err(ErrorCode::InsufficientMemory.into());
         }
+        if let Some(i) = self.desc(&fd)?.lazy
+            && self.fs.system[i].ino.is_none()
+        {
+            let writes = flags
+                .intersects(DescriptorFlags::WRITE | DescriptorFlags::MUTATE_DIRECTORY)
+                || oflags.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE);
+            if synth::normalise("/", &path) == "/" && !oflags.contains(OpenFlags::CREATE) {
+                // The (still empty) directory itself: another handle on the same mount.
+                self.fs.open += 1;
+                return Ok(self.table.push(Descriptor::system(i))?);
+            }
+            if !writes {
+                return Err(ErrorCode::NoEntry.into());
+            }
+            self.ensure(&fd)?;
+        }
         let dir = self.at(&fd, &path)?;
+        let floor = self.desc(&fd)?.floor;
         if flags.intersects(
             DescriptorFlags::FILE_INTEGRITY_SYNC
                 | DescriptorFlags::DATA_INTEGRITY_SYNC
@@ -707,10 +1051,21 @@ impl types::HostDescriptor for WasiFsView<'_> {
         self.fs.open += 1;
         Ok(self
             .table
-            .push(Descriptor::store(ino, is_dir, read, write || is_dir))?)
+            .push(Descriptor::store(ino, floor, is_dir, read, write || is_dir))?)
     }
 
     fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
+        if let Some(Synth::Dir(d)) = self.synth(&fd)? {
+            return match self.synth_at(&d, &path)? {
+                Ok(_) => Err(ErrorCode::Invalid.into()),
+                Err((tmp, rest)) => {
+                    let rep = tmp.rep();
+                    let r = self.readlink_at(tmp, rest);
+                    self.untemp(rep);
+                    r
+                }
+            };
+        }
         if let Some(dir) = self.host_dir(&fd)? {
             return mounts::readlink(&dir, &path);
         }
@@ -736,6 +1091,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
             return Err(ErrorCode::NotPermitted.into());
         }
         let dir = self.at(&fd, &old)?;
+        self.ensure(&new_fd)?;
         let new_dir = self.at(&new_fd, &new)?;
         let r = self.txn().rename_at(dir, &old, new_dir, &new);
         self.store(r)
@@ -767,6 +1123,17 @@ impl types::HostDescriptor for WasiFsView<'_> {
         b: Resource<Descriptor>,
     ) -> wasmtime::Result<bool> {
         let (da, db) = (self.table.get(&a)?, self.table.get(&b)?);
+        if da.synth.is_some() || db.synth.is_some() {
+            return Ok(da.synth.as_ref().map(Synth::path) == db.synth.as_ref().map(Synth::path));
+        }
+        if da.lazy.is_some() || db.lazy.is_some() {
+            let eff = |d: &Descriptor| match d.lazy {
+                Some(i) => (Some(i), self.fs.system[i].ino),
+                None => (None, Some(d.ino)),
+            };
+            let (ea, eb) = (eff(da), eff(db));
+            return Ok(ea.1.is_some() && ea.1 == eb.1 || ea.0.is_some() && ea.0 == eb.0);
+        }
         Ok(match (&da.host, &db.host) {
             (None, None) => da.ino == db.ino,
             (Some(x), Some(y)) => match (mounts::identity(x), mounts::identity(y)) {
@@ -778,6 +1145,9 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn metadata_hash(&mut self, fd: Resource<Descriptor>) -> FsResult<MetadataHashValue> {
+        if let Some(n) = self.synth(&fd)? {
+            return Ok(synth_hash(n.path()));
+        }
         if let Some(h) = self.host(&fd)? {
             let (dev, ino, mtime, size) = mounts::identity(&h)?;
             let v = blake3_u128(dev ^ 1, ino, mtime, size);
@@ -786,7 +1156,10 @@ impl types::HostDescriptor for WasiFsView<'_> {
                 upper: (v >> 64) as u64,
             });
         }
-        let ino = self.desc(&fd)?.ino;
+        let Some(ino) = self.ino_of(&fd)? else {
+            let i = self.desc(&fd)?.lazy.unwrap_or_default();
+            return Ok(synth_hash(&self.fs.system[i].guest));
+        };
         let st = self.store(self.txn().stat(ino))?;
         Ok(hash_value(0, &st))
     }
@@ -797,6 +1170,28 @@ impl types::HostDescriptor for WasiFsView<'_> {
         flags: PathFlags,
         path: String,
     ) -> FsResult<MetadataHashValue> {
+        if let Some(n) = self.synth(&fd)? {
+            let Synth::Dir(d) = n else {
+                return Err(ErrorCode::NotDirectory.into());
+            };
+            return match self.synth_at(&d, &path)? {
+                Ok(n) => Ok(synth_hash(n.path())),
+                Err((tmp, rest)) => {
+                    let rep = tmp.rep();
+                    let r = self.metadata_hash_at(tmp, flags, rest);
+                    self.untemp(rep);
+                    r
+                }
+            };
+        }
+        if let Some(i) = self.desc(&fd)?.lazy
+            && self.fs.system[i].ino.is_none()
+        {
+            return match synth::normalise("/", &path).as_str() {
+                "/" => Ok(synth_hash(&self.fs.system[i].guest)),
+                _ => Err(ErrorCode::NoEntry.into()),
+            };
+        }
         if let Some(dir) = self.host_dir(&fd)? {
             let (dev, ino, mtime, size) =
                 mounts::identity_at(&dir, &path, flags.contains(PathFlags::SYMLINK_FOLLOW))?;
@@ -826,6 +1221,16 @@ impl WasiFsView<'_> {
         fd: Resource<Descriptor>,
         offset: Option<u64>,
     ) -> FsResult<Resource<OutputStream>> {
+        if let Some(n) = self.synth(&fd)? {
+            return match n {
+                Synth::Dev(..) => {
+                    let s: OutputStream = Box::new(DevNull);
+                    Ok(self.table.push(s)?)
+                }
+                Synth::Dir(_) => Err(ErrorCode::IsDirectory.into()),
+                Synth::File(..) => Err(ErrorCode::BadDescriptor.into()),
+            };
+        }
         let d = self.desc(&fd)?;
         if d.dir {
             return Err(ErrorCode::IsDirectory.into());
@@ -855,6 +1260,92 @@ impl types::HostDirectoryEntryStream for WasiFsView<'_> {
 }
 
 /// `read-via-stream`: reads the file from the transaction as the guest pulls.
+/// The hash identifying a synthetic node: its path.
+fn synth_hash(path: &str) -> MetadataHashValue {
+    let h = blake3::hash(path.as_bytes());
+    let b = h.as_bytes();
+    MetadataHashValue {
+        lower: u64::from_le_bytes(b[..8].try_into().unwrap_or_default()),
+        upper: u64::from_le_bytes(b[8..16].try_into().unwrap_or_default()),
+    }
+}
+
+/// Reads from a device: nothing (`null`), zeros, or random bytes.
+fn dev_read(d: Dev, len: usize) -> (Vec<u8>, bool) {
+    match d {
+        Dev::Null => (Vec::new(), true),
+        Dev::Zero => (vec![0; len], false),
+        Dev::Random => {
+            use std::hash::{BuildHasher, Hasher};
+            // Seeded from the process's random hash keys and the clock, expanded by BLAKE3.
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos())
+                    .unwrap_or_default(),
+            );
+            let mut out = vec![0; len];
+            let mut hasher = blake3::Hasher::new();
+            hasher.update(&h.finish().to_le_bytes());
+            hasher.finalize_xof().fill(&mut out);
+            (out, false)
+        }
+    }
+}
+
+/// A read stream over a synthetic file or device.
+enum SynthInput {
+    File(Arc<[u8]>, u64),
+    Dev(Dev),
+}
+
+#[wasmtime_wasi_io::async_trait]
+impl wasmtime_wasi_io::poll::Pollable for SynthInput {
+    async fn ready(&mut self) {}
+}
+
+impl wasmtime_wasi_io::streams::InputStream for SynthInput {
+    fn read(&mut self, size: usize) -> StreamResult<Bytes> {
+        let size = size.min(crate::limits::MAX_READ as usize);
+        match self {
+            SynthInput::File(data, pos) => {
+                let start = (*pos as usize).min(data.len());
+                if start == data.len() {
+                    return Err(StreamError::Closed);
+                }
+                let end = start.saturating_add(size).min(data.len());
+                *pos = end as u64;
+                Ok(Bytes::copy_from_slice(&data[start..end]))
+            }
+            SynthInput::Dev(d) => match dev_read(*d, size) {
+                (_, true) => Err(StreamError::Closed),
+                (b, false) => Ok(Bytes::from(b)),
+            },
+        }
+    }
+}
+
+/// A write stream that keeps nothing (`/dev/null`, `/dev/zero`, `/dev/random`).
+struct DevNull;
+
+#[wasmtime_wasi_io::async_trait]
+impl wasmtime_wasi_io::poll::Pollable for DevNull {
+    async fn ready(&mut self) {}
+}
+
+impl wasmtime_wasi_io::streams::OutputStream for DevNull {
+    fn write(&mut self, _bytes: Bytes) -> StreamResult<()> {
+        Ok(())
+    }
+    fn flush(&mut self) -> StreamResult<()> {
+        Ok(())
+    }
+    fn check_write(&mut self) -> StreamResult<usize> {
+        Ok(1 << 20)
+    }
+}
+
 struct FileInput {
     txn: SharedTxn,
     ino: Ino,

@@ -153,20 +153,29 @@ fn escape_corpus() {
         ),
         sh(
             "dotdot from subdir",
-            "cd src && cat ../../../../etc/shadow",
+            "(cd src && cat ../../../../etc/shadow)",
             &["Permission denied"],
         ),
+        // The sandbox's own /etc, never the host's (which has no user `agent`).
         sh(
             "absolute host path",
             "cat /etc/passwd",
-            &["No such file or directory"],
+            &["agent:x:1000:1000:agent:/home/agent:/bin/bash"],
         ),
-        sh("list root", "ls /", &["No such file or directory"]),
-        sh("cd root", "cd / && pwd", &["No such file or directory"]),
+        // `/` is the composed root: its mounts and computed directories, nothing of the host.
+        sh(
+            "list root",
+            "ls /",
+            &[
+                "[exit 0]",
+                "bin\ndev\netc\nhome\nrun\ntmp\nusr\nworkspace\n[exit",
+            ],
+        ),
+        sh("cd root", "(cd / && pwd)", &["/\n[exit 0]"]),
         sh(
             "cd up",
-            "cd /workspace && cd .. && pwd",
-            &["No such file or directory"],
+            "(cd /workspace && cd .. && ls)",
+            &["bin\ndev\netc\nhome\nrun\ntmp\nusr\nworkspace\n[exit"],
         ),
         sh(
             "write outside",
@@ -181,8 +190,8 @@ fn escape_corpus() {
         ),
         sh(
             "mv outside",
-            "mv notes.md /tmp/notes.md",
-            &["No such file or directory"],
+            "mv notes.md /etc/notes.md",
+            &["Permission denied"],
         ),
         sh(
             "proc environ",
@@ -194,12 +203,12 @@ fn escape_corpus() {
             "cat /proc/cpuinfo",
             &["No such file or directory"],
         ),
-        sh("dev listing", "ls /dev", &["No such file or directory"]),
         sh(
-            "dev write",
-            "echo x > /dev/sda",
-            &["No such file or directory"],
+            "dev listing",
+            "ls /dev",
+            &["null\nrandom\nurandom\nzero\n[exit 0]"],
         ),
+        sh("dev write", "echo x > /dev/sda", &["Permission denied"]),
         sh(
             "dev tcp",
             "echo hi > /dev/tcp/127.0.0.1/80",
@@ -208,12 +217,12 @@ fn escape_corpus() {
         sh(
             "find outside",
             "find / -name passwd",
-            &["No such file or directory"],
+            &["/etc/passwd\n[exit 0]"],
         ),
         sh(
             "grep outside",
-            "grep -r root /etc",
-            &["No such file or directory"],
+            "grep -r :0: /etc",
+            &["/etc/group:root:x:0:\n/etc/passwd:root:x:0:0:root:/root:/bin/bash\n[exit 0]"],
         ),
         // Symlinks.
         sh(

@@ -108,13 +108,16 @@ fn shell_agrees_with_gnu_bash() {
             .status()
             .unwrap();
         let dir = dir.canonicalize().unwrap();
+        // The sandbox's $HOME is its own empty directory, outside the project.
+        let home = tmp.path().join(format!("home-{name}"));
+        std::fs::create_dir(&home).unwrap();
         let real = Command::new("bash")
             .arg("-c")
             .arg(snippet)
             .current_dir(&dir)
             .env_clear()
             .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-            .env("HOME", &dir)
+            .env("HOME", &home)
             .env("LC_ALL", "C")
             .output()
             .unwrap();

@@ -244,8 +244,8 @@ fn sandbox_utilities_golden() {
             0,
         ),
         (
-            "t=$(mktemp) && test -f $t && dirname $t; d=$(mktemp -d -p proj) && test -d $d && dirname $d; mktemp -u x.XXX | grep -c '^/workspace/.tmp/x\\.'",
-            "/workspace/.tmp\nproj\n1\n",
+            "t=$(mktemp) && test -f $t && dirname $t; d=$(mktemp -d -p proj) && test -d $d && dirname $d; mktemp -u x.XXX | grep -c '^/tmp/x\\.'",
+            "/tmp\nproj\n1\n",
             0,
         ),
         ("mktemp bad.X", "", 1),

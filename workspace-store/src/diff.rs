@@ -29,7 +29,15 @@ pub struct Change {
 
 impl Store {
     /// Paths added, removed or modified from version `a` to version `b`, sorted by path.
+    /// The system area (`/tmp`, `$HOME`, shell state) is left out: see [`Store::diff_all`].
     pub fn diff(&self, a: VersionId, b: VersionId) -> Result<Vec<Change>> {
+        let mut out = self.diff_all(a, b)?;
+        out.retain(|c| !crate::is_system_path(&c.path));
+        Ok(out)
+    }
+
+    /// [`Store::diff`] including the system area (paths under [`crate::SYSTEM_DIR`]).
+    pub fn diff_all(&self, a: VersionId, b: VersionId) -> Result<Vec<Change>> {
         let ra = self.version(a)?.root;
         let rb = self.version(b)?.root;
         let mut out = Vec::new();

@@ -282,6 +282,9 @@ fn export_tree(
     stats: &mut ImportStats,
 ) -> Result<()> {
     for e in view.readdir(dir)? {
+        if e.name == crate::SYSTEM_DIR {
+            continue; // not part of the workspace
+        }
         let st = view.stat(e.ino)?;
         match e.kind {
             Kind::Dir => {
@@ -364,6 +367,9 @@ fn tar_tree<W: Write>(
     stats: &mut ImportStats,
 ) -> Result<()> {
     for e in view.readdir(dir)? {
+        if e.name == crate::SYSTEM_DIR {
+            continue; // not part of the workspace
+        }
         let st = view.stat(e.ino)?;
         let path = if prefix.is_empty() {
             e.name.clone()

@@ -53,8 +53,8 @@ pub use io::ImportStats;
 pub use meta::{Event, EventFilter};
 pub use node::{Hash, Kind, PAGE_SIZE};
 pub use txn::{
-    Commit, DirEntry, FILE_MAX, Ino, NAME_MAX, OpenFlags, PATH_MAX, ROOT_INO, SYMLINK_MAX, SetTime,
-    Stat, Txn,
+    Commit, DirEntry, FILE_MAX, Ino, NAME_MAX, OpenFlags, PATH_MAX, ROOT_INO, SYMLINK_MAX,
+    SYSTEM_DIR, SetTime, Stat, Txn, is_system_path,
 };
 
 use db::Db;

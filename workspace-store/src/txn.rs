@@ -24,6 +24,18 @@ pub type Ino = u64;
 /// The inode number of a workspace's root directory.
 pub const ROOT_INO: Ino = 1;
 
+/// The name, at the root of every version's tree, of the session's system area: what
+/// persists outside the workspace (the sandbox's `/tmp`, `$HOME`, the shell's own state),
+/// versioned with the same commit as the workspace. It starts with a NUL, which no guest
+/// path, host file name or tar member can contain, so only host code reaches it; diffs,
+/// exports and the guest's view of the workspace leave it out.
+pub const SYSTEM_DIR: &str = "\u{0}system";
+
+/// Whether a path relative to the root lies in the system area.
+pub fn is_system_path(path: &str) -> bool {
+    path == SYSTEM_DIR || path.starts_with(&format!("{SYSTEM_DIR}/"))
+}
+
 /// Longest name of one directory entry, in bytes.
 pub const NAME_MAX: usize = 255;
 /// Longest path accepted, in bytes.
@@ -156,6 +168,9 @@ pub struct Txn {
 fn check_name(name: &str) -> Result<()> {
     if name.len() > NAME_MAX {
         return Err(Error::NameTooLong);
+    }
+    if name == SYSTEM_DIR {
+        return Ok(());
     }
     if name.is_empty() || name.contains('\0') || name.contains('/') {
         return Err(Error::Invalid("bad file name"));

@@ -368,7 +368,11 @@ impl<'a> Call<'a> {
         let state = self
             .txn()
             .ok()
-            .and_then(|t| t.read_file(SHELL_STATE).ok())
+            .and_then(|t| {
+                t.read_file(&shell_state())
+                    .or_else(|_| t.read_file(LEGACY_SHELL_STATE))
+                    .ok()
+            })
             .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
         state
             .as_ref()
@@ -467,12 +471,21 @@ pub fn keep_tail(text: &mut String, limit: usize) -> bool {
     true
 }
 
-/// The shell's saved state, relative to the workspace root.
-pub const SHELL_STATE: &str = ".burrow/shell.json";
+/// The shell's saved state in the store: the system area's `run/shell.json`, which the guest
+/// sees as `/run/burrow/shell.json`.
+pub fn shell_state() -> String {
+    format!("{}/run/shell.json", burrow_store::SYSTEM_DIR)
+}
+
+/// Where sessions made before the system area kept it (moved out by the shell on next use).
+pub const LEGACY_SHELL_STATE: &str = ".burrow/shell.json";
 
 /// Maps a caller's path (absolute under `/workspace`, or relative to `cwd`) to a path
 /// relative to the workspace root, collapsing `.` and `..`. `None` if it lands outside.
 pub fn workspace_path(cwd: &str, path: &str) -> Option<String> {
+    if path.contains('\0') || cwd.contains('\0') {
+        return None; // no guest or caller path names the store's system area
+    }
     let joined = if path.starts_with('/') {
         path.to_string()
     } else {

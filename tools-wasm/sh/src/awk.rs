@@ -1952,7 +1952,7 @@ impl<'a> Interp<'a> {
                     } else if key == "-" || key == "/dev/stdin" {
                         read_all(&self.io.stdin)
                     } else {
-                        match fs::read(self.sh.path(&key)) {
+                        match crate::sys::read(self.sh.path(&key)) {
                             Ok(d) => d,
                             Err(_) => return Ok(-1.0),
                         }
@@ -2393,7 +2393,7 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> Status {
                     if f == "-" {
                         ("-".to_string(), read_all(&io.stdin))
                     } else {
-                        match fs::read(sh.path(f)) {
+                        match crate::sys::read(sh.path(f)) {
                             Ok(d) => (f.to_string(), d),
                             Err(e) => {
                                 io.eprint(&format!("awk: can't open file {f}: {}\n", io_msg(&e)));

@@ -387,7 +387,7 @@ fn cd(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
         .iter()
         .find(|a| !a.starts_with('-') || a.as_str() == "-")
     {
-        None => sh.get("HOME").unwrap_or("/workspace").to_string(),
+        None => sh.get("HOME").unwrap_or("/home/agent").to_string(),
         Some(a) if a == "-" => match sh.get("OLDPWD") {
             Some(o) => {
                 let o = o.to_string();

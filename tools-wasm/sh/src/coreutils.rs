@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
+use std::path::PathBuf;
 
 use crate::builtins::io_msg;
 use crate::io::{Io, read_all};
@@ -140,7 +141,7 @@ fn inputs(
             out.push((f.clone(), read_all(&io.stdin)));
             continue;
         }
-        match fs::read(sh.path(f)) {
+        match crate::sys::read(sh.path(f)) {
             Ok(b) => out.push((f.clone(), b)),
             Err(e) => {
                 if matches!(cmd, "head" | "tail") {
@@ -898,13 +899,14 @@ fn ls(sh: &Shell, args: &[String], io: &Io) -> i32 {
             let (kind, size) = match &m {
                 Ok(m) if m.is_dir() => ('d', 4096),
                 Ok(m) if m.file_type().is_symlink() => ('l', m.len()),
+                Ok(m) if crate::sys::is_char_device(&m.file_type()) => ('c', 0),
                 Ok(m) => ('-', m.len()),
                 Err(_) => ('?', 0),
             };
-            let perm = if kind == 'd' {
-                "rwxr-xr-x"
-            } else {
-                "rw-r--r--"
+            let perm = match kind {
+                'd' => "rwxr-xr-x",
+                'c' => "rw-rw-rw-",
+                _ => "rw-r--r--",
             };
             let mtime = m
                 .as_ref()
@@ -984,7 +986,16 @@ fn ls(sh: &Shell, args: &[String], io: &Io) -> i32 {
         }
         let mut subdirs = Vec::new();
         for n in &names {
-            out.push_str(&entry(n, &full.join(n)));
+            // `..` of a mount's root (`/workspace/..`) is `/`: name it so, the sandbox's
+            // mounts do not lead back above themselves.
+            let target = if n == ".." {
+                full.parent()
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| full.clone())
+            } else {
+                full.join(n)
+            };
+            out.push_str(&entry(n, &target));
             out.push('\n');
             if a.has('R') && n != "." && n != ".." && full.join(n).is_dir() {
                 subdirs.push(if d == "." {

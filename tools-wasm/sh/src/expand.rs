@@ -265,7 +265,7 @@ fn eval_pieces(
             }
             WordPiece::TildeExpansion(t) => {
                 let v = match t {
-                    TildeExpr::Home => sh.get("HOME").unwrap_or("/workspace").to_string(),
+                    TildeExpr::Home => sh.get("HOME").unwrap_or("/home/agent").to_string(),
                     TildeExpr::WorkingDir => sh.cwd.clone(),
                     TildeExpr::OldWorkingDir => sh.get("OLDPWD").unwrap_or("").to_string(),
                     TildeExpr::UserHome(u) => format!("~{u}"),

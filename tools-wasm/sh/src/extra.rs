@@ -46,7 +46,7 @@ pub fn input(sh: &Shell, cmd: &str, file: Option<&String>, io: &Io) -> Result<Ve
     match file.map(String::as_str) {
         None | Some("-") => Ok(read_all(&io.stdin)),
         Some("/dev/null") => Ok(Vec::new()),
-        Some(f) => fs::read(sh.path(f)).map_err(|e| {
+        Some(f) => crate::sys::read(sh.path(f)).map_err(|e| {
             io.eprint(&format!("{cmd}: {f}: {}\n", io_msg(&e)));
             1
         }),

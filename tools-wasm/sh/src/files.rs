@@ -428,6 +428,8 @@ pub fn stat_format(sh: &Shell, args: &[String], io: &Io) -> Option<i32> {
             "directory"
         } else if ft.is_symlink() {
             "symbolic link"
+        } else if crate::sys::is_char_device(&ft) {
+            "character special file"
         } else if m.len() == 0 {
             "regular empty file"
         } else {

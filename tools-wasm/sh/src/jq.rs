@@ -2,8 +2,6 @@
 //! options: -r, -j, -c, -n, -s, -e, -S, --tab, --indent N, --arg, --argjson, and files or
 //! stdin as input. Output is pretty-printed with two spaces unless -c.
 
-use std::fs;
-
 use jaq_core::load::{Arena, File, Loader};
 use jaq_core::{Compiler, Ctx, Vars, data, unwrap_valr};
 use jaq_json::Val;
@@ -110,7 +108,7 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> Status {
         data.extend(read_all(&io.stdin));
     } else {
         for f in &files {
-            match fs::read(sh.path(f)) {
+            match crate::sys::read(sh.path(f)) {
                 Ok(d) => {
                     data.extend(d);
                     data.push(b'\n');

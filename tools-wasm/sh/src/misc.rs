@@ -707,7 +707,7 @@ fn mktemp(sh: &Shell, args: &[String], io: &Io) -> i32 {
     }
     let tmpdir = base
         .or_else(|| sh.get("TMPDIR").map(str::to_string))
-        .unwrap_or_else(|| "/workspace/.tmp".into());
+        .unwrap_or_else(|| "/tmp".into());
     let template = template.unwrap_or_else(|| "tmp.XXXXXXXXXX".into());
     let path = if template.contains('/') {
         template.clone()

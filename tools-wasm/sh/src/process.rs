@@ -28,6 +28,11 @@ pub fn find(sh: &Shell, name: &str) -> Option<PathBuf> {
         if !name.ends_with(".wasm") {
             names.push(format!("{name}.wasm"));
         }
+        // The sandbox's /usr/bin and /bin list the built-in utilities themselves: those run
+        // as builtins, not as (empty) programs.
+        if matches!(dir, "/usr/bin" | "/bin") && crate::builtins::is_builtin(name) {
+            continue;
+        }
         for n in names {
             let p = base.join(n);
             if p.is_file() {

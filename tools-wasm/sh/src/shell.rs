@@ -152,7 +152,8 @@ impl Shell {
             loop_depth: 0,
         };
         for (k, v) in [
-            ("HOME", "/workspace"),
+            ("HOME", "/home/agent"),
+            ("TMPDIR", "/tmp"),
             (
                 "PATH",
                 "/workspace/.bin:/opt/burrow/bin:/usr/local/bin:/usr/bin:/bin",
@@ -713,7 +714,7 @@ impl Shell {
                                 IoFileRedirectKind::Read if name == "/dev/null" => {
                                     io.stdin = input(Vec::new())
                                 }
-                                IoFileRedirectKind::Read => match std::fs::read(&path) {
+                                IoFileRedirectKind::Read => match crate::sys::read(&path) {
                                     Ok(b) => io.stdin = input(b),
                                     Err(e) => {
                                         io.eprint(&format!(
@@ -986,6 +987,26 @@ impl Shell {
     /// may shadow the built-in utilities, as /workspace/.bin comes first), a built-in
     /// utility; else bash's 127.
     pub fn dispatch(&mut self, argv: &[String], io: &Io) -> Status {
+        // `/usr/bin/cat` and `/bin/cat` are the built-in `cat` (the sandbox lists every
+        // built-in utility there, as empty files).
+        if let Some(base) = argv[0]
+            .strip_prefix("/usr/bin/")
+            .or_else(|| argv[0].strip_prefix("/bin/"))
+            && crate::builtins::is_builtin(base)
+            && (!crate::builtins::is_shell_builtin(base)
+                || matches!(
+                    base,
+                    "echo" | "printf" | "true" | "false" | "test" | "[" | "pwd"
+                ))
+        {
+            let mut argv = argv.to_vec();
+            argv[0] = base.to_string();
+            return self.dispatch_name(&argv, io);
+        }
+        self.dispatch_name(argv, io)
+    }
+
+    fn dispatch_name(&mut self, argv: &[String], io: &Io) -> Status {
         let name = argv[0].as_str();
         if let Some((_, def)) = self.functions.get(name).cloned() {
             return self.call_function(&def, argv, io);

@@ -1,7 +1,9 @@
 //! The shell state that survives between tool calls of a session: cwd, variables, functions
-//! (as source text), aliases and options. It lives in the workspace itself, at
-//! `/workspace/.burrow/shell.json`, so it is versioned with the tool call that changed it,
-//! restored by undo and checkout, and inherited by forks.
+//! (as source text), aliases and options. It lives in the session's system area, which the
+//! guest sees at `/run/burrow` (outside the user's project), so it is versioned with the tool
+//! call that changed it, restored by undo and checkout, and inherited by forks. Sessions made
+//! before kept it in the workspace at `/workspace/.burrow/shell.json`: it is read from there
+//! once and moved out in the same call.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::shell::{Array, Options, Shell, Var};
 
-pub const STATE_FILE: &str = "/workspace/.burrow/shell.json";
+pub const STATE_FILE: &str = "/run/burrow/shell.json";
+/// Where sessions made before the system area kept it.
+const LEGACY_STATE_DIR: &str = "/workspace/.burrow";
+const LEGACY_STATE_FILE: &str = "/workspace/.burrow/shell.json";
 
 #[derive(Serialize, Deserialize, Default)]
 pub struct State {
@@ -41,7 +46,9 @@ pub fn fresh() -> Shell {
 pub fn load() -> Shell {
     // The session's environment (set by the host) over the defaults; saved state over both.
     let mut sh = fresh();
-    let Ok(text) = std::fs::read_to_string(STATE_FILE) else {
+    let Ok(text) =
+        std::fs::read_to_string(STATE_FILE).or_else(|_| std::fs::read_to_string(LEGACY_STATE_FILE))
+    else {
         return sh;
     };
     let Ok(st) = serde_json::from_str::<State>(&text) else {
@@ -96,13 +103,21 @@ pub fn save(sh: &Shell) {
         return;
     };
     // Only write when something changed, so read-only commands make no new version.
-    if std::fs::read_to_string(STATE_FILE).ok().as_deref() == Some(json.as_str()) {
-        return;
+    if std::fs::read_to_string(STATE_FILE).ok().as_deref() != Some(json.as_str()) {
+        let _ = std::fs::write(STATE_FILE, json);
     }
-    let _ = std::fs::create_dir_all("/workspace/.burrow");
-    let _ = std::fs::write(STATE_FILE, json);
+    remove_legacy();
+}
+
+/// Moves an old session's state out of the user's project (its `.burrow` directory goes too
+/// when nothing else is in it).
+fn remove_legacy() {
+    if std::fs::remove_file(LEGACY_STATE_FILE).is_ok() {
+        let _ = std::fs::remove_dir(LEGACY_STATE_DIR);
+    }
 }
 
 pub fn reset() {
     let _ = std::fs::remove_file(STATE_FILE);
+    remove_legacy();
 }

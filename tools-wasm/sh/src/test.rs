@@ -22,6 +22,9 @@ fn unary(sh: &Shell, p: &UnaryPredicate, s: &str) -> bool {
         }
         UnaryPredicate::FileExistsAndIsExecutable => std::fs::metadata(path())
             .is_ok_and(|m| m.is_dir() || s.ends_with(".sh") || s.ends_with(".wasm")),
+        UnaryPredicate::FileExistsAndIsCharSpecialFile => {
+            std::fs::metadata(path()).is_ok_and(|m| crate::sys::is_char_device(&m.file_type()))
+        }
         UnaryPredicate::StringHasZeroLength => s.is_empty(),
         UnaryPredicate::StringHasNonZeroLength => !s.is_empty(),
         UnaryPredicate::ShellVariableIsSetAndAssigned => sh.vars.contains_key(s),

@@ -405,7 +405,7 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     for (name, target) in targets {
         let data = match target {
             Target::Data(d) => d,
-            Target::Path(p) => match fs::read(&p) {
+            Target::Path(p) => match crate::sys::read(&p) {
                 Ok(d) => d,
                 Err(_) => continue,
             },
@@ -979,7 +979,7 @@ pub fn sed(sh: &Shell, args: &[String], io: &Io) -> i32 {
     }
     let mut all = String::new();
     for f in &files {
-        match fs::read(sh.path(f)) {
+        match crate::sys::read(sh.path(f)) {
             Ok(d) => {
                 let t = String::from_utf8_lossy(&d).into_owned();
                 if inplace {
@@ -1101,7 +1101,7 @@ pub fn sort(sh: &Shell, args: &[String], io: &Io) -> i32 {
         data = read_all(&io.stdin);
     }
     for f in &files {
-        match fs::read(sh.path(f)) {
+        match crate::sys::read(sh.path(f)) {
             Ok(d) => {
                 data.extend(&d);
                 if !d.ends_with(b"\n") && !d.is_empty() {
@@ -1259,7 +1259,7 @@ pub fn cut(sh: &Shell, args: &[String], io: &Io) -> i32 {
         data = read_all(&io.stdin);
     }
     for f in &files {
-        match fs::read(sh.path(f)) {
+        match crate::sys::read(sh.path(f)) {
             Ok(d) => data.extend(d),
             Err(e) => {
                 io.eprint(&format!("cut: {f}: {}\n", io_msg(&e)));
