@@ -154,3 +154,72 @@ fn old_sessions_shell_state_moves_out_of_the_workspace() {
         "migrated: the state is kept, .burrow is gone"
     );
 }
+
+#[test]
+fn file_tools_and_tmp_per_family() {
+    let b = B::new();
+    b.ok(&["session", "new", "--name", "fam"]);
+    // Refusals exit 1 with the tool's text on stdout: keep the text either way.
+    let cc = |tool: &str, input: &str| {
+        let (_, out, err) = b.run(&["tool", "--schema", "claude-code", "fam", tool, input]);
+        format!("{out}{err}")
+    };
+    // Claude Code's Read, Write and Edit take /tmp, as on Linux (the read-before-write rule
+    // applies there too); Glob and Grep stay in the workspace.
+    assert_eq!(
+        cc(
+            "Write",
+            r#"{"file_path":"/tmp/notes.txt","content":"hello\n"}"#
+        )
+        .trim(),
+        "File created successfully at: /tmp/notes.txt"
+    );
+    assert!(cc("Read", r#"{"file_path":"/tmp/notes.txt"}"#).contains("hello"));
+    assert!(
+        cc(
+            "Edit",
+            r#"{"file_path":"/tmp/notes.txt","old_string":"hello","new_string":"bye"}"#
+        )
+        .contains("has been updated")
+    );
+    assert!(
+        cc("Glob", r#"{"pattern":"*","path":"/tmp"}"#).contains("outside the session's workspace")
+    );
+    assert!(
+        cc("Read", r#"{"file_path":"/etc/passwd"}"#).contains("outside the session's workspace")
+    );
+    // The Messages API text editor likewise.
+    let api = |input: &str| {
+        b.ok(&[
+            "tool",
+            "--schema",
+            "api",
+            "fam",
+            "str_replace_based_edit_tool",
+            input,
+        ])
+    };
+    assert!(api(r#"{"command":"view","path":"/tmp/notes.txt"}"#).contains("     1\tbye"));
+    assert!(
+        api(r#"{"command":"create","path":"/tmp/sub/new.md","file_text":"x"}"#)
+            .contains("File created successfully")
+    );
+    // The agent_toolset family keeps the SDK's rule: the working directory only.
+    let (_, out, err) = b.run(&[
+        "tool",
+        "--schema",
+        "agent-toolset",
+        "fam",
+        "read",
+        r#"{"file_path":"/tmp/notes.txt"}"#,
+    ]);
+    assert!(
+        format!("{out}{err}").contains("outside the session's working directory"),
+        "{out}{err}"
+    );
+    assert_eq!(
+        b.sh("fam", "cat /tmp/notes.txt /tmp/sub/new.md; find /workspace")
+            .1,
+        "bye\nx/workspace\n"
+    );
+}

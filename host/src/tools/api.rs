@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Failure, Outcome, ToolOutput, Toolbox, absolute, workspace_path};
+use super::{Call, Failure, Outcome, ToolOutput, Toolbox, absolute, sandbox_path, store_path};
 use crate::{Limits, RunError};
 
 /// Tool names, as the model calls them.
@@ -134,7 +134,7 @@ fn editor(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
         Err(e) => return Ok(ToolOutput::error(format!("invalid input: {e}"))),
     };
     let cwd = c.cwd();
-    let Some(rel) = workspace_path(&cwd, &i.path) else {
+    let Some(rel) = sandbox_path(&cwd, &i.path) else {
         return Ok(ToolOutput::error(format!(
             "The path {} is outside the workspace {}. Please provide a path under it.",
             i.path,
@@ -150,7 +150,7 @@ fn editor(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     };
     let stat = c
         .txn()?
-        .stat_at(burrow_store::ROOT_INO, &rel, true)
+        .stat_at(burrow_store::ROOT_INO, &store_path(&rel), true)
         .ok()
         .map(|s| s.kind);
     let is_dir = stat == Some(burrow_store::Kind::Dir);

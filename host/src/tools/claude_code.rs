@@ -95,7 +95,18 @@ pub fn call(
 /// Resolves a caller's path against the session cwd: (workspace-relative, absolute).
 fn resolve(c: &mut Call<'_>, p: &str) -> Result<(String, String), ToolOutput> {
     let cwd = c.cwd();
-    match workspace_path(&cwd, p) {
+    resolved(workspace_path(&cwd, p), p)
+}
+
+/// [`resolve`] for Read, Write and Edit, which also take files under `/tmp` as Claude Code
+/// does on Linux (then both forms are the absolute guest path).
+fn resolve_file(c: &mut Call<'_>, p: &str) -> Result<(String, String), ToolOutput> {
+    let cwd = c.cwd();
+    resolved(super::sandbox_path(&cwd, p), p)
+}
+
+fn resolved(rel: Option<String>, p: &str) -> Result<(String, String), ToolOutput> {
+    match rel {
         Some(rel) => {
             let abs = absolute(&rel);
             Ok((rel, abs))
@@ -238,7 +249,7 @@ fn read(c: &mut Call<'_>, args: &Value, reads: &mut Reads) -> Result<ToolOutput,
         Ok(i) => i,
         Err(e) => return Ok(e),
     };
-    let (rel, _) = match resolve(c, &i.file_path) {
+    let (rel, _) = match resolve_file(c, &i.file_path) {
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
@@ -331,7 +342,7 @@ fn write(c: &mut Call<'_>, args: &Value, reads: &mut Reads) -> Result<ToolOutput
         Ok(i) => i,
         Err(e) => return Ok(e),
     };
-    let (rel, abs) = match resolve(c, &i.file_path) {
+    let (rel, abs) = match resolve_file(c, &i.file_path) {
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
@@ -409,7 +420,7 @@ fn multi_edit(
     reads: &mut Reads,
     multi: bool,
 ) -> Result<Outcome, RunError> {
-    let (rel, abs) = match resolve(&mut c, file_path) {
+    let (rel, abs) = match resolve_file(&mut c, file_path) {
         Ok(p) => p,
         Err(e) => return Ok(c.finish(e)),
     };

@@ -386,7 +386,9 @@ impl<'a> Call<'a> {
     /// Modification time (ns) of a workspace-relative path, if it is a file.
     pub fn mtime(&mut self, rel: &str) -> Option<i64> {
         let txn = self.txn().ok()?;
-        let st = txn.stat_at(burrow_store::ROOT_INO, rel, true).ok()?;
+        let st = txn
+            .stat_at(burrow_store::ROOT_INO, &store_path(rel), true)
+            .ok()?;
         Some(st.mtime)
     }
 
@@ -509,9 +511,47 @@ pub fn workspace_path(cwd: &str, path: &str) -> Option<String> {
     Some(if rel.is_empty() { ".".into() } else { rel })
 }
 
+/// [`workspace_path`], or for a path under `/tmp` (which the Claude Code file tools and the
+/// Messages API text editor may use, as on Linux) its absolute guest path, e.g. `/tmp/x`.
+/// Either form is what the file-tools component opens and what [`Call::mtime`] takes.
+pub fn sandbox_path(cwd: &str, path: &str) -> Option<String> {
+    if let Some(rel) = workspace_path(cwd, path) {
+        return Some(rel);
+    }
+    if path.contains('\0') || cwd.contains('\0') {
+        return None;
+    }
+    let joined = if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("{cwd}/{path}")
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for c in joined.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            c => parts.push(c),
+        }
+    }
+    (parts.first() == Some(&"tmp")).then(|| format!("/{}", parts.join("/")))
+}
+
+/// The store path (from the root) of what [`sandbox_path`] returned.
+pub fn store_path(rel: &str) -> String {
+    match rel.strip_prefix("/tmp") {
+        Some(rest) => format!("{}/tmp{rest}", burrow_store::SYSTEM_DIR),
+        None => rel.to_string(),
+    }
+}
+
 /// The absolute guest path of a workspace-relative path.
 pub fn absolute(rel: &str) -> String {
-    if rel == "." || rel.is_empty() {
+    if rel.starts_with('/') {
+        rel.to_string() // already a guest path outside the workspace (`/tmp/...`)
+    } else if rel == "." || rel.is_empty() {
         WORKSPACE.to_string()
     } else {
         format!("{WORKSPACE}/{rel}")

@@ -237,6 +237,73 @@ pub fn check_options(cmd: &str, args: &[String], io: &Io) -> Option<i32> {
     None
 }
 
+/// GNU cat's line options: numbering (`-n`, `-b`), `-s`, and the visible forms of ends
+/// (`-E`), tabs (`-T`) and other non-printing bytes (`-v`: `^X`, `^?`, `M-`).
+struct CatOpts {
+    number: bool,
+    nonblank: bool,
+    squeeze: bool,
+    ends: bool,
+    tabs: bool,
+    nonprinting: bool,
+    /// Line number so far (numbering runs on across files, as GNU's does).
+    line: usize,
+    /// The previous line was empty (for `-s`).
+    blank_run: bool,
+}
+
+impl CatOpts {
+    fn render(&mut self, data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(data.len() + data.len() / 8);
+        for l in data.split_inclusive(|&c| c == b'\n') {
+            let (body, nl) = match l.strip_suffix(b"\n") {
+                Some(b) => (b, true),
+                None => (l, false),
+            };
+            let blank = body.is_empty() && nl;
+            if self.squeeze && blank && self.blank_run {
+                continue;
+            }
+            self.blank_run = blank;
+            if self.nonblank && !blank || self.number && !self.nonblank {
+                self.line += 1;
+                out.extend(format!("{:>6}\t", self.line).as_bytes());
+            }
+            for &b in body {
+                self.byte(b, &mut out);
+            }
+            if nl {
+                if self.ends {
+                    out.push(b'$');
+                }
+                out.push(b'\n');
+            }
+        }
+        out
+    }
+
+    fn byte(&self, b: u8, out: &mut Vec<u8>) {
+        if b == b'\t' {
+            out.extend(if self.tabs { &b"^I"[..] } else { &b"\t"[..] });
+            return;
+        }
+        if !self.nonprinting {
+            out.push(b);
+            return;
+        }
+        let mut c = b;
+        if c >= 128 {
+            out.extend(b"M-");
+            c -= 128;
+        }
+        match c {
+            0..=31 => out.extend([b'^', c + 64]),
+            127 => out.extend(b"^?"),
+            _ => out.push(c),
+        }
+    }
+}
+
 pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
     let cmd = argv[0].as_str();
     let args = &argv[1..];
@@ -246,19 +313,23 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
     }
     match cmd {
         "cat" => {
-            let a = args!(cmd, args, "nAvetsbE", "", io);
-            let mut n = 0;
+            let a = args!(cmd, args, "nAvetsbETu", "", io);
+            let mut c = CatOpts {
+                number: a.has('n'),
+                nonblank: a.has('b'),
+                squeeze: a.has('s'),
+                ends: a.has('E') || a.has('A') || a.has('e'),
+                tabs: a.has('T') || a.has('A') || a.has('t'),
+                nonprinting: a.has('v') || a.has('A') || a.has('e') || a.has('t'),
+                line: 0,
+                blank_run: false,
+            };
+            let plain = !(c.number || c.nonblank || c.squeeze || c.ends || c.tabs || c.nonprinting);
             for (_, data) in inputs(sh, cmd, &a.operands, io, &mut status) {
-                if a.has('n') {
-                    let mut out = Vec::new();
-                    for l in data.split_inclusive(|&c| c == b'\n') {
-                        n += 1;
-                        out.extend(format!("{n:>6}\t").as_bytes());
-                        out.extend(l);
-                    }
-                    io.out.write(&out);
-                } else {
+                if plain {
                     io.out.write(&data);
+                } else {
+                    io.out.write(&c.render(&data));
                 }
             }
         }

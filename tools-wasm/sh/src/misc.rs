@@ -1,6 +1,6 @@
 //! Small utilities agents reach for: `tree`, `paste`, `comm`, `column -t`, `cmp`, `expr`,
 //! `timeout`, `mktemp`, and the identity answers of a sandbox (`uname`, `whoami`, `id`,
-//! `hostname`, `nproc`).
+//! `hostname`, `nproc`, `ps`, `locale`).
 
 use std::fs;
 
@@ -10,7 +10,7 @@ use crate::shell::{Flow, Shell, Status};
 
 pub const NAMES: &[&str] = &[
     "tree", "paste", "comm", "column", "cmp", "expr", "timeout", "mktemp", "uname", "whoami", "id",
-    "hostname", "nproc",
+    "hostname", "nproc", "ps", "locale",
 ];
 
 pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
@@ -67,6 +67,8 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             io.print("1\n");
             0
         }
+        "ps" => ps(args, io),
+        "locale" => locale(sh, args, io),
         _ => return None,
     }))
 }
@@ -771,4 +773,81 @@ fn mktemp(sh: &Shell, args: &[String], io: &Io) -> i32 {
         }
     }
     1
+}
+
+/// `ps`: the sandbox runs one shell, and the command asking. The forms agents type (none,
+/// `-e`/`-A`, `-ef`, `aux`) in procps's layouts; anything else is refused.
+fn ps(args: &[String], io: &Io) -> i32 {
+    let me = std::iter::once("ps")
+        .chain(args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let form: Vec<&str> = args.iter().map(String::as_str).collect();
+    match form.as_slice() {
+        [] | ["-e"] | ["-A"] => io.print(
+            "    PID TTY          TIME CMD\n      1 ?        00:00:00 bash\n      2 ?        00:00:00 ps\n",
+        ),
+        ["-ef"] | ["-e", "-f"] | ["-f"] => io.print(&format!(
+            "UID          PID    PPID  C STIME TTY          TIME CMD\n\
+             agent          1       0  0 00:00 ?        00:00:00 bash\n\
+             agent          2       1  0 00:00 ?        00:00:00 {me}\n"
+        )),
+        ["aux"] | ["-aux"] | ["ax"] => io.print(&format!(
+            "USER         PID %CPU %MEM    VSZ   RSS TTY      STAT START   TIME COMMAND\n\
+             agent          1  0.0  0.0      0     0 ?        S    00:00   0:00 bash\n\
+             agent          2  0.0  0.0      0     0 ?        R    00:00   0:00 {me}\n"
+        )),
+        _ => {
+            io.eprint(&format!(
+                "ps: '{}' is not supported in burrow (ps, ps -e, ps -ef and ps aux are)\n",
+                form.join(" ")
+            ));
+            return 1;
+        }
+    }
+    0
+}
+
+/// `locale` and `locale -a`: the sandbox's one locale, C.UTF-8 (from `$LANG`, `$LC_ALL`).
+fn locale(sh: &Shell, args: &[String], io: &Io) -> i32 {
+    match args.first().map(String::as_str) {
+        None => {
+            let lang = sh.get("LANG").unwrap_or("").to_string();
+            let all = sh.get("LC_ALL").unwrap_or("").to_string();
+            let each = if all.is_empty() { &lang } else { &all };
+            let mut out = format!("LANG={lang}\nLANGUAGE=\n");
+            for c in [
+                "CTYPE",
+                "NUMERIC",
+                "TIME",
+                "COLLATE",
+                "MONETARY",
+                "MESSAGES",
+                "PAPER",
+                "NAME",
+                "ADDRESS",
+                "TELEPHONE",
+                "MEASUREMENT",
+                "IDENTIFICATION",
+            ] {
+                match sh.get(&format!("LC_{c}")) {
+                    Some(v) if all.is_empty() => out.push_str(&format!("LC_{c}={v}\n")),
+                    _ => out.push_str(&format!("LC_{c}=\"{each}\"\n")),
+                }
+            }
+            out.push_str(&format!("LC_ALL={all}\n"));
+            io.print(&out);
+            0
+        }
+        Some("-a") if args.len() == 1 => {
+            io.print("C\nC.utf8\nPOSIX\n");
+            0
+        }
+        Some(a) => {
+            io.eprint(&format!(
+                "locale: '{a}' is not supported in burrow (locale and locale -a are)\n"
+            ));
+            1
+        }
+    }
 }
