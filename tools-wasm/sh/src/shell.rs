@@ -765,6 +765,19 @@ impl Shell {
                                 }
                             }
                         }
+                        (
+                            IoFileRedirectKind::Read,
+                            IoFileRedirectTarget::ProcessSubstitution(k, cmd),
+                        ) => {
+                            // `< <(cmd)`: cmd's output on stdin (its fd is free again).
+                            let mark = crate::sys::substitutions_mark();
+                            let Some(w) = self.process_substitution(k, cmd, &io)? else {
+                                return Ok(None);
+                            };
+                            let bytes = crate::sys::read(&w.value).unwrap_or_default();
+                            crate::sys::substitutions_release(mark);
+                            io.stdin = input(bytes);
+                        }
                         _ => {
                             io.eprint("bash: unsupported redirection\n");
                             return Ok(None);
@@ -815,6 +828,14 @@ impl Shell {
     }
 
     fn run_simple(&mut self, sc: &ast::SimpleCommand, io: &Io) -> Status {
+        // A process substitution's `/dev/fd/N` lives as long as the command that names it.
+        let mark = crate::sys::substitutions_mark();
+        let r = self.run_simple_here(sc, io);
+        crate::sys::substitutions_release(mark);
+        r
+    }
+
+    fn run_simple_here(&mut self, sc: &ast::SimpleCommand, io: &Io) -> Status {
         let mut assignments = Vec::new();
         let mut words: Vec<ast::Word> = Vec::new();
         let mut redirects = Vec::new();
@@ -823,9 +844,11 @@ impl Shell {
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(a, _) => assignments.push(a.clone()),
                 ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirects.push(r.clone()),
                 ast::CommandPrefixOrSuffixItem::Word(w) => words.push(w.clone()),
-                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
-                    io.eprint("bash: process substitution is not supported\n");
-                    return Ok(2);
+                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, cmd) => {
+                    match self.process_substitution(kind, cmd, io)? {
+                        Some(w) => words.push(w),
+                        None => return Ok(2),
+                    }
                 }
             }
         }
@@ -837,9 +860,11 @@ impl Shell {
                 ast::CommandPrefixOrSuffixItem::Word(w) => words.push(w.clone()),
                 ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirects.push(r.clone()),
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) => words.push(w.clone()),
-                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
-                    io.eprint("bash: process substitution is not supported\n");
-                    return Ok(2);
+                ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, cmd) => {
+                    match self.process_substitution(kind, cmd, io)? {
+                        Some(w) => words.push(w),
+                        None => return Ok(2),
+                    }
                 }
             }
         }
@@ -1077,6 +1102,37 @@ impl Shell {
             Err(Flow::Return(s)) => Ok(s),
             other => other,
         }
+    }
+
+    /// `<(cmd)`: runs cmd now in a copy of the shell (bash runs it alongside; its output is
+    /// the same) and gives the word `/dev/fd/N` that reads its output, which the built-in
+    /// utilities open like a file. `>(cmd)` is refused (None after the message).
+    fn process_substitution(
+        &mut self,
+        kind: &ast::ProcessSubstitutionKind,
+        cmd: &ast::SubshellCommand,
+        io: &Io,
+    ) -> Result<Option<ast::Word>, Flow> {
+        if matches!(kind, ast::ProcessSubstitutionKind::Write) {
+            io.eprint("bash: >(...) process substitution is not supported in burrow (<(...) is)\n");
+            return Ok(None);
+        }
+        let (out, buf) = Sink::buffer();
+        let sub_io = Io {
+            stdin: input(Vec::new()),
+            out,
+            err: io.err.clone(),
+        };
+        let mut sub = self.clone();
+        match sub.run_list(&cmd.list, &sub_io) {
+            Ok(_) | Err(Flow::Exit(_)) | Err(Flow::Return(_)) => {}
+            Err(f) => return Err(f),
+        }
+        let name = crate::sys::substitution(buf.borrow().clone());
+        Ok(Some(ast::Word {
+            value: name,
+            loc: None,
+        }))
     }
 
     /// Runs `src` in a copy of the shell and returns its stdout (for `$(...)`).

@@ -15,10 +15,50 @@ pub fn is_char_device(ft: &std::fs::FileType) -> bool {
 /// never end; commands here read their inputs whole).
 pub const DEVICE_READ: u64 = 1 << 20;
 
+thread_local! {
+    /// The outputs of this call's process substitutions, by the fd number their
+    /// `/dev/fd/N` names.
+    static SUBSTITUTIONS: std::cell::RefCell<Vec<(u32, Vec<u8>)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Keeps the output of a `<(...)` and returns the name that reads it (`/dev/fd/63`, then
+/// down, as bash numbers them).
+pub fn substitution(bytes: Vec<u8>) -> String {
+    SUBSTITUTIONS.with(|s| {
+        let mut s = s.borrow_mut();
+        let n = 63u32.saturating_sub(s.len() as u32);
+        s.push((n, bytes));
+        format!("/dev/fd/{n}")
+    })
+}
+
+/// How many substitutions are alive (to release those a command made when it ends).
+pub fn substitutions_mark() -> usize {
+    SUBSTITUTIONS.with(|s| s.borrow().len())
+}
+
+pub fn substitutions_release(mark: usize) {
+    SUBSTITUTIONS.with(|s| s.borrow_mut().truncate(mark));
+}
+
+/// The bytes behind a `/dev/fd/N` of a process substitution.
+fn substituted(path: &Path) -> Option<Vec<u8>> {
+    let n: u32 = path.to_str()?.strip_prefix("/dev/fd/")?.parse().ok()?;
+    SUBSTITUTIONS.with(|s| {
+        s.borrow()
+            .iter()
+            .find(|(k, _)| *k == n)
+            .map(|(_, b)| b.clone())
+    })
+}
+
 /// Reads a whole file, as `std::fs::read`; a character device gives its first
-/// [`DEVICE_READ`] bytes.
+/// [`DEVICE_READ`] bytes; `/dev/fd/N` of a process substitution gives its output.
 pub fn read(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
     let path = path.as_ref();
+    if let Some(b) = substituted(path) {
+        return Ok(b);
+    }
     let meta = std::fs::metadata(path)?;
     if !is_char_device(&meta.file_type()) {
         return std::fs::read(path);
