@@ -1117,26 +1117,25 @@ impl Shell {
             io.eprint("bash: >(...) process substitution is not supported in burrow (<(...) is)\n");
             return Ok(None);
         }
-        let (out, buf) = Sink::buffer();
-        let sub_io = Io {
-            stdin: input(Vec::new()),
-            out,
-            err: io.err.clone(),
-        };
-        let mut sub = self.clone();
-        match sub.run_list(&cmd.list, &sub_io) {
+        let (r, bytes) = self.in_subshell(io, |sub, sub_io| sub.run_list(&cmd.list, sub_io));
+        match r {
             Ok(_) | Err(Flow::Exit(_)) | Err(Flow::Return(_)) => {}
             Err(f) => return Err(f),
         }
-        let name = crate::sys::substitution(buf.borrow().clone());
+        let name = crate::sys::substitution(bytes);
         Ok(Some(ast::Word {
             value: name,
             loc: None,
         }))
     }
 
-    /// Runs `src` in a copy of the shell and returns its stdout (for `$(...)`).
-    pub fn capture(&mut self, src: &str, io: &Io) -> Result<String, Flow> {
+    /// Runs `f` in a copy of the shell with empty stdin and stdout captured: its result and
+    /// the bytes it wrote (for `$(...)` and `<(...)`).
+    fn in_subshell(
+        &mut self,
+        io: &Io,
+        f: impl FnOnce(&mut Shell, &Io) -> Status,
+    ) -> (Status, Vec<u8>) {
         let (out, buf) = Sink::buffer();
         let sub_io = Io {
             stdin: input(Vec::new()),
@@ -1144,12 +1143,20 @@ impl Shell {
             err: io.err.clone(),
         };
         let mut sub = self.clone();
-        let status = match sub.run_script(src, &sub_io) {
+        let r = f(&mut sub, &sub_io);
+        let bytes = buf.borrow().clone();
+        (r, bytes)
+    }
+
+    /// Runs `src` in a copy of the shell and returns its stdout (for `$(...)`).
+    pub fn capture(&mut self, src: &str, io: &Io) -> Result<String, Flow> {
+        let (r, bytes) = self.in_subshell(io, |sub, sub_io| sub.run_script(src, sub_io));
+        let status = match r {
             Ok(s) | Err(Flow::Exit(s)) | Err(Flow::Return(s)) => s,
             Err(_) => 0,
         };
         self.last_status = status;
-        let mut text = String::from_utf8_lossy(&buf.borrow()).into_owned();
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
         while text.ends_with('\n') {
             text.pop();
         }
