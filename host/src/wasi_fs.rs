@@ -188,10 +188,10 @@ impl FsState {
                 })?;
             opened.push((Arc::new(dir), m.guest.trim_end_matches('/').to_string()));
         }
-        let system = system_mounts(&txn);
+        let system = system_mounts();
         let root = synth::Root::new(
             std::iter::once(WORKSPACE.to_string())
-                .chain(system.iter().map(|m| m.guest.clone()))
+                .chain(system.iter().map(|m| m.guest.to_string()))
                 .chain(opened.iter().map(|(_, g)| g.clone())),
         );
         Ok(FsState {
@@ -207,30 +207,39 @@ impl FsState {
 
 /// One mount of the system area.
 struct SysMount {
-    guest: String,
+    guest: &'static str,
     /// Its directory in the store, relative to the root.
     path: String,
-    /// None until the directory exists.
-    ino: Option<Ino>,
+    /// Its directory's inode: looked up on first use (most calls never touch these mounts),
+    /// None while the directory does not exist.
+    ino: std::cell::Cell<Option<Option<Ino>>>,
 }
 
 /// Depth of a system mount's directory (`SYSTEM_DIR/sub`): `..` may not climb above it.
 const SYSTEM_FLOOR: usize = 2;
 
-fn system_mounts(txn: &SharedTxn) -> Vec<SysMount> {
-    let mut txn = lock(txn);
+fn system_mounts() -> Vec<SysMount> {
     SYSTEM_MOUNTS
         .iter()
-        .map(|(guest, sub)| {
-            let path = format!("{}/{sub}", burrow_store::SYSTEM_DIR);
-            let ino = txn.resolve(ROOT_INO, &path, false).ok();
-            SysMount {
-                guest: guest.to_string(),
-                path,
-                ino,
-            }
+        .map(|(guest, sub)| SysMount {
+            guest,
+            path: format!("{}/{sub}", burrow_store::SYSTEM_DIR),
+            ino: std::cell::Cell::new(None),
         })
         .collect()
+}
+
+impl FsState {
+    /// The inode of system mount `i`'s directory, if it exists.
+    fn system_ino(&self, i: usize) -> Option<Ino> {
+        let m = &self.system[i];
+        if let Some(known) = m.ino.get() {
+            return known;
+        }
+        let ino = lock(&self.txn).resolve(ROOT_INO, &m.path, false).ok();
+        m.ino.set(Some(ino));
+        ino
+    }
 }
 
 /// An open file or directory: an inode of the transaction plus what it was opened for.
@@ -418,7 +427,7 @@ impl WasiFsView<'_> {
     fn ino_of(&self, fd: &Resource<Descriptor>) -> FsResult<Option<Ino>> {
         let d = self.desc(fd)?;
         Ok(match d.lazy {
-            Some(i) => self.fs.system[i].ino,
+            Some(i) => self.fs.system_ino(i),
             None => Some(d.ino),
         })
     }
@@ -428,17 +437,18 @@ impl WasiFsView<'_> {
         let Some(i) = self.desc(fd)?.lazy else {
             return Ok(());
         };
-        if self.fs.system[i].ino.is_none() {
+        if self.fs.system_ino(i).is_none() {
             let path = self.fs.system[i].path.clone();
             let r = self.txn().mkdir_all(&path);
-            self.fs.system[i].ino = Some(self.store(r)?);
+            let ino = self.store(r)?;
+            self.fs.system[i].ino.set(Some(Some(ino)));
         }
         Ok(())
     }
 
     /// The stat of a system mount's directory that does not exist yet: an empty directory.
     fn empty_dir_stat(&self, i: usize) -> DescriptorStat {
-        Synth::Dir(self.fs.system[i].guest.clone()).stat()
+        Synth::Dir(self.fs.system[i].guest.to_string()).stat()
     }
 
     /// The mount directory of a `*-at` call on a mount descriptor.
@@ -470,7 +480,7 @@ impl WasiFsView<'_> {
         let floor = d.floor as i64;
         let ino = match d.lazy {
             // Nothing is below a system directory that does not exist yet.
-            Some(i) => self.fs.system[i].ino.ok_or(ErrorCode::NoEntry)?,
+            Some(i) => self.fs.system_ino(i).ok_or(ErrorCode::NoEntry)?,
             None => d.ino,
         };
         let mut txn = self.txn();
@@ -510,7 +520,7 @@ impl WasiFsView<'_> {
 
     /// What `path`, relative to the synthetic directory `dir`, is: a synthetic node, or a
     /// (temporary, uncounted) descriptor of a mount's root with the path below it. The
-    /// caller deletes the temporary descriptor with [`WasiFsView::untemp`].
+    /// caller hands the temporary descriptor to [`WasiFsView::via_mount`].
     fn synth_at(
         &mut self,
         dir: &str,
@@ -537,8 +547,26 @@ impl WasiFsView<'_> {
         }
     }
 
-    fn untemp(&mut self, rep: u32) {
+    /// Runs `f` on the temporary mount-root descriptor [`WasiFsView::synth_at`] made, then
+    /// drops it.
+    fn via_mount<T>(
+        &mut self,
+        tmp: Resource<Descriptor>,
+        f: impl FnOnce(&mut Self, Resource<Descriptor>) -> FsResult<T>,
+    ) -> FsResult<T> {
+        let rep = tmp.rep();
+        let r = f(self, tmp);
         let _ = self.table.delete(Resource::<Descriptor>::new_own(rep));
+        r
+    }
+
+    /// The system mount `fd` is the (lazily created) root of, while its directory does not
+    /// exist yet.
+    fn missing_system(&self, fd: &Resource<Descriptor>) -> FsResult<Option<usize>> {
+        Ok(self
+            .desc(fd)?
+            .lazy
+            .filter(|&i| self.fs.system_ino(i).is_none()))
     }
 
     fn store<T>(&self, r: burrow_store::Result<T>) -> FsResult<T> {
@@ -557,7 +585,7 @@ impl preopens::Host for WasiFsView<'_> {
         let mut out = vec![(root, WORKSPACE.to_string())];
         for i in 0..self.fs.system.len() {
             let d = self.table.push(Descriptor::system(i))?;
-            out.push((d, self.fs.system[i].guest.clone()));
+            out.push((d, self.fs.system[i].guest.to_string()));
         }
         for (dir, guest) in &self.fs.mounts {
             let d = self
@@ -864,20 +892,13 @@ impl types::HostDescriptor for WasiFsView<'_> {
             };
             return match self.synth_at(&d, &path)? {
                 Ok(n) => Ok(n.stat()),
-                Err((tmp, rest)) => {
-                    let rep = tmp.rep();
-                    let r = self.stat_at(tmp, flags, rest);
-                    self.untemp(rep);
-                    r
-                }
+                Err((tmp, rest)) => self.via_mount(tmp, |v, fd| v.stat_at(fd, flags, rest)),
             };
         }
         if let Some(dir) = self.host_dir(&fd)? {
             return mounts::stat_at(&dir, &path, flags.contains(PathFlags::SYMLINK_FOLLOW));
         }
-        if let Some(i) = self.desc(&fd)?.lazy
-            && self.fs.system[i].ino.is_none()
-        {
+        if let Some(i) = self.missing_system(&fd)? {
             return match synth::normalise("/", &path).as_str() {
                 "/" => Ok(self.empty_dir_stat(i)),
                 _ => Err(ErrorCode::NoEntry.into()),
@@ -975,10 +996,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
                     }
                 }
                 Err((tmp, rest)) => {
-                    let rep = tmp.rep();
-                    let r = self.open_at(tmp, path_flags, rest, oflags, flags);
-                    self.untemp(rep);
-                    r
+                    self.via_mount(tmp, |v, fd| v.open_at(fd, path_flags, rest, oflags, flags))
                 }
             };
         }
@@ -996,9 +1014,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
         if self.fs.open >= MAX_OPEN_DESCRIPTORS {
             return Err(ErrorCode::InsufficientMemory.into());
         }
-        if let Some(i) = self.desc(&fd)?.lazy
-            && self.fs.system[i].ino.is_none()
-        {
+        if let Some(i) = self.missing_system(&fd)? {
             let writes = flags
                 .intersects(DescriptorFlags::WRITE | DescriptorFlags::MUTATE_DIRECTORY)
                 || oflags.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE);
@@ -1058,12 +1074,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
         if let Some(Synth::Dir(d)) = self.synth(&fd)? {
             return match self.synth_at(&d, &path)? {
                 Ok(_) => Err(ErrorCode::Invalid.into()),
-                Err((tmp, rest)) => {
-                    let rep = tmp.rep();
-                    let r = self.readlink_at(tmp, rest);
-                    self.untemp(rep);
-                    r
-                }
+                Err((tmp, rest)) => self.via_mount(tmp, |v, fd| v.readlink_at(fd, rest)),
             };
         }
         if let Some(dir) = self.host_dir(&fd)? {
@@ -1128,7 +1139,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
         }
         if da.lazy.is_some() || db.lazy.is_some() {
             let eff = |d: &Descriptor| match d.lazy {
-                Some(i) => (Some(i), self.fs.system[i].ino),
+                Some(i) => (Some(i), self.fs.system_ino(i)),
                 None => (None, Some(d.ino)),
             };
             let (ea, eb) = (eff(da), eff(db));
@@ -1158,7 +1169,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
         }
         let Some(ino) = self.ino_of(&fd)? else {
             let i = self.desc(&fd)?.lazy.unwrap_or_default();
-            return Ok(synth_hash(&self.fs.system[i].guest));
+            return Ok(synth_hash(self.fs.system[i].guest));
         };
         let st = self.store(self.txn().stat(ino))?;
         Ok(hash_value(0, &st))
@@ -1177,18 +1188,13 @@ impl types::HostDescriptor for WasiFsView<'_> {
             return match self.synth_at(&d, &path)? {
                 Ok(n) => Ok(synth_hash(n.path())),
                 Err((tmp, rest)) => {
-                    let rep = tmp.rep();
-                    let r = self.metadata_hash_at(tmp, flags, rest);
-                    self.untemp(rep);
-                    r
+                    self.via_mount(tmp, |v, fd| v.metadata_hash_at(fd, flags, rest))
                 }
             };
         }
-        if let Some(i) = self.desc(&fd)?.lazy
-            && self.fs.system[i].ino.is_none()
-        {
+        if let Some(i) = self.missing_system(&fd)? {
             return match synth::normalise("/", &path).as_str() {
-                "/" => Ok(synth_hash(&self.fs.system[i].guest)),
+                "/" => Ok(synth_hash(self.fs.system[i].guest)),
                 _ => Err(ErrorCode::NoEntry.into()),
             };
         }
@@ -1259,7 +1265,6 @@ impl types::HostDirectoryEntryStream for WasiFsView<'_> {
     }
 }
 
-/// `read-via-stream`: reads the file from the transaction as the guest pulls.
 /// The hash identifying a synthetic node: its path.
 fn synth_hash(path: &str) -> MetadataHashValue {
     let h = blake3::hash(path.as_bytes());
@@ -1276,19 +1281,11 @@ fn dev_read(d: Dev, len: usize) -> (Vec<u8>, bool) {
         Dev::Null => (Vec::new(), true),
         Dev::Zero => (vec![0; len], false),
         Dev::Random => {
-            use std::hash::{BuildHasher, Hasher};
-            // Seeded from the process's random hash keys and the clock, expanded by BLAKE3.
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u128(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos())
-                    .unwrap_or_default(),
-            );
+            // The operating system's CSPRNG, as Linux's /dev/urandom: guests make keys with it.
             let mut out = vec![0; len];
-            let mut hasher = blake3::Hasher::new();
-            hasher.update(&h.finish().to_le_bytes());
-            hasher.finalize_xof().fill(&mut out);
+            if getrandom::fill(&mut out).is_err() {
+                return (Vec::new(), true); // never silently predictable: an empty read instead
+            }
             (out, false)
         }
     }
@@ -1346,6 +1343,7 @@ impl wasmtime_wasi_io::streams::OutputStream for DevNull {
     }
 }
 
+/// `read-via-stream`: reads the file from the transaction as the guest pulls.
 struct FileInput {
     txn: SharedTxn,
     ino: Ino,

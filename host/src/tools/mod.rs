@@ -485,24 +485,7 @@ pub const LEGACY_SHELL_STATE: &str = ".burrow/shell.json";
 /// Maps a caller's path (absolute under `/workspace`, or relative to `cwd`) to a path
 /// relative to the workspace root, collapsing `.` and `..`. `None` if it lands outside.
 pub fn workspace_path(cwd: &str, path: &str) -> Option<String> {
-    if path.contains('\0') || cwd.contains('\0') {
-        return None; // no guest or caller path names the store's system area
-    }
-    let joined = if path.starts_with('/') {
-        path.to_string()
-    } else {
-        format!("{cwd}/{path}")
-    };
-    let mut parts: Vec<&str> = Vec::new();
-    for c in joined.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            c => parts.push(c),
-        }
-    }
+    let parts = guest_parts(cwd, path)?;
     let root: Vec<&str> = WORKSPACE.split('/').filter(|c| !c.is_empty()).collect();
     if parts.len() < root.len() || parts[..root.len()] != root[..] {
         return None;
@@ -518,6 +501,14 @@ pub fn sandbox_path(cwd: &str, path: &str) -> Option<String> {
     if let Some(rel) = workspace_path(cwd, path) {
         return Some(rel);
     }
+    let parts = guest_parts(cwd, path)?;
+    (parts.first().map(String::as_str) == Some("tmp")).then(|| format!("/{}", parts.join("/")))
+}
+
+/// The components of a caller's path (absolute, or relative to `cwd`) with `.` and `..`
+/// folded; None if `..` climbs above `/` or a NUL appears (no caller path names the
+/// store's system area).
+fn guest_parts(cwd: &str, path: &str) -> Option<Vec<String>> {
     if path.contains('\0') || cwd.contains('\0') {
         return None;
     }
@@ -526,24 +517,26 @@ pub fn sandbox_path(cwd: &str, path: &str) -> Option<String> {
     } else {
         format!("{cwd}/{path}")
     };
-    let mut parts: Vec<&str> = Vec::new();
+    let mut parts = Vec::new();
     for c in joined.split('/') {
         match c {
             "" | "." => {}
             ".." => {
                 parts.pop()?;
             }
-            c => parts.push(c),
+            c => parts.push(c.to_string()),
         }
     }
-    (parts.first() == Some(&"tmp")).then(|| format!("/{}", parts.join("/")))
+    Some(parts)
 }
 
 /// The store path (from the root) of what [`sandbox_path`] returned.
 pub fn store_path(rel: &str) -> String {
     match rel.strip_prefix("/tmp") {
-        Some(rest) => format!("{}/tmp{rest}", burrow_store::SYSTEM_DIR),
-        None => rel.to_string(),
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            format!("{}/tmp{rest}", burrow_store::SYSTEM_DIR)
+        }
+        _ => rel.to_string(),
     }
 }
 

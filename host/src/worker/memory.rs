@@ -150,6 +150,26 @@ struct Attached {
     sent: HashMap<String, String>,
 }
 
+/// A listing keyed by relative path (memories whose path would escape are left out).
+fn by_path(items: Vec<Value>) -> BTreeMap<String, Value> {
+    items
+        .into_iter()
+        .filter_map(|i| i["path"].as_str().and_then(rel_of).map(|r| (r, i)))
+        .collect()
+}
+
+impl Attached {
+    /// Settles the uploads whose answer never came: a listing holding exactly the sha sent
+    /// is that upload, saved after all.
+    fn settle_sent(&mut self, remote: &BTreeMap<String, Value>) {
+        for (rel, sha) in std::mem::take(&mut self.sent) {
+            if remote.get(&rel).and_then(|i| i["content_sha256"].as_str()) == Some(sha.as_str()) {
+                self.baseline.insert(rel, sha);
+            }
+        }
+    }
+}
+
 /// What one scan of a folder found.
 struct Scan {
     version: burrow_store::VersionId,
@@ -487,18 +507,8 @@ impl Stores {
             tracing::warn!(memory_store_id = %store.id, "the folder or its marker is gone; downloading the store again");
             return self.download(it, store).await;
         }
-        let remote: BTreeMap<String, Value> = self
-            .list(it, &store.id, false)
-            .await?
-            .into_iter()
-            .filter_map(|i| i["path"].as_str().and_then(rel_of).map(|r| (r, i)))
-            .collect();
-        // Uploads whose answer never came: a listing holding exactly that sha is them.
-        for (rel, sha) in std::mem::take(&mut store.sent) {
-            if remote.get(&rel).and_then(|i| i["content_sha256"].as_str()) == Some(sha.as_str()) {
-                store.baseline.insert(rel, sha);
-            }
-        }
+        let remote = by_path(self.list(it, &store.id, false).await?);
+        store.settle_sent(&remote);
         let local = &scan.files;
         if local.is_empty() && store.baseline.len() > 1 {
             tracing::warn!(memory_store_id = %store.id, "every memory file is gone at once; downloading the store again");
@@ -814,16 +824,8 @@ impl Stores {
             let Ok(remote) = self.list(it, &store.id, false).await else {
                 continue;
             };
-            let remote: BTreeMap<String, Value> = remote
-                .into_iter()
-                .filter_map(|i| i["path"].as_str().and_then(rel_of).map(|r| (r, i)))
-                .collect();
-            for (rel, sha) in std::mem::take(&mut store.sent) {
-                if remote.get(&rel).and_then(|i| i["content_sha256"].as_str()) == Some(sha.as_str())
-                {
-                    store.baseline.insert(rel, sha);
-                }
-            }
+            let remote = by_path(remote);
+            store.settle_sent(&remote);
             for (rel, l) in dirty {
                 let base = store.baseline.get(&rel).cloned();
                 if base.as_deref() == Some(l.as_str()) {

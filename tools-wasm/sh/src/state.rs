@@ -46,10 +46,15 @@ pub fn fresh() -> Shell {
 pub fn load() -> Shell {
     // The session's environment (set by the host) over the defaults; saved state over both.
     let mut sh = fresh();
-    let Ok(text) =
-        std::fs::read_to_string(STATE_FILE).or_else(|_| std::fs::read_to_string(LEGACY_STATE_FILE))
-    else {
-        return sh;
+    let text = match std::fs::read_to_string(STATE_FILE) {
+        Ok(t) => t,
+        Err(_) => match std::fs::read_to_string(LEGACY_STATE_FILE) {
+            Ok(t) => {
+                LEGACY_FOUND.store(true, std::sync::atomic::Ordering::Relaxed);
+                t
+            }
+            Err(_) => return sh,
+        },
     };
     let Ok(st) = serde_json::from_str::<State>(&text) else {
         return sh;
@@ -109,15 +114,22 @@ pub fn save(sh: &Shell) {
     remove_legacy();
 }
 
+/// Set when this call's state came from the legacy file, which the save then removes (so
+/// ordinary calls make no extra filesystem request).
+static LEGACY_FOUND: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Moves an old session's state out of the user's project (its `.burrow` directory goes too
 /// when nothing else is in it).
 fn remove_legacy() {
-    if std::fs::remove_file(LEGACY_STATE_FILE).is_ok() {
+    if LEGACY_FOUND.load(std::sync::atomic::Ordering::Relaxed)
+        && std::fs::remove_file(LEGACY_STATE_FILE).is_ok()
+    {
         let _ = std::fs::remove_dir(LEGACY_STATE_DIR);
     }
 }
 
 pub fn reset() {
     let _ = std::fs::remove_file(STATE_FILE);
+    LEGACY_FOUND.store(true, std::sync::atomic::Ordering::Relaxed);
     remove_legacy();
 }
