@@ -108,6 +108,11 @@ enum Command {
         /// Let the guest read a host directory: HOST:GUEST:ro (read-only is the only mode).
         #[arg(long, value_parser = parse_mount)]
         mount: Vec<burrow_host::wasi_fs::Mount>,
+        /// Preopen a directory of the session under a name of your choosing, as
+        /// `wasmtime run --dir` does: DIR:GUEST, e.g. `/workspace:/` or `/tmp/data:data`.
+        /// With any, the guest sees only these directories instead of the composed root.
+        #[arg(long, value_parser = parse_preopen)]
+        preopen: Vec<burrow_host::wasi_fs::Preopen>,
         /// [SESSION] COMPONENT
         #[arg(num_args = 1..=2, required = true)]
         targets: Vec<String>,
@@ -354,6 +359,18 @@ fn parse_mount(s: &str) -> Result<burrow_host::wasi_fs::Mount, String> {
         host: PathBuf::from(host),
         guest: guest.to_string(),
     })
+}
+
+fn parse_preopen(s: &str) -> Result<burrow_host::wasi_fs::Preopen, String> {
+    match s.split_once(':') {
+        Some((dir, guest)) if !dir.is_empty() && !guest.is_empty() => {
+            Ok(burrow_host::wasi_fs::Preopen {
+                dir: dir.to_string(),
+                guest: guest.to_string(),
+            })
+        }
+        _ => Err(format!("expected DIR:GUEST (e.g. /workspace:/), got '{s}'")),
+    }
 }
 
 fn default_store() -> PathBuf {
@@ -778,6 +795,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             timeout,
             memory_mib,
             mount,
+            preopen,
             targets,
             args,
         } => {
@@ -802,6 +820,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     ..Limits::default()
                 },
                 mounts: mount,
+                preopens: preopen,
                 ..Default::default()
             };
             return finish_run(sb.run(&id, &wasm, &opts));

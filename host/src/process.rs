@@ -97,6 +97,7 @@ impl burrow::sandbox::process::Host for RunState {
             stdin: cmd.stdin,
             limits,
             mounts: parent.mounts.clone(),
+            preopens: parent.preopens.clone(),
         };
         tracing::debug!(program = %program.hash, depth, "starting a program from a program");
         match parent

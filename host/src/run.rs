@@ -30,6 +30,7 @@ pub(crate) struct Parent {
     pub engine: Engine,
     pub txn: SharedTxn,
     pub mounts: Vec<crate::wasi_fs::Mount>,
+    pub preopens: Vec<crate::wasi_fs::Preopen>,
     pub limits: Limits,
     pub deadline: Instant,
     pub depth: u32,
@@ -67,6 +68,10 @@ pub struct RunOptions {
     pub limits: Limits,
     /// Read-only host directories the guest may see (nothing else of the host).
     pub mounts: Vec<crate::wasi_fs::Mount>,
+    /// Directories of the session preopened under names of the caller's choosing; when any
+    /// are given the guest sees only these, not the composed root (see
+    /// [`crate::wasi_fs::Preopen`]).
+    pub preopens: Vec<crate::wasi_fs::Preopen>,
 }
 
 /// The outcome of a run that ended normally (any exit code).
@@ -118,6 +123,9 @@ pub enum RunError {
     Host(String),
 }
 
+/// How much of a trapped guest's stderr (in characters) its trap error quotes.
+const TRAP_STDERR_TAIL: usize = 2000;
+
 impl Engine {
     /// Runs `program` inside `txn`. On a normal exit returns the transaction (with the run's
     /// changes) and the report; on any failure the transaction is dropped, i.e. rolled back.
@@ -167,7 +175,12 @@ impl Engine {
         let cwd = opts
             .cwd
             .clone()
-            .unwrap_or_else(|| crate::wasi_fs::WORKSPACE.to_string());
+            .unwrap_or_else(|| match opts.preopens.first() {
+                // A run with its own preopens starts in the first of them, as wasmtime's does.
+                Some(p) if p.guest.starts_with('/') => p.guest.clone(),
+                Some(_) => "/".to_string(),
+                None => crate::wasi_fs::WORKSPACE.to_string(),
+            });
         b.env("PWD", &cwd);
         // `wasi:cli/environment.initial-cwd`. The wasi-libc of Rust 1.95 ignores it and starts
         // at "/", so guests that use relative paths chdir to $PWD first (burrow's own tools do).
@@ -177,7 +190,7 @@ impl Engine {
         ));
         b.stdout(capture.pipe(0));
         b.stderr(capture.pipe(1));
-        let fs = FsState::new(shared.clone(), &opts.mounts)
+        let fs = FsState::new(shared.clone(), &opts.mounts, &opts.preopens)
             .map_err(|e| RunError::Host(e.to_string()))?;
         let quota_hit = fs.quota_hit.clone();
         let state = RunState {
@@ -194,6 +207,7 @@ impl Engine {
                 engine: self.clone(),
                 txn: shared.clone(),
                 mounts: opts.mounts.clone(),
+                preopens: opts.preopens.clone(),
                 limits: limits.clone(),
                 deadline,
                 depth,
@@ -239,7 +253,21 @@ impl Engine {
                             // guest backtrace: that goes to the debug log.
                             {
                                 tracing::debug!(error = format!("{e:?}"), "guest trapped");
-                                RunError::Trap(e.root_cause().to_string())
+                                let mut why = e.root_cause().to_string();
+                                // A Rust guest's panic message comes just before its trap.
+                                let (_, err, _) = capture.take();
+                                let tail = String::from_utf8_lossy(&err.bytes()).into_owned();
+                                let tail = tail.trim();
+                                if !tail.is_empty() {
+                                    let start = tail
+                                        .char_indices()
+                                        .rev()
+                                        .nth(TRAP_STDERR_TAIL)
+                                        .map_or(0, |(i, _)| i);
+                                    why.push_str("; the guest's stderr ended with:\n");
+                                    why.push_str(&tail[start..]);
+                                }
+                                RunError::Trap(why)
                             }
                         },
                     );

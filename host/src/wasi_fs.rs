@@ -148,6 +148,50 @@ pub struct FsState {
     pub quota_hit: Arc<Mutex<Option<String>>>,
     /// Descriptors the guest holds open (bounded by [`MAX_OPEN_DESCRIPTORS`]).
     open: usize,
+    /// Set by [`Preopen`]s: the run sees exactly these directories (inode, guest name)
+    /// instead of the composed root.
+    preopens: Option<Vec<(Ino, String)>>,
+}
+
+/// A directory of the session offered to a run under a name the guest chooses, as
+/// `wasmtime run --dir HOST::GUEST` does (`burrow run --preopen /workspace:/`). A run given
+/// any sees exactly these preopens and not the composed root, so a program that expects its
+/// data at `/` (the wasi-testsuite does) finds it there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preopen {
+    /// A directory of the session: `/workspace[/...]`, `/tmp[/...]` or `/home/agent[/...]`.
+    pub dir: String,
+    /// The name the guest sees, e.g. `/` or `data`.
+    pub guest: String,
+}
+
+/// The store path of a persisted guest path (`/workspace/a` -> `a`, `/tmp/x` ->
+/// `\0system/tmp/x`), or None for a path outside the persisted mounts or one with `.`/`..`.
+pub fn persisted_store_path(guest: &str) -> Option<String> {
+    let trimmed = guest.trim_end_matches('/');
+    if !guest.starts_with('/')
+        || trimmed
+            .split('/')
+            .skip(1)
+            .any(|c| matches!(c, "" | "." | ".."))
+    {
+        return None;
+    }
+    let below = |mount: &str| {
+        trimmed
+            .strip_prefix(mount)
+            .filter(|r| r.is_empty() || r.starts_with('/'))
+            .map(|r| r.trim_start_matches('/').to_string())
+    };
+    if let Some(rel) = below(WORKSPACE) {
+        return Some(rel);
+    }
+    SYSTEM_MOUNTS.iter().find_map(|(g, sub)| {
+        below(g).map(|rel| match rel.as_str() {
+            "" => format!("{}/{sub}", burrow_store::SYSTEM_DIR),
+            r => format!("{}/{sub}/{r}", burrow_store::SYSTEM_DIR),
+        })
+    })
 }
 
 /// Descriptors one run may hold open at once; past it `open-at` fails with
@@ -165,7 +209,44 @@ pub struct Mount {
 
 impl FsState {
     /// State for a run in `txn`, with `mounts` opened through cap-std (read-only).
-    pub fn new(txn: SharedTxn, mounts: &[Mount]) -> std::io::Result<FsState> {
+    pub fn new(txn: SharedTxn, mounts: &[Mount], preopens: &[Preopen]) -> std::io::Result<FsState> {
+        let invalid = |msg: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, msg);
+        let mut explicit = None;
+        if !preopens.is_empty() {
+            let mut t = lock(&txn);
+            let mut list = Vec::new();
+            for p in preopens {
+                let path = persisted_store_path(&p.dir).ok_or_else(|| {
+                    invalid(format!(
+                        "cannot preopen {}: not a directory of the session (/workspace, /tmp, /home/agent)",
+                        p.dir
+                    ))
+                })?;
+                let missing_mount_root = SYSTEM_MOUNTS
+                    .iter()
+                    .any(|(g, _)| *g == p.dir.trim_end_matches('/'));
+                let ino = match if path.is_empty() {
+                    Ok(ROOT_INO)
+                } else {
+                    t.resolve(ROOT_INO, &path, true)
+                } {
+                    Err(StoreError::NotFound) if missing_mount_root => t.mkdir_all(&path),
+                    r => r,
+                }
+                .map_err(|e| invalid(format!("cannot preopen {}: {e}", p.dir)))?;
+                if t.stat(ino).map_err(|e| invalid(e.to_string()))?.kind != Kind::Dir {
+                    return Err(invalid(format!(
+                        "cannot preopen {}: Not a directory",
+                        p.dir
+                    )));
+                }
+                if p.guest.is_empty() {
+                    return Err(invalid(format!("preopen of {} needs a guest name", p.dir)));
+                }
+                list.push((ino, p.guest.clone()));
+            }
+            explicit = Some(list);
+        }
         let mut opened = Vec::new();
         for m in mounts {
             let ok = m.guest.starts_with('/')
@@ -201,6 +282,7 @@ impl FsState {
             mounts: opened,
             quota_hit: Arc::new(Mutex::new(None)),
             open: 0,
+            preopens: explicit,
         })
     }
 }
@@ -214,9 +296,6 @@ struct SysMount {
     /// None while the directory does not exist.
     ino: std::cell::Cell<Option<Option<Ino>>>,
 }
-
-/// Depth of a system mount's directory (`SYSTEM_DIR/sub`): `..` may not climb above it.
-const SYSTEM_FLOOR: usize = 2;
 
 fn system_mounts() -> Vec<SysMount> {
     SYSTEM_MOUNTS
@@ -245,9 +324,6 @@ impl FsState {
 /// An open file or directory: an inode of the transaction plus what it was opened for.
 pub struct Descriptor {
     ino: Ino,
-    /// Depth (from the store root) of the preopen this descriptor came from: `..` may not
-    /// climb above it.
-    floor: usize,
     dir: bool,
     read: bool,
     write: bool,
@@ -262,10 +338,9 @@ pub struct Descriptor {
 }
 
 impl Descriptor {
-    fn store(ino: Ino, floor: usize, dir: bool, read: bool, write: bool) -> Descriptor {
+    fn store(ino: Ino, dir: bool, read: bool, write: bool) -> Descriptor {
         Descriptor {
             ino,
-            floor,
             dir,
             read,
             write,
@@ -279,7 +354,7 @@ impl Descriptor {
     fn system(i: usize) -> Descriptor {
         Descriptor {
             lazy: Some(i),
-            ..Descriptor::store(0, SYSTEM_FLOOR, true, true, true)
+            ..Descriptor::store(0, true, true, true)
         }
     }
 
@@ -287,7 +362,6 @@ impl Descriptor {
         let dev = matches!(node, Synth::Dev(..));
         Descriptor {
             ino: 0,
-            floor: 0,
             dir: matches!(node, Synth::Dir(_)),
             read: true,
             write: dev,
@@ -300,7 +374,6 @@ impl Descriptor {
     fn mount(node: HostNode) -> Descriptor {
         Descriptor {
             ino: 0,
-            floor: 0,
             dir: matches!(node, HostNode::Dir(_)),
             read: true,
             write: false,
@@ -477,14 +550,16 @@ impl WasiFsView<'_> {
         if path.contains('\0') {
             return Err(ErrorCode::Invalid.into());
         }
-        let floor = d.floor as i64;
         let ino = match d.lazy {
             // Nothing is below a system directory that does not exist yet.
             Some(i) => self.fs.system_ino(i).ok_or(ErrorCode::NoEntry)?,
             None => d.ino,
         };
         let mut txn = self.txn();
-        let mut depth = txn.depth(ino)? as i64 - floor;
+        // Fails (no-entry) for a directory that was removed while open.
+        txn.depth(ino)?;
+        // As in WASI, a directory descriptor is a capability: `..` may not climb above it.
+        let mut depth: i64 = 0;
         let comps: Vec<&str> = path.split('/').collect();
         for (i, c) in comps.iter().enumerate() {
             match *c {
@@ -534,7 +609,7 @@ impl WasiFsView<'_> {
             Lookup::NotFound => Err(ErrorCode::NoEntry.into()),
             Lookup::Mount(m, rest) => {
                 let d = if m == WORKSPACE {
-                    Descriptor::store(ROOT_INO, 0, true, true, true)
+                    Descriptor::store(ROOT_INO, true, true, true)
                 } else if let Some(i) = self.fs.system.iter().position(|s| s.guest == m) {
                     Descriptor::system(i)
                 } else if let Some((h, _)) = self.fs.mounts.iter().find(|(_, g)| *g == m) {
@@ -579,9 +654,17 @@ impl WasiFsView<'_> {
 
 impl preopens::Host for WasiFsView<'_> {
     fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
+        if let Some(list) = &self.fs.preopens {
+            let mut out = Vec::new();
+            for (ino, guest) in list {
+                let d = self.table.push(Descriptor::store(*ino, true, true, true))?;
+                out.push((d, guest.clone()));
+            }
+            return Ok(out);
+        }
         let root = self
             .table
-            .push(Descriptor::store(ROOT_INO, 0, true, true, true))?;
+            .push(Descriptor::store(ROOT_INO, true, true, true))?;
         let mut out = vec![(root, WORKSPACE.to_string())];
         for i in 0..self.fs.system.len() {
             let d = self.table.push(Descriptor::system(i))?;
@@ -1029,7 +1112,6 @@ impl types::HostDescriptor for WasiFsView<'_> {
             self.ensure(&fd)?;
         }
         let dir = self.at(&fd, &path)?;
-        let floor = self.desc(&fd)?.floor;
         if flags.intersects(
             DescriptorFlags::FILE_INTEGRITY_SYNC
                 | DescriptorFlags::DATA_INTEGRITY_SYNC
@@ -1067,7 +1149,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
         self.fs.open += 1;
         Ok(self
             .table
-            .push(Descriptor::store(ino, floor, is_dir, read, write || is_dir))?)
+            .push(Descriptor::store(ino, is_dir, read, write || is_dir))?)
     }
 
     fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
@@ -1117,6 +1199,16 @@ impl types::HostDescriptor for WasiFsView<'_> {
         let dir = self.mutable_at(&fd, &path)?;
         if target.starts_with('/') {
             return Err(ErrorCode::NotPermitted.into());
+        }
+        if path.ends_with('/') {
+            // As on Linux: a symlink's own name cannot end in a slash.
+            let name = path.trim_end_matches('/');
+            let mut txn = self.txn();
+            return Err(match txn.resolve(dir, name, false) {
+                Ok(_) => ErrorCode::Exist,
+                Err(e) => error_code(&e),
+            }
+            .into());
         }
         let r = self.txn().symlink_at(&target, dir, &path).map(|_| ());
         self.store(r)

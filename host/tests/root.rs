@@ -3,8 +3,9 @@
 //! shell's state out of the user's project (and migrated out of old sessions), `/dev`
 //! devices and `/etc` files, the read-only parts refused with Linux's wording.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 struct B {
     db: PathBuf,
@@ -25,17 +26,7 @@ impl B {
     }
 
     fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let out = Command::new(env!("CARGO_BIN_EXE_burrow"))
-            .env("BURROW_STORE", &self.db)
-            .env("BURROW_CACHE", cache())
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        common::burrow_cli(&self.db, &cache(), args)
     }
 
     fn ok(&self, args: &[&str]) -> String {

@@ -74,3 +74,19 @@ pub fn sandbox(dir: &Path) -> burrow_host::Sandbox {
     )
     .expect("open a sandbox")
 }
+
+/// Runs the real `burrow` binary on store `db` with compiled components cached in `cache`:
+/// (exit code, stdout, stderr).
+pub fn burrow_cli(db: &Path, cache: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .env("BURROW_STORE", db)
+        .env("BURROW_CACHE", cache)
+        .args(args)
+        .output()
+        .expect("run burrow");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
