@@ -190,8 +190,13 @@ impl Engine {
         ));
         b.stdout(capture.pipe(0));
         b.stderr(capture.pipe(1));
-        let fs = FsState::new(shared.clone(), &opts.mounts, &opts.preopens)
+        let mut fs = FsState::new(shared.clone(), &opts.mounts, &opts.preopens)
             .map_err(|e| RunError::Host(e.to_string()))?;
+        fs.set_stdio(crate::wasi_fs::Stdio {
+            stdin: std::sync::Arc::from(opts.stdin.clone()),
+            stdout: capture.pipe(0),
+            stderr: capture.pipe(1),
+        });
         let quota_hit = fs.quota_hit.clone();
         let state = RunState {
             wasi: b.build(),

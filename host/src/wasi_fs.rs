@@ -151,6 +151,15 @@ pub struct FsState {
     /// Set by [`Preopen`]s: the run sees exactly these directories (inode, guest name)
     /// instead of the composed root.
     preopens: Option<Vec<(Ino, String)>>,
+    /// The run's standard streams, behind `/dev/stdin`, `/dev/stdout` and `/dev/stderr`.
+    stdio: Option<Stdio>,
+}
+
+/// What `/dev/stdin`, `/dev/stdout` and `/dev/stderr` reach.
+pub(crate) struct Stdio {
+    pub stdin: Arc<[u8]>,
+    pub stdout: crate::output::Pipe,
+    pub stderr: crate::output::Pipe,
 }
 
 /// A directory of the session offered to a run under a name the guest chooses, as
@@ -283,7 +292,15 @@ impl FsState {
             quota_hit: Arc::new(Mutex::new(None)),
             open: 0,
             preopens: explicit,
+            stdio: None,
         })
+    }
+}
+
+impl FsState {
+    /// Connects the standard-stream devices to the run's own streams.
+    pub(crate) fn set_stdio(&mut self, stdio: Stdio) {
+        self.stdio = Some(stdio);
     }
 }
 
@@ -709,6 +726,16 @@ impl types::HostDescriptor for WasiFsView<'_> {
             let s: InputStream = match n {
                 Synth::Dir(_) => return Err(ErrorCode::IsDirectory.into()),
                 Synth::File(_, data) => Box::new(SynthInput::File(data, offset)),
+                Synth::Dev(_, Dev::Stdin) => {
+                    let data = self.fs.stdio.as_ref().map(|s| s.stdin.clone());
+                    Box::new(SynthInput::File(
+                        data.unwrap_or_else(|| Arc::from(Vec::new())),
+                        0,
+                    ))
+                }
+                Synth::Dev(_, Dev::Stdout | Dev::Stderr) => {
+                    return Err(ErrorCode::BadDescriptor.into());
+                }
                 Synth::Dev(_, d) => Box::new(SynthInput::Dev(d)),
             };
             return Ok(self.table.push(s)?);
@@ -1321,6 +1348,15 @@ impl WasiFsView<'_> {
     ) -> FsResult<Resource<OutputStream>> {
         if let Some(n) = self.synth(&fd)? {
             return match n {
+                Synth::Dev(_, d @ (Dev::Stdout | Dev::Stderr)) => {
+                    let s: OutputStream = match (&self.fs.stdio, d) {
+                        (Some(io), Dev::Stdout) => Box::new(io.stdout.clone()),
+                        (Some(io), _) => Box::new(io.stderr.clone()),
+                        (None, _) => Box::new(DevNull),
+                    };
+                    Ok(self.table.push(s)?)
+                }
+                Synth::Dev(_, Dev::Stdin) => Err(ErrorCode::BadDescriptor.into()),
                 Synth::Dev(..) => {
                     let s: OutputStream = Box::new(DevNull);
                     Ok(self.table.push(s)?)
@@ -1370,7 +1406,7 @@ fn synth_hash(path: &str) -> MetadataHashValue {
 /// Reads from a device: nothing (`null`), zeros, or random bytes.
 fn dev_read(d: Dev, len: usize) -> (Vec<u8>, bool) {
     match d {
-        Dev::Null => (Vec::new(), true),
+        Dev::Null | Dev::Stdin | Dev::Stdout | Dev::Stderr => (Vec::new(), true),
         Dev::Zero => (vec![0; len], false),
         Dev::Random => {
             // The operating system's CSPRNG, as Linux's /dev/urandom: guests make keys with it.

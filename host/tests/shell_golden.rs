@@ -253,3 +253,101 @@ fn sandbox_utilities_golden() {
     let failures = mismatches(&sb, &id, cases);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// `du` in Linux's units (what GNU du prints on ext4: a directory one 4 KiB block, a file its
+/// size rounded up to blocks) and `bc` (what GNU bc 1.07 prints). Neither joins the bash
+/// corpus: du's numbers depend on the reference machine's filesystem (tmpfs differs) and bc
+/// is not installed everywhere.
+#[test]
+fn du_and_bc_golden() {
+    let dir = tempfile::tempdir().unwrap();
+    let sb = common::sandbox(dir.path());
+    let id = sb.create(None).unwrap().id;
+    sb.sh(
+        &id,
+        "mkdir -p d/e && printf 'x\\ny\\n' > d/f && head -c 5000 /dev/zero > d/e/g && ln -s f d/l",
+    )
+    .unwrap();
+    let cases: &[(&str, &str, i32)] = &[
+        ("du d", "12\td/e\n20\td\n", 0),
+        ("du -sh d", "20K\td\n", 0),
+        ("du -a d", "8\td/e/g\n12\td/e\n4\td/f\n0\td/l\n20\td\n", 0),
+        ("du -sb d", "13197\td\n", 0),
+        ("du -ah --apparent-size d/e", "4.9K\td/e/g\n8.9K\td/e\n", 0),
+        ("du -sc d d/e", "20\td\n20\ttotal\n", 0),
+        ("du -c d/e d", "12\td/e\n8\td\n20\ttotal\n", 0),
+        ("du -BM d", "1M\td/e\n1M\td\n", 0),
+        ("du -d0 d; du --max-depth=1 d", "20\td\n12\td/e\n20\td\n", 0),
+        ("du -s -d 1 d", "", 1),
+        ("du -q d", "", 1),
+        ("du nope", "", 1),
+        ("echo 'scale=2; 10/3' | bc", "3.33\n", 0),
+        ("echo 'scale=3; -1/3; -1/3*3' | bc", "-.333\n-.999\n", 0),
+        (
+            "echo '1.50*2; .5+.5; 0.0; 7.5%2' | bc",
+            "3.00\n1.0\n0\n1.5\n",
+            0,
+        ),
+        (
+            "echo '2^256' | bc",
+            "11579208923731619542357098500868790785326998466564056403945758400791\\\n3129639936\n",
+            0,
+        ),
+        ("echo '2^-2; scale=4; 2^-2' | bc", "0\n.2500\n", 0),
+        ("echo 'sqrt(2)' | bc -l", "1.41421356237309504880\n", 0),
+        (
+            "echo 's(1); c(1); a(1); l(2); e(1)' | bc -l",
+            ".84147098480789650665\n.54030230586813971740\n.78539816339744830961\n.69314718055994530941\n2.71828182845904523536\n",
+            0,
+        ),
+        (
+            "echo 'scale=5; e(2); 4*a(1)' | bc -l",
+            "7.38905\n3.14156\n",
+            0,
+        ),
+        (
+            "echo '1 > 2; 2 >= 2; !0; 1 && 0; 1 || 0' | bc",
+            "0\n1\n1\n0\n1\n",
+            0,
+        ),
+        ("echo 'x=5; x++; x; ++x; x+=2; x' | bc", "5\n6\n7\n9\n", 0),
+        (
+            "echo 'obase=2; 10; obase=16; 255; -255' | bc",
+            "1010\nFF\n-FF\n",
+            0,
+        ),
+        ("echo 'ibase=16; FF; A' | bc", "255\n10\n", 0),
+        (
+            "echo 'for (i=0;i<3;i++) i; i=0; while (i<2) { i; i=i+1 }' | bc",
+            "0\n1\n2\n0\n1\n",
+            0,
+        ),
+        (
+            "printf 'define f(x) {\\n auto y\\n y = x * 2\\n return (y)\\n}\\nf(21)\\n' | bc",
+            "42\n",
+            0,
+        ),
+        (
+            "echo 'a[3]=7; a[3]+1; length(123.45); scale(1.250)' | bc",
+            "8\n5\n3\n",
+            0,
+        ),
+        ("echo '\"x=\"; 3; print 1, 2, \"\\n\"' | bc", "x=3\n12\n", 0),
+        ("echo '1/0; 2+2' | bc; echo '3; quit; 4' | bc", "3\n", 0),
+        ("echo '3; last+1; .' | bc", "3\n4\n4\n", 0),
+        ("echo '1 +' | bc", "", 0),
+        ("echo 'j(1,1)' | bc -l", "", 0),
+        ("bc -z", "", 1),
+    ];
+    let failures = mismatches(&sb, &id, cases);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The messages, as GNU's.
+    let err =
+        |cmd: &str| String::from_utf8_lossy(&sb.sh(&id, cmd).unwrap().report.stderr).into_owned();
+    assert_eq!(
+        err("du -s -d 1 d"),
+        "du: warning: summarizing conflicts with --max-depth=1\nTry 'du --help' for more information.\n"
+    );
+    assert_eq!(err("echo '1 +' | bc"), "(standard_in) 2: syntax error\n");
+    assert!(err("echo '1/0' | bc").contains("Divide by zero"));
+}

@@ -18,6 +18,12 @@ pub(crate) enum Dev {
     Zero,
     /// Reads give random bytes (`/dev/random` and `/dev/urandom`), writes vanish.
     Random,
+    /// The run's own streams: `/dev/stdin` (and `/dev/fd/0`) reads the run's standard
+    /// input from its start; `/dev/stdout`, `/dev/stderr` (`/dev/fd/1`, `/dev/fd/2`) write to
+    /// its output.
+    Stdin,
+    Stdout,
+    Stderr,
 }
 
 /// A synthetic node.
@@ -109,12 +115,18 @@ const ETC: [&str; 7] = [
     "resolv.conf",
     "timezone",
 ];
-const DEV: [(&str, Dev); 4] = [
+const DEV: [(&str, Dev); 7] = [
     ("null", Dev::Null),
     ("random", Dev::Random),
+    ("stderr", Dev::Stderr),
+    ("stdin", Dev::Stdin),
+    ("stdout", Dev::Stdout),
     ("urandom", Dev::Random),
     ("zero", Dev::Zero),
 ];
+
+/// `/dev/fd/N` for the three standard streams.
+const FD: [(&str, Dev); 3] = [("0", Dev::Stdin), ("1", Dev::Stdout), ("2", Dev::Stderr)];
 
 /// The composed root: its mount points (absolute, normalised guest paths).
 #[derive(Debug, Clone, Default)]
@@ -197,7 +209,17 @@ impl Root {
                     });
                 }
             }
-            "/dev" => out.extend(DEV.iter().map(|(n, _)| DirectoryEntry {
+            "/dev" => {
+                out.push(DirectoryEntry {
+                    type_: DescriptorType::Directory,
+                    name: "fd".into(),
+                });
+                out.extend(DEV.iter().map(|(n, _)| DirectoryEntry {
+                    type_: DescriptorType::CharacterDevice,
+                    name: (*n).into(),
+                }));
+            }
+            "/dev/fd" => out.extend(FD.iter().map(|(n, _)| DirectoryEntry {
                 type_: DescriptorType::CharacterDevice,
                 name: (*n).into(),
             })),
@@ -224,7 +246,7 @@ impl Root {
         if let Some((m, rest)) = self.mount_of(abs) {
             return Lookup::Mount(m, rest);
         }
-        if matches!(abs, "/" | "/dev" | "/etc" | "/usr") || is_bin(abs) {
+        if matches!(abs, "/" | "/dev" | "/dev/fd" | "/etc" | "/usr") || is_bin(abs) {
             return Lookup::Synth(Synth::Dir(abs.into()));
         }
         if self
@@ -236,6 +258,11 @@ impl Root {
         }
         if let Some(name) = abs.strip_prefix("/dev/")
             && let Some((_, d)) = DEV.iter().find(|(n, _)| *n == name)
+        {
+            return Lookup::Synth(Synth::Dev(abs.into(), *d));
+        }
+        if let Some(name) = abs.strip_prefix("/dev/fd/")
+            && let Some((_, d)) = FD.iter().find(|(n, _)| *n == name)
         {
             return Lookup::Synth(Synth::Dev(abs.into(), *d));
         }

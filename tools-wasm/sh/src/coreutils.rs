@@ -178,7 +178,6 @@ pub fn check_options(cmd: &str, args: &[String], io: &Io) -> Option<i32> {
         "tr" => ("cCdst", "", false, false),
         "xargs" => ("0ekEoprtx", "adEIiLlnPs", true, false),
         "stat" => ("fLt", "c", false, false),
-        "du" => ("0abcDhHklLmPsSx", "BdtX", false, false),
         "dirname" => ("z", "", false, false),
         "realpath" => ("eLmPqsz", "", false, false),
         "readlink" => ("efmnqsvz", "", false, false),
@@ -803,6 +802,18 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             let a = args!(cmd, args, "ai", "", io);
             let data = read_all(&io.stdin);
             for f in &a.operands {
+                // The command's own streams, which may be redirected or piped.
+                match f.as_str() {
+                    "/dev/stdout" | "/dev/fd/1" => {
+                        io.out.write(&data);
+                        continue;
+                    }
+                    "/dev/stderr" | "/dev/fd/2" => {
+                        io.err.write(&data);
+                        continue;
+                    }
+                    _ => {}
+                }
                 let r = if a.has('a') {
                     fs::OpenOptions::new()
                         .append(true)
@@ -857,7 +868,8 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         }
         "xargs" => return Some(crate::text::xargs(sh, args, io)),
         "find" => return Some(Ok(crate::text::find(sh, args, io))),
-        "stat" | "du" | "chmod" => return Some(Ok(crate::text::misc(sh, cmd, args, io))),
+        "stat" | "chmod" => return Some(Ok(crate::text::misc(sh, cmd, args, io))),
+        "du" => return Some(Ok(crate::disk::du(sh, args, io))),
         "sh" | "bash" => {
             if let Some(i) = args.iter().position(|a| a == "-c") {
                 let src = args.get(i + 1).cloned().unwrap_or_default();

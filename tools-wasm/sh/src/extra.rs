@@ -22,6 +22,7 @@ pub const NAMES: &[&str] = &[
     "gunzip",
     "zcat",
     "patch",
+    "bc",
 ];
 
 pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
@@ -35,6 +36,7 @@ pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
         "jq" => return Some(crate::jq::run(sh, args, io)),
         "rg" => rg(sh, args, io),
         "patch" => crate::patch::run(sh, args, io),
+        "bc" => crate::bc::bc(sh, args, io),
         _ if crate::archive::NAMES.contains(&cmd) => return crate::archive::run(sh, argv, io),
         _ => return None,
     }))

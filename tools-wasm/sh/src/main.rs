@@ -7,8 +7,10 @@
 
 mod archive;
 mod awk;
+mod bc;
 mod builtins;
 mod coreutils;
+mod disk;
 mod expand;
 mod extra;
 mod files;

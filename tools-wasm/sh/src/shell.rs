@@ -714,6 +714,8 @@ impl Shell {
                                 IoFileRedirectKind::Read if name == "/dev/null" => {
                                     io.stdin = input(Vec::new())
                                 }
+                                // `< /dev/stdin` leaves the input as it is.
+                                IoFileRedirectKind::Read if crate::sys::is_stdin(&path) => {}
                                 IoFileRedirectKind::Read => match crate::sys::read(&path) {
                                     Ok(b) => io.stdin = input(b),
                                     Err(e) => {
@@ -730,12 +732,12 @@ impl Shell {
                                         set_fd(&mut io, fd, Sink::Null);
                                         continue;
                                     }
-                                    if name == "/dev/stderr" {
+                                    if name == "/dev/stderr" || name == "/dev/fd/2" {
                                         let s = io.err.clone();
                                         set_fd(&mut io, fd, s);
                                         continue;
                                     }
-                                    if name == "/dev/stdout" {
+                                    if name == "/dev/stdout" || name == "/dev/fd/1" {
                                         let s = io.out.clone();
                                         set_fd(&mut io, fd, s);
                                         continue;
@@ -1026,9 +1028,9 @@ impl Shell {
         {
             let mut argv = argv.to_vec();
             argv[0] = base.to_string();
-            return self.dispatch_name(&argv, io);
+            return crate::sys::with_stdin(&io.stdin, || self.dispatch_name(&argv, io));
         }
-        self.dispatch_name(argv, io)
+        crate::sys::with_stdin(&io.stdin, || self.dispatch_name(argv, io))
     }
 
     fn dispatch_name(&mut self, argv: &[String], io: &Io) -> Status {

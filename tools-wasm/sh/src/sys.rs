@@ -21,6 +21,25 @@ thread_local! {
     static SUBSTITUTIONS: std::cell::RefCell<Vec<(u32, Vec<u8>)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+thread_local! {
+    /// The standard input of the command running now, which `/dev/stdin` and `/dev/fd/0`
+    /// name (the sandbox's own `/dev/stdin` is the whole call's input, not a pipeline's).
+    static STDIN: std::cell::RefCell<Option<crate::io::Input>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with `stdin` as what `/dev/stdin` reads.
+pub fn with_stdin<T>(stdin: &crate::io::Input, f: impl FnOnce() -> T) -> T {
+    let prev = STDIN.with(|s| s.borrow_mut().replace(stdin.clone()));
+    let r = f();
+    STDIN.with(|s| *s.borrow_mut() = prev);
+    r
+}
+
+/// Whether `path` names the standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    matches!(path.to_str(), Some("/dev/stdin" | "/dev/fd/0"))
+}
+
 /// Keeps the output of a `<(...)` and returns the name that reads it (`/dev/fd/63`, then
 /// down, as bash numbers them).
 pub fn substitution(bytes: Vec<u8>) -> String {
@@ -58,6 +77,11 @@ pub fn read(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
     let path = path.as_ref();
     if let Some(b) = substituted(path) {
         return Ok(b);
+    }
+    if is_stdin(path)
+        && let Some(input) = STDIN.with(|s| s.borrow().clone())
+    {
+        return Ok(crate::io::read_all(&input));
     }
     let meta = std::fs::metadata(path)?;
     if !is_char_device(&meta.file_type()) {

@@ -90,13 +90,6 @@ pub enum Kind {
     Symlink,
 }
 
-/// Every entry under `root` in sorted order, depth first, shown as `display/...`.
-fn walk(root: &std::path::Path, display: &str, out: &mut Vec<(String, std::path::PathBuf)>) {
-    let mut typed = Vec::new();
-    walk_typed(root, display, &mut typed);
-    out.extend(typed.into_iter().map(|(d, p, _)| (d, p)));
-}
-
 pub fn walk_typed(
     root: &std::path::Path,
     display: &str,
@@ -1715,29 +1708,6 @@ pub fn misc(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
                     io.eprint(&format!("chmod: cannot access '{f}': {}\n", io_msg(&e)));
                     status = 1;
                 }
-            }
-        }
-        "du" => {
-            for f in if ops.is_empty() {
-                vec![&".".to_string()]
-                    .into_iter()
-                    .cloned()
-                    .collect::<Vec<_>>()
-            } else {
-                ops.iter().map(|s| s.to_string()).collect()
-            } {
-                let mut all = Vec::new();
-                walk(&sh.path(&f), &f, &mut all);
-                let total: u64 = all
-                    .iter()
-                    .filter_map(|(_, p)| fs::metadata(p).ok())
-                    .filter(|m| m.is_file())
-                    .map(|m| m.len())
-                    .sum::<u64>()
-                    + fs::metadata(sh.path(&f))
-                        .map(|m| if m.is_file() { m.len() } else { 0 })
-                        .unwrap_or(0);
-                io.print(&format!("{}\t{f}\n", total.div_ceil(1024)));
             }
         }
         _ => {
