@@ -206,7 +206,7 @@ fn escape_corpus() {
         sh(
             "dev listing",
             "ls /dev",
-            &["null\nrandom\nurandom\nzero\n[exit 0]"],
+            &["fd\nnull\nrandom\nstderr\nstdin\nstdout\nurandom\nzero\n[exit 0]"],
         ),
         sh("dev write", "echo x > /dev/sda", &["Permission denied"]),
         sh(

@@ -322,7 +322,11 @@ mod tests {
         ));
         assert_eq!(names("/home"), ["agent"]);
         assert_eq!(names("/opt"), ["burrow"]);
-        assert_eq!(names("/dev"), ["null", "random", "urandom", "zero"]);
+        assert_eq!(
+            names("/dev"),
+            ["fd", "null", "random", "stderr", "stdin", "stdout", "urandom", "zero"]
+        );
+        assert_eq!(names("/dev/fd"), ["0", "1", "2"]);
         assert!(matches!(r.lookup("/home"), Lookup::Synth(Synth::Dir(_))));
         assert!(matches!(
             r.lookup("/dev/null"),

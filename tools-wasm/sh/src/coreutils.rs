@@ -814,6 +814,10 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                     }
                     _ => {}
                 }
+                if let Some(buf) = crate::sys::output_buffer(&sh.path(f)) {
+                    buf.borrow_mut().extend_from_slice(&data);
+                    continue;
+                }
                 let r = if a.has('a') {
                     fs::OpenOptions::new()
                         .append(true)

@@ -5,6 +5,7 @@
 //! its `#!` line names (looked up on PATH the same way).
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use crate::builtins::io_msg;
 use crate::io::{Io, read_all};
@@ -33,6 +34,12 @@ pub fn find(sh: &Shell, name: &str) -> Option<PathBuf> {
         if matches!(dir, "/usr/bin" | "/bin") && crate::builtins::is_builtin(name) {
             continue;
         }
+        if let Some(listing) = fixed_dir(&base) {
+            if let Some(n) = names.iter().find(|n| listing.contains(n.as_str())) {
+                return Some(base.join(n));
+            }
+            continue;
+        }
         for n in names {
             let p = base.join(n);
             if p.is_file() {
@@ -41,6 +48,45 @@ pub fn find(sh: &Shell, name: &str) -> Option<PathBuf> {
         }
     }
     None
+}
+
+thread_local! {
+    /// PATH directories that cannot change during this call, listed once: the files in each
+    /// (empty when it does not exist).
+    static FIXED: std::cell::RefCell<std::collections::HashMap<PathBuf, Rc<std::collections::HashSet<String>>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// The files of `dir` if it is outside the sandbox's writable mounts (the composed root and
+/// the read-only tool layer are fixed for a call), read once per call: a command looked up
+/// on PATH then costs no filesystem request per directory. None for a writable directory,
+/// which a command of this call may fill.
+fn fixed_dir(dir: &Path) -> Option<Rc<std::collections::HashSet<String>>> {
+    let s = dir.to_str()?;
+    let writable = ["/workspace", "/tmp", "/home", "/run"]
+        .iter()
+        .any(|w| s == *w || s.starts_with(&format!("{w}/")));
+    if writable || !s.starts_with('/') || s.contains("/..") {
+        return None;
+    }
+    FIXED.with(|f| {
+        let mut f = f.borrow_mut();
+        Some(
+            f.entry(dir.to_path_buf())
+                .or_insert_with(|| {
+                    let names = std::fs::read_dir(dir)
+                        .map(|rd| {
+                            rd.filter_map(|e| e.ok())
+                                .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+                                .filter_map(|e| e.file_name().into_string().ok())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    Rc::new(names)
+                })
+                .clone(),
+        )
+    })
 }
 
 /// Runs the program or script at `path` as `argv`; bash's errors (126, 127) when it cannot.

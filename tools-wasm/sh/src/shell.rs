@@ -135,6 +135,15 @@ pub fn parse(src: &str) -> Result<ast::Program, String> {
     })
 }
 
+/// A `>(cmd)` waiting for its command to end: the buffer it reads, cmd, and the streams
+/// it was started with.
+type PendingOutput = (crate::sys::Buffer, ast::SubshellCommand, Io);
+
+thread_local! {
+    static PENDING_OUTPUTS: std::cell::RefCell<Vec<PendingOutput>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl Shell {
     pub fn new(cwd: &str) -> Shell {
         let mut s = Shell {
@@ -464,6 +473,34 @@ impl Shell {
     }
 
     pub fn run_command(&mut self, cmd: &Command, io: &Io) -> Status {
+        // A process substitution's `/dev/fd/N` lives as long as the command that names it; a
+        // `>(...)` reads what the command wrote there once it has ended.
+        let mark = crate::sys::substitutions_mark();
+        let pending = PENDING_OUTPUTS.with(|p| p.borrow().len());
+        let r = self.run_command_here(cmd, io);
+        let waiting: Vec<PendingOutput> =
+            PENDING_OUTPUTS.with(|p| p.borrow_mut().drain(pending..).collect());
+        for (buf, sub, sub_io) in waiting {
+            let input_bytes = buf.borrow().clone();
+            let mut copy = self.clone();
+            let child_io = Io {
+                stdin: input(input_bytes),
+                out: sub_io.out.clone(),
+                err: sub_io.err.clone(),
+            };
+            match copy.run_list(&sub.list, &child_io) {
+                Ok(_) | Err(Flow::Exit(_)) | Err(Flow::Return(_)) => {}
+                Err(f) => {
+                    crate::sys::substitutions_release(mark);
+                    return Err(f);
+                }
+            }
+        }
+        crate::sys::substitutions_release(mark);
+        r
+    }
+
+    fn run_command_here(&mut self, cmd: &Command, io: &Io) -> Status {
         match cmd {
             Command::Simple(sc) => self.run_simple(sc, io),
             Command::Compound(cc, redirects) => {
@@ -742,6 +779,10 @@ impl Shell {
                                         set_fd(&mut io, fd, s);
                                         continue;
                                     }
+                                    if let Some(buf) = crate::sys::output_buffer(&path) {
+                                        set_fd(&mut io, fd, Sink::Buf(buf));
+                                        continue;
+                                    }
                                     let f = std::fs::OpenOptions::new()
                                         .write(true)
                                         .create(true)
@@ -766,6 +807,26 @@ impl Shell {
                                     }
                                 }
                             }
+                        }
+                        (
+                            IoFileRedirectKind::Write
+                            | IoFileRedirectKind::Append
+                            | IoFileRedirectKind::Clobber,
+                            IoFileRedirectTarget::ProcessSubstitution(
+                                k @ ast::ProcessSubstitutionKind::Write,
+                                cmd,
+                            ),
+                        ) => {
+                            // `> >(cmd)`: the output goes to cmd when the command ends.
+                            let Some(w) = self.process_substitution(k, cmd, &io)? else {
+                                return Ok(None);
+                            };
+                            let Some(buf) =
+                                crate::sys::output_buffer(std::path::Path::new(&w.value))
+                            else {
+                                return Ok(None);
+                            };
+                            set_fd(&mut io, fd, Sink::Buf(buf));
                         }
                         (
                             IoFileRedirectKind::Read,
@@ -830,14 +891,6 @@ impl Shell {
     }
 
     fn run_simple(&mut self, sc: &ast::SimpleCommand, io: &Io) -> Status {
-        // A process substitution's `/dev/fd/N` lives as long as the command that names it.
-        let mark = crate::sys::substitutions_mark();
-        let r = self.run_simple_here(sc, io);
-        crate::sys::substitutions_release(mark);
-        r
-    }
-
-    fn run_simple_here(&mut self, sc: &ast::SimpleCommand, io: &Io) -> Status {
         let mut assignments = Vec::new();
         let mut words: Vec<ast::Word> = Vec::new();
         let mut redirects = Vec::new();
@@ -1116,8 +1169,14 @@ impl Shell {
         io: &Io,
     ) -> Result<Option<ast::Word>, Flow> {
         if matches!(kind, ast::ProcessSubstitutionKind::Write) {
-            io.eprint("bash: >(...) process substitution is not supported in burrow (<(...) is)\n");
-            return Ok(None);
+            // `>(cmd)`: the command writes into a buffer; cmd reads it when the command ends
+            // (see `run_command`), with this shell's output.
+            let (name, buf) = crate::sys::output_substitution();
+            PENDING_OUTPUTS.with(|p| p.borrow_mut().push((buf, cmd.clone(), io.clone())));
+            return Ok(Some(ast::Word {
+                value: name,
+                loc: None,
+            }));
         }
         let (r, bytes) = self.in_subshell(io, |sub, sub_io| sub.run_list(&cmd.list, sub_io));
         match r {

@@ -47,7 +47,10 @@ pub fn load() -> Shell {
     // The session's environment (set by the host) over the defaults; saved state over both.
     let mut sh = fresh();
     let text = match std::fs::read_to_string(STATE_FILE) {
-        Ok(t) => t,
+        Ok(t) => {
+            remember(Some(&t));
+            t
+        }
         Err(_) => match std::fs::read_to_string(LEGACY_STATE_FILE) {
             Ok(t) => {
                 LEGACY_FOUND.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -107,11 +110,22 @@ pub fn save(sh: &Shell) {
     let Ok(json) = serde_json::to_string(&st) else {
         return;
     };
-    // Only write when something changed, so read-only commands make no new version.
-    if std::fs::read_to_string(STATE_FILE).ok().as_deref() != Some(json.as_str()) {
-        let _ = std::fs::write(STATE_FILE, json);
+    // Only write when something changed, so read-only commands make no new version. What
+    // the file holds is known from the load (no second read per call).
+    if SAVED.with(|s| s.borrow().as_deref() != Some(json.as_str())) {
+        let _ = std::fs::write(STATE_FILE, &json);
+        remember(Some(&json));
     }
     remove_legacy();
+}
+
+thread_local! {
+    /// The state file's contents as this call loaded or last wrote them (None: no file).
+    static SAVED: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+fn remember(text: Option<&str>) {
+    SAVED.with(|s| *s.borrow_mut() = text.map(str::to_string));
 }
 
 /// Set when this call's state came from the legacy file, which the save then removes (so
@@ -130,6 +144,7 @@ fn remove_legacy() {
 
 pub fn reset() {
     let _ = std::fs::remove_file(STATE_FILE);
+    remember(None);
     LEGACY_FOUND.store(true, std::sync::atomic::Ordering::Relaxed);
     remove_legacy();
 }

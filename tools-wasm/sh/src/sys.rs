@@ -40,24 +40,60 @@ pub fn is_stdin(path: &Path) -> bool {
     matches!(path.to_str(), Some("/dev/stdin" | "/dev/fd/0"))
 }
 
-/// Keeps the output of a `<(...)` and returns the name that reads it (`/dev/fd/63`, then
-/// down, as bash numbers them).
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// A buffer a `>(...)` reads, shared with the commands that write into it.
+pub type Buffer = Rc<RefCell<Vec<u8>>>;
+
+thread_local! {
+    /// The buffers this call's `>(...)` write into, by the fd number their `/dev/fd/N` names.
+    static OUTPUTS: RefCell<Vec<(u32, Buffer)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The next `/dev/fd/N` number: 63, then down, as bash numbers them.
+fn next_fd() -> u32 {
+    let used = SUBSTITUTIONS.with(|s| s.borrow().len()) + OUTPUTS.with(|o| o.borrow().len());
+    63u32.saturating_sub(used as u32)
+}
+
+/// Keeps the output of a `<(...)` and returns the name that reads it.
 pub fn substitution(bytes: Vec<u8>) -> String {
-    SUBSTITUTIONS.with(|s| {
-        let mut s = s.borrow_mut();
-        let n = 63u32.saturating_sub(s.len() as u32);
-        s.push((n, bytes));
-        format!("/dev/fd/{n}")
+    let n = next_fd();
+    SUBSTITUTIONS.with(|s| s.borrow_mut().push((n, bytes)));
+    format!("/dev/fd/{n}")
+}
+
+/// A buffer for a `>(...)`, and the name that writes into it.
+pub fn output_substitution() -> (String, Buffer) {
+    let n = next_fd();
+    let buf = Rc::new(RefCell::new(Vec::new()));
+    OUTPUTS.with(|o| o.borrow_mut().push((n, buf.clone())));
+    (format!("/dev/fd/{n}"), buf)
+}
+
+/// The buffer behind a `/dev/fd/N` of a `>(...)`.
+pub fn output_buffer(path: &Path) -> Option<Buffer> {
+    let n: u32 = path.to_str()?.strip_prefix("/dev/fd/")?.parse().ok()?;
+    OUTPUTS.with(|o| {
+        o.borrow()
+            .iter()
+            .find(|(k, _)| *k == n)
+            .map(|(_, b)| b.clone())
     })
 }
 
 /// How many substitutions are alive (to release those a command made when it ends).
-pub fn substitutions_mark() -> usize {
-    SUBSTITUTIONS.with(|s| s.borrow().len())
+pub fn substitutions_mark() -> (usize, usize) {
+    (
+        SUBSTITUTIONS.with(|s| s.borrow().len()),
+        OUTPUTS.with(|o| o.borrow().len()),
+    )
 }
 
-pub fn substitutions_release(mark: usize) {
-    SUBSTITUTIONS.with(|s| s.borrow_mut().truncate(mark));
+pub fn substitutions_release(mark: (usize, usize)) {
+    SUBSTITUTIONS.with(|s| s.borrow_mut().truncate(mark.0));
+    OUTPUTS.with(|o| o.borrow_mut().truncate(mark.1));
 }
 
 /// The bytes behind a `/dev/fd/N` of a process substitution.
