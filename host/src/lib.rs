@@ -13,6 +13,7 @@ pub mod api_client;
 pub mod bench;
 pub mod engine;
 pub mod limits;
+pub mod net;
 mod output;
 mod process;
 pub mod run;

@@ -54,6 +54,15 @@ enum SessionCmd {
         /// Memory limit of each call, in MiB.
         #[arg(long)]
         memory_mib: Option<usize>,
+        /// Let guests reach a destination (repeatable): `example.com`, `*.example.com`,
+        /// `host:8443`, `10.0.0.0/8`, `https://api.github.com`, `GET,HEAD@pypi.org`, or a
+        /// preset (`@pypi`, `@npm`, `@crates`, `@github`). Without any, no network.
+        #[arg(long = "allow-net", value_name = "PATTERN")]
+        allow_net: Vec<String>,
+        /// A secret from burrow's environment variable NAME that may be sent only to HOSTS
+        /// (repeatable): NAME@HOST[,HOST...].
+        #[arg(long, value_name = "NAME@HOSTS")]
+        secret: Vec<String>,
     },
     /// List sessions.
     Ls,
@@ -119,6 +128,20 @@ enum Command {
         /// Arguments passed to the guest (after `--`).
         #[arg(last = true)]
         args: Vec<String>,
+    },
+    /// Show or change a session's network policy: `burrow net S` prints it; `--allow`,
+    /// `--revoke`, `--secret NAME@HOSTS` and `--drop-secret NAME` change it (an event each
+    /// time). A session with no rule has no network.
+    Net {
+        session: String,
+        #[arg(long, value_name = "PATTERN")]
+        allow: Vec<String>,
+        #[arg(long, value_name = "PATTERN")]
+        revoke: Vec<String>,
+        #[arg(long, value_name = "NAME@HOSTS")]
+        secret: Vec<String>,
+        #[arg(long = "drop-secret", value_name = "NAME")]
+        drop_secret: Vec<String>,
     },
     /// Fork a session N times (O(1) each); prints the new ids, one per line.
     Fork {
@@ -675,6 +698,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             schema,
             timeout,
             memory_mib,
+            allow_net,
+            secret,
         }) => {
             let mut settings = burrow_host::session::Settings {
                 family: schema.map(|s| s.parse()).transpose()?,
@@ -682,6 +707,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 memory_mib,
                 ..Default::default()
             };
+            settings.net.allow(&allow_net)?;
+            for s in &secret {
+                settings
+                    .net
+                    .set_secret(burrow_host::net::SecretRule::parse(s)?);
+            }
             for kv in env {
                 let Some((k, v)) = kv.split_once('=') else {
                     bail!("--env takes KEY=VALUE, got '{kv}'");
@@ -828,6 +859,45 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sh { session, command } => {
             let id = sb.resolve(&session)?;
             return finish_run(sb.sh(&id, &command));
+        }
+        Command::Net {
+            session,
+            allow,
+            revoke,
+            secret,
+            drop_secret,
+        } => {
+            let id = sb.resolve(&session)?;
+            let mut net = sb.settings(&id)?.net;
+            net.allow(&allow)?;
+            for r in &revoke {
+                if !net.revoke(std::slice::from_ref(r)) {
+                    bail!("no rule '{r}' in the policy of {session}");
+                }
+            }
+            for s in &secret {
+                net.set_secret(burrow_host::net::SecretRule::parse(s)?);
+            }
+            for d in &drop_secret {
+                let before = net.secrets.len();
+                net.secrets.retain(|s| &s.name != d);
+                if net.secrets.len() == before {
+                    bail!("no secret '{d}' in the policy of {session}");
+                }
+            }
+            sb.set_net(&id, net.clone())?;
+            if json {
+                print_json(&net)?;
+            } else if net.allow.is_empty() && net.secrets.is_empty() {
+                println!("no network (no rule)");
+            } else {
+                for r in &net.allow {
+                    println!("allow  {r}");
+                }
+                for s in &net.secrets {
+                    println!("secret {}@{}", s.name, s.hosts.join(","));
+                }
+            }
         }
         Command::Fork { session, n } => {
             let id = sb.resolve(&session)?;

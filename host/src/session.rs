@@ -68,6 +68,13 @@ pub struct Settings {
     /// Memory limit of a call, in MiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mib: Option<usize>,
+    /// The network policy (no rule: no network).
+    #[serde(default, skip_serializing_if = "is_default_net")]
+    pub net: crate::net::NetPolicy,
+}
+
+fn is_default_net(p: &crate::net::NetPolicy) -> bool {
+    *p == crate::net::NetPolicy::default()
 }
 
 /// What `burrow session ls` shows of a session.
@@ -221,6 +228,27 @@ impl Sandbox {
             &json!({ "name": name, "settings": settings }).to_string(),
         )?;
         self.info(&id)
+    }
+
+    /// Replaces a session's network policy, recording the change (rules and secret names,
+    /// never values) as a `net_policy` event. Forks made later inherit it.
+    pub fn set_net(&self, id: &str, net: crate::net::NetPolicy) -> Result<()> {
+        let mut settings = self.settings(id)?;
+        if settings.net == net {
+            return Ok(());
+        }
+        let before = std::mem::replace(&mut settings.net, net);
+        let text =
+            serde_json::to_string(&settings).map_err(|e| SessionError::Invalid(e.to_string()))?;
+        self.store.set_meta(id, "settings", Some(&text))?;
+        self.store.append_event(
+            id,
+            "net_policy",
+            None,
+            None,
+            &json!({ "before": before, "after": settings.net }).to_string(),
+        )?;
+        Ok(())
     }
 
     /// A session's settings.

@@ -324,7 +324,9 @@ mod tests {
         assert_eq!(names("/opt"), ["burrow"]);
         assert_eq!(
             names("/dev"),
-            ["fd", "null", "random", "stderr", "stdin", "stdout", "urandom", "zero"]
+            [
+                "fd", "null", "random", "stderr", "stdin", "stdout", "urandom", "zero"
+            ]
         );
         assert_eq!(names("/dev/fd"), ["0", "1", "2"]);
         assert!(matches!(r.lookup("/home"), Lookup::Synth(Synth::Dir(_))));
