@@ -99,6 +99,8 @@ impl Engine {
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(host)?;
         crate::wasi_fs::add_to_linker(&mut linker, RunState::fs_view).map_err(host)?;
         crate::process::add_to_linker(&mut linker).map_err(host)?;
+        // Outgoing HTTP, through the call's egress policy (raw sockets stay denied).
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker).map_err(host)?;
         let weak = engine.weak();
         std::thread::Builder::new()
             .name("burrow-epoch".into())

@@ -21,6 +21,8 @@ pub struct Limits {
     /// Total bytes a run may write to stdout and stderr together before it is stopped.
     /// Default 64 MiB.
     pub output: u64,
+    /// What the run may reach on the network: the session's policy. Default: nothing.
+    pub network: std::sync::Arc<crate::net::NetPolicy>,
 }
 
 impl Default for Limits {
@@ -31,6 +33,7 @@ impl Default for Limits {
             table_elements: 100_000,
             capture: 1 << 20,
             output: 64 << 20,
+            network: Default::default(),
         }
     }
 }

@@ -100,10 +100,14 @@ impl burrow::sandbox::process::Host for RunState {
             preopens: parent.preopens.clone(),
         };
         tracing::debug!(program = %program.hash, depth, "starting a program from a program");
-        match parent
-            .engine
-            .run_shared(&program, &parent.txn, &opts, parent.deadline, depth)
-        {
+        match parent.engine.run_shared(
+            &program,
+            &parent.txn,
+            &opts,
+            parent.deadline,
+            depth,
+            &parent.egress,
+        ) {
             Ok(report) => Ok(Ok(Exited {
                 exit_code: report.exit_code,
                 stdout: report.stdout,

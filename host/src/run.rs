@@ -19,6 +19,9 @@ pub struct RunState {
     wasi: WasiCtx,
     table: ResourceTable,
     fs: FsState,
+    http: wasmtime_wasi_http::WasiHttpCtx,
+    /// The call's egress (policy, limits, audit records), shared with the programs it starts.
+    egress: crate::net::Egress,
     limiter: Limiter,
     /// What a program started by this one (`burrow:sandbox/process`) inherits.
     pub(crate) parent: Parent,
@@ -34,6 +37,7 @@ pub(crate) struct Parent {
     pub limits: Limits,
     pub deadline: Instant,
     pub depth: u32,
+    pub egress: crate::net::Egress,
 }
 
 impl RunState {
@@ -41,6 +45,16 @@ impl RunState {
         WasiFsView {
             table: &mut self.table,
             fs: &mut self.fs,
+        }
+    }
+}
+
+impl wasmtime_wasi_http::WasiHttpView for RunState {
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        wasmtime_wasi_http::WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.egress,
         }
     }
 }
@@ -78,6 +92,8 @@ pub struct RunOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunReport {
     pub exit_code: i32,
+    /// The call's network requests (allowed and denied), for the audit log.
+    pub net: Vec<crate::net::NetRecord>,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
     /// stdout and stderr interleaved in the order written.
@@ -137,11 +153,18 @@ impl Engine {
     ) -> Result<(Txn, RunReport), RunError> {
         let shared = Arc::new(Mutex::new(txn));
         let deadline = Instant::now() + opts.limits.timeout;
-        let report = self.run_shared(program, &shared, opts, deadline, 0)?;
-        let txn = Arc::try_unwrap(shared)
+        let egress = crate::net::Egress::new(opts.limits.network.clone(), Default::default());
+        let report = self.run_shared(program, &shared, opts, deadline, 0, &egress)?;
+        let mut txn = Arc::try_unwrap(shared)
             .map_err(|_| RunError::Host("transaction still shared after the run".into()))?
             .into_inner()
             .unwrap_or_else(|p| p.into_inner());
+        // One `net` event per request, written with the call's commit.
+        for r in &report.net {
+            if let Ok(data) = serde_json::to_string(r) {
+                txn.add_event("net", &data);
+            }
+        }
         Ok((txn, report))
     }
 
@@ -154,6 +177,7 @@ impl Engine {
         opts: &RunOptions,
         deadline: Instant,
         depth: u32,
+        egress: &crate::net::Egress,
     ) -> Result<RunReport, RunError> {
         let started = Instant::now();
         let limits = &opts.limits;
@@ -202,6 +226,8 @@ impl Engine {
             wasi: b.build(),
             table: ResourceTable::new(),
             fs,
+            http: wasmtime_wasi_http::WasiHttpCtx::new(),
+            egress: egress.clone(),
             limiter: Limiter {
                 memory: limits.memory,
                 table_elements: limits.table_elements,
@@ -216,6 +242,7 @@ impl Engine {
                 limits: limits.clone(),
                 deadline,
                 depth,
+                egress: egress.clone(),
             },
         };
         let mut store = wasmtime::Store::new(&self.engine, state);
@@ -287,8 +314,15 @@ impl Engine {
         }
         drop(store);
         let (out, err, merged) = capture.take();
+        // Only the outermost run reports the call's requests (children share its records).
+        let net = if depth == 0 {
+            std::mem::take(&mut *egress.records().lock().unwrap_or_else(|p| p.into_inner()))
+        } else {
+            Vec::new()
+        };
         Ok(RunReport {
             exit_code,
+            net,
             stdout: out.bytes(),
             stderr: err.bytes(),
             merged: merged.bytes(),

@@ -268,6 +268,7 @@ impl Sandbox {
         if let Some(m) = settings.memory_mib {
             limits.memory = m << 20;
         }
+        limits.network = std::sync::Arc::new(settings.net.clone());
         let env = settings
             .env
             .iter()
@@ -529,10 +530,14 @@ impl Sandbox {
         let program = tb.engine().load(wasm)?;
         let name = opts.program_name.clone();
         // The session's environment first; the caller's own variables win.
-        let (_, mut env) = self.call_env(&self.settings(id)?);
+        let (limits, mut env) = self.call_env(&self.settings(id)?);
         env.extend(opts.env.iter().cloned());
         let opts = &RunOptions {
             env,
+            limits: Limits {
+                network: limits.network,
+                ..opts.limits.clone()
+            },
             ..opts.clone()
         };
         let started = Instant::now();

@@ -289,7 +289,11 @@ fn escape_corpus() {
         ),
         sh("busy sleep", "sleep 100", &["timeout"]),
         // Network and processes.
-        sh("curl", "curl http://127.0.0.1:1/", &["command not found"]),
+        sh(
+            "curl",
+            "curl http://127.0.0.1:1/",
+            &["is denied: this session has no network rule"],
+        ),
         sh("wget", "wget http://example.com", &["command not found"]),
         sh("nc", "nc -l 8080", &["command not found"]),
         sh("python", "python3 -c 'print(1)'", &["command not found"]),

@@ -5,34 +5,22 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use common::Cli;
 
-struct B {
-    db: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-fn cache() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache")
-}
+/// The CLI with the helpers these tests use.
+struct B(Cli);
 
 impl B {
     fn new() -> B {
-        let dir = tempfile::tempdir().unwrap();
-        B {
-            db: dir.path().join("s.db"),
-            _dir: dir,
-        }
-    }
-
-    fn run(&self, args: &[&str]) -> (i32, String, String) {
-        common::burrow_cli(&self.db, &cache(), args)
+        B(Cli::new())
     }
 
     fn ok(&self, args: &[&str]) -> String {
-        let (code, out, err) = self.run(args);
-        assert_eq!(code, 0, "burrow {args:?}: {out}{err}");
-        out
+        self.0.ok(args)
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        self.0.run(args)
     }
 
     /// `burrow sh S CMD`: (status, stdout + stderr).
@@ -104,7 +92,7 @@ fn tmp_and_home_persist_outside_the_workspace() {
     assert!(all.contains("A /tmp/s.txt\n"), "{all}");
     assert!(all.contains("A /home/agent/.bashrc\n"), "{all}");
     assert!(all.contains("A /run/burrow/shell.json\n"), "{all}");
-    let export = b._dir.path().join("export");
+    let export = b.0.db.with_file_name("export");
     b.ok(&["export", "p", export.to_str().unwrap()]);
     assert_eq!(
         std::fs::read_dir(&export).unwrap().count(),

@@ -163,6 +163,8 @@ pub struct Txn {
     quota: Quota,
     mem_bytes: usize,
     message: String,
+    /// Events written with the commit, before its own (e.g. the call's network requests).
+    events: Vec<(String, String)>,
 }
 
 fn check_name(name: &str) -> Result<()> {
@@ -229,6 +231,7 @@ impl Txn {
             quota,
             mem_bytes: 0,
             message: String::new(),
+            events: Vec::new(),
         })
     }
 
@@ -250,6 +253,13 @@ impl Txn {
     /// Sets the message recorded with the version this transaction commits.
     pub fn set_message(&mut self, message: impl Into<String>) {
         self.message = message.into();
+    }
+
+    /// Queues an event to be written with this transaction's commit (in the same SQLite
+    /// transaction when it changed the tree), before the commit's own event. Dropped with a
+    /// rolled-back transaction.
+    pub fn add_event(&mut self, kind: &str, data: &str) {
+        self.events.push((kind.to_string(), data.to_string()));
     }
 
     /// Has anything changed since the transaction began?
@@ -1248,6 +1258,15 @@ impl Txn {
             return Err(Error::ReadOnly);
         };
         if !self.is_dirty() {
+            for (kind, data) in std::mem::take(&mut self.events) {
+                self.store.append_event(
+                    &ws,
+                    &kind,
+                    Some(self.base.id),
+                    Some(self.base.id),
+                    &data,
+                )?;
+            }
             let seq = match event {
                 Some((kind, data)) => Some(self.store.append_event(
                     &ws,
@@ -1288,6 +1307,9 @@ impl Txn {
         )?;
         Db::cas_head(&tx, &ws, self.base.id, v)?;
         Db::touch(&tx, &ws)?;
+        for (kind, data) in std::mem::take(&mut self.events) {
+            Db::insert_event(&tx, &ws, &kind, Some(self.base.id), Some(v), &data)?;
+        }
         let seq = match event {
             Some((kind, data)) => Some(Db::insert_event(
                 &tx,

@@ -90,3 +90,32 @@ pub fn burrow_cli(db: &Path, cache: &Path, args: &[&str]) -> (i32, String, Strin
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// A store in a temporary directory driven through the real CLI.
+pub struct Cli {
+    pub db: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Cli {
+    pub fn new() -> Cli {
+        let dir = tempfile::tempdir().expect("tempdir");
+        Cli {
+            db: dir.path().join("s.db"),
+            _dir: dir,
+        }
+    }
+
+    /// `burrow ARGS`: (exit code, stdout, stderr).
+    pub fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache");
+        burrow_cli(&self.db, &cache, args)
+    }
+
+    /// `burrow ARGS`, which must succeed: its stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let (code, out, err) = self.run(args);
+        assert_eq!(code, 0, "burrow {args:?}: {out}{err}");
+        out
+    }
+}

@@ -23,6 +23,7 @@ pub const NAMES: &[&str] = &[
     "zcat",
     "patch",
     "bc",
+    "curl",
 ];
 
 pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
@@ -37,6 +38,7 @@ pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
         "rg" => rg(sh, args, io),
         "patch" => crate::patch::run(sh, args, io),
         "bc" => crate::bc::bc(sh, args, io),
+        "curl" => crate::curl::curl(sh, args, io),
         _ if crate::archive::NAMES.contains(&cmd) => return crate::archive::run(sh, argv, io),
         _ => return None,
     }))

@@ -10,6 +10,7 @@ mod awk;
 mod bc;
 mod builtins;
 mod coreutils;
+mod curl;
 mod disk;
 mod expand;
 mod extra;

@@ -1,0 +1,216 @@
+//! Network egress through the real CLI against HTTP servers this test starts on 127.0.0.1:
+//! deny by default with a message that says how to allow, allow rules by address and port,
+//! hostnames that resolve to a non-public address refused unless that address is allowed,
+//! redirects re-checked, curl's exit codes, streaming to a file, the audit log (`net`
+//! events, no query values), and forks inheriting the policy.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+
+/// A tiny HTTP/1.1 server: `/hello` (200), `/big` (1 MiB), `/redirect?to=URL` (302), else
+/// 404. Returns its port.
+fn serve() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() {
+                    return;
+                }
+                let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let head = line.starts_with("HEAD");
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).is_err() || h == "\r\n" || h.is_empty() {
+                        break;
+                    }
+                }
+                let (status, extra, body): (&str, String, Vec<u8>) = if path == "/hello" {
+                    ("200 OK", String::new(), b"hello\n".to_vec())
+                } else if path == "/big" {
+                    ("200 OK", String::new(), vec![b'x'; 1 << 20])
+                } else if let Some(to) = path.strip_prefix("/redirect?to=") {
+                    ("302 Found", format!("Location: {to}\r\n"), Vec::new())
+                } else {
+                    ("404 Not Found", String::new(), b"no\n".to_vec())
+                };
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 {status}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                if !head {
+                    let _ = conn.write_all(&body);
+                }
+            });
+        }
+    });
+    port
+}
+
+/// The CLI with the helpers these tests use.
+struct B(common::Cli);
+
+impl B {
+    fn new() -> B {
+        B(common::Cli::new())
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        self.0.ok(args)
+    }
+
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        self.0.run(args)
+    }
+
+    /// `burrow sh S CMD`: (status, stdout, stderr).
+    fn sh(&self, s: &str, cmd: &str) -> (i32, String, String) {
+        self.run(&["sh", s, cmd])
+    }
+}
+
+#[test]
+fn deny_by_default_then_allow_by_address() {
+    let port = serve();
+    let b = B::new();
+    b.ok(&["session", "new", "--name", "n"]);
+    let url = format!("http://127.0.0.1:{port}/hello");
+    let (code, out, err) = b.sh("n", &format!("curl -sS {url}; echo rc=$?"));
+    assert_eq!(code, 0);
+    assert_eq!(out, "rc=7\n");
+    assert!(
+        err.contains(&format!(
+            "curl: (7) Failed to connect to 127.0.0.1 port {port}: network access to 127.0.0.1 is denied: this session has no network rule (allow it with `burrow net SESSION --allow 127.0.0.1:{port}`)"
+        )),
+        "{err}"
+    );
+    b.ok(&["net", "n", "--allow", &format!("127.0.0.1:{port}")]);
+    let (_, out, err) = b.sh("n", &format!("curl -s {url}; echo rc=$?"));
+    assert_eq!(out, "hello\nrc=0\n", "{err}");
+    // Another port of the same address is not allowed.
+    let other = serve();
+    let (_, out, _) = b.sh(
+        "n",
+        &format!("curl -s http://127.0.0.1:{other}/hello; echo rc=$?"),
+    );
+    assert_eq!(out, "rc=7\n");
+    // The audit log: one event per request, allowed or not, without query values.
+    b.sh("n", &format!("curl -s '{url}?token=secret' >/dev/null"));
+    let log = b.ok(&["log", "n", "--kind", "net"]);
+    assert_eq!(log.lines().count(), 4, "{log}");
+    assert!(log.contains(r#""allowed":false"#) && log.contains(r#""allowed":true"#));
+    assert!(
+        log.contains(&format!(r#""rule":"127.0.0.1:{port}""#)),
+        "{log}"
+    );
+    assert!(
+        !log.contains("token"),
+        "a query value reached the log: {log}"
+    );
+    // Forks inherit the policy; revoking it in the parent leaves the fork's.
+    let fork = b.ok(&["fork", "n"]).trim().to_string();
+    b.ok(&["net", "n", "--revoke", &format!("127.0.0.1:{port}")]);
+    let (_, out, _) = b.sh(&fork, &format!("curl -s {url}"));
+    assert_eq!(out, "hello\n");
+    let (_, out, _) = b.sh("n", &format!("curl -s {url}; echo rc=$?"));
+    assert_eq!(out, "rc=7\n");
+}
+
+#[test]
+fn hostnames_that_resolve_to_private_addresses_need_the_address_allowed() {
+    let port = serve();
+    let b = B::new();
+    // A hostname rule alone: localhost resolves to loopback, which no rule names.
+    b.ok(&[
+        "session",
+        "new",
+        "--name",
+        "h",
+        "--allow-net",
+        &format!("localhost:{port}"),
+    ]);
+    let (_, out, err) = b.sh(
+        "h",
+        &format!("curl -sS http://localhost:{port}/hello; echo rc=$?"),
+    );
+    assert_eq!(out, "rc=7\n");
+    assert!(err.contains("resolves to"), "{err}");
+    assert!(err.contains("non-public address"), "{err}");
+    // With the address allowed as well, the name works.
+    b.ok(&["net", "h", "--allow", &format!("127.0.0.1:{port}")]);
+    let (_, out, err) = b.sh("h", &format!("curl -s http://localhost:{port}/hello"));
+    assert_eq!(out, "hello\n", "{err}");
+}
+
+#[test]
+fn curl_flags_redirects_and_exit_codes() {
+    let port = serve();
+    let denied = serve();
+    let b = B::new();
+    b.ok(&[
+        "session",
+        "new",
+        "--name",
+        "curl",
+        "--allow-net",
+        &format!("127.0.0.1:{port}"),
+    ]);
+    let base = format!("http://127.0.0.1:{port}");
+    let cases: Vec<(String, &str)> = vec![
+        (
+            format!(
+                "curl -s -o big.bin -w '%{{http_code}} %{{size_download}}\\n' {base}/big; wc -c < big.bin"
+            ),
+            "200 1048576\n1048576\n",
+        ),
+        (format!("curl -sf {base}/missing; echo rc=$?"), "rc=22\n"),
+        (format!("curl -s {base}/missing; echo rc=$?"), "no\nrc=0\n"),
+        (
+            format!("curl -s --fail-with-body {base}/missing; echo rc=$?"),
+            "no\nrc=22\n",
+        ),
+        (
+            format!("curl -sI {base}/hello | head -1"),
+            "HTTP/1.1 200 OK\r\n",
+        ),
+        (
+            format!("curl -sL '{base}/redirect?to={base}/hello'"),
+            "hello\n",
+        ),
+        (
+            format!("curl -s -w '%{{http_code}}\\n' '{base}/redirect?to={base}/hello'"),
+            "302\n",
+        ),
+        (
+            format!("curl -sL '{base}/redirect?to=http://127.0.0.1:{denied}/hello'; echo rc=$?"),
+            "rc=7\n",
+        ),
+        (
+            "curl -s http://nonexistent.invalid/; echo rc=$?".to_string(),
+            "rc=7\n",
+        ),
+        ("curl --frobnicate x; echo rc=$?".to_string(), "rc=2\n"),
+        ("curl -F a=b http://x/; echo rc=$?".to_string(), "rc=2\n"),
+        ("which curl".to_string(), "/usr/bin/curl\n"),
+    ];
+    let mut failures = Vec::new();
+    for (cmd, want) in &cases {
+        let (_, out, err) = b.sh("curl", cmd);
+        if out != *want {
+            failures.push(format!("{cmd}\n want {want:?}\n got  {out:?} {err}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let (_, _, err) = b.sh("curl", "curl --frobnicate x");
+    assert_eq!(
+        err,
+        "curl: option --frobnicate: is unknown\ncurl: try 'curl --help' or 'curl --manual' for more information\n"
+    );
+}
