@@ -384,10 +384,6 @@ fn parse_mount(s: &str) -> Result<burrow_host::wasi_fs::Mount, String> {
     })
 }
 
-/// Said whenever a secret is added, until the egress layer injects them.
-const SECRETS_NOT_YET: &str = "burrow: note: the secret is recorded in the policy, but this \
-     version does not inject secrets into requests yet (guests do not see it either)";
-
 fn parse_preopen(s: &str) -> Result<burrow_host::wasi_fs::Preopen, String> {
     match s.split_once(':') {
         Some((dir, guest)) if !dir.is_empty() && !guest.is_empty() => {
@@ -717,9 +713,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     .net
                     .set_secret(burrow_host::net::SecretRule::parse(s)?);
             }
-            if !secret.is_empty() {
-                eprintln!("{SECRETS_NOT_YET}");
-            }
+
             for kv in env {
                 let Some((k, v)) = kv.split_once('=') else {
                     bail!("--env takes KEY=VALUE, got '{kv}'");
@@ -885,9 +879,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             for s in &secret {
                 net.set_secret(burrow_host::net::SecretRule::parse(s)?);
             }
-            if !secret.is_empty() {
-                eprintln!("{SECRETS_NOT_YET}");
-            }
+
             for d in &drop_secret {
                 let before = net.secrets.len();
                 net.secrets.retain(|s| &s.name != d);

@@ -269,10 +269,19 @@ impl Sandbox {
             limits.memory = m << 20;
         }
         limits.network = std::sync::Arc::new(settings.net.clone());
+        // A secret's placeholder, never its value: the egress layer swaps it in for the
+        // secret's hosts.
         let env = settings
             .env
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
+            .chain(
+                settings
+                    .net
+                    .secrets
+                    .iter()
+                    .map(|s| (s.name.clone(), s.placeholder.clone())),
+            )
             .collect();
         (limits, env)
     }

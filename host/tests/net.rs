@@ -9,6 +9,8 @@ mod common;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 
+use sha2::Digest;
+
 /// A tiny HTTP/1.1 server: `/hello` (200), `/big` (1 MiB), `/redirect?to=URL` (302), else
 /// 404. Returns its port.
 fn serve() -> u16 {
@@ -25,13 +27,32 @@ fn serve() -> u16 {
                 }
                 let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
                 let head = line.starts_with("HEAD");
+                let mut headers = String::new();
                 loop {
                     let mut h = String::new();
                     if reader.read_line(&mut h).is_err() || h == "\r\n" || h.is_empty() {
                         break;
                     }
+                    headers.push_str(&h);
                 }
-                let (status, extra, body): (&str, String, Vec<u8>) = if path == "/hello" {
+                let (status, extra, body): (&str, String, Vec<u8>) = if path == "/echo" {
+                    // The request's headers, in the body and in a response header.
+                    let auth = headers
+                        .lines()
+                        .find_map(|l| l.strip_prefix("authorization: "))
+                        .unwrap_or("")
+                        .to_string();
+                    // A digest of what arrived proves what the guest cannot see.
+                    let digest: String = sha2::Sha256::digest(auth.as_bytes())
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect();
+                    (
+                        "200 OK",
+                        format!("X-Seen: {auth}\r\nX-Seen-Sha256: {digest}\r\n"),
+                        headers.into_bytes(),
+                    )
+                } else if path == "/hello" {
                     ("200 OK", String::new(), b"hello\n".to_vec())
                 } else if path == "/big" {
                     ("200 OK", String::new(), vec![b'x'; 1 << 20])
@@ -212,5 +233,80 @@ fn curl_flags_redirects_and_exit_codes() {
     assert_eq!(
         err,
         "curl: option --frobnicate: is unknown\ncurl: try 'curl --help' or 'curl --manual' for more information\n"
+    );
+}
+
+#[test]
+fn secrets_reach_only_their_hosts_and_never_the_guest() {
+    let port = serve();
+    let b = B::new();
+    let value = "s3cr3t-value-4711";
+    let env = [("TOKEN", value)];
+    let (code, _, err) = b.0.run_env(
+        &env,
+        &[
+            "session",
+            "new",
+            "--name",
+            "sec",
+            "--allow-net",
+            &format!("127.0.0.1:{port}"),
+            "--allow-net",
+            &format!("localhost:{port}"),
+            "--secret",
+            "TOKEN@127.0.0.1",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let sh = |cmd: &str| b.0.run_env(&env, &["sh", "sec", cmd]);
+    // The guest holds a placeholder.
+    let (_, out, _) = sh("echo $TOKEN");
+    assert!(out.starts_with("burrow-secret-"), "{out}");
+    let placeholder = out.trim().to_string();
+    // Sent to its host, the value goes out; the echo comes back as the placeholder.
+    let (_, out, err) = sh(&format!(
+        "curl -s -i -H \"Authorization: Bearer $TOKEN\" http://127.0.0.1:{port}/echo"
+    ));
+    assert!(!out.contains(value) && !err.contains(value), "{out}{err}");
+    assert!(
+        out.contains(&format!("x-seen: Bearer {placeholder}")),
+        "the echo of the value comes back as the placeholder: {out}"
+    );
+    let want: String = sha2::Sha256::digest(format!("Bearer {value}").as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(
+        out.contains(&format!("x-seen-sha256: {want}")),
+        "the server should have received the value: {out}"
+    );
+    // HTTP Basic credentials built from the placeholder (curl -u) get the value too.
+    let (_, out, _) = sh(&format!(
+        "curl -s -u \"x-access-token:$TOKEN\" http://127.0.0.1:{port}/echo"
+    ));
+    assert!(out.contains("authorization: Basic "), "{out}");
+    assert!(!out.contains(value));
+    // To a host the secret is not bound to: refused, and logged.
+    let (_, out, err) = sh(&format!(
+        "curl -sS -H \"Authorization: Bearer $TOKEN\" http://localhost:{port}/echo; echo rc=$?"
+    ));
+    assert_eq!(out, "rc=7\n");
+    assert!(err.contains("carries secret TOKEN"), "{err}");
+    // Never in the store's log or the workspace.
+    let log = b.ok(&["log", "sec"]);
+    assert!(!log.contains(value), "{log}");
+    assert!(log.contains(r#""secrets":["TOKEN"]"#), "{log}");
+    // Without the variable in burrow's environment, the request is refused with the reason.
+    let (_, out, err) = b.run(&[
+        "sh",
+        "sec",
+        &format!(
+            "curl -sS -H \"Authorization: Bearer $TOKEN\" http://127.0.0.1:{port}/echo; echo rc=$?"
+        ),
+    ]);
+    assert_eq!(out, "rc=7\n");
+    assert!(
+        err.contains("secret TOKEN is not set in burrow's environment"),
+        "{err}"
     );
 }

@@ -58,6 +58,9 @@ pub struct NetRecord {
     /// The rule that allowed it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// The secrets put into the request (names, never values).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<String>,
     /// Why it was denied or failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -219,6 +222,12 @@ impl Egress {
             Verdict::Deny(why) => return fail(rec, denied(why.clone()), why),
         };
         rec.rule = Some(rule);
+        let swaps = match self.inject_secrets(&mut request, &d) {
+            Ok(s) => s,
+            Err(why) => return fail(rec, denied(why.clone()), why),
+        };
+        rec.secrets = swaps.iter().map(|s| s.name.clone()).collect();
+        let uri = request.uri().clone();
         // Resolve here, check every address, and connect only to allowed ones.
         let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, port)],
@@ -347,6 +356,8 @@ impl Egress {
             }
         };
         rec.status = Some(response.status().as_u16());
+        let mut response = response;
+        scrub_headers(response.headers_mut(), &swaps);
         // The record is written when the body ends (or is dropped), with its size.
         let counted = Arc::new(AtomicU64::new(0));
         let body_done = Finish {
@@ -360,6 +371,9 @@ impl Egress {
                 inner: incoming,
                 counted,
                 _finish: body_done,
+                swaps,
+                pending: Vec::new(),
+                ended: false,
             }
             .boxed_unsync()
         });
@@ -371,6 +385,113 @@ impl Egress {
             }
         };
         Ok((response, Box::new(io)))
+    }
+}
+
+/// A secret swapped into a request: its placeholder went out as its value.
+struct Swap {
+    name: String,
+    placeholder: String,
+    value: String,
+}
+
+fn replace_bytes(hay: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    if from.is_empty() || hay.len() < from.len() {
+        return hay.to_vec();
+    }
+    let mut out = Vec::with_capacity(hay.len());
+    let mut i = 0;
+    while i < hay.len() {
+        if hay[i..].starts_with(from) {
+            out.extend_from_slice(to);
+            i += from.len();
+        } else {
+            out.push(hay[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn scrub_headers(h: &mut http::HeaderMap, swaps: &[Swap]) {
+    if swaps.is_empty() {
+        return;
+    }
+    for v in h.values_mut() {
+        let mut b = v.as_bytes().to_vec();
+        for s in swaps {
+            b = replace_bytes(&b, s.value.as_bytes(), s.placeholder.as_bytes());
+        }
+        if let Ok(nv) = http::HeaderValue::from_bytes(&b) {
+            *v = nv;
+        }
+    }
+}
+
+impl Egress {
+    /// Puts secrets' values where the guest wrote their placeholders (header values, HTTP
+    /// Basic credentials, the URL), for destinations the secret may go to. A placeholder
+    /// bound for any other destination refuses the request (the guest never holds a value,
+    /// but a request that tries is worth stopping and logging).
+    fn inject_secrets(
+        &self,
+        request: &mut http::Request<WasiBody>,
+        d: &Dest,
+    ) -> Result<Vec<Swap>, String> {
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let mut swaps = Vec::new();
+        for s in &self.policy.secrets {
+            let ph = s.placeholder.as_str();
+            if ph.is_empty() {
+                continue;
+            }
+            let basic = |v: &http::HeaderValue| -> Option<String> {
+                let t = v.to_str().ok()?.strip_prefix("Basic ")?;
+                String::from_utf8(b64.decode(t.trim()).ok()?).ok()
+            };
+            let in_headers = request.headers().values().any(|v| {
+                v.as_bytes().windows(ph.len()).any(|w| w == ph.as_bytes())
+                    || basic(v).is_some_and(|c| c.contains(ph))
+            });
+            let in_uri = request.uri().to_string().contains(ph);
+            if !in_headers && !in_uri {
+                continue;
+            }
+            if !s.allows(d) {
+                return Err(format!(
+                    "the request to {} carries secret {}, which may only go to {}",
+                    d.host,
+                    s.name,
+                    s.hosts.join(", ")
+                ));
+            }
+            let value = std::env::var(&s.name)
+                .map_err(|_| format!("secret {} is not set in burrow's environment", s.name))?;
+            for v in request.headers_mut().values_mut() {
+                let new = if let Some(c) = basic(v).filter(|c| c.contains(ph)) {
+                    format!("Basic {}", b64.encode(c.replace(ph, &value)))
+                } else {
+                    String::from_utf8_lossy(v.as_bytes()).replace(ph, &value)
+                };
+                if new.as_bytes() != v.as_bytes() {
+                    *v = http::HeaderValue::from_str(&new)
+                        .map_err(|_| format!("secret {} is not a valid header value", s.name))?;
+                }
+            }
+            if in_uri {
+                let u = request.uri().to_string().replace(ph, &value);
+                *request.uri_mut() = u
+                    .parse()
+                    .map_err(|_| format!("secret {} does not fit in a URL", s.name))?;
+            }
+            swaps.push(Swap {
+                name: s.name.clone(),
+                placeholder: ph.to_string(),
+                value,
+            });
+        }
+        Ok(swaps)
     }
 }
 
@@ -396,11 +517,40 @@ impl Drop for Finish {
     }
 }
 
-/// A response body that counts its bytes.
+/// A response body that counts its bytes and puts placeholders back where the server
+/// echoed a secret's value (a value split across frames included).
 struct Counted {
     inner: hyper::body::Incoming,
     counted: Arc<AtomicU64>,
     _finish: Finish,
+    swaps: Vec<Swap>,
+    /// Bytes held back because a value may continue in the next frame.
+    pending: Vec<u8>,
+    ended: bool,
+}
+
+impl Counted {
+    /// Replaces values in `pending` and returns what can be passed on now.
+    fn release(&mut self, all: bool) -> Bytes {
+        for s in &self.swaps {
+            self.pending =
+                replace_bytes(&self.pending, s.value.as_bytes(), s.placeholder.as_bytes());
+        }
+        let keep = if all {
+            0
+        } else {
+            self.swaps
+                .iter()
+                .map(|s| s.value.len().saturating_sub(1))
+                .max()
+                .unwrap_or(0)
+                .min(self.pending.len())
+        };
+        let out = self.pending.split_off(0);
+        let (now, later) = out.split_at(out.len() - keep);
+        self.pending = later.to_vec();
+        Bytes::copy_from_slice(now)
+    }
 }
 
 impl Body for Counted {
@@ -411,21 +561,42 @@ impl Body for Counted {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
         match Pin::new(&mut self.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(f))) => {
                 if let Some(d) = f.data_ref() {
                     self.counted.fetch_add(d.len() as u64, Ordering::Relaxed);
                 }
-                Poll::Ready(Some(Ok(f)))
+                if self.swaps.is_empty() {
+                    return Poll::Ready(Some(Ok(f)));
+                }
+                match f.into_data() {
+                    Ok(d) => {
+                        self.pending.extend_from_slice(&d);
+                        let out = self.release(false);
+                        Poll::Ready(Some(Ok(Frame::data(out))))
+                    }
+                    Err(f) => Poll::Ready(Some(Ok(f))),
+                }
             }
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Error::from(e)))),
-            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Ready(None) => {
+                self.ended = true;
+                if self.pending.is_empty() {
+                    Poll::Ready(None)
+                } else {
+                    let out = self.release(true);
+                    Poll::Ready(Some(Ok(Frame::data(out))))
+                }
+            }
             Poll::Pending => Poll::Pending,
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.pending.is_empty() && (self.ended || self.inner.is_end_stream())
     }
 
     fn size_hint(&self) -> http_body::SizeHint {

@@ -63,6 +63,43 @@ pub struct NetPolicy {
 pub struct SecretRule {
     pub name: String,
     pub hosts: Vec<String>,
+    /// What the guest sees in `$NAME` instead of the value: `burrow-secret-<random>`, made
+    /// when the secret is added (not a secret itself; forks keep it).
+    #[serde(default)]
+    pub placeholder: String,
+}
+
+impl SecretRule {
+    /// Whether the secret may travel to `d`.
+    pub fn allows(&self, d: &Dest) -> bool {
+        self.hosts.iter().any(|h| {
+            Rule::parse(h).is_ok_and(|r| {
+                // The secret's hosts name hosts; any method, scheme and port of them.
+                let any = Dest {
+                    method: d.method,
+                    scheme: d.scheme,
+                    host: d.host,
+                    port: d.port,
+                };
+                Rule {
+                    methods: None,
+                    scheme: None,
+                    port: Some(any.port),
+                    ..r
+                }
+                .allows(&any)
+            })
+        })
+    }
+}
+
+/// A new placeholder: `burrow-secret-` and 32 random hex digits.
+pub fn new_placeholder() -> String {
+    let mut b = [0u8; 16];
+    // The OS's CSPRNG; a fixed fallback would only make placeholders guessable, never leak.
+    let _ = getrandom::fill(&mut b);
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("burrow-secret-{hex}")
 }
 
 impl SecretRule {
@@ -95,6 +132,7 @@ impl SecretRule {
         Ok(SecretRule {
             name: name.to_string(),
             hosts,
+            placeholder: new_placeholder(),
         })
     }
 }
@@ -373,8 +411,11 @@ impl NetPolicy {
         self.allow.len() != before
     }
 
-    /// Adds or replaces a secret.
-    pub fn set_secret(&mut self, s: SecretRule) {
+    /// Adds or replaces a secret (a replaced one keeps its placeholder).
+    pub fn set_secret(&mut self, mut s: SecretRule) {
+        if let Some(old) = self.secrets.iter().find(|x| x.name == s.name) {
+            s.placeholder = old.placeholder.clone();
+        }
         self.secrets.retain(|x| x.name != s.name);
         self.secrets.push(s);
     }

@@ -78,7 +78,18 @@ pub fn sandbox(dir: &Path) -> burrow_host::Sandbox {
 /// Runs the real `burrow` binary on store `db` with compiled components cached in `cache`:
 /// (exit code, stdout, stderr).
 pub fn burrow_cli(db: &Path, cache: &Path, args: &[&str]) -> (i32, String, String) {
+    burrow_cli_env(db, cache, &[], args)
+}
+
+/// [`burrow_cli`] with extra environment variables for the burrow process.
+pub fn burrow_cli_env(
+    db: &Path,
+    cache: &Path,
+    envs: &[(&str, &str)],
+    args: &[&str],
+) -> (i32, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .envs(envs.iter().copied())
         .env("BURROW_STORE", db)
         .env("BURROW_CACHE", cache)
         .args(args)
@@ -110,6 +121,12 @@ impl Cli {
     pub fn run(&self, args: &[&str]) -> (i32, String, String) {
         let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache");
         burrow_cli(&self.db, &cache, args)
+    }
+
+    /// `burrow ARGS` with extra environment variables.
+    pub fn run_env(&self, envs: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+        let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache");
+        burrow_cli_env(&self.db, &cache, envs, args)
     }
 
     /// `burrow ARGS`, which must succeed: its stdout.
