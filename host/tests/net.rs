@@ -310,3 +310,90 @@ fn secrets_reach_only_their_hosts_and_never_the_guest() {
         "{err}"
     );
 }
+
+/// A TLS server with a certificate for 127.0.0.1 and localhost from a throwaway CA: its port
+/// and the CA's PEM.
+fn serve_tls() -> (u16, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
+        .unwrap()
+        .signed_by(&key, &ca_cert, &ca_key)
+        .unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+        )
+        .unwrap();
+    let config = std::sync::Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(tcp) = conn else { continue };
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let Ok(tls) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let mut s = rustls::StreamOwned::new(tls, tcp);
+                let mut reader = BufReader::new(&mut s);
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).is_err() || h == "\r\n" || h.is_empty() {
+                        break;
+                    }
+                }
+                let body = "hello over tls\n";
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                s.conn.send_close_notify();
+                let _ = s.flush();
+            });
+        }
+    });
+    (port, ca_cert.pem())
+}
+
+#[test]
+fn https_with_a_private_ca() {
+    let (port, ca_pem) = serve_tls();
+    let b = B::new();
+    let ca_file = b.0.db.with_file_name("ca.pem");
+    std::fs::write(&ca_file, ca_pem).unwrap();
+    b.ok(&[
+        "session",
+        "new",
+        "--name",
+        "tls",
+        "--allow-net",
+        &format!("127.0.0.1:{port}"),
+    ]);
+    let url = format!("https://127.0.0.1:{port}/");
+    // Trusted through BURROW_CA_FILE (an operator setting the guest never sees).
+    let ca = ca_file.to_str().unwrap();
+    let (_, out, err) = b.0.run_env(
+        &[("BURROW_CA_FILE", ca)],
+        &["sh", "tls", &format!("curl -sS {url}")],
+    );
+    assert_eq!(out, "hello over tls\n", "{err}");
+    // Without it the certificate is unknown: curl's 60.
+    let (_, out, err) = b.run(&["sh", "tls", &format!("curl -sS {url}; echo rc=$?")]);
+    assert_eq!(out, "rc=60\n");
+    assert!(err.contains("SSL certificate problem"), "{err}");
+}
