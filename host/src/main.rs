@@ -70,6 +70,29 @@ enum SessionCmd {
     Rm { sessions: Vec<String> },
 }
 
+/// The network policy of the sessions a server creates.
+#[derive(clap::Args, Debug, Clone, Default)]
+struct NetArgs {
+    /// Network rule for the sessions this creates (repeatable; as `burrow session new
+    /// --allow-net`). Default: no network.
+    #[arg(long = "allow-net", value_name = "PATTERN")]
+    allow_net: Vec<String>,
+    /// A secret for the sessions this creates (repeatable): NAME@HOST[,HOST...].
+    #[arg(long, value_name = "NAME@HOSTS")]
+    secret: Vec<String>,
+}
+
+impl NetArgs {
+    fn policy(&self) -> anyhow::Result<burrow_host::net::NetPolicy> {
+        let mut p = burrow_host::net::NetPolicy::default();
+        p.allow(&self.allow_net)?;
+        for s in &self.secret {
+            p.set_secret(burrow_host::net::SecretRule::parse(s)?);
+        }
+        Ok(p)
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Manage sessions: new, ls, rm.
@@ -221,6 +244,8 @@ enum Command {
         /// Session used by /mcp clients that do not pass ?session= (created if missing).
         #[arg(long, default_value = "mcp")]
         mcp_session: String,
+        #[command(flatten)]
+        net: NetArgs,
     },
     /// Serve MCP over stdin/stdout (for Claude Code, the Agent SDK or any MCP client).
     Mcp {
@@ -230,6 +255,8 @@ enum Command {
         /// Start a new session for this connection (its id is printed on stderr).
         #[arg(long)]
         new_session: bool,
+        #[command(flatten)]
+        net: NetArgs,
     },
     /// Serve a Claude Managed Agents self-hosted environment: poll its work queue and run the
     /// agent_toolset tool calls of its sessions in burrow sessions (one per Managed Agents
@@ -286,6 +313,8 @@ enum Command {
         /// Do not mount the session's memory stores at all.
         #[arg(long)]
         no_memory: bool,
+        #[command(flatten)]
+        net: NetArgs,
     },
     /// A Messages API tool loop in a session: streams the model's text, runs its bash and
     /// text editor calls in the session, stores the conversation there (resume with
@@ -311,6 +340,8 @@ enum Command {
             default_value = "https://api.anthropic.com"
         )]
         base_url: String,
+        #[command(flatten)]
+        net: NetArgs,
     },
     /// Measure burrow against its baselines (plain wasmtime-wasi, GNU grep, process start,
     /// empty fork) on generated fixture trees; prints median, p99, baseline and ratio.
@@ -432,6 +463,7 @@ fn open_sandbox_with(path: &Path, pooling: bool) -> anyhow::Result<Sandbox> {
             limits: Limits::default(),
             pooling,
             tool_layer: std::env::var_os("BURROW_TOOLS").map(PathBuf::from),
+            default_net: Default::default(),
         },
     )?)
 }
@@ -439,7 +471,10 @@ fn open_sandbox_with(path: &Path, pooling: bool) -> anyhow::Result<Sandbox> {
 /// `burrow serve` and `burrow mcp`: a long-lived process, so the engine pools instances.
 fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
     use burrow_host::serve::{self, Core, ServeConfig};
-    let sandbox = open_sandbox_with(store_path, true)?;
+    let mut sandbox = open_sandbox_with(store_path, true)?;
+    if let Command::Serve { net, .. } | Command::Mcp { net, .. } = &cli.command {
+        sandbox.set_default_net(net.policy()?);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -451,6 +486,7 @@ fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
             max_body,
             concurrency,
             mcp_session,
+            ..
         } => {
             let mut config = ServeConfig {
                 listen,
@@ -481,6 +517,7 @@ fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
         Command::Mcp {
             session,
             new_session,
+            ..
         } => {
             let key = if new_session {
                 let info = sandbox.create(None)?;
@@ -508,6 +545,7 @@ fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
             memory_delete,
             memory_sync_interval,
             no_memory,
+            ..
         } => {
             use burrow_host::worker;
             let cfg = worker::WorkerConfig {
@@ -557,6 +595,7 @@ fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
             max_tokens,
             system,
             base_url,
+            ..
         } => {
             let api_key = std::env::var("ANTHROPIC_API_KEY")
                 .ok()
@@ -689,7 +728,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         print_json(&burrow_host::tools::schema::export(family))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let sb = open_sandbox(&store_path)?;
+    let mut sb = open_sandbox(&store_path)?;
+    if let Command::Serve { net, .. }
+    | Command::Mcp { net, .. }
+    | Command::Worker { net, .. }
+    | Command::Agent { net, .. } = &cli.command
+    {
+        sb.set_default_net(net.policy()?);
+    }
     match cli.command {
         Command::Session(SessionCmd::New {
             name,

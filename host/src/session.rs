@@ -108,6 +108,9 @@ pub struct SandboxConfig {
     /// A host directory of shared programs, mounted read-only at [`TOOL_LAYER`] in every shell
     /// call, where the shell's PATH finds them (the CLI reads it from `BURROW_TOOLS`).
     pub tool_layer: Option<PathBuf>,
+    /// The network policy of sessions created without one (`--allow-net` / `--secret` on
+    /// `burrow serve`, `mcp`, `worker`, `agent`). Default: none (no network).
+    pub default_net: crate::net::NetPolicy,
 }
 
 /// Where the shared tool layer appears inside the sandbox (on the shell's default PATH).
@@ -198,6 +201,17 @@ impl Sandbox {
 
     /// Creates an empty session with its own settings.
     pub fn create_with(&self, name: Option<&str>, settings: &Settings) -> Result<SessionInfo> {
+        // The network policy is checked (and a server's default applied) before anything is
+        // created.
+        let mut settings = settings.clone();
+        if settings.net == crate::net::NetPolicy::default() {
+            settings.net = self.config.default_net.clone();
+        }
+        settings
+            .net
+            .normalise()
+            .map_err(|e| SessionError::Invalid(e.to_string()))?;
+        let settings = &settings;
         if let Some(n) = name {
             check_name(n)?;
             if self.store.find_by_meta("name", n)?.is_some() {
@@ -232,7 +246,9 @@ impl Sandbox {
 
     /// Replaces a session's network policy, recording the change (rules and secret names,
     /// never values) as a `net_policy` event. Forks made later inherit it.
-    pub fn set_net(&self, id: &str, net: crate::net::NetPolicy) -> Result<()> {
+    pub fn set_net(&self, id: &str, mut net: crate::net::NetPolicy) -> Result<()> {
+        net.normalise()
+            .map_err(|e| SessionError::Invalid(e.to_string()))?;
         let mut settings = self.settings(id)?;
         if settings.net == net {
             return Ok(());
@@ -249,6 +265,11 @@ impl Sandbox {
             &json!({ "before": before, "after": settings.net }).to_string(),
         )?;
         Ok(())
+    }
+
+    /// Sets the policy of sessions created without one from now on.
+    pub fn set_default_net(&mut self, net: crate::net::NetPolicy) {
+        self.config.default_net = net;
     }
 
     /// A session's settings.

@@ -766,3 +766,67 @@ fn mcp_sdk_clients_over_stdio_and_streamable_http() {
         "the last call of the first run checked out version 1 (empty), so notes.md is new again"
     );
 }
+
+/// The network policy over the HTTP API: the server's `--allow-net` default for new
+/// sessions, `settings.net` at creation, `GET`/`PUT /sessions/{id}/net` (presets expanded, bad
+/// rules refused with 400, secrets shown by name and placeholder only), a `net_policy` event.
+#[test]
+fn network_policy_over_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(
+        &dir.path().join("s.db"),
+        &[
+            "--allow-net",
+            "example.com",
+            "--secret",
+            "TOKEN@api.example.com",
+        ],
+    );
+    let (st, info) = s.post("/sessions", json!({ "name": "defaults" }));
+    assert_eq!(st, StatusCode::CREATED, "{info}");
+    let (st, net) = s.get("/sessions/defaults/net");
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(net["allow"], json!(["example.com"]));
+    assert_eq!(net["secrets"][0]["name"], "TOKEN");
+    assert!(
+        net["secrets"][0]["placeholder"]
+            .as_str()
+            .unwrap()
+            .starts_with("burrow-secret-")
+    );
+    // An explicit policy at creation wins over the server's default.
+    let (st, _) = s.post(
+        "/sessions",
+        json!({ "name": "explicit", "settings": { "net": { "allow": ["@crates"] } } }),
+    );
+    assert_eq!(st, StatusCode::CREATED);
+    let (_, net) = s.get("/sessions/explicit/net");
+    assert_eq!(
+        net["allow"],
+        json!(["crates.io", "index.crates.io", "static.crates.io"])
+    );
+    // PUT replaces it; a bad rule is a 400 and changes nothing.
+    let put = |body: Value| {
+        let r = client()
+            .put(s.url("/sessions/explicit/net"))
+            .json(&body)
+            .send()
+            .unwrap();
+        (r.status(), r.json::<Value>().unwrap_or(Value::Null))
+    };
+    let (st, net) = put(json!({ "allow": ["10.0.0.0/8", "GET@pypi.org"] }));
+    assert_eq!(st, StatusCode::OK, "{net}");
+    assert_eq!(net["allow"], json!(["10.0.0.0/8", "GET@pypi.org"]));
+    let (st, err) = put(json!({ "allow": ["ftp://x"] }));
+    assert_eq!(st, StatusCode::BAD_REQUEST, "{err}");
+    let (_, net) = s.get("/sessions/explicit/net");
+    assert_eq!(net["allow"], json!(["10.0.0.0/8", "GET@pypi.org"]));
+    let (_, events) = s.get("/sessions/explicit/events");
+    let changes = events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "net_policy")
+        .count();
+    assert_eq!(changes, 1, "{events}");
+}

@@ -420,6 +420,27 @@ impl NetPolicy {
         self.secrets.push(s);
     }
 
+    /// Checks a policy that came from outside (the HTTP API, a settings file): expands
+    /// presets, rejects bad rules and secrets, and gives secrets without one a placeholder.
+    pub fn normalise(&mut self) -> Result<(), RuleError> {
+        let rules = std::mem::take(&mut self.allow);
+        self.allow(&rules)?;
+        for s in &mut self.secrets {
+            let mut checked = SecretRule::parse(&format!("{}@{}", s.name, s.hosts.join(",")))?;
+            if !s.placeholder.is_empty() {
+                if !s.placeholder.starts_with("burrow-secret-") || s.placeholder.len() < 30 {
+                    return Err(RuleError {
+                        rule: s.name.clone(),
+                        why: "a placeholder is burrow-secret- and 32 hex digits".into(),
+                    });
+                }
+                checked.placeholder = s.placeholder.clone();
+            }
+            *s = checked;
+        }
+        Ok(())
+    }
+
     fn rules(&self) -> Vec<Rule> {
         // Stored rules were checked when they were added.
         self.allow

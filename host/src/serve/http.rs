@@ -96,6 +96,7 @@ pub fn router(
         .route("/sessions/{id}/checkout", post(checkout))
         .route("/sessions/{id}/undo", post(undo))
         .route("/sessions/{id}/label", post(label))
+        .route("/sessions/{id}/net", get(net_get).put(net_put))
         .route("/sessions/{id}/files/{*path}", get(download).put(upload))
         .route("/sessions/{id}/export", get(export))
         .route("/sessions/{id}/events", get(events))
@@ -389,6 +390,33 @@ async fn label(
         .serialised(&id, move |sb| sb.label(&sid, &name))
         .await?;
     Ok(Json(json!({ "version": v.0, "label": b.label })))
+}
+
+async fn net_get(State(app): State<App>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+    let id = resolve(&app, id).await?;
+    let net = app
+        .core
+        .blocking(move |sb| Ok(sb.settings(&id)?.net))
+        .await?;
+    Ok(Json(json!(net)))
+}
+
+async fn net_put(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Json<Value>> {
+    let net: crate::net::NetPolicy = parse(&body)?;
+    let id = resolve(&app, id).await?;
+    let sid = id.clone();
+    let net = app
+        .core
+        .serialised(&id, move |sb| {
+            sb.set_net(&sid, net)?;
+            Ok(sb.settings(&sid)?.net)
+        })
+        .await?;
+    Ok(Json(json!(net)))
 }
 
 async fn download(

@@ -44,7 +44,7 @@ pub const ROUTES: &[Route] = &[
     r(
         "post",
         "/sessions",
-        "Create a session: JSON {name?, settings?}, or an application/x-tar body (query ?name=) to start from a tree.",
+        "Create a session: JSON {name?, settings?} (settings.net is its network policy; default: the server's --allow-net/--secret), or an application/x-tar body (query ?name=) to start from a tree.",
         true,
     ),
     r(
@@ -94,6 +94,18 @@ pub const ROUTES: &[Route] = &[
         "post",
         "/sessions/{id}/label",
         "Label the current version: {label}.",
+        true,
+    ),
+    r(
+        "get",
+        "/sessions/{id}/net",
+        "The session's network policy: {allow: [PATTERN], secrets: [{name, hosts, placeholder}]} (never secret values).",
+        false,
+    ),
+    r(
+        "put",
+        "/sessions/{id}/net",
+        "Replace the session's network policy: {allow?: [PATTERN], secrets?: [{name, hosts}]}; presets expand; 400 on a bad rule. Recorded as a net_policy event.",
         true,
     ),
     r(
