@@ -35,7 +35,45 @@ fn serve() -> u16 {
                     }
                     headers.push_str(&h);
                 }
-                let (status, extra, body): (&str, String, Vec<u8>) = if path == "/echo" {
+                let length: usize = headers
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length: ")
+                            .and_then(|v| v.trim().parse().ok())
+                    })
+                    .unwrap_or(0);
+                let mut sent = vec![0u8; length];
+                if std::io::Read::read_exact(&mut reader, &mut sent).is_err() {
+                    return;
+                }
+                let (status, extra, body): (&str, String, Vec<u8>) = if path.starts_with("/show") {
+                    // What curl sent that does not depend on its version.
+                    let mut out =
+                        format!("{} {path}\n", line.split_whitespace().next().unwrap_or(""));
+                    for l in headers.lines() {
+                        let low = l.to_ascii_lowercase();
+                        if ["authorization", "content-type", "content-length", "x-"]
+                            .iter()
+                            .any(|p| low.starts_with(p))
+                        {
+                            out.push_str(&low);
+                            out.push('\n');
+                        }
+                    }
+                    out.push_str(&String::from_utf8_lossy(&sent));
+                    ("200 OK", String::new(), out.into_bytes())
+                } else if let Some(code) = path.strip_prefix("/status/") {
+                    let code = match code {
+                        "201" => "201 Created",
+                        "204" => "204 No Content",
+                        "400" => "400 Bad Request",
+                        "403" => "403 Forbidden",
+                        "500" => "500 Internal Server Error",
+                        _ => "404 Not Found",
+                    };
+                    ("", code.to_string(), b"status body\n".to_vec())
+                } else if path == "/echo" {
                     // The request's headers, in the body and in a response header.
                     let auth = headers
                         .lines()
@@ -61,9 +99,29 @@ fn serve() -> u16 {
                 } else {
                     ("404 Not Found", String::new(), b"no\n".to_vec())
                 };
+                // A status given in `extra` (the /status/ endpoints) replaces the default.
+                let (status, extra) = if status.is_empty() {
+                    (extra.clone(), String::new())
+                } else {
+                    (status.to_string(), extra)
+                };
+                let body = if status.starts_with("204") {
+                    Vec::new()
+                } else {
+                    body
+                };
+                // Lower-case names, as wasi:http hands them to the guest, so `curl -i`
+                // prints the same under both.
                 let _ = write!(
                     conn,
-                    "HTTP/1.1 {status}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
+                    "HTTP/1.1 {status}\r\n{}content-length: {}\r\n\r\n",
+                    extra
+                        .split_inclusive("\r\n")
+                        .map(|l| match l.split_once(':') {
+                            Some((n, v)) => format!("{}:{v}", n.to_ascii_lowercase()),
+                            None => l.to_string(),
+                        })
+                        .collect::<String>(),
                     body.len()
                 );
                 if !head {
@@ -219,6 +277,7 @@ fn curl_flags_redirects_and_exit_codes() {
         ),
         ("curl --frobnicate x; echo rc=$?".to_string(), "rc=2\n"),
         ("curl -F a=b http://x/; echo rc=$?".to_string(), "rc=2\n"),
+        ("curl -s ftp://x/; echo rc=$?".to_string(), "rc=1\n"),
         ("which curl".to_string(), "/usr/bin/curl\n"),
     ];
     let mut failures = Vec::new();
@@ -396,4 +455,115 @@ fn https_with_a_private_ca() {
     let (_, out, err) = b.run(&["sh", "tls", &format!("curl -sS {url}; echo rc=$?")]);
     assert_eq!(out, "rc=60\n");
     assert!(err.contains("SSL certificate problem"), "{err}");
+}
+
+/// Invocations compared with real curl (run by bash on this machine) against the same local
+/// server: stdout, stderr and the exit status must agree. `{U}` is the server's base URL.
+const CURL_CORPUS: &[&str] = &[
+    "curl -s {U}/hello",
+    "curl {U}/hello 2>/dev/null",
+    "curl -sS {U}/hello",
+    "curl -s {U}/status/404; echo \" rc=$?\"",
+    "curl -sf {U}/status/404; echo rc=$?",
+    "curl -sSf {U}/status/404; echo rc=$?",
+    "curl -s --fail-with-body {U}/status/500; echo rc=$?",
+    "curl -sf {U}/status/201; echo rc=$?",
+    "curl -s -o /dev/null -w '%{http_code}\\n' {U}/status/403",
+    "curl -s -o /dev/null -w '%{http_code}\\n' {U}/hello",
+    "curl -s -w '\\n%{http_code} %{size_download}\\n' {U}/hello",
+    "curl -s -o out.txt {U}/hello; cat out.txt",
+    "curl -s --output out2.txt {U}/big; wc -c < out2.txt",
+    "curl -sO {U}/hello; cat hello",
+    "curl -s -i {U}/hello",
+    "curl -s -i {U}/status/404",
+    "curl -sI {U}/hello",
+    "curl -s --head {U}/status/404",
+    "curl -s -X POST {U}/show",
+    "curl -s -X DELETE {U}/show/x",
+    "curl -s -X PUT -d 'a=1' {U}/show",
+    "curl -s -d 'a=1&b=2' {U}/show",
+    "curl -s -d a=1 -d b=2 {U}/show",
+    "curl -s --data-raw '@notafile' {U}/show",
+    "printf 'x=1\\ny=2\\n' > f.txt; curl -s -d @f.txt {U}/show",
+    "printf 'x=1\\ny=2\\n' > f.txt; curl -s --data-binary @f.txt {U}/show",
+    "curl -s -H 'Content-Type: application/json' -d '{\"k\":1}' {U}/show",
+    "curl -s -H 'X-One: 1' -H 'X-Two: two words' {U}/show",
+    "curl -s -G -d q=burrow -d n=1 {U}/show",
+    "curl -s -u alice:secret {U}/show",
+    "curl -s --user bob: {U}/show",
+    "curl -s -A 'agent/1.0' -o /dev/null -w '%{http_code}\\n' {U}/hello",
+    "curl -s -L '{U}/redirect?to={U}/hello'",
+    "curl -s '{U}/redirect?to={U}/hello'; echo rc=$?",
+    "curl -s -w '%{http_code}\\n' -o /dev/null '{U}/redirect?to={U}/hello'",
+    "curl -s -L -w '%{http_code} %{num_redirects}\\n' -o /dev/null '{U}/redirect?to={U}/hello'",
+    "curl -s -L --max-redirs 0 '{U}/redirect?to={U}/hello'; echo rc=$?",
+    "curl -s -L -i '{U}/redirect?to={U}/hello'",
+    "curl -sL -X POST -d a=1 '{U}/redirect?to={U}/show'",
+    "curl -s -m 5 {U}/hello",
+    "curl -s --connect-timeout 5 {U}/hello",
+    "curl -s --url {U}/hello",
+    "curl -s {U}/hello -o o3.txt && cat o3.txt",
+    "curl -s {U}/hello | wc -c",
+    "curl; echo rc=$?",
+    "curl -s; echo rc=$?",
+    "curl --nonexistent-flag {U}/hello; echo rc=$?",
+];
+
+#[test]
+fn curl_agrees_with_real_curl() {
+    let real = std::process::Command::new("curl").arg("--version").output();
+    if real.is_err() {
+        assert!(
+            std::env::var_os("BURROW_REQUIRE_REFERENCE").is_none(),
+            "curl is required (BURROW_REQUIRE_REFERENCE)"
+        );
+        println!("SKIPPED: the curl comparison needs curl (apt-get install curl)");
+        return;
+    }
+    let port = serve();
+    let base = format!("http://127.0.0.1:{port}");
+    let b = B::new();
+    b.ok(&[
+        "session",
+        "new",
+        "--name",
+        "base",
+        "--allow-net",
+        &format!("127.0.0.1:{port}"),
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for (i, snippet) in CURL_CORPUS.iter().enumerate() {
+        let cmd = snippet.replace("{U}", &base);
+        let dir = tmp.path().join(format!("c{i}"));
+        std::fs::create_dir(&dir).unwrap();
+        let want = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&cmd)
+            .current_dir(&dir)
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &dir)
+            .output()
+            .unwrap();
+        let fork = b.ok(&["fork", "base"]).trim().to_string();
+        let (code, out, err) = b.run(&["sh", &fork, &cmd]);
+        let want = (
+            want.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&want.stdout).into_owned(),
+            String::from_utf8_lossy(&want.stderr).into_owned(),
+        );
+        if (code, &out, &err) != (want.0, &want.1, &want.2) {
+            failures.push(format!(
+                "--- {cmd}\n curl:   {:?} {:?} {:?}\n burrow: {code} {out:?} {err:?}",
+                want.0, want.1, want.2
+            ));
+        }
+    }
+    println!(
+        "curl corpus: {}/{} invocations identical to real curl",
+        CURL_CORPUS.len() - failures.len(),
+        CURL_CORPUS.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -265,8 +265,22 @@ pub fn curl(sh: &Shell, args: &[String], io: &Io) -> i32 {
         }
     }
     let Some(url) = o.url.clone() else {
-        return usage(io, "no URL specified");
+        if args.is_empty() {
+            io.eprint("curl: try 'curl --help' or 'curl --manual' for more information\n");
+            return 2;
+        }
+        return usage(io, "no URL specified!");
     };
+    if let Some((scheme, _)) = url.split_once("://")
+        && !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https")
+    {
+        return err(
+            io,
+            &o,
+            1,
+            &format!("Protocol \"{scheme}\" not supported or disabled in libcurl"),
+        );
+    }
     let mut url = url;
     if o.get
         && let Some(d) = o.data.take()
@@ -316,7 +330,10 @@ pub fn curl(sh: &Shell, args: &[String], io: &Io) -> i32 {
             }
             url = join_url(&target, &loc);
             if matches!(status, 301..=303) && method != "HEAD" {
-                method = "GET".into();
+                // As curl: the body is not sent again; a method given with -X stays.
+                if o.method.is_none() {
+                    method = "GET".into();
+                }
                 body = None;
             }
             continue;
@@ -645,16 +662,17 @@ mod wire {
                 format!("Basic {}", base64(u.as_bytes())).as_bytes(),
             );
         }
-        if body.is_some() && !has("content-type") {
-            add("content-type", b"application/x-www-form-urlencoded");
-        }
-        if let Some(b) = body {
-            add("content-length", b.len().to_string().as_bytes());
-        }
+        // After credentials, in curl's order: the caller's headers, then the body's.
         for (k, v) in &o.headers {
             if !v.is_empty() {
                 add(&k.to_ascii_lowercase(), v.as_bytes());
             }
+        }
+        if let Some(b) = body {
+            add("content-length", b.len().to_string().as_bytes());
+        }
+        if body.is_some() && !has("content-type") {
+            add("content-type", b"application/x-www-form-urlencoded");
         }
         let req = OutgoingRequest::new(fields);
         let m = match method {
@@ -698,19 +716,30 @@ mod wire {
         if let Some(m) = o.max_time {
             let _ = options.set_first_byte_timeout(Some(ns(m)));
         }
-        let fut = outgoing_handler::handle(req, Some(options)).map_err(|e| failure(t, &e))?;
-        if let Some(b) = body {
-            let stream = out
-                .write()
-                .map_err(|_| (55, "Failed sending data to the peer".to_string()))?;
-            for chunk in b.chunks(4096) {
-                stream
-                    .blocking_write_and_flush(chunk)
-                    .map_err(|_| (55, "Failed sending data to the peer".to_string()))?;
+        let fut = match body {
+            // No body: finished before the request goes, so it is sent as empty (not as
+            // an open chunked stream), as curl sends it.
+            None => {
+                OutgoingBody::finish(out, None).map_err(|e| failure(t, &e))?;
+                outgoing_handler::handle(req, Some(options)).map_err(|e| failure(t, &e))?
             }
-            drop(stream);
-        }
-        OutgoingBody::finish(out, None).map_err(|e| failure(t, &e))?;
+            // A body streams after the request starts (its length is in the headers).
+            Some(b) => {
+                let fut =
+                    outgoing_handler::handle(req, Some(options)).map_err(|e| failure(t, &e))?;
+                let stream = out
+                    .write()
+                    .map_err(|_| (55, "Failed sending data to the peer".to_string()))?;
+                for chunk in b.chunks(4096) {
+                    stream
+                        .blocking_write_and_flush(chunk)
+                        .map_err(|_| (55, "Failed sending data to the peer".to_string()))?;
+                }
+                drop(stream);
+                OutgoingBody::finish(out, None).map_err(|e| failure(t, &e))?;
+                fut
+            }
+        };
         fut.subscribe().block();
         let resp = match fut.get() {
             Some(Ok(Ok(r))) => r,
