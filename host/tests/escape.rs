@@ -294,7 +294,11 @@ fn escape_corpus() {
             "curl http://127.0.0.1:1/",
             &["is denied: this session has no network rule"],
         ),
-        sh("wget", "wget http://example.com", &["command not found"]),
+        sh(
+            "wget",
+            "wget http://example.com",
+            &["is denied: this session has no network rule"],
+        ),
         sh("nc", "nc -l 8080", &["command not found"]),
         sh("python", "python3 -c 'print(1)'", &["command not found"]),
         sh("background job", "sleep 100 &", &["timeout"]),

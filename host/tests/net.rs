@@ -279,6 +279,21 @@ fn curl_flags_redirects_and_exit_codes() {
         ("curl -F a=b http://x/; echo rc=$?".to_string(), "rc=2\n"),
         ("curl -s ftp://x/; echo rc=$?".to_string(), "rc=1\n"),
         ("which curl".to_string(), "/usr/bin/curl\n"),
+        (
+            format!("wget -q {base}/hello && cat hello && wget -q {base}/hello && cat hello.1"),
+            "hello\nhello\n",
+        ),
+        (format!("wget -qO- {base}/hello"), "hello\n"),
+        (
+            format!("wget -q -O w.txt '{base}/redirect?to={base}/hello'; cat w.txt"),
+            "hello\n",
+        ),
+        (format!("wget -q {base}/missing; echo rc=$?"), "rc=8\n"),
+        (
+            format!("wget -q http://127.0.0.1:{denied}/hello; echo rc=$?"),
+            "rc=4\n",
+        ),
+        ("wget --mirror http://x/; echo rc=$?".to_string(), "rc=2\n"),
     ];
     let mut failures = Vec::new();
     for (cmd, want) in &cases {

@@ -94,28 +94,229 @@ fn base64(data: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(data)
 }
 
+impl Opts {
+    fn new() -> Opts {
+        Opts {
+            silent: false,
+            show_error: false,
+            fail: false,
+            fail_with_body: false,
+            location: false,
+            max_redirs: 50,
+            output: None,
+            remote_name: false,
+            method: None,
+            headers: Vec::new(),
+            data: None,
+            get: false,
+            include: false,
+            head: false,
+            write_out: None,
+            user: None,
+            max_time: None,
+            connect_timeout: None,
+            url: None,
+        }
+    }
+}
+
+/// `wget URL`: GET (or `--post-data`) with redirects followed, the body saved to the URL's
+/// file name (`name.1` if that exists), `-O FILE` or `-O -` (stdout). `-q` is quiet; `-S`
+/// prints the response headers on stderr. wget's exit codes: 4 network failure, 8 an error
+/// response. Options wget has that this one does not are refused.
+pub fn wget(sh: &Shell, args: &[String], io: &Io) -> i32 {
+    let mut o = Opts::new();
+    o.location = true;
+    o.max_redirs = 20;
+    let (mut quiet, mut show_headers) = (false, false);
+    let mut output: Option<String> = None;
+    let mut urls: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].clone();
+        i += 1;
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if a.starts_with("--") => (n.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let mut value = || {
+            inline.clone().or_else(|| {
+                i += 1;
+                args.get(i - 1).cloned()
+            })
+        };
+        match name.as_str() {
+            "-q" | "--quiet" => quiet = true,
+            "-S" | "--server-response" => show_headers = true,
+            "-qO" | "-qO-" => {
+                quiet = true;
+                output = if name == "-qO-" {
+                    Some("-".into())
+                } else {
+                    value()
+                };
+            }
+            "-O" | "--output-document" => output = value(),
+            "-O-" => output = Some("-".into()),
+            "--header" => {
+                if let Some(v) = value()
+                    && let Some((k, val)) = v.split_once(':')
+                {
+                    o.headers
+                        .push((k.trim().to_string(), val.trim().to_string()));
+                }
+            }
+            "-U" | "--user-agent" => {
+                if let Some(v) = value() {
+                    o.headers.push(("User-Agent".into(), v));
+                }
+            }
+            "--post-data" => o.data = value().map(String::into_bytes),
+            "-T" | "--timeout" => o.max_time = value().and_then(|v| v.parse().ok()),
+            "--max-redirect" => o.max_redirs = value().and_then(|v| v.parse().ok()).unwrap_or(20),
+            "--user" | "--http-user" => o.user = value(),
+            n if n.starts_with('-') && n.len() > 1 => {
+                io.eprint(&format!(
+                    "wget: unrecognized option '{n}' (not supported in burrow's wget)\nUsage: wget [OPTION]... [URL]...\n\nTry `wget --help' for more options.\n"
+                ));
+                return 2;
+            }
+            _ => urls.push(a),
+        }
+    }
+    if urls.is_empty() {
+        io.eprint("wget: missing URL\nUsage: wget [OPTION]... [URL]...\n\nTry `wget --help' for more options.\n");
+        return 1;
+    }
+    let mut status = 0;
+    for url in urls {
+        let url = if url.contains("://") {
+            url
+        } else {
+            format!("http://{url}")
+        };
+        let now = crate::text::strftime(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64),
+            "%Y-%m-%d %H:%M:%S",
+        );
+        if !quiet {
+            io.eprint(&format!("--{now}--  {url}\n"));
+        }
+        let mut current = url.clone();
+        let mut redirects = 0;
+        let method = if o.data.is_some() { "POST" } else { "GET" };
+        let mut body = o.data.clone();
+        let (target, resp) = loop {
+            let Some(t) = parse_url(&current) else {
+                io.eprint(&format!("{current}: Invalid URL.\n"));
+                return 1;
+            };
+            if !quiet {
+                io.eprint(&format!("Connecting to {}:{}... ", t.host, t.port));
+            }
+            match request(
+                &o,
+                &t,
+                if body.is_some() { method } else { "GET" },
+                body.as_deref(),
+            ) {
+                Err((_, msg)) => {
+                    if !quiet {
+                        io.eprint(&format!("failed: {msg}.\n"));
+                    }
+                    return 4;
+                }
+                Ok(r) => {
+                    if !quiet {
+                        io.eprint(&format!(
+                            "connected.\nHTTP request sent, awaiting response... {}\n",
+                            r.status
+                        ));
+                    }
+                    if show_headers {
+                        for l in r.head_text().lines().filter(|l| !l.is_empty()) {
+                            io.eprint(&format!("  {l}\n"));
+                        }
+                    }
+                    if matches!(r.status, 301 | 302 | 303 | 307 | 308)
+                        && let Some(loc) = r.header("location")
+                    {
+                        if redirects >= o.max_redirs {
+                            io.eprint(&format!("{} redirections exceeded.\n", o.max_redirs));
+                            return 8;
+                        }
+                        redirects += 1;
+                        current = join_url(&t, &loc);
+                        body = None;
+                        if !quiet {
+                            io.eprint(&format!("Location: {loc} [following]\n"));
+                        }
+                        continue;
+                    }
+                    break (t, r);
+                }
+            }
+        };
+        if resp.status >= 400 {
+            if !quiet {
+                io.eprint(&format!("{now} ERROR {}.\n\n", resp.status));
+            }
+            status = 8;
+            continue;
+        }
+        let name = output.clone().unwrap_or_else(|| {
+            let base = target
+                .path
+                .split('?')
+                .next()
+                .and_then(|p| p.rsplit('/').next())
+                .filter(|n| !n.is_empty())
+                .unwrap_or("index.html")
+                .to_string();
+            let mut name = base.clone();
+            let mut k = 1;
+            while sh.path(&name).exists() {
+                name = format!("{base}.{k}");
+                k += 1;
+            }
+            name
+        });
+        let mut size = 0u64;
+        let r = if name == "-" {
+            resp.read_body(|c| {
+                size += c.len() as u64;
+                io.out.write(c);
+                true
+            })
+        } else {
+            match std::fs::File::create(sh.path(&name)) {
+                Ok(mut f) => resp.read_body(|c| {
+                    size += c.len() as u64;
+                    f.write_all(c).is_ok()
+                }),
+                Err(e) => {
+                    io.eprint(&format!("{name}: {}\n", crate::builtins::io_msg(&e)));
+                    return 3;
+                }
+            }
+        };
+        if let Err((_, msg)) = r {
+            io.eprint(&format!("Read error ({msg}).\n"));
+            return 4;
+        }
+        if !quiet && name != "-" {
+            io.eprint(&format!(
+                "Saving to: ‘{name}’\n\n{now} - ‘{name}’ saved [{size}]\n\n"
+            ));
+        }
+    }
+    status
+}
+
 pub fn curl(sh: &Shell, args: &[String], io: &Io) -> i32 {
-    let mut o = Opts {
-        silent: false,
-        show_error: false,
-        fail: false,
-        fail_with_body: false,
-        location: false,
-        max_redirs: 50,
-        output: None,
-        remote_name: false,
-        method: None,
-        headers: Vec::new(),
-        data: None,
-        get: false,
-        include: false,
-        head: false,
-        write_out: None,
-        user: None,
-        max_time: None,
-        connect_timeout: None,
-        url: None,
-    };
+    let mut o = Opts::new();
     // Expand combined short flags (-sSL) first; a valued one takes the rest or the next arg.
     let valued_short = "oXHdwuAmeb";
     let mut argv: Vec<String> = Vec::new();

@@ -24,6 +24,7 @@ pub const NAMES: &[&str] = &[
     "patch",
     "bc",
     "curl",
+    "wget",
 ];
 
 pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
@@ -39,6 +40,7 @@ pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
         "patch" => crate::patch::run(sh, args, io),
         "bc" => crate::bc::bc(sh, args, io),
         "curl" => crate::curl::curl(sh, args, io),
+        "wget" => crate::curl::wget(sh, args, io),
         _ if crate::archive::NAMES.contains(&cmd) => return crate::archive::run(sh, argv, io),
         _ => return None,
     }))
