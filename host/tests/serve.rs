@@ -829,4 +829,39 @@ fn network_policy_over_the_api() {
         .filter(|e| e["kind"] == "net_policy")
         .count();
     assert_eq!(changes, 1, "{events}");
+    // Guests' requests show in /metrics by host and verdict.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut c in listener.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = std::io::Read::read(&mut c, &mut buf);
+            let _ = std::io::Write::write_all(
+                &mut c,
+                b"HTTP/1.1 200 OK\r\ncontent-length: 3\r\n\r\nok\n",
+            );
+        }
+    });
+    let (_, net) = put(json!({ "allow": [format!("127.0.0.1:{port}")] }));
+    assert_eq!(net["allow"][0], format!("127.0.0.1:{port}"));
+    let out = s.call(
+        "explicit",
+        "bash",
+        json!({ "command": format!("curl -s http://127.0.0.1:{port}/; curl -s http://127.0.0.2:{port}/; echo rc=$?") }),
+    );
+    assert!(text(&out).contains("ok\nrc=7"), "{out}");
+    let metrics = client()
+        .get(s.url("/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(
+        metrics.contains(r#"burrow_net_requests_total{host="127.0.0.1",verdict="allowed"} 1"#),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"burrow_net_requests_total{host="127.0.0.2",verdict="denied"} 1"#),
+        "{metrics}"
+    );
 }

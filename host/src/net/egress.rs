@@ -130,7 +130,40 @@ impl Egress {
 }
 
 fn record(records: &Mutex<Vec<NetRecord>>, r: NetRecord) {
+    count_request(&r.host, r.allowed);
     records.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+}
+
+/// Distinct hosts the process-wide counters keep apart; the rest count as `other` (host names
+/// come from guests, so the set must not grow without bound).
+const COUNTED_HOSTS: usize = 1000;
+
+type Counts = std::collections::BTreeMap<(String, bool), u64>;
+
+fn counts() -> &'static Mutex<Counts> {
+    static COUNTS: std::sync::OnceLock<Mutex<Counts>> = std::sync::OnceLock::new();
+    COUNTS.get_or_init(|| Mutex::new(Counts::new()))
+}
+
+fn count_request(host: &str, allowed: bool) {
+    let mut c = counts().lock().unwrap_or_else(|p| p.into_inner());
+    let known = c.contains_key(&(host.to_string(), allowed)) || c.len() < COUNTED_HOSTS;
+    let key = if known {
+        host.to_string()
+    } else {
+        "other".to_string()
+    };
+    *c.entry((key, allowed)).or_default() += 1;
+}
+
+/// Requests this process's guests made, by (host, allowed), for `/metrics`.
+pub fn request_counts() -> Vec<(String, bool, u64)> {
+    counts()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .map(|((h, a), n)| (h.clone(), *a, *n))
+        .collect()
 }
 
 /// A denial, as the guest sees it: wasi:http's `internal-error` carrying the reason (the

@@ -79,6 +79,19 @@ impl Metrics {
             "burrow_tool_call_seconds_sum {}\nburrow_tool_call_seconds_count {cumulative}\n",
             get(&self.sum_us) as f64 / 1e6
         ));
+        out.push_str(
+            "# HELP burrow_net_requests_total Guests' outgoing HTTP requests, by host and verdict.\n# TYPE burrow_net_requests_total counter\n",
+        );
+        for (host, allowed, n) in crate::net::egress::request_counts() {
+            let host: String = host
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '_'))
+                .collect();
+            let verdict = if allowed { "allowed" } else { "denied" };
+            out.push_str(&format!(
+                "burrow_net_requests_total{{host=\"{host}\",verdict=\"{verdict}\"}} {n}\n"
+            ));
+        }
         out.push_str(&format!(
             "# HELP burrow_sessions Sessions in the store.\n# TYPE burrow_sessions gauge\nburrow_sessions {sessions}\n"
         ));
