@@ -200,6 +200,16 @@ fn deny_by_default_then_allow_by_address() {
     assert_eq!(out, "hello\n");
     let (_, out, _) = b.sh("n", &format!("curl -s {url}; echo rc=$?"));
     assert_eq!(out, "rc=7\n");
+    // Allowed but nobody listening: curl's 7, recorded as allowed with its error.
+    b.ok(&["net", "n", "--allow", "127.0.0.1:1"]);
+    let (_, out, _) = b.sh("n", "curl -s http://127.0.0.1:1/; echo rc=$?");
+    assert_eq!(out, "rc=7\n");
+    let log = b.ok(&["log", "n", "--kind", "net"]);
+    let last = log.lines().last().unwrap_or_default();
+    assert!(
+        last.contains(r#""allowed":true"#) && last.contains("failed to connect"),
+        "{last}"
+    );
 }
 
 #[test]

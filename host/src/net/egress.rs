@@ -64,6 +64,7 @@ pub struct NetRecord {
     /// Why it was denied or failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Whether the policy let it through (it may still have failed: see `error`).
     pub allowed: bool,
 }
 
@@ -260,6 +261,9 @@ impl Egress {
             Err(why) => return fail(rec, denied(why.clone()), why),
         };
         rec.secrets = swaps.iter().map(|s| s.name.clone()).collect();
+        // Allowed by the policy from here on unless an address is refused: a request that
+        // then fails (no such host, refused, TLS) is recorded as allowed, with its error.
+        rec.allowed = true;
         let uri = request.uri().clone();
         // Resolve here, check every address, and connect only to allowed ones.
         let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
@@ -290,6 +294,7 @@ impl Egress {
             }
         }
         if allowed.is_empty() {
+            rec.allowed = first_denial.is_none();
             let why = first_denial.unwrap_or_else(|| format!("could not resolve host: {host}"));
             return fail(rec, denied(why.clone()), why);
         }
