@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use burrow_store::{Store, Txn, VersionId};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_io::bytes::Bytes;
 
 use crate::engine::{EPOCH_TICK, Engine, Program};
 use crate::limits::{Limiter, Limits};
@@ -209,15 +210,15 @@ impl Engine {
         // `wasi:cli/environment.initial-cwd`. The wasi-libc of Rust 1.95 ignores it and starts
         // at "/", so guests that use relative paths chdir to $PWD first (burrow's own tools do).
         b.initial_cwd(&cwd);
-        b.stdin(wasmtime_wasi::p2::pipe::MemoryInputPipe::new(
-            opts.stdin.clone(),
-        ));
+        // One copy of stdin, shared by the pipe and `/dev/stdin`.
+        let stdin = Bytes::from(opts.stdin.clone());
+        b.stdin(wasmtime_wasi::p2::pipe::MemoryInputPipe::new(stdin.clone()));
         b.stdout(capture.pipe(0));
         b.stderr(capture.pipe(1));
         let mut fs = FsState::new(shared.clone(), &opts.mounts, &opts.preopens)
             .map_err(|e| RunError::Host(e.to_string()))?;
         fs.set_stdio(crate::wasi_fs::Stdio {
-            stdin: std::sync::Arc::from(opts.stdin.clone()),
+            stdin,
             stdout: capture.pipe(0),
             stderr: capture.pipe(1),
         });

@@ -157,7 +157,7 @@ pub struct FsState {
 
 /// What `/dev/stdin`, `/dev/stdout` and `/dev/stderr` reach.
 pub(crate) struct Stdio {
-    pub stdin: Arc<[u8]>,
+    pub stdin: Bytes,
     pub stdout: crate::output::Pipe,
     pub stderr: crate::output::Pipe,
 }
@@ -727,7 +727,8 @@ impl types::HostDescriptor for WasiFsView<'_> {
                 Synth::Dir(_) => return Err(ErrorCode::IsDirectory.into()),
                 Synth::File(_, data) => Box::new(SynthInput::File(data, offset)),
                 Synth::Dev(_, Dev::Stdin) => {
-                    let data = self.fs.stdio.as_ref().map(|s| s.stdin.clone());
+                    // Copied only when a guest reads `/dev/stdin` (rare), not per run.
+                    let data = self.fs.stdio.as_ref().map(|s| Arc::from(&s.stdin[..]));
                     Box::new(SynthInput::File(
                         data.unwrap_or_else(|| Arc::from(Vec::new())),
                         0,

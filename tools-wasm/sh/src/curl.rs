@@ -94,6 +94,14 @@ fn base64(data: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(data)
 }
 
+/// `--name=value` as (`--name`, Some(value)); anything else as itself.
+fn long_value(a: &str) -> (String, Option<String>) {
+    match a.split_once('=') {
+        Some((n, v)) if a.starts_with("--") => (n.to_string(), Some(v.to_string())),
+        _ => (a.to_string(), None),
+    }
+}
+
 impl Opts {
     fn new() -> Opts {
         Opts {
@@ -135,10 +143,7 @@ pub fn wget(sh: &Shell, args: &[String], io: &Io) -> i32 {
     while i < args.len() {
         let a = args[i].clone();
         i += 1;
-        let (name, inline) = match a.split_once('=') {
-            Some((n, v)) if a.starts_with("--") => (n.to_string(), Some(v.to_string())),
-            _ => (a.clone(), None),
-        };
+        let (name, inline) = long_value(&a);
         let mut value = || {
             inline.clone().or_else(|| {
                 i += 1;
@@ -341,10 +346,7 @@ pub fn curl(sh: &Shell, args: &[String], io: &Io) -> i32 {
     while i < argv.len() {
         let a = argv[i].clone();
         i += 1;
-        let (name, inline) = match a.split_once('=') {
-            Some((n, v)) if a.starts_with("--") => (n.to_string(), Some(v.to_string())),
-            _ => (a.clone(), None),
-        };
+        let (name, inline) = long_value(&a);
         let mut value = |what: &str| -> Result<String, i32> {
             if let Some(v) = &inline {
                 return Ok(v.clone());

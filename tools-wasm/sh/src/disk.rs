@@ -377,11 +377,7 @@ fn walk(
     let mut shown_total = own;
     match fs::read_dir(path) {
         Ok(rd) => {
-            let mut names: Vec<String> = rd
-                .filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect();
-            names.sort();
+            let names = crate::text::sorted_names(rd);
             for n in names {
                 let child = path.join(&n);
                 let shown = if name.ends_with('/') {

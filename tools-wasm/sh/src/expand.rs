@@ -445,11 +445,7 @@ pub fn glob(sh: &Shell, pat: &str) -> Vec<String> {
                 let Ok(rd) = std::fs::read_dir(&dir) else {
                     continue;
                 };
-                let mut names: Vec<String> = rd
-                    .filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect();
-                names.sort();
+                let names = crate::text::sorted_names(rd);
                 for n in names {
                     if n.starts_with('.') && !comp.starts_with('.') {
                         continue;

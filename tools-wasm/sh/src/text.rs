@@ -115,6 +115,16 @@ struct NoFilter;
 
 impl WalkFilter for NoFilter {}
 
+/// A directory's entry names, sorted (unreadable entries left out).
+pub fn sorted_names(rd: std::fs::ReadDir) -> Vec<String> {
+    let mut names: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 /// Every entry under `root` that `filter` keeps, in sorted order, depth first, shown as
 /// `display/...`.
 pub fn walk_with(
