@@ -213,6 +213,7 @@ pub fn run(cfg: BenchConfig, report: &mut dyn FnMut(&Measure)) -> R<Vec<Measure>
     idle(&mut cx, report)?;
     concurrency(&mut cx, report)?;
     http(&mut cx, report)?;
+    egress(&mut cx, report)?;
     Ok(cx.out)
 }
 
@@ -806,6 +807,146 @@ fn http(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
     stop.cancel();
     rt.shutdown_timeout(Duration::from_secs(5));
     Ok(())
+}
+
+/// A loopback server answering every connection with 4 KiB, then closing it (each request
+/// below opens its own connection, as the egress layer does).
+fn serve_4k() -> R<std::net::SocketAddr> {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    std::thread::spawn(move || {
+        let body = vec![b'x'; 4096];
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { continue };
+            let mut buf = [0u8; 2048];
+            let mut seen = Vec::new();
+            while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                match c.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => seen.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = c
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 4096\r\nconnection: close\r\n\r\n");
+            let _ = c.write_all(&body);
+        }
+    });
+    Ok(addr)
+}
+
+/// A GET of 4 KiB through the egress layer (policy, own DNS and address checks, connect,
+/// audit record) vs the same request made by reqwest; then the whole path from a guest's
+/// `curl` in a shell call.
+fn egress(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
+    if !cx.wants("egress") {
+        return Ok(());
+    }
+    let addr = serve_4k()?;
+    let url = format!("http://{addr}/4k");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let mut policy = crate::net::NetPolicy::default();
+    policy
+        .allow(&[addr.to_string()])
+        .map_err(|e| BenchError::Other(e.to_string()))?;
+    let policy = Arc::new(policy);
+    let n = cx.n(50, 500);
+    let native = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .no_proxy()
+        .build()
+        .map_err(|e| BenchError::Other(e.to_string()))?;
+    let reqwest_get = || -> R<()> {
+        rt.block_on(async {
+            let r = native.get(&url).send().await?;
+            let b = r.bytes().await?;
+            Ok::<_, reqwest::Error>(b.len())
+        })
+        .map_err(|e| BenchError::Other(e.to_string()))
+        .and_then(|len| check_len(len, 4096))
+    };
+    let egress_get = || -> R<()> {
+        // A fresh egress per request, as each tool call gets.
+        let e = crate::net::Egress::new(policy.clone(), Default::default());
+        rt.block_on(e.get(&url))
+            .map_err(BenchError::Other)
+            .and_then(|(_, b)| check_len(b.len(), 4096))
+    };
+    // Interleaved, so both see the same machine.
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for i in 0..=n {
+        let t = Instant::now();
+        reqwest_get()?;
+        let ta = t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        egress_get()?;
+        let tb = t.elapsed().as_secs_f64() * 1e3;
+        if i > 0 {
+            a.push(ta);
+            b.push(tb);
+        }
+    }
+    let native_ms = stats(a);
+    let through = stats(b);
+    cx.record(
+        "egress.reqwest_get_4k",
+        "ms",
+        native_ms,
+        None,
+        "GET 4 KiB on loopback by reqwest, a new connection each (the baseline)",
+        report,
+    );
+    cx.record(
+        "egress.get_4k",
+        "ms",
+        through,
+        Some(native_ms.0),
+        "the same GET through burrow's egress layer (policy, DNS and address checks, audit)",
+        report,
+    );
+    // The whole path: a shell call whose curl fetches 4 KiB, vs a shell call that does not.
+    let sb = cx.sandbox("egress.db")?;
+    let id = sb.create(Some("egress"))?.id;
+    let mut rule = crate::net::NetPolicy::default();
+    rule.allow(&[addr.to_string()])
+        .map_err(|e| BenchError::Other(e.to_string()))?;
+    sb.set_net(&id, rule)?;
+    let calls = cx.n(10, 50);
+    let bash = |cmd: &str| -> R<()> {
+        let out = sb.call(
+            &id,
+            Family::AgentToolset,
+            "bash",
+            &json!({ "command": cmd }),
+        )?;
+        if out.is_error {
+            return Err(BenchError::Other(format!("{cmd}: {}", out.joined_text())));
+        }
+        Ok(())
+    };
+    let plain = time_it(calls, 1e3, || bash("true"))?;
+    let curl = time_it(calls, 1e3, || bash(&format!("curl -sf {url} >/dev/null")))?;
+    cx.record(
+        "egress.shell_curl_4k",
+        "ms",
+        curl,
+        Some(plain.0),
+        "a bash call running `curl URL` (4 KiB) vs a bash call running `true`",
+        report,
+    );
+    rt.shutdown_timeout(Duration::from_secs(1));
+    Ok(())
+}
+
+fn check_len(got: usize, want: usize) -> R<()> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(BenchError::Other(format!("got {got} bytes, wanted {want}")))
+    }
 }
 
 /// The table line of a measure.

@@ -23,6 +23,8 @@ pub struct Limits {
     pub output: u64,
     /// What the run may reach on the network: the session's policy. Default: nothing.
     pub network: std::sync::Arc<crate::net::NetPolicy>,
+    /// How much of the network one run may use. Default: [`crate::net::NetLimits::default`].
+    pub net: crate::net::NetLimits,
 }
 
 impl Default for Limits {
@@ -34,6 +36,7 @@ impl Default for Limits {
             capture: 1 << 20,
             output: 64 << 20,
             network: Default::default(),
+            net: Default::default(),
         }
     }
 }

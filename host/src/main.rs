@@ -28,6 +28,13 @@ struct Cli {
     /// Print structured output as JSON.
     #[arg(long, global = true)]
     json: bool,
+    /// Extra trusted roots (PEM) for guests' HTTPS, besides the public web's.
+    #[arg(long, global = true, env = "BURROW_CA_FILE", value_name = "PEM")]
+    ca_file: Option<PathBuf>,
+    /// Where secrets' values come from instead of burrow's environment: one NAME=VALUE a
+    /// line, mode 0600. Read at each request, so a rotated value applies at once.
+    #[arg(long, global = true, env = "BURROW_SECRETS_FILE", value_name = "FILE")]
+    secrets_file: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -460,7 +467,10 @@ fn open_sandbox_with(path: &Path, pooling: bool) -> anyhow::Result<Sandbox> {
         path,
         SandboxConfig {
             cache_dir: Some(cache_dir()),
-            limits: Limits::default(),
+            limits: Limits {
+                net: burrow_host::net::NetLimits::from_env().map_err(anyhow::Error::msg)?,
+                ..Limits::default()
+            },
             pooling,
             tool_layer: std::env::var_os("BURROW_TOOLS").map(PathBuf::from),
             default_net: Default::default(),
@@ -691,6 +701,10 @@ fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Some(ca) = &cli.ca_file {
+        burrow_host::net::set_ca_file(Some(ca)).map_err(anyhow::Error::msg)?;
+    }
+    burrow_host::net::set_secrets_file(cli.secrets_file.as_deref()).map_err(anyhow::Error::msg)?;
     let store_path = cli.store.clone().unwrap_or_else(default_store);
     let json = cli.json;
     if let Command::Demo { keep } = &cli.command {

@@ -154,19 +154,36 @@ impl Engine {
     ) -> Result<(Txn, RunReport), RunError> {
         let shared = Arc::new(Mutex::new(txn));
         let deadline = Instant::now() + opts.limits.timeout;
-        let egress = crate::net::Egress::new(opts.limits.network.clone(), Default::default());
-        let report = self.run_shared(program, &shared, opts, deadline, 0, &egress)?;
+        let egress = crate::net::Egress::new(opts.limits.network.clone(), opts.limits.net.clone());
+        let result = self.run_shared(program, &shared, opts, deadline, 0, &egress);
         let mut txn = Arc::try_unwrap(shared)
             .map_err(|_| RunError::Host("transaction still shared after the run".into()))?
             .into_inner()
             .unwrap_or_else(|p| p.into_inner());
-        // One `net` event per request, written with the call's commit.
-        for r in &report.net {
+        // One `net` event per request, written with the call's commit; a call rolled back
+        // (timeout, trap, limit) loses its changes but keeps its requests on the record.
+        let records = match &result {
+            Ok(report) => report.net.clone(),
+            Err(_) => {
+                std::mem::take(&mut *egress.records().lock().unwrap_or_else(|p| p.into_inner()))
+            }
+        };
+        for r in &records {
             if let Ok(data) = serde_json::to_string(r) {
                 txn.add_event("net", &data);
             }
         }
-        Ok((txn, report))
+        match result {
+            Ok(report) => Ok((txn, report)),
+            Err(e) => {
+                if !records.is_empty()
+                    && let Err(w) = txn.abort_keeping_events()
+                {
+                    tracing::warn!(error = %w, "could not record a rolled-back call's requests");
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Runs `program` in a transaction shared with its caller (a program started through

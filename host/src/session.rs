@@ -566,6 +566,7 @@ impl Sandbox {
             env,
             limits: Limits {
                 network: limits.network,
+                net: limits.net,
                 ..opts.limits.clone()
             },
             ..opts.clone()

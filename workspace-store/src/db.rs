@@ -217,8 +217,16 @@ impl Db {
             Durability::Normal => "NORMAL",
             Durability::Full => "FULL",
         };
+        // Readers map the file (reads without a copy into SQLite's cache). The one writer
+        // does not, and keeps a small cache: a transaction writing a large file streams its
+        // pages through it, and neither should grow the process by the size of that file.
+        let (mmap, cache_kib) = if create {
+            (0, 8 << 10)
+        } else {
+            (256 << 20, 32 << 10)
+        };
         conn.execute_batch(&format!(
-            "PRAGMA synchronous={sync}; PRAGMA mmap_size=268435456; PRAGMA cache_size=-32768; PRAGMA foreign_keys=OFF;"
+            "PRAGMA synchronous={sync}; PRAGMA mmap_size={mmap}; PRAGMA cache_size=-{cache_kib}; PRAGMA foreign_keys=OFF;"
         ))?;
         conn.set_prepared_statement_cache_capacity(64);
         Ok(conn)

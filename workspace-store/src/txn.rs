@@ -46,7 +46,7 @@ pub const SYMLINK_MAX: usize = 40;
 pub const FILE_MAX: u64 = 1 << 46;
 /// In-memory dirty page bytes above which a transaction spills finished pages to the database
 /// (content-addressed, so harmless if the transaction later aborts; GC reclaims them).
-const SPILL_BYTES: usize = 64 << 20;
+const SPILL_BYTES: usize = 8 << 20;
 
 /// Attributes of an inode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -847,7 +847,7 @@ impl Txn {
                 } => self
                     .stored_page(*base, *base_floor, pages, idx)?
                     .map(|p| p.as_ref().clone())
-                    .unwrap_or_default(),
+                    .unwrap_or_else(|| Vec::with_capacity(PAGE_SIZE)),
                 _ => Vec::new(),
             };
             self.mem_bytes += PAGE_SIZE;
@@ -1246,6 +1246,20 @@ impl Txn {
     /// one with compare-and-swap, in one SQLite transaction. A transaction that changed
     /// nothing makes no version. If the head moved meanwhile, returns [`Error::Conflict`] and
     /// changes nothing.
+    /// Discards the transaction's changes but writes its queued events (against its base
+    /// version): what happened during a call that is rolled back (its network requests, say)
+    /// stays on the record.
+    pub fn abort_keeping_events(mut self) -> Result<()> {
+        let Some(ws) = self.workspace.clone() else {
+            return Ok(());
+        };
+        for (kind, data) in std::mem::take(&mut self.events) {
+            self.store
+                .append_event(&ws, &kind, Some(self.base.id), Some(self.base.id), &data)?;
+        }
+        Ok(())
+    }
+
     pub fn commit(self) -> Result<Commit> {
         self.commit_inner(None).map(|(c, _)| c)
     }

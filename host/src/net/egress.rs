@@ -5,6 +5,7 @@
 //! rustls (the webpki roots plus `BURROW_CA_FILE`), and records one [`NetRecord`] per request
 //! for the session's audit log. Raw `wasi:sockets` stay denied.
 
+use std::future::Future as _;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -21,22 +22,88 @@ use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::policy::{Dest, NetPolicy, Verdict};
 
-/// Limits of one call's network use (defaults in [`NetLimits::default`]).
-#[derive(Debug, Clone)]
+/// Limits of one call's network use. Hitting one fails that request (the guest's `curl` says
+/// which limit), never the whole call. Defaults in [`NetLimits::default`]; an operator sets
+/// them with `BURROW_NET_*` environment variables ([`NetLimits::from_env`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetLimits {
-    /// Requests one call may make.
+    /// Requests one call may make. Default 1000 (`BURROW_NET_MAX_REQUESTS`).
     pub requests: u32,
+    /// Response body bytes one call may receive, all requests together. Default 4 GiB
+    /// (`BURROW_NET_MAX_BYTES_IN`).
+    pub bytes_in: u64,
+    /// Request body bytes one call may send. Default 1 GiB (`BURROW_NET_MAX_BYTES_OUT`).
+    pub bytes_out: u64,
+    /// Requests in flight at once (a response counts until its body is read or dropped).
+    /// Default 32 (`BURROW_NET_MAX_CONCURRENT`).
+    pub concurrent: u32,
+    /// Connecting (TCP and TLS). Default 30 s (`BURROW_NET_CONNECT_TIMEOUT`, in seconds).
     pub connect_timeout: Duration,
+    /// From the request sent to the response's head. Default 60 s
+    /// (`BURROW_NET_FIRST_BYTE_TIMEOUT`).
     pub first_byte_timeout: Duration,
+    /// Between two pieces of a response body. Default 60 s (`BURROW_NET_IDLE_TIMEOUT`).
+    pub idle_timeout: Duration,
 }
 
 impl Default for NetLimits {
     fn default() -> Self {
         NetLimits {
             requests: 1000,
+            bytes_in: 4 << 30,
+            bytes_out: 1 << 30,
+            concurrent: 32,
             connect_timeout: Duration::from_secs(30),
             first_byte_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(60),
         }
+    }
+}
+
+impl NetLimits {
+    /// The defaults, with any `BURROW_NET_*` variable of this process applied (read once).
+    /// A variable that does not parse is an error naming it.
+    pub fn from_env() -> Result<NetLimits, String> {
+        static LIMITS: std::sync::OnceLock<Result<NetLimits, String>> = std::sync::OnceLock::new();
+        LIMITS
+            .get_or_init(|| NetLimits::from_vars(|k| std::env::var(k).ok()))
+            .clone()
+    }
+
+    /// The defaults with the variables `get` returns applied.
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<NetLimits, String> {
+        let mut l = NetLimits::default();
+        let num = |k: &str| -> Result<Option<u64>, String> {
+            get(k)
+                .map(|v| {
+                    v.trim()
+                        .parse::<u64>()
+                        .map_err(|_| format!("{k}={v}: not a whole number"))
+                })
+                .transpose()
+        };
+        if let Some(n) = num("BURROW_NET_MAX_REQUESTS")? {
+            l.requests = n.min(u32::MAX as u64) as u32;
+        }
+        if let Some(n) = num("BURROW_NET_MAX_BYTES_IN")? {
+            l.bytes_in = n;
+        }
+        if let Some(n) = num("BURROW_NET_MAX_BYTES_OUT")? {
+            l.bytes_out = n;
+        }
+        if let Some(n) = num("BURROW_NET_MAX_CONCURRENT")? {
+            l.concurrent = n.clamp(1, u32::MAX as u64) as u32;
+        }
+        if let Some(n) = num("BURROW_NET_CONNECT_TIMEOUT")? {
+            l.connect_timeout = Duration::from_secs(n);
+        }
+        if let Some(n) = num("BURROW_NET_FIRST_BYTE_TIMEOUT")? {
+            l.first_byte_timeout = Duration::from_secs(n);
+        }
+        if let Some(n) = num("BURROW_NET_IDLE_TIMEOUT")? {
+            l.idle_timeout = Duration::from_secs(n);
+        }
+        Ok(l)
     }
 }
 
@@ -68,50 +135,31 @@ pub struct NetRecord {
     pub allowed: bool,
 }
 
-/// The TLS client configuration: webpki's roots, plus the PEM certificates of
-/// `BURROW_CA_FILE` when set (a private CA; the tests use their own).
-pub fn tls_config(ca_file: Option<&std::path::Path>) -> Result<rustls::ClientConfig, String> {
-    let mut roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.into(),
-    };
-    if let Some(path) = ca_file {
-        use rustls::pki_types::pem::PemObject;
-        let certs = rustls::pki_types::CertificateDer::pem_file_iter(path)
-            .map_err(|e| format!("cannot read CA file {}: {e}", path.display()))?;
-        for c in certs {
-            let c = c.map_err(|e| format!("bad certificate in {}: {e}", path.display()))?;
-            roots
-                .add(c)
-                .map_err(|e| format!("bad certificate in {}: {e}", path.display()))?;
-        }
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    Ok(rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth())
-}
-
-/// The process's TLS configuration, built on first use: webpki's roots plus
-/// `BURROW_CA_FILE` (an operator setting; guests never see it).
-pub fn shared_tls() -> Result<Arc<rustls::ClientConfig>, String> {
-    static TLS: std::sync::OnceLock<Result<Arc<rustls::ClientConfig>, String>> =
-        std::sync::OnceLock::new();
-    TLS.get_or_init(|| {
-        let ca = std::env::var_os("BURROW_CA_FILE").map(std::path::PathBuf::from);
-        tls_config(ca.as_deref()).map(Arc::new)
-    })
-    .clone()
-}
-
-/// A call's egress: its policy, limits and audit records.
+/// A call's egress: its policy, limits, what it has used of them, and its audit records.
 #[derive(Clone)]
 pub struct Egress {
     policy: Arc<NetPolicy>,
     limits: NetLimits,
-    count: Arc<AtomicU32>,
+    usage: Arc<Usage>,
     records: Arc<Mutex<Vec<NetRecord>>>,
+}
+
+/// What one call has used of its [`NetLimits`].
+#[derive(Default)]
+struct Usage {
+    requests: AtomicU32,
+    in_flight: AtomicU32,
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
+}
+
+/// A request in flight: counted against [`NetLimits::concurrent`] until dropped.
+struct InFlight(Arc<Usage>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Egress {
@@ -119,9 +167,34 @@ impl Egress {
         Egress {
             policy,
             limits,
-            count: Arc::new(AtomicU32::new(0)),
+            usage: Default::default(),
             records: Arc::new(Mutex::new(Vec::new())),
         }
+    }
+
+    /// A GET made from the host through this egress (policy, limits, audit: everything a
+    /// guest's request gets): its status and body. For benchmarks and embedders' checks.
+    pub async fn get(&self, url: &str) -> Result<(u16, Bytes), String> {
+        let body = http_body_util::Empty::<Bytes>::new()
+            .map_err(|never| match never {})
+            .boxed_unsync();
+        let request = http::Request::get(url)
+            .body(body)
+            .map_err(|e| e.to_string())?;
+        let (response, io) = self
+            .clone()
+            .send(request, None)
+            .await
+            .map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        Box::into_pin(io).await.map_err(|e| e.to_string())?;
+        Ok((status, body))
     }
 
     /// The records of the requests made so far (shared with the requests in flight).
@@ -238,10 +311,18 @@ impl Egress {
             record(&self.records, rec);
             Err(e)
         };
-        if self.count.fetch_add(1, Ordering::Relaxed) >= self.limits.requests {
+        if self.usage.requests.fetch_add(1, Ordering::Relaxed) >= self.limits.requests {
             let why = format!(
                 "request limit: this call may make {} requests",
                 self.limits.requests
+            );
+            return fail(rec, denied(why.clone()), why);
+        }
+        let in_flight = InFlight(self.usage.clone());
+        if self.usage.in_flight.fetch_add(1, Ordering::Relaxed) >= self.limits.concurrent {
+            let why = format!(
+                "concurrency limit: this call may have {} requests in flight",
+                self.limits.concurrent
             );
             return fail(rec, denied(why.clone()), why);
         }
@@ -261,6 +342,18 @@ impl Egress {
             Err(why) => return fail(rec, denied(why.clone()), why),
         };
         rec.secrets = swaps.iter().map(|s| s.name.clone()).collect();
+        let sent = Arc::new(AtomicU64::new(0));
+        let (usage, cap, sent_here) = (self.usage.clone(), self.limits.bytes_out, sent.clone());
+        let request = request.map(move |b| {
+            Limited {
+                inner: b,
+                total: usage,
+                here: sent_here,
+                cap,
+            }
+            .boxed_unsync()
+        });
+        let mut request = request;
         // Allowed by the policy from here on unless an address is refused: a request that
         // then fails (no such host, refused, TLS) is recorded as allowed, with its error.
         rec.allowed = true;
@@ -308,9 +401,24 @@ impl Egress {
             .map_or(self.limits.first_byte_timeout, |t| {
                 t.min(self.limits.first_byte_timeout)
             });
+        // The operator's proxy, if any, carries the connection; the checks above stand.
+        let proxy = match super::operator::proxy_for(&scheme, &host, port) {
+            Ok(p) => p,
+            Err(why) => return fail(rec, Error::ConfigurationError, why),
+        };
+        let targets = match &proxy {
+            None => allowed,
+            Some(p) => match tokio::net::lookup_host((p.host.as_str(), p.port)).await {
+                Ok(a) => a.collect(),
+                Err(e) => {
+                    let why = format!("could not resolve proxy {}: {e}", p.host);
+                    return fail(rec, Error::ConnectionRefused, why);
+                }
+            },
+        };
         let mut stream = None;
         let mut last_err = None;
-        for a in &allowed {
+        for a in &targets {
             match tokio::time::timeout(connect_timeout, tokio::net::TcpStream::connect(a)).await {
                 Ok(Ok(s)) => {
                     stream = Some(s);
@@ -320,9 +428,13 @@ impl Egress {
                 Err(_) => last_err = Some("connection timed out".into()),
             }
         }
-        let Some(tcp) = stream else {
+        let Some(mut tcp) = stream else {
+            let via = proxy
+                .as_ref()
+                .map(|p| format!(" (through proxy {}:{})", p.host, p.port))
+                .unwrap_or_default();
             let why = format!(
-                "failed to connect to {host} port {port}: {}",
+                "failed to connect to {host} port {port}{via}: {}",
                 last_err.unwrap_or_default()
             );
             let e = if why.ends_with("timed out") {
@@ -332,10 +444,41 @@ impl Egress {
             };
             return fail(rec, e, why);
         };
-        // The request line carries only the path and query (no proxy form).
-        let pq = uri
-            .path_and_query()
-            .map_or("/".to_string(), |p| p.as_str().to_string());
+        let proxy_auth = proxy.as_ref().and_then(|p| p.auth.as_ref()).map(|a| {
+            use base64::Engine;
+            format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(a)
+            )
+        });
+        if let Some(p) = &proxy {
+            if scheme == "https" {
+                // A tunnel through the proxy; TLS runs end to end inside it.
+                let connect = tunnel(&mut tcp, &host, port, proxy_auth.as_deref());
+                match tokio::time::timeout(connect_timeout, connect).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => {
+                        let why = format!("proxy {}:{} refused the tunnel: {e}", p.host, p.port);
+                        return fail(rec, Error::ConnectionRefused, why);
+                    }
+                    Err(_) => {
+                        return fail(rec, Error::ConnectionTimeout, "proxy timed out".into());
+                    }
+                }
+            } else if let Some(a) = &proxy_auth
+                && let Ok(v) = http::HeaderValue::from_str(a)
+            {
+                request.headers_mut().insert("proxy-authorization", v);
+            }
+        }
+        // The request line carries only the path and query, except to a plain-HTTP proxy,
+        // which takes the absolute form.
+        let pq = if proxy.is_some() && scheme == "http" {
+            uri.to_string()
+        } else {
+            uri.path_and_query()
+                .map_or("/".to_string(), |p| p.as_str().to_string())
+        };
         *request.uri_mut() = match pq.parse() {
             Ok(u) => u,
             Err(_) => return fail(rec, Error::HttpRequestUriInvalid, "bad path".into()),
@@ -351,7 +494,7 @@ impl Egress {
                     );
                 }
             };
-            let config = match shared_tls() {
+            let config = match super::operator::shared_tls() {
                 Ok(c) => c,
                 Err(why) => return fail(rec, Error::ConfigurationError, why),
             };
@@ -382,6 +525,13 @@ impl Egress {
         let response = match tokio::time::timeout(first_byte, sender.send_request(request)).await {
             Ok(Ok(r)) => r,
             Ok(Err(e)) => {
+                if self.usage.bytes_out.load(Ordering::Relaxed) > self.limits.bytes_out {
+                    let why = format!(
+                        "upload limit: this call may send {} bytes",
+                        self.limits.bytes_out
+                    );
+                    return fail(rec, denied(why.clone()), why);
+                }
                 let why = format!("{host}: {e}");
                 return fail(rec, Error::from(e), why);
             }
@@ -402,12 +552,24 @@ impl Egress {
             rec: Some(rec),
             records: self.records.clone(),
             counted: counted.clone(),
+            sent,
             started,
+            _in_flight: in_flight,
         };
+        let idle = options
+            .and_then(|o| o.between_bytes_timeout)
+            .map_or(self.limits.idle_timeout, |t| {
+                t.min(self.limits.idle_timeout)
+            });
+        let (usage, cap) = (self.usage.clone(), self.limits.bytes_in);
         let response = response.map(move |incoming| {
             Counted {
                 inner: incoming,
                 counted,
+                usage,
+                cap,
+                idle,
+                timer: Box::pin(tokio::time::sleep(idle)),
                 _finish: body_done,
                 swaps,
                 pending: Vec::new(),
@@ -423,6 +585,45 @@ impl Egress {
             }
         };
         Ok((response, Box::new(io)))
+    }
+}
+
+/// Opens a tunnel to `host:port` through an HTTP proxy (`CONNECT`), leaving `tcp` at the
+/// start of the tunnelled stream.
+async fn tunnel(
+    tcp: &mut tokio::net::TcpStream,
+    host: &str,
+    port: u16,
+    auth: Option<&str>,
+) -> Result<(), String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    };
+    let mut req = format!("CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n");
+    if let Some(a) = auth {
+        req.push_str(&format!("Proxy-Authorization: {a}\r\n"));
+    }
+    req.push_str("\r\n");
+    tcp.write_all(req.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    // Read the proxy's answer a byte at a time: nothing past its blank line may be consumed.
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        if head.len() > 16 << 10 {
+            return Err("answer too long".into());
+        }
+        let b = tcp.read_u8().await.map_err(|e| e.to_string())?;
+        head.push(b);
+    }
+    let text = String::from_utf8_lossy(&head);
+    let status = text.lines().next().unwrap_or_default();
+    match status.split_whitespace().nth(1) {
+        Some(c) if c.starts_with('2') => Ok(()),
+        _ => Err(status.to_string()),
     }
 }
 
@@ -504,8 +705,7 @@ impl Egress {
                     s.hosts.join(", ")
                 ));
             }
-            let value = std::env::var(&s.name)
-                .map_err(|_| format!("secret {} is not set in burrow's environment", s.name))?;
+            let value = super::operator::secret_value(&s.name)?;
             for v in request.headers_mut().values_mut() {
                 let new = if let Some(c) = basic(v).filter(|c| c.contains(ph)) {
                     format!("Basic {}", b64.encode(c.replace(ph, &value)))
@@ -541,7 +741,9 @@ struct Finish {
     rec: Option<NetRecord>,
     records: Arc<Mutex<Vec<NetRecord>>>,
     counted: Arc<AtomicU64>,
+    sent: Arc<AtomicU64>,
     started: Instant,
+    _in_flight: InFlight,
 }
 
 impl Drop for Finish {
@@ -549,17 +751,64 @@ impl Drop for Finish {
         if let Some(mut r) = self.rec.take() {
             r.allowed = true;
             r.bytes_in = self.counted.load(Ordering::Relaxed);
+            r.bytes_out = self.sent.load(Ordering::Relaxed);
             r.duration_us = self.started.elapsed().as_micros() as u64;
             record(&self.records, r);
         }
     }
 }
 
-/// A response body that counts its bytes and puts placeholders back where the server
-/// echoed a secret's value (a value split across frames included).
+/// A request body that counts what it sends against the call's [`NetLimits::bytes_out`].
+struct Limited {
+    inner: WasiBody,
+    total: Arc<Usage>,
+    here: Arc<AtomicU64>,
+    cap: u64,
+}
+
+impl Body for Limited {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        let f = Pin::new(&mut self.inner).poll_frame(cx);
+        if let Poll::Ready(Some(Ok(f))) = &f
+            && let Some(d) = f.data_ref()
+        {
+            let n = d.len() as u64;
+            self.here.fetch_add(n, Ordering::Relaxed);
+            if self.total.bytes_out.fetch_add(n, Ordering::Relaxed) + n > self.cap {
+                return Poll::Ready(Some(Err(denied(format!(
+                    "upload limit: this call may send {} bytes",
+                    self.cap
+                )))));
+            }
+        }
+        f
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A response body that counts its bytes (against [`NetLimits::bytes_in`]), fails when the
+/// server goes quiet for [`NetLimits::idle_timeout`], and puts placeholders back where the
+/// server echoed a secret's value (a value split across frames included).
 struct Counted {
     inner: hyper::body::Incoming,
     counted: Arc<AtomicU64>,
+    usage: Arc<Usage>,
+    cap: u64,
+    idle: Duration,
+    timer: Pin<Box<tokio::time::Sleep>>,
     _finish: Finish,
     swaps: Vec<Swap>,
     /// Bytes held back because a value may continue in the next frame.
@@ -604,8 +853,18 @@ impl Body for Counted {
         }
         match Pin::new(&mut self.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(f))) => {
+                let deadline = tokio::time::Instant::now() + self.idle;
+                self.timer.as_mut().reset(deadline);
                 if let Some(d) = f.data_ref() {
-                    self.counted.fetch_add(d.len() as u64, Ordering::Relaxed);
+                    let n = d.len() as u64;
+                    self.counted.fetch_add(n, Ordering::Relaxed);
+                    if self.usage.bytes_in.fetch_add(n, Ordering::Relaxed) + n > self.cap {
+                        self.ended = true;
+                        return Poll::Ready(Some(Err(denied(format!(
+                            "download limit: this call may receive {} bytes",
+                            self.cap
+                        )))));
+                    }
                 }
                 if self.swaps.is_empty() {
                     return Poll::Ready(Some(Ok(f)));
@@ -629,7 +888,13 @@ impl Body for Counted {
                     Poll::Ready(Some(Ok(Frame::data(out))))
                 }
             }
-            Poll::Pending => Poll::Pending,
+            Poll::Pending => match self.timer.as_mut().poll(cx) {
+                Poll::Ready(()) => {
+                    self.ended = true;
+                    Poll::Ready(Some(Err(Error::ConnectionReadTimeout)))
+                }
+                Poll::Pending => Poll::Pending,
+            },
         }
     }
 
@@ -639,5 +904,88 @@ impl Body for Counted {
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// A server answering each connection with `body` after `delay`, then closing.
+    fn serve(body: &'static [u8], delay: Duration) -> u16 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for c in l.incoming() {
+                let Ok(mut c) = c else { continue };
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    let _ = c.read(&mut buf);
+                    std::thread::sleep(delay);
+                    let _ = write!(
+                        c,
+                        "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = c.write_all(body);
+                });
+            }
+        });
+        port
+    }
+
+    fn policy(port: u16) -> Arc<NetPolicy> {
+        let mut p = NetPolicy::default();
+        p.allow(&[format!("127.0.0.1:{port}")]).unwrap();
+        Arc::new(p)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrency_limit_refuses_the_extra_request_until_one_ends() {
+        let port = serve(b"slow", Duration::from_millis(300));
+        let limits = NetLimits {
+            concurrent: 1,
+            ..Default::default()
+        };
+        let e = Egress::new(policy(port), limits);
+        let url = format!("http://127.0.0.1:{port}/");
+        let first = tokio::spawn({
+            let (e, url) = (e.clone(), url.clone());
+            async move { e.get(&url).await }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let second = e.get(&url).await;
+        let err = second.expect_err("a second request in flight");
+        assert!(err.contains("concurrency limit"), "{err}");
+        assert_eq!(
+            first.await.unwrap().unwrap(),
+            (200, Bytes::from_static(b"slow"))
+        );
+        // The first one is done: the slot is free again.
+        assert_eq!(e.get(&url).await.unwrap().0, 200);
+        let records = e.records();
+        let r = records.lock().unwrap();
+        assert_eq!(r.len(), 3);
+        assert_eq!(r.iter().filter(|r| r.error.is_some()).count(), 1);
+        assert!(r.iter().all(|r| r.allowed || r.error.is_some()));
+    }
+
+    #[test]
+    fn limits_from_variables() {
+        let l = NetLimits::from_vars(|k| match k {
+            "BURROW_NET_MAX_CONCURRENT" => Some("4".into()),
+            "BURROW_NET_IDLE_TIMEOUT" => Some("5".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(l.concurrent, 4);
+        assert_eq!(l.idle_timeout, Duration::from_secs(5));
+        assert_eq!(l.requests, NetLimits::default().requests);
+        let e = NetLimits::from_vars(|k| (k == "BURROW_NET_MAX_BYTES_IN").then(|| "1G".into()));
+        assert_eq!(
+            e.unwrap_err(),
+            "BURROW_NET_MAX_BYTES_IN=1G: not a whole number"
+        );
     }
 }

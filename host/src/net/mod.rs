@@ -1,8 +1,10 @@
 //! Network egress for guests: the session's policy (deny by default, allow rules, secrets
-//! bound to hosts). See docs/ARCHITECTURE.md, "Network".
+//! bound to hosts), the egress layer that enforces it, and the operator's settings. See docs/ARCHITECTURE.md, "Network".
 
 pub mod egress;
+pub mod operator;
 pub mod policy;
 
 pub use egress::{Egress, NetLimits, NetRecord};
+pub use operator::{set_ca_file, set_secrets_file};
 pub use policy::{NetPolicy, RuleError, SecretRule, Verdict};

@@ -338,7 +338,15 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 Ok(a) => a,
                 Err(c) => return Some(Ok(c)),
             };
-            let files = inputs(sh, cmd, &a.operands, io, &mut status);
+            // `head -c N` of a device (/dev/urandom) takes N bytes of it, however many.
+            let wanted = a
+                .value('c')
+                .filter(|c| cmd == "head" && !c.starts_with('+'))
+                .and_then(|c| c.parse::<u64>().ok())
+                .unwrap_or(0);
+            let files = crate::sys::with_device_limit(wanted, || {
+                inputs(sh, cmd, &a.operands, io, &mut status)
+            });
             let many = files.len() > 1;
             for (k, (name, data)) in files.iter().enumerate() {
                 if many {
@@ -460,7 +468,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             let mut out = String::new();
             let text = String::from_utf8_lossy(&data).into_owned();
             let mut groups: Vec<(String, usize)> = Vec::new();
-            for line in text.lines() {
+            for line in crate::text::lines(&text) {
                 let same = groups.last().is_some_and(|(g, _)| {
                     if a.has('i') {
                         g.eq_ignore_ascii_case(line)
@@ -497,7 +505,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             let mut n = 0;
             for (_, data) in inputs(sh, cmd, &a.operands, io, &mut status) {
                 let text = String::from_utf8_lossy(&data).into_owned();
-                let mut ls: Vec<&str> = text.lines().collect();
+                let mut ls: Vec<&str> = crate::text::lines(&text).collect();
                 if cmd == "tac" {
                     ls.reverse();
                 }

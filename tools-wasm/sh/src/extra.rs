@@ -199,7 +199,7 @@ fn diff(sh: &Shell, args: &[String], io: &Io) -> i32 {
     for op in d.ops() {
         let (tag, o, n) = op.as_tag_tuple();
         let lines = |r: std::ops::Range<usize>, text: &str| -> Vec<String> {
-            text.lines()
+            crate::text::lines(text)
                 .skip(r.start)
                 .take(r.len())
                 .map(String::from)

@@ -244,7 +244,11 @@ fn paste(sh: &Shell, args: &[String], io: &Io) -> i32 {
     let mut inputs = Vec::new();
     for f in &files {
         match read_input(sh, "paste", f, io) {
-            Some(t) => inputs.push(t.lines().map(str::to_string).collect::<Vec<_>>()),
+            Some(t) => inputs.push(
+                crate::text::lines(&t)
+                    .map(str::to_string)
+                    .collect::<Vec<_>>(),
+            ),
             None => return 1,
         }
     }
@@ -305,7 +309,10 @@ fn comm(sh: &Shell, args: &[String], io: &Io) -> i32 {
     ) else {
         return 1;
     };
-    let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let (a, b): (Vec<&str>, Vec<&str>) = (
+        crate::text::lines(&a).collect(),
+        crate::text::lines(&b).collect(),
+    );
     let indent = |col: usize| -> String { (0..col).filter(|c| !hide[*c]).map(|_| "\t").collect() };
     let mut out = String::new();
     let (mut i, mut j) = (0, 0);

@@ -124,11 +124,26 @@ pub fn read(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
         return std::fs::read(path);
     }
     let mut out = Vec::new();
+    let limit = DEVICE_LIMIT.with(|l| l.get()).unwrap_or(DEVICE_READ);
     std::io::Read::read_to_end(
-        &mut std::io::Read::take(std::fs::File::open(path)?, DEVICE_READ),
+        &mut std::io::Read::take(std::fs::File::open(path)?, limit),
         &mut out,
     )?;
     Ok(out)
+}
+
+thread_local! {
+    /// How much of a character device [`read`] takes instead of [`DEVICE_READ`], while a
+    /// command that knows how much it wants (`head -c N`) reads.
+    static DEVICE_LIMIT: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with character devices read up to `limit` bytes (at least [`DEVICE_READ`]).
+pub fn with_device_limit<T>(limit: u64, f: impl FnOnce() -> T) -> T {
+    let prev = DEVICE_LIMIT.with(|l| l.replace(Some(limit.max(DEVICE_READ))));
+    let r = f();
+    DEVICE_LIMIT.with(|l| l.set(prev));
+    r
 }
 
 /// Creates a symlink at `link` (an absolute guest path) pointing at `target`.

@@ -1,5 +1,11 @@
 //! Text utilities with more options: grep, sed, sort, cut, tr, find, xargs, and small helpers.
 
+/// The lines of `text` as GNU tools see them: split at `\n` only, so a `\r` before it stays
+/// part of the line (str::lines would drop it and silently turn CRLF files into LF).
+pub fn lines(text: &str) -> std::str::SplitTerminator<'_, char> {
+    text.split_terminator('\n')
+}
+
 use std::fs;
 
 use crate::builtins::io_msg;
@@ -811,7 +817,7 @@ fn sed_parse(script: &str, extended: bool) -> Result<Vec<SedItem>, String> {
 }
 
 fn sed_run(items: &[SedItem], text: &str, quiet: bool) -> String {
-    let ls: Vec<&str> = text.lines().collect();
+    let ls: Vec<&str> = lines(text).collect();
     let n = ls.len();
     let mut out = String::new();
     let mut active = vec![false; items.len()];
@@ -1118,7 +1124,7 @@ pub fn sort(sh: &Shell, args: &[String], io: &Io) -> i32 {
         }
     }
     let text = String::from_utf8_lossy(&data).into_owned();
-    let mut ls: Vec<&str> = text.lines().collect();
+    let mut ls: Vec<&str> = lines(&text).collect();
     let keyof = |l: &str| -> String {
         match key {
             None => l.to_string(),
@@ -1272,7 +1278,7 @@ pub fn cut(sh: &Shell, args: &[String], io: &Io) -> i32 {
     }
     let text = String::from_utf8_lossy(&data).into_owned();
     let mut out = String::new();
-    for l in text.lines() {
+    for l in lines(&text) {
         if by_field {
             if !l.contains(delim) {
                 if !suppress {

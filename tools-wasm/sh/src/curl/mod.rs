@@ -1,13 +1,22 @@
 //! `curl`: HTTP(S) through `wasi:http/outgoing-handler`, so every request (and every
 //! redirect) passes the session's egress policy on the host. The flags agents use, with
 //! curl's messages and exit codes (6 could not resolve, 7 could not connect or denied, 22 an
-//! HTTP error with `-f`, 28 timeout, 47 too many redirects); a flag curl has but burrow does
-//! not implement is refused (exit 2), never ignored. The body streams to stdout or `-o FILE`.
+//! HTTP error with `-f`, 28 timeout, 47 too many redirects, 55/63 the call's upload/download
+//! limit, 61 a bad compressed body); a flag curl has but burrow does not implement is refused
+//! (exit 2), never ignored. The body streams to stdout or `-o FILE` (decoded on the way with
+//! `--compressed`); `--retry` repeats a transfer on curl's transient failures, with its
+//! warnings; `-F` builds multipart bodies; `-v` shows the heads sent and received.
 
 use std::io::Write;
 
 use crate::io::Io;
 use crate::shell::Shell;
+
+mod body;
+mod wire;
+
+use body::{Decode, Out, form_part, multipart, percent_encode, urlencode_source};
+use wire::{Target, join_url, parse_url, request};
 
 struct Opts {
     silent: bool,
@@ -29,6 +38,27 @@ struct Opts {
     max_time: Option<f64>,
     connect_timeout: Option<f64>,
     url: Option<String>,
+    verbose: bool,
+    compressed: bool,
+    retry: u32,
+    retry_delay: Option<f64>,
+    retry_max_time: Option<f64>,
+    retry_connrefused: bool,
+    retry_all_errors: bool,
+    /// `-F` parts: (name, filename, content type, content).
+    form: Vec<FormPart>,
+    /// The body's content type when not the form-urlencoded default (`-F`'s multipart).
+    body_type: Option<String>,
+    referer: Option<String>,
+    range: Option<String>,
+}
+
+/// One part of a `multipart/form-data` body.
+struct FormPart {
+    name: String,
+    filename: Option<String>,
+    content_type: Option<String>,
+    data: Vec<u8>,
 }
 
 /// curl's wording for an exit code's error line.
@@ -48,29 +78,18 @@ fn usage(io: &Io, msg: &str) -> i32 {
 
 /// Options of real curl that burrow's does not implement yet.
 const UNSUPPORTED: &[&str] = &[
-    "-F",
-    "--form",
-    "-v",
-    "--verbose",
-    "--data-urlencode",
     "-T",
     "--upload-file",
     "-c",
     "--cookie-jar",
     "-b",
     "--cookie",
-    "-e",
-    "--referer",
     "-k",
     "--insecure",
     "-x",
     "--proxy",
-    "--compressed",
-    "--retry",
     "-K",
     "--config",
-    "-r",
-    "--range",
     "-C",
     "--continue-at",
     "-Z",
@@ -124,6 +143,17 @@ impl Opts {
             max_time: None,
             connect_timeout: None,
             url: None,
+            verbose: false,
+            compressed: false,
+            retry: 0,
+            retry_delay: None,
+            retry_max_time: None,
+            retry_connrefused: false,
+            retry_all_errors: false,
+            form: Vec::new(),
+            body_type: None,
+            referer: None,
+            range: None,
         }
     }
 }
@@ -272,14 +302,7 @@ pub fn wget(sh: &Shell, args: &[String], io: &Io) -> i32 {
             continue;
         }
         let name = output.clone().unwrap_or_else(|| {
-            let base = target
-                .path
-                .split('?')
-                .next()
-                .and_then(|p| p.rsplit('/').next())
-                .filter(|n| !n.is_empty())
-                .unwrap_or("index.html")
-                .to_string();
+            let base = target.file_name();
             let mut name = base.clone();
             let mut k = 1;
             while sh.path(&name).exists() {
@@ -323,7 +346,7 @@ pub fn wget(sh: &Shell, args: &[String], io: &Io) -> i32 {
 pub fn curl(sh: &Shell, args: &[String], io: &Io) -> i32 {
     let mut o = Opts::new();
     // Expand combined short flags (-sSL) first; a valued one takes the rest or the next arg.
-    let valued_short = "oXHdwuAmeb";
+    let valued_short = "oXHdwuAmebFr";
     let mut argv: Vec<String> = Vec::new();
     for a in args {
         if a.starts_with('-') && !a.starts_with("--") && a.len() > 2 {
@@ -450,6 +473,64 @@ pub fn curl(sh: &Shell, args: &[String], io: &Io) -> i32 {
                 }
             },
             "--url" => o.url = Some(val!()),
+            "-v" | "--verbose" => o.verbose = true,
+            // burrow's curl never draws a progress meter.
+            "--no-progress-meter" => {}
+            "--compressed" => o.compressed = true,
+            "-e" | "--referer" => {
+                let v = val!();
+                let v = v.strip_suffix(";auto").unwrap_or(&v).to_string();
+                o.referer = (!v.is_empty()).then_some(v);
+            }
+            "-r" | "--range" => {
+                let v = val!();
+                o.range = Some(v);
+            }
+            "--retry" | "--retry-delay" | "--retry-max-time" => {
+                let v = val!();
+                let Ok(n) = v.parse::<f64>().map(|n| n.max(0.0)) else {
+                    return usage(
+                        io,
+                        &format!("option {name}: expected a proper numerical parameter"),
+                    );
+                };
+                match name.as_str() {
+                    "--retry" => o.retry = n as u32,
+                    "--retry-delay" => o.retry_delay = Some(n),
+                    _ => o.retry_max_time = Some(n),
+                }
+            }
+            "--retry-connrefused" => o.retry_connrefused = true,
+            "--retry-all-errors" => o.retry_all_errors = true,
+            "--data-urlencode" => {
+                let v = val!();
+                let (prefix, content) = match urlencode_source(sh, io, &v) {
+                    Ok(x) => x,
+                    Err(code) => return code,
+                };
+                let d = o.data.get_or_insert_with(Vec::new);
+                if !d.is_empty() {
+                    d.push(b'&');
+                }
+                d.extend(prefix.into_bytes());
+                // As curl: a space becomes `+`.
+                d.extend(percent_encode(&content).replace("%20", "+").into_bytes());
+            }
+            "-F" | "--form" => {
+                let v = val!();
+                match form_part(sh, &v) {
+                    Ok(part) => o.form.push(part),
+                    Err(None) => return usage(io, &format!("option {name}: is badly used here")),
+                    Err(Some(_)) => {
+                        return err(
+                            io,
+                            &o,
+                            26,
+                            "Failed to open/read local data from file/application",
+                        );
+                    }
+                }
+            }
             n if UNSUPPORTED.contains(&n) => {
                 return usage(
                     io,
@@ -491,6 +572,87 @@ pub fn curl(sh: &Shell, args: &[String], io: &Io) -> i32 {
         let sep = if url.contains('?') { '&' } else { '?' };
         url = format!("{url}{sep}{}", String::from_utf8_lossy(&d));
     }
+    if !o.form.is_empty() {
+        if o.data.is_some() {
+            warn(
+                io,
+                &o,
+                "You can only select one HTTP request method! You asked for both POST (-d, --data) and multipart formpost (-F, --form).",
+            );
+            return 2;
+        }
+        let (body, boundary) = multipart(&o.form);
+        o.data = Some(body);
+        o.body_type = Some(format!("multipart/form-data; boundary={boundary}"));
+    }
+    // --retry: transient failures (timeouts, 408/429/5xx answers, refused connections with
+    // --retry-connrefused, anything with --retry-all-errors) run the transfer again.
+    let started = std::time::Instant::now();
+    let mut left = o.retry;
+    let mut sleep_ms: u64 = o.retry_delay.map_or(1000, |d| (d * 1000.0) as u64);
+    loop {
+        let mut seen = Attempt::default();
+        let code = transfer(sh, io, &o, url.clone(), &mut seen);
+        let done = |code: i32| {
+            if let Some(w) = &seen.write_out {
+                io.print(w);
+            }
+            code
+        };
+        // A destination the session's policy refuses is not a transient failure.
+        if seen.refused_by_burrow {
+            return done(code);
+        }
+        if left == 0
+            || o.retry_max_time
+                .is_some_and(|m| m > 0.0 && started.elapsed().as_secs_f64() >= m)
+        {
+            return done(code);
+        }
+        let http_transient = matches!(seen.status, Some(408 | 429 | 500 | 502 | 503 | 504));
+        let reason = if matches!(code, 6 | 28) {
+            ": timeout"
+        } else if o.retry_connrefused && code == 7 {
+            ": connection refused"
+        } else if (code == 0 || ((o.fail || o.fail_with_body) && code == 22)) && http_transient {
+            ": HTTP error"
+        } else if code != 0 && o.retry_all_errors {
+            "(retrying all errors)"
+        } else {
+            return done(code);
+        };
+        let ms = seen
+            .retry_after
+            .map_or(sleep_ms, |s| s.saturating_mul(1000));
+        warn(
+            io,
+            &o,
+            &format!(
+                "Problem {reason}. Will retry in {} seconds. {left} retries left.",
+                ms / 1000
+            ),
+        );
+        left -= 1;
+        if o.retry_delay.is_none() {
+            sleep_ms = (sleep_ms * 2).min(600_000);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// What one transfer saw, for `--retry`: the last status and its `Retry-After` (seconds).
+#[derive(Default)]
+struct Attempt {
+    status: Option<u16>,
+    retry_after: Option<u64>,
+    /// The egress layer refused the request (policy, secrets, limits).
+    refused_by_burrow: bool,
+    /// What `-w` prints for this attempt.
+    write_out: Option<String>,
+}
+
+/// One transfer (redirects followed): the output written, curl's exit code returned.
+fn transfer(sh: &Shell, io: &Io, o: &Opts, mut url: String, seen: &mut Attempt) -> i32 {
     let mut method = o.method.clone().unwrap_or_else(|| {
         if o.head {
             "HEAD".into()
@@ -506,14 +668,46 @@ pub fn curl(sh: &Shell, args: &[String], io: &Io) -> i32 {
     loop {
         let target = match parse_url(&url) {
             Some(t) => t,
-            None => return err(io, &o, 3, "URL rejected: Malformed input to a URL function"),
+            None => return err(io, o, 3, "URL rejected: Malformed input to a URL function"),
         };
-        let r = request(&o, &target, &method, body.as_deref());
+        if o.verbose {
+            let mut v = format!(
+                "* Connecting to {} port {} through burrow's egress\n> {method} {} HTTP/1.1\r\n> Host: {}\r\n",
+                target.host, target.port, target.path, target.authority
+            );
+            for (k, val) in request_headers(o, &target, body.as_deref()) {
+                v.push_str(&format!(
+                    "> {}: {}\r\n",
+                    title_case(&k),
+                    String::from_utf8_lossy(&val)
+                ));
+            }
+            v.push_str("> \r\n");
+            io.eprint(&v);
+        }
+        let r = request(o, &target, &method, body.as_deref());
         let resp = match r {
             Ok(r) => r,
-            Err((code, msg)) => return err(io, &o, code, &msg),
+            Err((code, msg)) => {
+                seen.refused_by_burrow = msg.contains(" is denied")
+                    || msg.contains("carries secret")
+                    || msg.contains(" limit: ");
+                return err(io, o, code, &msg);
+            }
         };
         let status = resp.status;
+        seen.status = Some(status);
+        seen.retry_after = resp
+            .header("retry-after")
+            .and_then(|v| v.trim().parse().ok());
+        if o.verbose {
+            let head = resp.head_text();
+            let v: String = head
+                .split_inclusive("\r\n")
+                .map(|l| format!("< {l}"))
+                .collect();
+            io.eprint(&v);
+        }
         let redirect = matches!(status, 301 | 302 | 303 | 307 | 308);
         if o.location
             && redirect
@@ -522,7 +716,7 @@ pub fn curl(sh: &Shell, args: &[String], io: &Io) -> i32 {
             if redirects >= o.max_redirs {
                 return err(
                     io,
-                    &o,
+                    o,
                     47,
                     &format!("Maximum ({}) redirects followed", o.max_redirs),
                 );
@@ -532,6 +726,9 @@ pub fn curl(sh: &Shell, args: &[String], io: &Io) -> i32 {
                 io.print(&resp.head_text());
             }
             url = join_url(&target, &loc);
+            if o.verbose {
+                io.eprint(&format!("* Issue another request to this URL: '{url}'\n"));
+            }
             if matches!(status, 301..=303) && method != "HEAD" {
                 // As curl: the body is not sent again; a method given with -X stays.
                 if o.method.is_none() {
@@ -548,25 +745,17 @@ pub fn curl(sh: &Shell, args: &[String], io: &Io) -> i32 {
         let mut size = 0u64;
         if !(failing && o.fail) && method != "HEAD" {
             // The body streams to its destination chunk by chunk.
-            let dest_name = o.output.clone().or_else(|| {
-                o.remote_name.then(|| {
-                    target
-                        .path
-                        .split('?')
-                        .next()
-                        .and_then(|p| p.rsplit('/').next())
-                        .filter(|n| !n.is_empty())
-                        .unwrap_or("index.html")
-                        .to_string()
-                })
-            });
+            let dest_name = o
+                .output
+                .clone()
+                .or_else(|| o.remote_name.then(|| target.file_name()));
             if let Some(name) = dest_name.filter(|n| n != "-") {
                 match std::fs::File::create(sh.path(&name)) {
                     Ok(f) => out_file = Some(f),
                     Err(e) => {
                         return err(
                             io,
-                            &o,
+                            o,
                             23,
                             &format!(
                                 "client returned ERROR on write of 0 bytes ({})",
@@ -576,35 +765,166 @@ pub fn curl(sh: &Shell, args: &[String], io: &Io) -> i32 {
                     }
                 }
             }
+            // --compressed: a gzip or deflate body is decoded on its way out.
+            let encoding = o
+                .compressed
+                .then(|| resp.header("content-encoding"))
+                .flatten()
+                .map(|e| e.trim().to_ascii_lowercase());
+            let sink = Out {
+                io,
+                file: out_file.take(),
+            };
+            let mut w = match encoding.as_deref() {
+                Some("gzip" | "x-gzip") => Decode::Gzip(flate2::write::GzDecoder::new(sink)),
+                Some("deflate") => Decode::Zlib(flate2::write::ZlibDecoder::new(sink)),
+                _ => Decode::Plain(sink),
+            };
+            let mut bad = None;
             let r = resp.read_body(|chunk| {
                 size += chunk.len() as u64;
-                match &mut out_file {
-                    Some(f) => f.write_all(chunk).is_ok(),
-                    None => {
-                        io.out.write(chunk);
-                        true
+                match w.write_all(chunk) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        bad = Some(e);
+                        false
                     }
                 }
             });
+            let finished = w.finish();
+            if let Some(e) = bad.or(finished.err()) {
+                return match e.kind() {
+                    std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData => err(
+                        io,
+                        o,
+                        61,
+                        &format!("Error while processing content unencoding: {e}"),
+                    ),
+                    _ => err(io, o, 23, "Failure writing output to destination"),
+                };
+            }
             if let Err((code, msg)) = r {
-                return err(io, &o, code, &msg);
+                return err(io, o, code, &msg);
             }
         } else {
             resp.drop_body();
         }
+        if o.verbose {
+            io.eprint(&format!(
+                "* Connection #0 to host {} left intact\n",
+                target.host
+            ));
+        }
+        // -w is written once, after the last attempt (see the retry loop).
         if let Some(w) = &o.write_out {
-            io.print(&write_out(w, status, &url, size, redirects));
+            seen.write_out = Some(write_out(w, status, &url, size, redirects));
         }
         if failing {
             return err(
                 io,
-                &o,
+                o,
                 22,
                 &format!("The requested URL returned error: {status}"),
             );
         }
         return 0;
     }
+}
+
+/// A header name as curl shows it in `-v` (`user-agent` as `User-Agent`).
+fn title_case(name: &str) -> String {
+    name.split('-')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// The headers a request carries besides `Host`, in curl's order.
+fn request_headers(o: &Opts, t: &Target, body: Option<&[u8]>) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut add = |k: &str, v: &[u8]| out.push((k.to_string(), v.to_vec()));
+    let has = |k: &str| o.headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k));
+    // curl's order: credentials, range, agent, accept, encodings, referer, the caller's
+    // headers, then the body's.
+    let user = o.user.clone().or_else(|| t.userinfo.clone());
+    if let Some(u) = user
+        && !has("authorization")
+    {
+        add(
+            "authorization",
+            format!("Basic {}", base64(u.as_bytes())).as_bytes(),
+        );
+    }
+    if let Some(r) = &o.range
+        && !has("range")
+    {
+        add("range", format!("bytes={r}").as_bytes());
+    }
+    if !has("user-agent") {
+        add("user-agent", b"curl/8.5.0");
+    }
+    if !has("accept") {
+        add("accept", b"*/*");
+    }
+    if o.compressed && !has("accept-encoding") {
+        add("accept-encoding", b"deflate, gzip");
+    }
+    if let Some(r) = &o.referer
+        && !has("referer")
+    {
+        add("referer", r.as_bytes());
+    }
+    for (k, v) in &o.headers {
+        if !v.is_empty() {
+            add(&k.to_ascii_lowercase(), v.as_bytes());
+        }
+    }
+    if let Some(b) = body {
+        add("content-length", b.len().to_string().as_bytes());
+    }
+    if body.is_some() && !has("content-type") {
+        let t = o
+            .body_type
+            .as_deref()
+            .unwrap_or("application/x-www-form-urlencoded");
+        add("content-type", t.as_bytes());
+    }
+    out
+}
+
+/// curl's warning lines: `Warning: ` and the text wrapped at 79 columns at a blank.
+fn warn(io: &Io, o: &Opts, text: &str) {
+    if o.silent {
+        return;
+    }
+    const WIDTH: usize = 79 - "Warning: ".len();
+    let t = format!("{text}\n");
+    let mut rest = t.as_bytes();
+    let mut out = String::new();
+    while !rest.is_empty() {
+        out.push_str("Warning: ");
+        if rest.len() > WIDTH {
+            let mut cut = WIDTH - 1;
+            while cut > 0 && !matches!(rest[cut], b' ' | b'\t') {
+                cut -= 1;
+            }
+            if cut == 0 {
+                cut = WIDTH - 1;
+            }
+            out.push_str(&String::from_utf8_lossy(&rest[..=cut]));
+            out.push('\n');
+            rest = &rest[cut + 1..];
+        } else {
+            out.push_str(&String::from_utf8_lossy(rest));
+            rest = &[];
+        }
+    }
+    io.eprint(&out);
 }
 
 fn write_out(fmt: &str, status: u16, url: &str, size: u64, redirects: u32) -> String {
@@ -620,386 +940,3 @@ fn write_out(fmt: &str, status: u16, url: &str, size: u64, redirects: u32) -> St
     }
     s
 }
-
-struct Target {
-    scheme: String,
-    /// `host[:port]` as written (for the Host header and authority).
-    authority: String,
-    host: String,
-    port: u16,
-    /// Path and query, starting with `/`.
-    path: String,
-    #[cfg_attr(not(target_os = "wasi"), allow(dead_code))]
-    userinfo: Option<String>,
-}
-
-fn parse_url(url: &str) -> Option<Target> {
-    let (scheme, rest) = match url.split_once("://") {
-        Some((s, r)) => (s.to_ascii_lowercase(), r),
-        None => ("http".to_string(), url),
-    };
-    if scheme != "http" && scheme != "https" {
-        return None;
-    }
-    let (auth, path) = match rest.find(['/', '?']) {
-        Some(i) => (&rest[..i], rest[i..].to_string()),
-        None => (rest, "/".to_string()),
-    };
-    let path = if path.starts_with('?') {
-        format!("/{path}")
-    } else {
-        path
-    };
-    let (userinfo, hostport) = match auth.rsplit_once('@') {
-        Some((u, h)) => (Some(u.to_string()), h),
-        None => (None, auth),
-    };
-    let (host, port) = if let Some(r) = hostport.strip_prefix('[') {
-        let (h, after) = r.split_once(']')?;
-        (h.to_string(), after.strip_prefix(':').map(str::to_string))
-    } else {
-        match hostport.rsplit_once(':') {
-            Some((h, p)) => (h.to_string(), Some(p.to_string())),
-            None => (hostport.to_string(), None),
-        }
-    };
-    if host.is_empty() {
-        return None;
-    }
-    let port = match port {
-        Some(p) => p.parse().ok()?,
-        None => {
-            if scheme == "https" {
-                443
-            } else {
-                80
-            }
-        }
-    };
-    Some(Target {
-        scheme,
-        authority: hostport.to_string(),
-        host,
-        port,
-        path,
-        userinfo,
-    })
-}
-
-/// A redirect's `Location` resolved against the request's URL.
-fn join_url(base: &Target, loc: &str) -> String {
-    if loc.contains("://") {
-        loc.to_string()
-    } else if loc.starts_with("//") {
-        format!("{}:{loc}", base.scheme)
-    } else if loc.starts_with('/') {
-        format!("{}://{}{loc}", base.scheme, base.authority)
-    } else {
-        let dir = base
-            .path
-            .split('?')
-            .next()
-            .unwrap_or("/")
-            .rsplit_once('/')
-            .map_or("", |(d, _)| d);
-        format!("{}://{}{dir}/{loc}", base.scheme, base.authority)
-    }
-}
-
-#[cfg(target_os = "wasi")]
-mod wire {
-    use super::*;
-    use wasip2::http::outgoing_handler;
-    use wasip2::http::types::{
-        ErrorCode, Fields, IncomingResponse, Method, OutgoingBody, OutgoingRequest, RequestOptions,
-        Scheme,
-    };
-    use wasip2::io::streams::StreamError;
-
-    pub struct Response {
-        pub status: u16,
-        headers: Vec<(String, Vec<u8>)>,
-        inner: IncomingResponse,
-    }
-
-    impl Response {
-        pub fn header(&self, name: &str) -> Option<String> {
-            self.headers
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
-        }
-
-        pub fn head_text(&self) -> String {
-            let mut s = format!("HTTP/1.1 {}{}\r\n", self.status, reason(self.status));
-            for (k, v) in &self.headers {
-                s.push_str(&format!("{k}: {}\r\n", String::from_utf8_lossy(v)));
-            }
-            s.push_str("\r\n");
-            s
-        }
-
-        pub fn read_body(&self, mut sink: impl FnMut(&[u8]) -> bool) -> Result<(), (i32, String)> {
-            let body = self
-                .inner
-                .consume()
-                .map_err(|_| (56, "Failure when receiving data from the peer".to_string()))?;
-            let stream = body
-                .stream()
-                .map_err(|_| (56, "Failure when receiving data from the peer".to_string()))?;
-            loop {
-                match stream.blocking_read(64 * 1024) {
-                    Ok(chunk) => {
-                        if !sink(&chunk) {
-                            return Err((23, "Failure writing output to destination".into()));
-                        }
-                    }
-                    Err(StreamError::Closed) => return Ok(()),
-                    Err(StreamError::LastOperationFailed(e)) => {
-                        return Err((
-                            56,
-                            format!(
-                                "Failure when receiving data from the peer: {}",
-                                e.to_debug_string()
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-
-        pub fn drop_body(self) {}
-    }
-
-    fn reason(status: u16) -> String {
-        let r = match status {
-            200 => "OK",
-            201 => "Created",
-            204 => "No Content",
-            301 => "Moved Permanently",
-            302 => "Found",
-            303 => "See Other",
-            304 => "Not Modified",
-            307 => "Temporary Redirect",
-            308 => "Permanent Redirect",
-            400 => "Bad Request",
-            401 => "Unauthorized",
-            403 => "Forbidden",
-            404 => "Not Found",
-            500 => "Internal Server Error",
-            502 => "Bad Gateway",
-            503 => "Service Unavailable",
-            _ => "",
-        };
-        if r.is_empty() {
-            String::new()
-        } else {
-            format!(" {r}")
-        }
-    }
-
-    /// curl's exit code and message for a wasi:http error.
-    fn failure(t: &Target, e: &ErrorCode) -> (i32, String) {
-        let host = &t.host;
-        let port = t.port;
-        match e {
-            ErrorCode::InternalError(Some(m)) if m.starts_with("burrow: ") => {
-                let m = &m["burrow: ".len()..];
-                if m.starts_with("could not resolve") {
-                    (6, format!("Could not resolve host: {host}"))
-                } else {
-                    (7, format!("Failed to connect to {host} port {port}: {m}"))
-                }
-            }
-            ErrorCode::DnsError(_) | ErrorCode::DnsTimeout | ErrorCode::DestinationNotFound => {
-                (6, format!("Could not resolve host: {host}"))
-            }
-            ErrorCode::ConnectionRefused
-            | ErrorCode::DestinationUnavailable
-            | ErrorCode::DestinationIpProhibited
-            | ErrorCode::DestinationIpUnroutable
-            | ErrorCode::HttpRequestDenied => (
-                7,
-                format!("Failed to connect to {host} port {port}: Couldn't connect to server"),
-            ),
-            ErrorCode::ConnectionTimeout
-            | ErrorCode::ConnectionReadTimeout
-            | ErrorCode::HttpResponseTimeout => (28, "Operation timed out".into()),
-            ErrorCode::TlsCertificateError | ErrorCode::TlsProtocolError => (
-                60,
-                "SSL certificate problem: unable to get local issuer certificate".into(),
-            ),
-            ErrorCode::ConnectionTerminated | ErrorCode::HttpResponseIncomplete => {
-                (52, "Empty reply from server".into())
-            }
-            other => (
-                56,
-                format!("Failure when receiving data from the peer: {other:?}"),
-            ),
-        }
-    }
-
-    pub fn request(
-        o: &Opts,
-        t: &Target,
-        method: &str,
-        body: Option<&[u8]>,
-    ) -> Result<Response, (i32, String)> {
-        let fields = Fields::new();
-        let add = |k: &str, v: &[u8]| {
-            let _ = fields.append(k, v);
-        };
-        let has = |k: &str| o.headers.iter().any(|(h, _)| h.eq_ignore_ascii_case(k));
-        if !has("user-agent") {
-            add("user-agent", b"curl/8.5.0");
-        }
-        if !has("accept") {
-            add("accept", b"*/*");
-        }
-        let user = o.user.clone().or_else(|| t.userinfo.clone());
-        if let Some(u) = user
-            && !has("authorization")
-        {
-            add(
-                "authorization",
-                format!("Basic {}", base64(u.as_bytes())).as_bytes(),
-            );
-        }
-        // After credentials, in curl's order: the caller's headers, then the body's.
-        for (k, v) in &o.headers {
-            if !v.is_empty() {
-                add(&k.to_ascii_lowercase(), v.as_bytes());
-            }
-        }
-        if let Some(b) = body {
-            add("content-length", b.len().to_string().as_bytes());
-        }
-        if body.is_some() && !has("content-type") {
-            add("content-type", b"application/x-www-form-urlencoded");
-        }
-        let req = OutgoingRequest::new(fields);
-        let m = match method {
-            "GET" => Method::Get,
-            "HEAD" => Method::Head,
-            "POST" => Method::Post,
-            "PUT" => Method::Put,
-            "DELETE" => Method::Delete,
-            "PATCH" => Method::Patch,
-            "OPTIONS" => Method::Options,
-            other => Method::Other(other.to_string()),
-        };
-        let bad = |_| {
-            (
-                3,
-                "URL rejected: Malformed input to a URL function".to_string(),
-            )
-        };
-        req.set_method(&m).map_err(bad)?;
-        req.set_scheme(Some(&if t.scheme == "https" {
-            Scheme::Https
-        } else {
-            Scheme::Http
-        }))
-        .map_err(bad)?;
-        let authority = if t.host.contains(':') {
-            format!("[{}]:{}", t.host, t.port)
-        } else {
-            format!("{}:{}", t.host, t.port)
-        };
-        req.set_authority(Some(&authority)).map_err(bad)?;
-        req.set_path_with_query(Some(&t.path)).map_err(bad)?;
-        let out = req
-            .body()
-            .map_err(|_| (55, "Failed sending data to the peer".to_string()))?;
-        let options = RequestOptions::new();
-        let ns = |s: f64| (s * 1e9) as u64;
-        if let Some(c) = o.connect_timeout.or(o.max_time) {
-            let _ = options.set_connect_timeout(Some(ns(c)));
-        }
-        if let Some(m) = o.max_time {
-            let _ = options.set_first_byte_timeout(Some(ns(m)));
-        }
-        let fut = match body {
-            // No body: finished before the request goes, so it is sent as empty (not as
-            // an open chunked stream), as curl sends it.
-            None => {
-                OutgoingBody::finish(out, None).map_err(|e| failure(t, &e))?;
-                outgoing_handler::handle(req, Some(options)).map_err(|e| failure(t, &e))?
-            }
-            // A body streams after the request starts (its length is in the headers).
-            Some(b) => {
-                let fut =
-                    outgoing_handler::handle(req, Some(options)).map_err(|e| failure(t, &e))?;
-                let stream = out
-                    .write()
-                    .map_err(|_| (55, "Failed sending data to the peer".to_string()))?;
-                for chunk in b.chunks(4096) {
-                    stream
-                        .blocking_write_and_flush(chunk)
-                        .map_err(|_| (55, "Failed sending data to the peer".to_string()))?;
-                }
-                drop(stream);
-                OutgoingBody::finish(out, None).map_err(|e| failure(t, &e))?;
-                fut
-            }
-        };
-        fut.subscribe().block();
-        let resp = match fut.get() {
-            Some(Ok(Ok(r))) => r,
-            Some(Ok(Err(e))) => return Err(failure(t, &e)),
-            _ => return Err((56, "Failure when receiving data from the peer".into())),
-        };
-        let headers = resp
-            .headers()
-            .entries()
-            .into_iter()
-            .map(|(k, v)| (k, v))
-            .collect();
-        Ok(Response {
-            status: resp.status(),
-            headers,
-            inner: resp,
-        })
-    }
-}
-
-#[cfg(target_os = "wasi")]
-use wire::request;
-
-#[cfg(not(target_os = "wasi"))]
-mod wire_native {
-    use super::*;
-
-    /// Off WASI (unit tests of the crate) there is no network.
-    pub struct Response {
-        pub status: u16,
-    }
-
-    impl Response {
-        pub fn header(&self, _name: &str) -> Option<String> {
-            None
-        }
-        pub fn head_text(&self) -> String {
-            String::new()
-        }
-        pub fn read_body(&self, _sink: impl FnMut(&[u8]) -> bool) -> Result<(), (i32, String)> {
-            Ok(())
-        }
-        pub fn drop_body(self) {}
-    }
-
-    pub fn request(
-        _o: &Opts,
-        t: &Target,
-        _method: &str,
-        _body: Option<&[u8]>,
-    ) -> Result<Response, (i32, String)> {
-        Err((
-            7,
-            format!("Failed to connect to {} port {}", t.host, t.port),
-        ))
-    }
-}
-
-#[cfg(not(target_os = "wasi"))]
-use wire_native::request;
