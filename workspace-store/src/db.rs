@@ -191,16 +191,18 @@ impl Db {
         }
     }
 
+    /// Opens a connection; the writer (the one that may create the file) is tuned for
+    /// writing, the others for reading.
     fn connect(
         path: &Path,
         durability: Durability,
         busy_timeout: Duration,
-        create: bool,
+        writer: bool,
     ) -> Result<Connection> {
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
-        if create {
+        if writer {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
         let conn = Connection::open_with_flags(path, flags)?;
@@ -220,7 +222,7 @@ impl Db {
         // Readers map the file (reads without a copy into SQLite's cache). The one writer
         // does not, and keeps a small cache: a transaction writing a large file streams its
         // pages through it, and neither should grow the process by the size of that file.
-        let (mmap, cache_kib) = if create {
+        let (mmap, cache_kib) = if writer {
             (0, 8 << 10)
         } else {
             (256 << 20, 32 << 10)
