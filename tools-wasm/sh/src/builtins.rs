@@ -3,7 +3,7 @@
 
 use std::io::Write as _;
 
-use crate::io::{Io, read_line};
+use crate::io::Io;
 use crate::shell::{Flow, Shell, Status};
 
 /// strerror-style wording of an I/O error, as GNU tools print it.
@@ -87,6 +87,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         }
         "test" | "[" => Ok(test(sh, name, args, io)),
         "read" => Ok(read(sh, args, io)),
+        "mapfile" | "readarray" => Ok(mapfile(sh, name, args, io)),
         "source" | "." => source(sh, args, io),
         "eval" => sh.run_script(&args.join(" "), io),
         "alias" => Ok(alias(sh, args, io)),
@@ -103,7 +104,10 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         },
         "exec" if !args.is_empty() => sh.dispatch(args, io),
         "exec" => Ok(0),
-        "wait" | "hash" | "shopt" | "trap" | "umask" | "ulimit" | "jobs" => Ok(0),
+        "trap" => Ok(trap(sh, args, io)),
+        "shopt" => Ok(shopt(sh, args, io)),
+        // No background jobs in a sandboxed call: nothing to wait for or list.
+        "wait" | "hash" | "umask" | "ulimit" | "jobs" => Ok(0),
         _ => return crate::coreutils::run(sh, argv, io),
     })
 }
@@ -127,91 +131,184 @@ fn echo(args: &[String], io: &Io) -> i32 {
             break;
         }
     }
-    let mut out = args[i..].join(" ");
+    let text = args[i..].join(" ");
+    let mut out = text.into_bytes();
     if escapes {
-        let (s, stop) = backslash_escapes(&out);
-        out = s;
+        let (b, stop) = escape_bytes(&String::from_utf8_lossy(&out));
+        out = b;
         if stop {
-            io.print(&out);
+            io.out.write(&out);
             return 0;
         }
     }
     if newline {
-        out.push('\n');
+        out.push(b'\n');
     }
-    io.print(&out);
+    io.out.write(&out);
     0
 }
 
-/// Interprets echo -e / printf %b escapes; the bool is true at `\c` (stop output).
+/// Interprets echo -e / printf %b escapes as text (for `$'...'` and format strings): the
+/// bytes of [`escape_bytes`], as UTF-8 when they are, else one character per byte.
 pub fn backslash_escapes(s: &str) -> (String, bool) {
-    let mut out = String::new();
+    let (b, stop) = escape_bytes(s);
+    let text = match String::from_utf8(b) {
+        Ok(t) => t,
+        Err(e) => e.into_bytes().into_iter().map(char::from).collect(),
+    };
+    (text, stop)
+}
+
+/// Interprets echo -e / printf %b escapes into bytes (`\0NNN` and `\xHH` are single bytes,
+/// `\uHHHH` a character); the bool is true at `\c` (stop output).
+pub fn escape_bytes(s: &str) -> (Vec<u8>, bool) {
+    let mut out = Vec::new();
     let mut chars = s.chars().peekable();
+    let mut buf = [0u8; 4];
     while let Some(c) = chars.next() {
         if c != '\\' {
-            out.push(c);
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
             continue;
         }
+        let digits = |radix: u32, max: usize, chars: &mut std::iter::Peekable<std::str::Chars>| {
+            let mut v = 0u32;
+            let mut n = 0;
+            while n < max {
+                match chars.peek().and_then(|d| d.to_digit(radix)) {
+                    Some(d) => {
+                        v = v * radix + d;
+                        chars.next();
+                        n += 1;
+                    }
+                    None => break,
+                }
+            }
+            (v, n)
+        };
         match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('a') => out.push('\x07'),
-            Some('b') => out.push('\x08'),
-            Some('f') => out.push('\x0c'),
-            Some('v') => out.push('\x0b'),
-            Some('e') => out.push('\x1b'),
-            Some('\\') => out.push('\\'),
+            Some('n') => out.push(b'\n'),
+            Some('t') => out.push(b'\t'),
+            Some('r') => out.push(b'\r'),
+            Some('a') => out.push(0x07),
+            Some('b') => out.push(0x08),
+            Some('f') => out.push(0x0c),
+            Some('v') => out.push(0x0b),
+            Some('e' | 'E') => out.push(0x1b),
+            Some('\\') => out.push(b'\\'),
             Some('c') => return (out, true),
             Some('0') => {
-                let mut v = 0u32;
-                for _ in 0..3 {
-                    match chars.peek() {
-                        Some(d) if d.is_digit(8) => {
-                            v = v * 8 + d.to_digit(8).unwrap_or(0);
-                            chars.next();
-                        }
-                        _ => break,
+                let (v, _) = digits(8, 3, &mut chars);
+                out.push(v as u8);
+            }
+            Some('x') => match digits(16, 2, &mut chars) {
+                (_, 0) => out.extend_from_slice(b"\\x"),
+                (v, _) => out.push(v as u8),
+            },
+            Some(u @ ('u' | 'U')) => {
+                let max = if u == 'u' { 4 } else { 8 };
+                match digits(16, max, &mut chars) {
+                    (_, 0) => {
+                        out.push(b'\\');
+                        out.push(u as u8);
+                    }
+                    (v, _) => {
+                        let c = char::from_u32(v).unwrap_or('\u{fffd}');
+                        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
                     }
                 }
-                out.push(char::from_u32(v).unwrap_or('\0'));
             }
             Some(o) => {
-                out.push('\\');
-                out.push(o);
+                out.push(b'\\');
+                out.extend_from_slice(o.encode_utf8(&mut buf).as_bytes());
             }
-            None => out.push('\\'),
+            None => out.push(b'\\'),
         }
     }
     (out, false)
 }
 
-fn printf(args: &[String], io: &Io) -> i32 {
-    let Some(fmt) = args.first() else {
-        io.eprint("printf: usage: printf format [arguments]\n");
-        return 2;
-    };
-    let fmt = if fmt == "--" {
-        args.get(1).cloned().unwrap_or_default()
+/// C's `%e`: `d.dddddde+XX` (at least two exponent digits).
+fn c_exp(v: f64, prec: usize, upper: bool, alt: bool) -> String {
+    if !v.is_finite() {
+        return c_special(v, upper);
+    }
+    let s = format!("{v:.prec$e}");
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let mut mant = mant.to_string();
+    if alt && prec == 0 {
+        mant.push('.');
+    }
+    let sign = if exp < 0 { '-' } else { '+' };
+    let e = if upper { 'E' } else { 'e' };
+    format!("{mant}{e}{sign}{:02}", exp.abs())
+}
+
+fn c_special(v: f64, upper: bool) -> String {
+    let s = if v.is_nan() {
+        "nan"
+    } else if v < 0.0 {
+        "-inf"
     } else {
-        fmt.clone()
+        "inf"
     };
-    let rest: Vec<&String> = if args.first().is_some_and(|f| f == "--") {
-        args[2..].iter().collect()
+    if upper {
+        s.to_uppercase()
     } else {
-        args[1..].iter().collect()
+        s.to_string()
+    }
+}
+
+/// C's `%g`: the shorter of `%e` and `%f` at precision P (significant digits), trailing
+/// zeros removed unless `#`.
+fn c_general(v: f64, prec: Option<usize>, upper: bool, alt: bool) -> String {
+    if !v.is_finite() {
+        return c_special(v, upper);
+    }
+    let p = match prec {
+        Some(0) => 1,
+        Some(p) => p,
+        None => 6,
     };
-    let mut out = String::new();
+    let exp = if v == 0.0 {
+        0
+    } else {
+        // The exponent %e would print at this precision (rounding may carry).
+        let s = format!("{:.*e}", p - 1, v);
+        s.split_once('e')
+            .and_then(|(_, e)| e.parse::<i32>().ok())
+            .unwrap_or(0)
+    };
+    let strip = |s: String| -> String {
+        if alt || !s.contains('.') {
+            return s;
+        }
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
+    if exp < -4 || exp >= p as i32 {
+        let s = c_exp(v, p - 1, upper, alt);
+        let (m, e) = s.split_at(s.find(['e', 'E']).unwrap_or(s.len()));
+        format!("{}{e}", strip(m.to_string()))
+    } else {
+        let decimals = (p as i32 - 1 - exp).max(0) as usize;
+        strip(format!("{v:.decimals$}"))
+    }
+}
+
+/// One printf run: the bytes it writes and its status; errors go to `err`.
+pub fn printf_bytes(fmt: &str, rest: &[&str], err: &mut dyn FnMut(String)) -> (Vec<u8>, i32) {
+    let mut out: Vec<u8> = Vec::new();
     let mut idx = 0;
     let mut status = 0;
+    let chars: Vec<char> = fmt.chars().collect();
+    let mut buf = [0u8; 4];
     loop {
         let consumed_before = idx;
-        let chars: Vec<char> = fmt.chars().collect();
         let mut i = 0;
         while i < chars.len() {
             let c = chars[i];
             if c == '\\' {
-                let mut j = i + 1;
+                let j = i + 1;
                 // printf's octal escapes are \NNN (one to three digits, no leading 0 needed).
                 let digits: String = chars[j..]
                     .iter()
@@ -220,26 +317,42 @@ fn printf(args: &[String], io: &Io) -> i32 {
                     .collect();
                 if !digits.is_empty() {
                     let v = u32::from_str_radix(&digits, 8).unwrap_or(0);
-                    out.push(char::from_u32(v).unwrap_or('\0'));
+                    out.push(v as u8);
                     i = j + digits.len();
                     continue;
                 }
-                let mut esc = String::from("\\");
-                if j < chars.len() {
-                    esc.push(chars[j]);
-                    j += 1;
+                // One escape: a backslash, its letter and any digits it takes.
+                let mut end = (j + 1).min(chars.len());
+                match chars.get(j) {
+                    Some('x') => {
+                        while end < chars.len() && end < j + 3 && chars[end].is_ascii_hexdigit() {
+                            end += 1;
+                        }
+                    }
+                    Some('u') | Some('U') => {
+                        let max = if chars[j] == 'u' { 5 } else { 9 };
+                        while end < chars.len() && end < j + max && chars[end].is_ascii_hexdigit() {
+                            end += 1;
+                        }
+                    }
+                    _ => {}
                 }
-                out.push_str(&backslash_escapes(&esc).0);
-                i = j;
+                let esc: String = chars[i..end].iter().collect();
+                let (b, stop) = escape_bytes(&esc);
+                out.extend_from_slice(&b);
+                if stop {
+                    return (out, status);
+                }
+                i = end;
                 continue;
             }
             if c != '%' {
-                out.push(c);
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
                 i += 1;
                 continue;
             }
             if i + 1 < chars.len() && chars[i + 1] == '%' {
-                out.push('%');
+                out.push(b'%');
                 i += 2;
                 continue;
             }
@@ -250,81 +363,169 @@ fn printf(args: &[String], io: &Io) -> i32 {
                 j += 1;
             }
             let Some(&conv) = chars.get(j) else {
-                out.push_str(&spec);
+                out.extend_from_slice(spec.as_bytes());
                 break;
             };
-            let arg = rest.get(idx).map(|s| s.as_str());
+            let arg = rest.get(idx).copied();
             idx += 1;
             let (left, zero, width, prec) = parse_spec(&spec);
-            let body = match conv {
+            let alt = spec.contains('#');
+            let mut int = |a: Option<&str>| -> i64 {
+                let a = a.unwrap_or("0");
+                parse_int(a).unwrap_or_else(|| {
+                    err(format!("printf: {a}: invalid number\n"));
+                    status = 1;
+                    0
+                })
+            };
+            let body: Vec<u8> = match conv {
                 's' => {
                     let s = arg.unwrap_or("");
                     match prec {
-                        Some(p) => s.chars().take(p).collect(),
-                        None => s.to_string(),
+                        Some(p) => s.chars().take(p).collect::<String>().into_bytes(),
+                        None => s.as_bytes().to_vec(),
                     }
                 }
-                'b' => backslash_escapes(arg.unwrap_or("")).0,
+                'b' => {
+                    let (b, stop) = escape_bytes(arg.unwrap_or(""));
+                    if stop {
+                        out.extend_from_slice(&b);
+                        return (out, status);
+                    }
+                    b
+                }
                 'c' => arg
                     .and_then(|a| a.chars().next())
-                    .map(String::from)
+                    .map(|c| c.to_string().into_bytes())
                     .unwrap_or_default(),
                 'd' | 'i' => {
-                    let a = arg.unwrap_or("0");
-                    let n = parse_int(a).unwrap_or_else(|| {
-                        io.eprint(&format!("printf: {a}: invalid number\n"));
-                        status = 1;
-                        0
-                    });
-                    if spec.contains('+') && n >= 0 {
-                        format!("+{n}")
+                    let n = int(arg);
+                    let sign = if n >= 0 && spec.contains('+') {
+                        "+"
+                    } else if n >= 0 && spec.contains(' ') {
+                        " "
                     } else {
-                        n.to_string()
-                    }
+                        ""
+                    };
+                    let digits = n.unsigned_abs().to_string();
+                    let digits = match prec {
+                        Some(p) if digits.len() < p => format!("{digits:0>p$}"),
+                        _ => digits,
+                    };
+                    format!("{}{sign}{digits}", if n < 0 { "-" } else { "" }).into_bytes()
                 }
-                'u' => parse_int(arg.unwrap_or("0")).unwrap_or(0).to_string(),
-                'x' => format!("{:x}", parse_int(arg.unwrap_or("0")).unwrap_or(0)),
-                'X' => format!("{:X}", parse_int(arg.unwrap_or("0")).unwrap_or(0)),
-                'o' => format!("{:o}", parse_int(arg.unwrap_or("0")).unwrap_or(0)),
-                'f' | 'F' | 'e' | 'g' => {
-                    let v: f64 = arg.unwrap_or("0").trim().parse().unwrap_or(0.0);
-                    match conv {
-                        'e' => format!("{:.*e}", prec.unwrap_or(6), v),
-                        'g' => format!("{v}"),
+                'u' => (int(arg) as u64).to_string().into_bytes(),
+                'x' | 'X' | 'o' => {
+                    let n = int(arg) as u64;
+                    let s = match conv {
+                        'x' => format!("{n:x}"),
+                        'X' => format!("{n:X}"),
+                        _ => format!("{n:o}"),
+                    };
+                    let prefix = match (alt && n != 0, conv) {
+                        (true, 'x') => "0x",
+                        (true, 'X') => "0X",
+                        (true, _) if !s.starts_with('0') => "0",
+                        _ => "",
+                    };
+                    format!("{prefix}{s}").into_bytes()
+                }
+                'f' | 'F' | 'e' | 'E' | 'g' | 'G' | 'a' | 'A' => {
+                    let a = arg.unwrap_or("0").trim();
+                    let v: f64 = match a.parse() {
+                        Ok(v) => v,
+                        Err(_) => {
+                            err(format!("printf: {a}: invalid number\n"));
+                            status = 1;
+                            0.0
+                        }
+                    };
+                    let body = match conv {
+                        'e' | 'E' => c_exp(v, prec.unwrap_or(6), conv == 'E', alt),
+                        'g' | 'G' => c_general(v, prec, conv == 'G', alt),
+                        _ if !v.is_finite() => c_special(v, conv == 'F'),
                         _ => format!("{:.*}", prec.unwrap_or(6), v),
-                    }
+                    };
+                    let sign = if !body.starts_with('-') && spec.contains('+') {
+                        "+"
+                    } else if !body.starts_with('-') && spec.contains(' ') {
+                        " "
+                    } else {
+                        ""
+                    };
+                    format!("{sign}{body}").into_bytes()
                 }
-                'q' => shell_quote(arg.unwrap_or("")),
+                'q' => shell_quote(arg.unwrap_or("")).into_bytes(),
                 other => {
-                    out.push('%');
-                    out.push_str(&spec);
-                    out.push(other);
+                    out.push(b'%');
+                    out.extend_from_slice(spec.as_bytes());
+                    out.extend_from_slice(other.encode_utf8(&mut buf).as_bytes());
                     i = j + 1;
                     continue;
                 }
             };
-            let padded = if body.chars().count() >= width {
-                body
+            let len = String::from_utf8_lossy(&body).chars().count();
+            let numeric = matches!(
+                conv,
+                'd' | 'i' | 'u' | 'x' | 'X' | 'o' | 'f' | 'F' | 'e' | 'E' | 'g' | 'G'
+            );
+            if len >= width {
+                out.extend_from_slice(&body);
             } else if left {
-                format!("{body:<width$}")
-            } else if zero && matches!(conv, 'd' | 'i' | 'u' | 'x' | 'X' | 'o' | 'f' | 'F') {
-                let (sign, digits) = if let Some(d) = body.strip_prefix('-') {
-                    ("-", d.to_string())
+                out.extend_from_slice(&body);
+                out.extend(std::iter::repeat_n(b' ', width - len));
+            } else if zero
+                && numeric
+                && !(prec.is_some() && matches!(conv, 'd' | 'i' | 'u' | 'x' | 'X' | 'o'))
+            {
+                // Zeros go after the sign (and a 0x prefix).
+                let text = String::from_utf8_lossy(&body).into_owned();
+                let cut = text
+                    .find(|c: char| c.is_ascii_alphanumeric() && !(c == 'x' || c == 'X'))
+                    .unwrap_or(0);
+                let cut = if text[cut..].starts_with("0x") || text[cut..].starts_with("0X") {
+                    cut + 2
                 } else {
-                    ("", body.clone())
+                    cut
                 };
-                format!("{sign}{:0>w$}", digits, w = width - sign.len())
+                out.extend_from_slice(&text.as_bytes()[..cut]);
+                out.extend(std::iter::repeat_n(b'0', width - len));
+                out.extend_from_slice(&text.as_bytes()[cut..]);
             } else {
-                format!("{body:>width$}")
-            };
-            out.push_str(&padded);
+                out.extend(std::iter::repeat_n(b' ', width - len));
+                out.extend_from_slice(&body);
+            }
             i = j + 1;
         }
         if idx >= rest.len() || idx == consumed_before {
             break;
         }
     }
-    io.print(&out);
+    (out, status)
+}
+
+/// [`printf_bytes`] as text, for utilities that take a printf format (`seq -f`).
+pub fn printf_format(fmt: &str, args: &[String]) -> String {
+    let rest: Vec<&str> = args.iter().map(String::as_str).collect();
+    String::from_utf8_lossy(&printf_bytes(fmt, &rest, &mut |_| {}).0).into_owned()
+}
+
+fn printf(args: &[String], io: &Io) -> i32 {
+    let Some(fmt) = args.first() else {
+        io.eprint("printf: usage: printf format [arguments]\n");
+        return 2;
+    };
+    let (fmt, rest) = if fmt == "--" {
+        (
+            args.get(1).cloned().unwrap_or_default(),
+            args.get(2..).unwrap_or(&[]),
+        )
+    } else {
+        (fmt.clone(), &args[1..])
+    };
+    let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let (out, status) = printf_bytes(&fmt, &rest, &mut |e| io.eprint(&e));
+    io.out.write(&out);
     status
 }
 
@@ -483,25 +684,63 @@ fn set(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
                 return 0;
             }
         };
-        if flags == "o" {
-            i += 1;
-            let opt = args.get(i).map(String::as_str).unwrap_or("");
-            match opt {
+        // Flags, in any combination; each `o` takes the next argument as an option name.
+        for c in flags.chars() {
+            let name = match c {
+                'o' => {
+                    i += 1;
+                    match args.get(i) {
+                        Some(n) => n.as_str(),
+                        None => {
+                            // `set -o` alone lists the options.
+                            for (n, v) in option_list(sh) {
+                                io.print(&format!("{n:<15}\t{}\n", if v { "on" } else { "off" }));
+                            }
+                            return 0;
+                        }
+                    }
+                }
+                'e' => "errexit",
+                'u' => "nounset",
+                'x' => "xtrace",
+                'f' => "noglob",
+                'E' => "errtrace",
+                'T' => "functrace",
+                // Defaults of a non-interactive bash that change nothing here.
+                'h' | 'B' | 'H' | 'm' => continue,
+                other => {
+                    io.eprint(&format!(
+                        "bash: set: {}{other}: invalid option\nset: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n",
+                        if on { '-' } else { '+' }
+                    ));
+                    return 2;
+                }
+            };
+            match name {
                 "errexit" => sh.options.errexit = on,
                 "nounset" => sh.options.nounset = on,
                 "pipefail" => sh.options.pipefail = on,
                 "xtrace" => sh.options.xtrace = on,
                 "noglob" => sh.options.noglob = on,
-                _ => {}
-            }
-        } else {
-            for c in flags.chars() {
-                match c {
-                    'e' => sh.options.errexit = on,
-                    'u' => sh.options.nounset = on,
-                    'x' => sh.options.xtrace = on,
-                    'f' => sh.options.noglob = on,
-                    _ => {}
+                "errtrace" => sh.options.errtrace = on,
+                "functrace" => sh.options.functrace = on,
+                "braceexpand"
+                | "hashall"
+                | "histexpand"
+                | "monitor"
+                | "interactive-comments"
+                | "emacs"
+                | "vi"
+                | "history"
+                | "ignoreeof" => {}
+                "allexport" | "noclobber" | "noexec" | "notify" | "onecmd" | "physical"
+                | "posix" | "privileged" | "verbose" | "keyword" | "nolog" => {
+                    io.eprint(&format!("bash: set: {name}: not supported in burrow\n"));
+                    return 1;
+                }
+                _ => {
+                    io.eprint(&format!("bash: set: {name}: invalid option name\n"));
+                    return 1;
                 }
             }
         }
@@ -516,6 +755,30 @@ fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
         return 1;
     }
     let flag = |c: char| args.iter().any(|a| a.starts_with('-') && a.contains(c));
+    for a in args.iter().filter(|a| a.starts_with('-') && a.len() > 1) {
+        for c in a[1..].chars() {
+            match c {
+                'a' | 'A' | 'x' | 'g' | 'r' | 'p' | 'f' | 'F' => {}
+                'i' | 'l' | 'u' | 'n' | 't' | 'I' => {
+                    io.eprint(&format!("bash: {name}: -{c}: not supported in burrow\n"));
+                    return 2;
+                }
+                other => {
+                    io.eprint(&format!(
+                        "bash: {name}: -{other}: invalid option\n{name}: usage: {name} [-aAfFgiIlnrtux] [name[=value] ...] or {name} -p [-aAfFilnrtux] [name ...]\n"
+                    ));
+                    return 2;
+                }
+            }
+        }
+    }
+    let names: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    if flag('f') || flag('F') {
+        return declare_functions(sh, &names, flag('F'), io);
+    }
+    if flag('p') || (names.is_empty() && matches!(name, "declare" | "typeset")) {
+        return declare_print(sh, &names, io);
+    }
     let export = flag('x');
     let (assoc, indexed) = (flag('A'), flag('a'));
     // Inside a function, `local`/`declare` hide the caller's variable of that name until the
@@ -628,73 +891,295 @@ fn test(sh: &Shell, name: &str, args: &[String], io: &Io) -> i32 {
     }
 }
 
+/// Reads up to `delim` (None: `count` bytes exactly, for `-N`), at most `max` characters:
+/// (text, whether the delimiter or count was reached). None at end of input.
+fn read_until(
+    input: &crate::io::Input,
+    delim: Option<u8>,
+    max: Option<usize>,
+) -> Option<(Vec<u8>, bool)> {
+    let mut cur = input.borrow_mut();
+    let pos = cur.position() as usize;
+    let data = cur.get_ref();
+    if pos >= data.len() {
+        return None;
+    }
+    let rest = &data[pos..];
+    let limit = max.unwrap_or(usize::MAX).min(rest.len());
+    let (text, used, found) = match delim {
+        Some(d) => match rest[..limit].iter().position(|&b| b == d) {
+            Some(i) => (rest[..i].to_vec(), i + 1, true),
+            None => (
+                rest[..limit].to_vec(),
+                limit,
+                max.is_some_and(|m| m <= rest.len()),
+            ),
+        },
+        None => (
+            rest[..limit].to_vec(),
+            limit,
+            max.is_some_and(|m| m <= rest.len()),
+        ),
+    };
+    cur.set_position((pos + used) as u64);
+    Some((text, found))
+}
+
+/// `read [-ers] [-a ARRAY] [-d DELIM] [-n N] [-N N] [-p PROMPT] [-t T] [-u FD] [NAME...]`.
+/// Status 1 at end of input (what was read is still assigned), as bash.
 fn read(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
     let mut raw = false;
     let mut names = Vec::new();
-    let mut delim_all = false;
+    let mut array: Option<String> = None;
+    let mut delim = Some(b'\n');
+    let mut max: Option<usize> = None;
+    let mut exact = false;
     let mut i = 0;
     while i < args.len() {
-        match args[i].as_str() {
-            "-r" => raw = true,
-            "-d" => {
-                i += 1;
-                delim_all = args.get(i).is_some_and(|d| d.is_empty());
-            }
-            "-p" | "-t" | "-n" | "-u" => i += 1,
-            "-a" | "-s" | "-e" => {}
-            n => names.push(n.to_string()),
-        }
+        let a = &args[i];
         i += 1;
-    }
-    let line = if delim_all {
-        let all = crate::io::read_all(&io.stdin);
-        if all.is_empty() {
-            None
-        } else {
-            Some(String::from_utf8_lossy(&all).into_owned())
+        if !a.starts_with('-') || a == "-" || !names.is_empty() {
+            names.push(a.clone());
+            continue;
         }
-    } else {
-        read_line(&io.stdin)
-    };
-    let Some(mut line) = line else {
-        for n in &names {
-            sh.set(n, "");
+        if a == "--" {
+            names.extend(args[i..].iter().cloned());
+            break;
         }
-        return 1;
-    };
-    if !raw {
-        while line.ends_with('\\') {
-            line.pop();
-            match read_line(&io.stdin) {
-                Some(next) => line.push_str(&next),
-                None => break,
+        let flags: Vec<char> = a[1..].chars().collect();
+        let mut j = 0;
+        while j < flags.len() {
+            let c = flags[j];
+            j += 1;
+            match c {
+                'r' => raw = true,
+                // Not interactive: no line editing, no echo to suppress.
+                's' | 'e' => {}
+                'a' | 'd' | 'n' | 'N' | 'p' | 't' | 'u' | 'i' => {
+                    let rest: String = flags[j..].iter().collect();
+                    let v = if !rest.is_empty() {
+                        rest
+                    } else if let Some(v) = args.get(i) {
+                        i += 1;
+                        v.clone()
+                    } else {
+                        io.eprint(&format!(
+                            "bash: read: -{c}: option requires an argument\nread: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]\n"
+                        ));
+                        return 2;
+                    };
+                    match c {
+                        'a' => array = Some(v),
+                        'd' => delim = Some(v.bytes().next().unwrap_or(0)),
+                        'n' | 'N' => match v.parse::<usize>() {
+                            Ok(n) => {
+                                max = Some(n);
+                                exact = c == 'N';
+                            }
+                            Err(_) => {
+                                io.eprint(&format!("bash: read: {v}: invalid number\n"));
+                                return 1;
+                            }
+                        },
+                        'u' if v != "0" => {
+                            io.eprint(&format!(
+                                "bash: read: {v}: invalid file descriptor: Bad file descriptor\n"
+                            ));
+                            return 1;
+                        }
+                        // The prompt shows only on a terminal; input here is all there is.
+                        _ => {}
+                    }
+                    break;
+                }
+                other => {
+                    io.eprint(&format!(
+                        "bash: read: -{other}: invalid option\nread: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]\n"
+                    ));
+                    return 2;
+                }
             }
         }
-        line = line.replace("\\", "");
+    }
+    let got = read_until(&io.stdin, if exact { None } else { delim }, max);
+    let (bytes, mut found) = got.clone().unwrap_or_default();
+    let mut line = String::from_utf8_lossy(&bytes).into_owned();
+    if !raw {
+        // A backslash quotes the next character; before the delimiter it continues the line.
+        while delim == Some(b'\n') && line.ends_with('\\') && !line.ends_with("\\\\") && found {
+            line.pop();
+            match read_until(&io.stdin, delim, None) {
+                Some((more, f)) => {
+                    line.push_str(&String::from_utf8_lossy(&more));
+                    found = f;
+                }
+                None => {
+                    found = false;
+                    break;
+                }
+            }
+        }
+        let mut out = String::with_capacity(line.len());
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        line = out;
+    }
+    let status = if got.is_some() && found { 0 } else { 1 };
+    let ifs = sh.get("IFS").unwrap_or(" \t\n").to_string();
+    let ifs_ws: String = ifs.chars().filter(|c| " \t\n".contains(*c)).collect();
+    if let Some(name) = array {
+        let words: Vec<String> = split_ifs(&line, &ifs, &ifs_ws);
+        sh.vars.remove(&name);
+        sh.arrays.insert(
+            name,
+            crate::shell::Array::Indexed(
+                words
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, w)| (k as i64, w))
+                    .collect(),
+            ),
+        );
+        return status;
     }
     if names.is_empty() {
         sh.set("REPLY", line);
-        return 0;
+        return status;
     }
-    let ifs = sh.get("IFS").unwrap_or(" \t\n").to_string();
-    let mut rest = line
-        .trim_start_matches(|c| ifs.contains(c) && c != '\n')
-        .to_string();
+    let mut rest = line.trim_start_matches(|c| ifs_ws.contains(c)).to_string();
     for (k, n) in names.iter().enumerate() {
         if k + 1 == names.len() {
-            let v = rest
-                .trim_end_matches(|c: char| ifs.contains(c) && c.is_whitespace())
-                .to_string();
+            let v = rest.trim_end_matches(|c| ifs_ws.contains(c)).to_string();
             sh.set(n, v);
         } else {
             let end = rest.find(|c| ifs.contains(c)).unwrap_or(rest.len());
             let word = rest[..end].to_string();
-            rest = rest[end..]
-                .trim_start_matches(|c| ifs.contains(c))
-                .to_string();
+            let after = &rest[end..];
+            // One non-whitespace separator (with the whitespace around it) ends a word.
+            let after = after.trim_start_matches(|c| ifs_ws.contains(c));
+            let after = match after.chars().next() {
+                Some(c) if ifs.contains(c) && end < rest.len() && !ifs_ws.contains(c) => {
+                    after[c.len_utf8()..].trim_start_matches(|c| ifs_ws.contains(c))
+                }
+                _ => after,
+            };
+            rest = after.to_string();
             sh.set(n, word);
         }
     }
+    status
+}
+
+/// Splits `s` into words at IFS characters, as `read -a` does.
+fn split_ifs(s: &str, ifs: &str, ifs_ws: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut rest = s.trim_start_matches(|c| ifs_ws.contains(c));
+    while !rest.is_empty() {
+        let end = rest.find(|c| ifs.contains(c)).unwrap_or(rest.len());
+        words.push(rest[..end].to_string());
+        let after = rest[end..].trim_start_matches(|c| ifs_ws.contains(c));
+        rest = match after.chars().next() {
+            Some(c) if end < rest.len() && ifs.contains(c) && !ifs_ws.contains(c) => {
+                after[c.len_utf8()..].trim_start_matches(|c| ifs_ws.contains(c))
+            }
+            _ => after,
+        };
+    }
+    words
+}
+
+/// `mapfile`/`readarray [-t] [-d DELIM] [-n COUNT] [-O ORIGIN] [-s COUNT] [ARRAY]`: the
+/// lines of standard input into ARRAY (default MAPFILE).
+fn mapfile(sh: &mut Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
+    let mut strip = false;
+    let mut delim = b'\n';
+    let (mut count, mut origin, mut skip) = (0usize, 0i64, 0usize);
+    let mut name = "MAPFILE".to_string();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if !a.starts_with('-') {
+            name = a.clone();
+            continue;
+        }
+        let flags: Vec<char> = a[1..].chars().collect();
+        let mut j = 0;
+        while j < flags.len() {
+            let c = flags[j];
+            j += 1;
+            if c == 't' {
+                strip = true;
+                continue;
+            }
+            if !"dnOs".contains(c) {
+                io.eprint(&format!(
+                    "bash: {cmd}: -{c}: invalid option\n{cmd}: usage: {cmd} [-d delim] [-n count] [-O origin] [-s count] [-t] [-u fd] [-C callback] [-c quantum] [array]\n"
+                ));
+                return 2;
+            }
+            let rest: String = flags[j..].iter().collect();
+            let v = if !rest.is_empty() {
+                rest
+            } else if let Some(v) = args.get(i) {
+                i += 1;
+                v.clone()
+            } else {
+                io.eprint(&format!("bash: {cmd}: -{c}: option requires an argument\n"));
+                return 2;
+            };
+            let n = v.parse::<i64>();
+            match (c, n) {
+                ('d', _) => delim = v.bytes().next().unwrap_or(0),
+                ('n', Ok(n)) if n >= 0 => count = n as usize,
+                ('O', Ok(n)) if n >= 0 => origin = n,
+                ('s', Ok(n)) if n >= 0 => skip = n as usize,
+                _ => {
+                    io.eprint(&format!("bash: {cmd}: {v}: invalid number\n"));
+                    return 1;
+                }
+            }
+            break;
+        }
+    }
+    let data = crate::io::read_all(&io.stdin);
+    let mut items: Vec<String> = Vec::new();
+    let mut start = 0;
+    while start < data.len() {
+        let end = data[start..]
+            .iter()
+            .position(|&b| b == delim)
+            .map_or(data.len(), |p| start + p + 1);
+        let mut piece = &data[start..end];
+        if strip && piece.last() == Some(&delim) {
+            piece = &piece[..piece.len() - 1];
+        }
+        items.push(String::from_utf8_lossy(piece).into_owned());
+        start = end;
+    }
+    let items = items.into_iter().skip(skip);
+    let items: Vec<String> = if count > 0 {
+        items.take(count).collect()
+    } else {
+        items.collect()
+    };
+    sh.vars.remove(&name);
+    let mut map = match sh.arrays.remove(&name) {
+        Some(crate::shell::Array::Indexed(m)) if origin > 0 => m,
+        _ => Default::default(),
+    };
+    for (k, v) in items.into_iter().enumerate() {
+        map.insert(origin + k as i64, v);
+    }
+    sh.arrays.insert(name, crate::shell::Array::Indexed(map));
     0
 }
 
@@ -809,10 +1294,45 @@ fn kind_of(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
 }
 
 const SHELL_ONLY: &[&str] = &[
-    ":", "true", "false", "echo", "printf", "cd", "pwd", "export", "unset", "set", "local",
-    "declare", "typeset", "readonly", "shift", "return", "exit", "break", "continue", "test", "[",
-    "read", "source", ".", "eval", "alias", "unalias", "type", "command", "exec", "wait", "hash",
-    "shopt", "trap", "umask", "ulimit", "jobs",
+    ":",
+    "true",
+    "false",
+    "echo",
+    "printf",
+    "cd",
+    "pwd",
+    "export",
+    "unset",
+    "set",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "shift",
+    "return",
+    "exit",
+    "break",
+    "continue",
+    "test",
+    "[",
+    "read",
+    "mapfile",
+    "readarray",
+    "source",
+    ".",
+    "eval",
+    "alias",
+    "unalias",
+    "type",
+    "command",
+    "exec",
+    "wait",
+    "hash",
+    "shopt",
+    "trap",
+    "umask",
+    "ulimit",
+    "jobs",
 ];
 
 /// Whether `name` is part of the shell itself (never looked up on PATH).
@@ -893,4 +1413,333 @@ fn env(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
     }
     io.out.write(&out);
     0
+}
+
+/// The options `set -o` lists, with their state.
+fn option_list(sh: &Shell) -> Vec<(&'static str, bool)> {
+    let o = &sh.options;
+    vec![
+        ("errexit", o.errexit),
+        ("errtrace", o.errtrace),
+        ("functrace", o.functrace),
+        ("noglob", o.noglob),
+        ("nounset", o.nounset),
+        ("pipefail", o.pipefail),
+        ("xtrace", o.xtrace),
+    ]
+}
+
+/// Signal names `trap` knows (without `SIG`), in signal-number order, as `trap -l` lists.
+const SIGNALS: &[&str] = &[
+    "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
+    "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
+    "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
+];
+
+/// A condition as `trap` stores it: `EXIT`, `ERR`, or a signal name without `SIG`.
+fn trap_name(spec: &str) -> Option<String> {
+    let up = spec.to_ascii_uppercase();
+    let up = up.strip_prefix("SIG").unwrap_or(&up).to_string();
+    if up == "0" || up == "EXIT" {
+        return Some("EXIT".into());
+    }
+    if matches!(up.as_str(), "ERR" | "DEBUG" | "RETURN") {
+        return Some(up);
+    }
+    if let Ok(n) = spec.parse::<usize>() {
+        return SIGNALS.get(n.checked_sub(1)?).map(|s| s.to_string());
+    }
+    SIGNALS.contains(&up.as_str()).then_some(up)
+}
+
+/// `trap [-lp] [[ACTION] CONDITION...]`. EXIT runs when the shell ends (a subshell, `bash
+/// -c`, a script, or the session's shell on `exit`); ERR where `set -e` would stop. Signals
+/// are kept and listed but never arrive in a sandboxed call; DEBUG and RETURN are refused.
+fn trap(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+    let print = |sh: &Shell, names: Option<&[String]>| {
+        let mut out = String::new();
+        for (name, action) in &sh.options.traps {
+            if names.is_some_and(|n| !n.iter().any(|x| trap_name(x).as_deref() == Some(name))) {
+                continue;
+            }
+            let shown = if name == "EXIT" || name == "ERR" || name == "DEBUG" || name == "RETURN" {
+                name.clone()
+            } else {
+                format!("SIG{name}")
+            };
+            out.push_str(&format!("trap -- {} {shown}\n", shell_quote(action)));
+        }
+        out
+    };
+    let mut i = 0;
+    if let Some(a) = args.first() {
+        match a.as_str() {
+            "-l" => {
+                let list: Vec<String> = SIGNALS
+                    .iter()
+                    .enumerate()
+                    .map(|(n, s)| format!("{:2}) SIG{s}", n + 1))
+                    .collect();
+                io.print(&format!("{}\n", list.join("\t")));
+                return 0;
+            }
+            "-p" => {
+                let names = &args[1..];
+                io.print(&print(sh, (!names.is_empty()).then_some(names)));
+                return 0;
+            }
+            "--" => i = 1,
+            o if o.starts_with('-') && o.len() > 1 && o != "-" => {
+                io.eprint(&format!(
+                    "bash: trap: {o}: invalid option\ntrap: usage: trap [-lp] [[arg] signal_spec ...]\n"
+                ));
+                return 2;
+            }
+            _ => {}
+        }
+    }
+    let rest = &args[i..];
+    if rest.is_empty() {
+        io.print(&print(sh, None));
+        return 0;
+    }
+    // One operand that names a condition resets it; otherwise the first is the action.
+    let (action, conds) = if rest.len() == 1 && trap_name(&rest[0]).is_some() {
+        (None, rest)
+    } else if rest[0] == "-" {
+        (None, &rest[1..])
+    } else {
+        (Some(rest[0].clone()), &rest[1..])
+    };
+    let mut status = 0;
+    for c in conds {
+        match trap_name(c) {
+            Some(n) if n == "DEBUG" || n == "RETURN" => {
+                io.eprint(&format!("bash: trap: {n}: not supported in burrow\n"));
+                status = 1;
+            }
+            Some(n) => match &action {
+                Some(a) => {
+                    sh.options.traps.insert(n, a.clone());
+                }
+                None => {
+                    sh.options.traps.remove(&n);
+                }
+            },
+            None => {
+                io.eprint(&format!("bash: trap: {c}: invalid signal specification\n"));
+                status = 1;
+            }
+        }
+    }
+    status
+}
+
+/// The `shopt` options burrow implements.
+const SHOPTS: &[&str] = &[
+    "dotglob",
+    "globstar",
+    "nocaseglob",
+    "nullglob",
+    "inherit_errexit",
+    "expand_aliases",
+];
+
+/// `shopt [-s|-u] [-q] [NAME...]`: options of glob expansion; others bash has are refused.
+fn shopt(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+    let mut set = None;
+    let mut quiet = false;
+    let mut names = Vec::new();
+    for a in args {
+        match a.as_str() {
+            "-s" => set = Some(true),
+            "-u" => set = Some(false),
+            "-q" => quiet = true,
+            "-p" => {}
+            o if o.starts_with('-') => {
+                io.eprint(&format!(
+                    "bash: shopt: {o}: invalid option\nshopt: usage: shopt [-pqsu] [-o] [optname ...]\n"
+                ));
+                return 2;
+            }
+            n => names.push(n.to_string()),
+        }
+    }
+    let on = |sh: &Shell, n: &str| {
+        if n == "expand_aliases" {
+            return true;
+        }
+        sh.options.shopts.iter().any(|x| x == n)
+    };
+    if names.is_empty() {
+        for n in SHOPTS {
+            let v = on(sh, n);
+            if set.is_none_or(|s| s == v) {
+                io.print(&format!("{n:<15}\t{}\n", if v { "on" } else { "off" }));
+            }
+        }
+        return 0;
+    }
+    let mut status = 0;
+    for n in &names {
+        if !SHOPTS.contains(&n.as_str()) {
+            if KNOWN_SHOPTS.contains(&n.as_str()) {
+                io.eprint(&format!("bash: shopt: {n}: not supported in burrow\n"));
+            } else {
+                io.eprint(&format!("bash: shopt: {n}: invalid shell option name\n"));
+            }
+            status = 1;
+            continue;
+        }
+        match set {
+            Some(true) => {
+                if !on(sh, n) {
+                    sh.options.shopts.push(n.clone());
+                }
+            }
+            Some(false) => sh.options.shopts.retain(|x| x != n),
+            None => {
+                let v = on(sh, n);
+                if !quiet {
+                    io.print(&format!("{n:<15}\t{}\n", if v { "on" } else { "off" }));
+                }
+                if !v {
+                    status = 1;
+                }
+            }
+        }
+    }
+    status
+}
+
+/// bash's other `shopt` names (refused as not supported, rather than as unknown).
+const KNOWN_SHOPTS: &[&str] = &[
+    "autocd",
+    "assoc_expand_once",
+    "cdable_vars",
+    "cdspell",
+    "checkhash",
+    "checkjobs",
+    "checkwinsize",
+    "cmdhist",
+    "compat31",
+    "compat32",
+    "compat40",
+    "compat41",
+    "compat42",
+    "compat43",
+    "compat44",
+    "complete_fullquote",
+    "direxpand",
+    "dirspell",
+    "execfail",
+    "extdebug",
+    "extglob",
+    "extquote",
+    "failglob",
+    "force_fignore",
+    "globasciiranges",
+    "globskipdots",
+    "gnu_errfmt",
+    "histappend",
+    "histreedit",
+    "histverify",
+    "hostcomplete",
+    "huponexit",
+    "interactive_comments",
+    "lastpipe",
+    "lithist",
+    "localvar_inherit",
+    "localvar_unset",
+    "login_shell",
+    "mailwarn",
+    "no_empty_cmd_completion",
+    "nocasematch",
+    "noexpand_translation",
+    "patsub_replacement",
+    "progcomp",
+    "progcomp_alias",
+    "promptvars",
+    "restricted_shell",
+    "shift_verbose",
+    "sourcepath",
+    "varredir_close",
+    "xpg_echo",
+];
+
+/// A value as `declare -p` shows it: in double quotes, with `"`, `\\`, `$` and backquotes
+/// escaped.
+fn dq(v: &str) -> String {
+    let mut out = String::from("\"");
+    for c in v.chars() {
+        if matches!(c, '"' | '\\' | '$' | '`') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// `declare -p [NAME...]`: each variable as the `declare` command that recreates it.
+fn declare_print(sh: &Shell, names: &[&String], io: &Io) -> i32 {
+    let all: Vec<String>;
+    let names: Vec<&str> = if names.is_empty() {
+        let mut v: Vec<String> = sh.vars.keys().chain(sh.arrays.keys()).cloned().collect();
+        v.sort();
+        v.dedup();
+        all = v;
+        all.iter().map(String::as_str).collect()
+    } else {
+        names.iter().map(|s| s.as_str()).collect()
+    };
+    let mut status = 0;
+    let mut out = String::new();
+    for n in names {
+        if let Some(a) = sh.arrays.get(n) {
+            match a {
+                crate::shell::Array::Indexed(m) => {
+                    let items: Vec<String> =
+                        m.iter().map(|(k, v)| format!("[{k}]={}", dq(v))).collect();
+                    out.push_str(&format!("declare -a {n}=({})\n", items.join(" ")));
+                }
+                crate::shell::Array::Assoc(m) => {
+                    let items: String =
+                        m.iter().map(|(k, v)| format!("[{k}]={} ", dq(v))).collect();
+                    out.push_str(&format!("declare -A {n}=({items})\n"));
+                }
+            }
+        } else if let Some(v) = sh.vars.get(n) {
+            let attrs = if v.exported { "-x" } else { "--" };
+            out.push_str(&format!("declare {attrs} {n}={}\n", dq(&v.value)));
+        } else {
+            io.eprint(&format!("bash: declare: {n}: not found\n"));
+            status = 1;
+        }
+    }
+    io.print(&out);
+    status
+}
+
+/// `declare -f [NAME...]` (definitions) and `declare -F [NAME...]` (names).
+fn declare_functions(sh: &Shell, names: &[&String], only_names: bool, io: &Io) -> i32 {
+    let mut status = 0;
+    let wanted: Vec<String> = if names.is_empty() {
+        sh.functions.keys().cloned().collect()
+    } else {
+        names.iter().map(|s| s.to_string()).collect()
+    };
+    for n in wanted {
+        match sh.functions.get(&n) {
+            Some((src, _)) => {
+                if only_names {
+                    io.print(&format!("declare -f {n}\n"));
+                } else {
+                    io.print(&format!("{src}\n"));
+                }
+            }
+            None => status = 1,
+        }
+    }
+    status
 }

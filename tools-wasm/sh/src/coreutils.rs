@@ -394,26 +394,28 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         }
         "wc" => {
             let a = args!(cmd, args, "lwcmL", "", io);
-            let (mut l, mut w, mut c) = (a.has('l'), a.has('w'), a.has('c') || a.has('m'));
-            if !l && !w && !c {
-                (l, w, c) = (true, true, true);
+            // GNU's columns, in its order: lines, words, chars, bytes, longest line.
+            let mut sel = [a.has('l'), a.has('w'), a.has('m'), a.has('c'), a.has('L')];
+            if !sel.iter().any(|s| *s) {
+                sel = [true, true, false, true, false];
             }
             let files = inputs(sh, cmd, &a.operands, io, &mut status);
             let mut rows = Vec::new();
-            let mut tot = [0usize; 3];
+            let mut tot = [0usize; 5];
             for (name, data) in &files {
+                let text = String::from_utf8_lossy(data);
                 let counts = [
                     data.iter().filter(|&&b| b == b'\n').count(),
-                    String::from_utf8_lossy(data).split_whitespace().count(),
-                    if a.has('m') {
-                        String::from_utf8_lossy(data).chars().count()
-                    } else {
-                        data.len()
-                    },
+                    text.split_whitespace().count(),
+                    text.chars().count(),
+                    data.len(),
+                    longest_line(&text),
                 ];
-                for k in 0..3 {
+                for k in 0..4 {
                     tot[k] += counts[k];
                 }
+                // The total of -L is the longest of all, not a sum.
+                tot[4] = tot[4].max(counts[4]);
                 rows.push((
                     counts,
                     if a.operands.is_empty() {
@@ -426,7 +428,6 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             if files.len() > 1 {
                 rows.push((tot, "total".into()));
             }
-            let sel = [l, w, c];
             let ncols = sel.iter().filter(|&&s| s).count();
             let width = if ncols == 1 && rows.len() == 1 {
                 0
@@ -440,7 +441,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                     .unwrap_or(1)
             };
             for (counts, name) in rows {
-                let nums: Vec<String> = (0..3)
+                let nums: Vec<String> = (0..5)
                     .filter(|&k| sel[k])
                     .map(|k| format!("{:>width$}", counts[k]))
                     .collect();
@@ -454,7 +455,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         }
         "grep" | "egrep" | "fgrep" => return Some(Ok(crate::text::grep(sh, cmd, args, io))),
         "sed" => return Some(Ok(crate::text::sed(sh, args, io))),
-        "sort" => return Some(Ok(crate::text::sort(sh, args, io))),
+        "sort" => return Some(Ok(crate::sort::sort(sh, args, io))),
         "uniq" => {
             let a = args!(cmd, args, "cdui", "", io);
             let files = inputs(
@@ -722,28 +723,50 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             }
         }
         "basename" => {
-            let a = args!(cmd, args, "a", "s", io);
-            let Some(p) = a.operands.first() else {
-                io.eprint("basename: missing operand\n");
+            let a = args!(cmd, args, "az", "s", io);
+            if a.operands.is_empty() {
+                io.eprint(
+                    "basename: missing operand\nTry 'basename --help' for more information.\n",
+                );
                 return Some(Ok(1));
-            };
-            let t = p.trim_end_matches('/');
-            let mut b = if t.is_empty() {
-                "/".to_string()
-            } else {
-                t.rsplit('/').next().unwrap_or(t).to_string()
-            };
-            let suffix = a
-                .value('s')
-                .map(String::from)
-                .or_else(|| a.operands.get(1).cloned());
-            if let Some(s) = suffix
-                && b.ends_with(&s)
-                && b != s
-            {
-                b.truncate(b.len() - s.len());
             }
-            io.print(&format!("{b}\n"));
+            // -a or -s: every operand is a name; else NAME [SUFFIX].
+            let multiple = a.has('a') || a.value('s').is_some();
+            if !multiple && a.operands.len() > 2 {
+                io.eprint(&format!(
+                    "basename: extra operand '{}'\nTry 'basename --help' for more information.\n",
+                    a.operands[2]
+                ));
+                return Some(Ok(1));
+            }
+            let (names, suffix) = if multiple {
+                (&a.operands[..], a.value('s').map(String::from))
+            } else {
+                (&a.operands[..1], a.operands.get(1).cloned())
+            };
+            let end = if a.has('z') { "\0" } else { "\n" };
+            let mut out = String::new();
+            for p in names {
+                let t = p.trim_end_matches('/');
+                let mut b = if t.is_empty() {
+                    if p.is_empty() {
+                        String::new()
+                    } else {
+                        "/".to_string()
+                    }
+                } else {
+                    t.rsplit('/').next().unwrap_or(t).to_string()
+                };
+                if let Some(s) = &suffix
+                    && b.ends_with(s.as_str())
+                    && b != *s
+                {
+                    b.truncate(b.len() - s.len());
+                }
+                out.push_str(&b);
+                out.push_str(end);
+            }
+            io.print(&out);
         }
         "dirname" => {
             for p in args.iter().filter(|a| !a.starts_with('-')) {
@@ -763,49 +786,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             }
         }
         "realpath" | "readlink" => return Some(Ok(crate::files::resolve(sh, cmd, args, io))),
-        "seq" => {
-            let mut sep = "\n".to_string();
-            let mut nums: Vec<f64> = Vec::new();
-            let mut k = 0;
-            while k < args.len() {
-                let a = &args[k];
-                if a == "-s" {
-                    k += 1;
-                    sep = args.get(k).cloned().unwrap_or_default();
-                } else if let Some(v) = a.strip_prefix("-s") {
-                    sep = v.to_string();
-                } else if let Ok(n) = a.parse::<f64>() {
-                    nums.push(n);
-                }
-                k += 1;
-            }
-            let (first, step, last) = match nums.as_slice() {
-                [l] => (1.0, 1.0, *l),
-                [f, l] => (*f, 1.0, *l),
-                [f, s, l, ..] => (*f, *s, *l),
-                _ => {
-                    io.eprint("seq: missing operand\n");
-                    return Some(Ok(1));
-                }
-            };
-            let mut out = Vec::new();
-            let mut x = first;
-            let int = nums.iter().all(|n| n.fract() == 0.0);
-            while (step > 0.0 && x <= last + 1e-9) || (step < 0.0 && x >= last - 1e-9) {
-                out.push(if int {
-                    format!("{}", x as i64)
-                } else {
-                    format!("{x}")
-                });
-                x += step;
-                if out.len() > 10_000_000 {
-                    break;
-                }
-            }
-            if !out.is_empty() {
-                io.print(&format!("{}\n", out.join(&sep)));
-            }
-        }
+        "seq" => return Some(Ok(seq(args, io))),
         "tee" => {
             let a = args!(cmd, args, "ai", "", io);
             let data = read_all(&io.stdin);
@@ -844,17 +825,35 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         }
         "date" => return Some(Ok(crate::files::date(sh, args, io))),
         "sleep" => {
-            let secs: f64 = args
-                .first()
-                .and_then(|a| a.trim_end_matches('s').parse().ok())
-                .unwrap_or(0.0);
-            // In short steps, so the host's wall-clock limit can stop a long sleep promptly.
+            // GNU sleeps for the sum of its operands.
+            let mut secs = 0.0;
+            for a in args {
+                match crate::sys::parse_duration(a) {
+                    Some(v) => secs += v,
+                    None => {
+                        io.eprint(&format!(
+                            "sleep: invalid time interval '{a}'\nTry 'sleep --help' for more information.\n"
+                        ));
+                        return Some(Ok(1));
+                    }
+                }
+            }
+            if args.is_empty() {
+                io.eprint("sleep: missing operand\nTry 'sleep --help' for more information.\n");
+                return Some(Ok(1));
+            }
+            // In short steps, so the host's wall-clock limit can stop a long sleep promptly;
+            // a `timeout` around it ends it at its deadline.
             let end = std::time::Instant::now()
-                + std::time::Duration::from_secs_f64(secs.clamp(0.0, 86_400.0));
-            while std::time::Instant::now() < end {
+                + std::time::Duration::from_secs_f64(secs.clamp(0.0, 1e9));
+            let stop = crate::sys::deadline().map_or(end, |d| d.min(end));
+            while std::time::Instant::now() < stop {
                 std::thread::sleep(
-                    (end - std::time::Instant::now()).min(std::time::Duration::from_millis(20)),
+                    (stop - std::time::Instant::now()).min(std::time::Duration::from_millis(20)),
                 );
+            }
+            if crate::sys::deadline_passed() {
+                return Some(Err(crate::shell::Flow::Exit(124)));
             }
         }
         "yes" => {
@@ -885,23 +884,25 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         "sh" | "bash" => {
             if let Some(i) = args.iter().position(|a| a == "-c") {
                 let src = args.get(i + 1).cloned().unwrap_or_default();
-                let mut sub = sh.clone();
+                let mut sub = sh.subshell();
                 sub.arg0 = args.get(i + 2).cloned().unwrap_or_else(|| "bash".into());
                 sub.positional = args.get(i + 3..).map(|s| s.to_vec()).unwrap_or_default();
-                return Some(match sub.run_script(&src, io) {
-                    Ok(s) | Err(crate::shell::Flow::Exit(s)) => Ok(s),
-                    Err(_) => Ok(0),
-                });
+                let status = match sub.run_script(&src, io) {
+                    Ok(s) | Err(crate::shell::Flow::Exit(s)) => s,
+                    Err(_) => 0,
+                };
+                return Some(Ok(sub.finish(status, io)));
             }
             if let Some(f) = args.first() {
                 return Some(match fs::read_to_string(sh.path(f)) {
                     Ok(src) => {
-                        let mut sub = sh.clone();
+                        let mut sub = sh.subshell();
                         sub.positional = args[1..].to_vec();
-                        match sub.run_script(&src, io) {
-                            Ok(s) | Err(crate::shell::Flow::Exit(s)) => Ok(s),
-                            Err(_) => Ok(0),
-                        }
+                        let status = match sub.run_script(&src, io) {
+                            Ok(s) | Err(crate::shell::Flow::Exit(s)) => s,
+                            Err(_) => 0,
+                        };
+                        Ok(sub.finish(status, io))
                     }
                     Err(e) => {
                         io.eprint(&format!("bash: {f}: {}\n", io_msg(&e)));
@@ -1106,4 +1107,153 @@ fn ls(sh: &Shell, args: &[String], io: &Io) -> i32 {
     }
     io.print(&out);
     status
+}
+
+/// The display width of the longest line (`wc -L`): tabs to the next multiple of 8, a
+/// character one column.
+fn longest_line(text: &str) -> usize {
+    let mut best = 0;
+    for line in text.split('\n') {
+        let mut col = 0;
+        for c in line.chars() {
+            match c {
+                '\t' => col = (col / 8 + 1) * 8,
+                '\r' | '\x0c' => col = 0,
+                c if c.is_control() => {}
+                _ => col += 1,
+            }
+        }
+        best = best.max(col);
+    }
+    best
+}
+
+/// `seq [-w] [-s SEP] [-f FORMAT] [FIRST [INCREMENT]] LAST`.
+fn seq(args: &[String], io: &Io) -> i32 {
+    let mut sep = "\n".to_string();
+    let mut format: Option<String> = None;
+    let mut equal_width = false;
+    let mut nums: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < args.len() {
+        let a = &args[k];
+        k += 1;
+        let value = |k: &mut usize, inline: &str| -> Option<String> {
+            if !inline.is_empty() {
+                return Some(inline.to_string());
+            }
+            *k += 1;
+            args.get(*k - 1).cloned()
+        };
+        if a == "-w" || a == "--equal-width" {
+            equal_width = true;
+        } else if let Some(v) = a
+            .strip_prefix("-s")
+            .or_else(|| a.strip_prefix("--separator="))
+        {
+            match value(&mut k, v) {
+                Some(v) => sep = v,
+                None => return seq_usage(io, "option requires an argument -- 's'"),
+            }
+        } else if let Some(v) = a.strip_prefix("-f").or_else(|| a.strip_prefix("--format=")) {
+            match value(&mut k, v) {
+                Some(v) => format = Some(v),
+                None => return seq_usage(io, "option requires an argument -- 'f'"),
+            }
+        } else if a == "--" {
+            nums.extend(args[k..].iter().cloned());
+            break;
+        } else {
+            nums.push(a.clone());
+        }
+    }
+    if format.is_some() && equal_width {
+        io.eprint("seq: format string may not be specified when printing equal width strings\nTry 'seq --help' for more information.\n");
+        return 1;
+    }
+    let mut parsed = Vec::new();
+    for n in &nums {
+        match n.parse::<f64>() {
+            Ok(v) if n.trim() == n && !n.is_empty() => parsed.push(v),
+            _ => {
+                io.eprint(&format!(
+                    "seq: invalid floating point argument: '{n}'\nTry 'seq --help' for more information.\n"
+                ));
+                return 1;
+            }
+        }
+    }
+    let (first, step, last) = match parsed.as_slice() {
+        [l] => (1.0, 1.0, *l),
+        [f, l] => (*f, 1.0, *l),
+        [f, s, l] => (*f, *s, *l),
+        [] => return seq_usage(io, "missing operand"),
+        _ => {
+            return seq_usage(io, &format!("extra operand '{}'", nums[3]));
+        }
+    };
+    if step == 0.0 {
+        io.eprint(&format!(
+            "seq: invalid Zero increment value: '{}'\nTry 'seq --help' for more information.\n",
+            nums[1]
+        ));
+        return 1;
+    }
+    // Decimal places as GNU: the most any operand was written with.
+    let places = |s: &str| -> usize {
+        if s.contains(['e', 'E']) {
+            return 0;
+        }
+        s.split_once('.').map_or(0, |(_, f)| f.len())
+    };
+    let prec = match nums.len() {
+        1 => places(&nums[0]),
+        2 => places(&nums[0]).max(places(&nums[1])),
+        _ => places(&nums[0]).max(places(&nums[1])),
+    };
+    let mut values = Vec::new();
+    let mut i: u64 = 0;
+    loop {
+        let x = first + step * i as f64;
+        if (step > 0.0 && x > last + 1e-9) || (step < 0.0 && x < last - 1e-9) {
+            break;
+        }
+        values.push(x);
+        i += 1;
+        if values.len() > 10_000_000 {
+            break;
+        }
+    }
+    let mut out: Vec<String> = values
+        .iter()
+        .map(|x| match &format {
+            Some(f) => crate::builtins::printf_format(f, &[format!("{x}")]),
+            None => format!("{x:.prec$}"),
+        })
+        .collect();
+    if equal_width {
+        let w = out.iter().map(|s| s.len()).max().unwrap_or(0);
+        for s in &mut out {
+            if s.len() < w {
+                let neg = s.starts_with('-');
+                let digits = s.trim_start_matches('-').to_string();
+                *s = format!(
+                    "{}{}{digits}",
+                    if neg { "-" } else { "" },
+                    "0".repeat(w - s.len())
+                );
+            }
+        }
+    }
+    if !out.is_empty() {
+        io.print(&format!("{}\n", out.join(&sep)));
+    }
+    0
+}
+
+fn seq_usage(io: &Io, msg: &str) -> i32 {
+    io.eprint(&format!(
+        "seq: {msg}\nTry 'seq --help' for more information.\n"
+    ));
+    1
 }

@@ -122,13 +122,39 @@ fn brace_expand(raw: &str) -> Vec<String> {
     if !raw.contains('{') {
         return vec![raw.to_string()];
     }
+    // The parser gives sequences as numbers; their widths (`{01..10}` pads to 2) come from
+    // the text, in order of appearance (the order the parts are walked in).
+    static SEQ: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let widths: Vec<usize> = SEQ
+        .get_or_init(|| regex::Regex::new(r"\{(-?[0-9]+)\.\.(-?[0-9]+)(\.\.-?[0-9]+)?\}").ok())
+        .as_ref()
+        .map(|re| {
+            re.captures_iter(raw)
+                .map(|c| {
+                    let (a, b) = (&c[1], &c[2]);
+                    let padded = |t: &str| {
+                        let d = t.trim_start_matches('-');
+                        d.len() > 1 && d.starts_with('0')
+                    };
+                    if padded(a) || padded(b) {
+                        a.len().max(b.len())
+                    } else {
+                        0
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     match brush_parser::word::parse_brace_expansions(raw, &parser_options()) {
-        Ok(Some(parts)) => expand_brace_parts(&parts),
+        Ok(Some(parts)) => expand_brace_parts(&parts, &mut widths.into_iter()),
         _ => vec![raw.to_string()],
     }
 }
 
-fn expand_brace_parts(parts: &[BraceExpressionOrText]) -> Vec<String> {
+fn expand_brace_parts(
+    parts: &[BraceExpressionOrText],
+    widths: &mut dyn Iterator<Item = usize>,
+) -> Vec<String> {
     let mut results = vec![String::new()];
     for p in parts {
         let alternatives: Vec<String> = match p {
@@ -144,19 +170,14 @@ fn expand_brace_parts(parts: &[BraceExpressionOrText]) -> Vec<String> {
                         } => {
                             let step = increment.unsigned_abs().max(1) as i64;
                             let mut i = *start;
-                            let width = {
-                                let s = start.to_string();
-                                let e = end.to_string();
-                                if (s.starts_with('0') && s.len() > 1)
-                                    || (e.starts_with('0') && e.len() > 1)
-                                {
-                                    s.len().max(e.len())
-                                } else {
-                                    0
-                                }
-                            };
+                            let width = widths.next().unwrap_or(0);
                             loop {
-                                alts.push(format!("{i:0width$}"));
+                                // Zero padding counts the sign, as bash's does.
+                                alts.push(if i < 0 && width > 0 {
+                                    format!("-{:0w$}", -i, w = width - 1)
+                                } else {
+                                    format!("{i:0width$}")
+                                });
                                 if i == *end || alts.len() > 100_000 {
                                     break;
                                 }
@@ -202,7 +223,7 @@ fn expand_brace_parts(parts: &[BraceExpressionOrText]) -> Vec<String> {
                             }
                         }
                         BraceExpressionMember::Child(children) => {
-                            alts.extend(expand_brace_parts(children))
+                            alts.extend(expand_brace_parts(children, widths))
                         }
                     }
                 }
@@ -274,38 +295,74 @@ fn eval_pieces(
                 f.push(v, true, false);
             }
             WordPiece::ParameterExpansion(pe) => {
-                // "$@", "${a[@]}" and "${!a[@]}": one field per element.
-                let all: Option<Vec<String>> = match pe {
-                    ParameterExpr::Parameter {
-                        parameter:
-                            Parameter::Special(SpecialParameter::AllPositionalParameters {
-                                concatenate: false,
-                            }),
-                        ..
-                    } => Some(sh.positional.clone()),
-                    ParameterExpr::Parameter {
-                        parameter:
-                            Parameter::NamedWithAllIndices {
-                                name,
-                                concatenate: false,
-                            },
+                // "${a[@]:off:len}" and "${@:off:len}": a slice of the elements, not of a
+                // string.
+                let sliced = match pe {
+                    ParameterExpr::Substring {
+                        parameter,
                         indirect: false,
-                    } => Some(match sh.arrays.get(name) {
-                        Some(a) => a.values(),
-                        None => sh.get(name).map(String::from).into_iter().collect(),
-                    }),
-                    ParameterExpr::MemberKeys {
-                        variable_name,
-                        concatenate: false,
-                    } => Some(match sh.arrays.get(variable_name) {
-                        Some(a) => a.keys(),
-                        None => sh
-                            .get(variable_name)
-                            .map(|_| "0".to_string())
-                            .into_iter()
-                            .collect(),
-                    }),
+                        offset,
+                        length,
+                    } => match parameter {
+                        Parameter::NamedWithAllIndices {
+                            name,
+                            concatenate: false,
+                        } => Some(slice_elements(
+                            sh,
+                            Some(name),
+                            &offset.value,
+                            length.as_ref().map(|l| l.value.as_str()),
+                            io,
+                        )?),
+                        Parameter::Special(SpecialParameter::AllPositionalParameters {
+                            concatenate: false,
+                        }) => Some(slice_elements(
+                            sh,
+                            None,
+                            &offset.value,
+                            length.as_ref().map(|l| l.value.as_str()),
+                            io,
+                        )?),
+                        _ => None,
+                    },
                     _ => None,
+                };
+                // "$@", "${a[@]}" and "${!a[@]}": one field per element.
+                let all: Option<Vec<String>> = if sliced.is_some() {
+                    sliced
+                } else {
+                    match pe {
+                        ParameterExpr::Parameter {
+                            parameter:
+                                Parameter::Special(SpecialParameter::AllPositionalParameters {
+                                    concatenate: false,
+                                }),
+                            ..
+                        } => Some(sh.positional.clone()),
+                        ParameterExpr::Parameter {
+                            parameter:
+                                Parameter::NamedWithAllIndices {
+                                    name,
+                                    concatenate: false,
+                                },
+                            indirect: false,
+                        } => Some(match sh.arrays.get(name) {
+                            Some(a) => a.values(),
+                            None => sh.get(name).map(String::from).into_iter().collect(),
+                        }),
+                        ParameterExpr::MemberKeys {
+                            variable_name,
+                            concatenate: false,
+                        } => Some(match sh.arrays.get(variable_name) {
+                            Some(a) => a.keys(),
+                            None => sh
+                                .get(variable_name)
+                                .map(|_| "0".to_string())
+                                .into_iter()
+                                .collect(),
+                        }),
+                        _ => None,
+                    }
                 };
                 if let Some(args) = all {
                     if quoted {
@@ -414,7 +471,7 @@ fn glob_field(sh: &Shell, segs: &[Seg]) -> Vec<String> {
         }
     }
     let matches = glob(sh, &pat);
-    if matches.is_empty() {
+    if matches.is_empty() && !sh.options.shopt("nullglob") {
         vec![literal]
     } else {
         matches
@@ -426,10 +483,26 @@ pub fn glob(sh: &Shell, pat: &str) -> Vec<String> {
     let absolute = pat.starts_with('/');
     let comps: Vec<&str> = pat.split('/').filter(|c| !c.is_empty()).collect();
     let mut cands: Vec<String> = vec![if absolute { "/".into() } else { String::new() }];
+    let dotglob = sh.options.shopt("dotglob");
+    let nocase = sh.options.shopt("nocaseglob");
     for (i, comp) in comps.iter().enumerate() {
         let last = i + 1 == comps.len();
         let mut next = Vec::new();
         let is_pat = comp.contains(['*', '?', '[']);
+        // globstar: `**` alone matches any depth of directories (and, last, everything).
+        if *comp == "**" && sh.options.shopt("globstar") {
+            for c in &cands {
+                let mut found = Vec::new();
+                if !last {
+                    found.push(c.clone());
+                }
+                walk_all(sh, c, dotglob, last, &mut found);
+                next.extend(found);
+            }
+            next.dedup();
+            cands = next;
+            continue;
+        }
         for c in &cands {
             let dir = if c.is_empty() {
                 sh.cwd.clone()
@@ -439,7 +512,12 @@ pub fn glob(sh: &Shell, pat: &str) -> Vec<String> {
                 sh.path(c).to_string_lossy().into_owned()
             };
             if is_pat {
-                let Some(re) = pattern_regex(comp) else {
+                let re = if nocase {
+                    regex::Regex::new(&format!("(?i)^(?s:{})$", pattern_body(comp))).ok()
+                } else {
+                    pattern_regex(comp)
+                };
+                let Some(re) = re else {
                     continue;
                 };
                 let Ok(rd) = std::fs::read_dir(&dir) else {
@@ -447,7 +525,7 @@ pub fn glob(sh: &Shell, pat: &str) -> Vec<String> {
                 };
                 let names = crate::text::sorted_names(rd);
                 for n in names {
-                    if n.starts_with('.') && !comp.starts_with('.') {
+                    if n.starts_with('.') && !comp.starts_with('.') && !dotglob {
                         continue;
                     }
                     if re.is_match(&n) {
@@ -479,7 +557,36 @@ pub fn glob(sh: &Shell, pat: &str) -> Vec<String> {
             .collect();
     }
     cands.retain(|c| std::fs::symlink_metadata(sh.path(c)).is_ok());
+    // bash sorts the whole names (C locale: by bytes), not component by component.
+    cands.sort();
+    cands.dedup();
     cands
+}
+
+/// Everything under `base` (depth first, sorted), for globstar's `**`: directories only when
+/// `files` is false.
+fn walk_all(sh: &Shell, base: &str, dotglob: bool, files: bool, out: &mut Vec<String>) {
+    let dir = if base.is_empty() {
+        sh.cwd.clone()
+    } else {
+        sh.path(base).to_string_lossy().into_owned()
+    };
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for n in crate::text::sorted_names(rd) {
+        if n.starts_with('.') && !dotglob {
+            continue;
+        }
+        let p = join(base, &n);
+        let is_dir = std::fs::symlink_metadata(sh.path(&p)).is_ok_and(|m| m.is_dir());
+        if is_dir || files {
+            out.push(p.clone());
+        }
+        if is_dir && out.len() < 1_000_000 {
+            walk_all(sh, &p, dotglob, files, out);
+        }
+    }
 }
 
 fn join(base: &str, name: &str) -> String {
@@ -967,6 +1074,59 @@ fn replace(v: &str, pat: &str, rep: &str, kind: &SubstringMatchKind) -> String {
 }
 
 /// Evaluates an arithmetic expression given as text (after expanding `$` in it).
+/// The elements `${name[@]:offset:length}` (or, for `None`, `${@:offset:length}`, where
+/// offset 0 is `$0`) selects: for an indexed array, those from the first index at or past
+/// the offset (negative: counted back from the last index + 1).
+fn slice_elements(
+    sh: &mut Shell,
+    name: Option<&str>,
+    offset: &str,
+    length: Option<&str>,
+    io: &Io,
+) -> Result<Vec<String>, Flow> {
+    let off = arith_str(sh, offset, io)?;
+    let len = match length {
+        Some(l) => Some(arith_str(sh, l, io)?),
+        None => None,
+    };
+    let items: Vec<(i64, String)> = match name {
+        None => std::iter::once(sh.arg0.clone())
+            .chain(sh.positional.iter().cloned())
+            .enumerate()
+            .map(|(i, v)| (i as i64, v))
+            .collect(),
+        Some(n) => match sh.arrays.get(n) {
+            Some(crate::shell::Array::Indexed(m)) => {
+                m.iter().map(|(k, v)| (*k, v.clone())).collect()
+            }
+            Some(a) => a
+                .values()
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (i as i64, v))
+                .collect(),
+            None => sh.get(n).map(|v| (0, v.to_string())).into_iter().collect(),
+        },
+    };
+    if let Some(l) = len
+        && l < 0
+    {
+        io.eprint(&format!("bash: {l}: substring expression < 0\n"));
+        return Err(Flow::Exit(1));
+    }
+    let top = items.last().map_or(0, |(k, _)| k + 1);
+    let start = if off < 0 { top + off } else { off };
+    if start < 0 {
+        return Ok(Vec::new());
+    }
+    Ok(items
+        .into_iter()
+        .filter(|(k, _)| *k >= start)
+        .take(len.map_or(usize::MAX, |l| l as usize))
+        .map(|(_, v)| v)
+        .collect())
+}
+
 pub fn arith_str(sh: &mut Shell, text: &str, io: &Io) -> Result<i64, Flow> {
     let expanded = if text.contains('$') || text.contains('`') {
         single(sh, text, io)?

@@ -59,11 +59,41 @@ pub fn input(sh: &Shell, cmd: &str, file: Option<&String>, io: &Io) -> Result<Ve
     }
 }
 
+/// `base64 [-d] [-i] [-w COLS] [FILE]`.
 fn base64(sh: &Shell, args: &[String], io: &Io) -> i32 {
-    let decode = args.iter().any(|a| a == "-d" || a == "--decode");
-    let file = args
-        .iter()
-        .find(|a| !a.starts_with('-') || a.as_str() == "-");
+    let mut decode = false;
+    let mut wrap = 76usize;
+    let mut file: Option<&String> = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        let cols = if a == "-w" || a == "--wrap" {
+            i += 1;
+            args.get(i - 1).map(String::as_str)
+        } else {
+            a.strip_prefix("--wrap=").or_else(|| a.strip_prefix("-w"))
+        };
+        if a.starts_with("-w") || a.starts_with("--wrap") {
+            match cols.map(|c| (c, c.parse::<usize>())) {
+                Some((_, Ok(n))) => wrap = n,
+                Some((c, Err(_))) => {
+                    io.eprint(&format!("base64: invalid wrap size: '{c}'\n"));
+                    return 1;
+                }
+                None => {
+                    io.eprint("base64: option requires an argument -- 'w'\nTry 'base64 --help' for more information.\n");
+                    return 1;
+                }
+            }
+            continue;
+        }
+        match a.as_str() {
+            "-d" | "--decode" => decode = true,
+            "-i" | "--ignore-garbage" | "-di" | "-id" => decode |= a.contains('d'),
+            _ => file = Some(a),
+        }
+    }
     let data = match input(sh, "base64", file, io) {
         Ok(d) => d,
         Err(c) => return c,
@@ -87,7 +117,11 @@ fn base64(sh: &Shell, args: &[String], io: &Io) -> i32 {
     } else {
         let text = engine.encode(&data);
         let mut out = String::new();
-        for chunk in text.as_bytes().chunks(76) {
+        // -w 0: one line, without a final newline (as GNU's).
+        if wrap == 0 {
+            out.push_str(&text);
+        }
+        for chunk in text.as_bytes().chunks(wrap.max(1)).filter(|_| wrap > 0) {
             out.push_str(&String::from_utf8_lossy(chunk));
             out.push('\n');
         }

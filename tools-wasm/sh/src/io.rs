@@ -131,24 +131,6 @@ pub fn read_all(input: &Input) -> Vec<u8> {
     v
 }
 
-/// Reads one line (without its newline); None at end of input.
-pub fn read_line(input: &Input) -> Option<String> {
-    let mut cur = input.borrow_mut();
-    let pos = cur.position() as usize;
-    let data = cur.get_ref();
-    if pos >= data.len() {
-        return None;
-    }
-    let rest = &data[pos..];
-    let (line, used) = match rest.iter().position(|&b| b == b'\n') {
-        Some(i) => (&rest[..i], i + 1),
-        None => (rest, rest.len()),
-    };
-    let s = String::from_utf8_lossy(line).into_owned();
-    cur.set_position((pos + used) as u64);
-    Some(s)
-}
-
 /// The standard streams of a command.
 #[derive(Clone)]
 pub struct Io {

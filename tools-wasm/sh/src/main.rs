@@ -22,6 +22,7 @@ mod misc;
 mod patch;
 mod process;
 mod shell;
+mod sort;
 mod state;
 mod sys;
 mod test;
@@ -54,8 +55,12 @@ fn main() {
         err: io::Sink::Stderr,
     };
     let status = match sh.run_script(&script, &io) {
+        // Without saved state this is a whole shell (`bash -c`), which ends here.
+        Ok(s) if stateless => sh.finish(s, &io),
         Ok(s) => s,
-        Err(shell::Flow::Exit(s)) | Err(shell::Flow::Return(s)) => s,
+        // `exit` ends the session's shell: its EXIT trap runs (the state is kept).
+        Err(shell::Flow::Exit(s)) => sh.finish(s, &io),
+        Err(shell::Flow::Return(s)) => s,
         Err(_) => 0,
     };
     if !stateless {

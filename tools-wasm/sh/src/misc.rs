@@ -674,21 +674,64 @@ fn regex_match(s: &str, re: &str) -> Result<String, String> {
 /// `timeout DURATION COMMAND...`: runs the command. A call has its own wall-clock limit (the
 /// host stops the whole call), and a builtin cannot be preempted, so DURATION is not enforced
 /// separately; the options are accepted.
+/// `timeout DURATION COMMAND...`: runs COMMAND and stops it at DURATION with status 124
+/// (`--preserve-status`: 143, the status of a command killed by SIGTERM). The command is
+/// stopped at its next command or inside `sleep`; a single built-in utility that is
+/// still working when the time comes finishes first, then the status says it timed out.
 fn timeout(sh: &mut Shell, args: &[String], io: &Io) -> Status {
     let mut i = 0;
-    while i < args.len() && args[i].starts_with('-') {
-        if matches!(args[i].as_str(), "-s" | "-k" | "--signal" | "--kill-after") {
-            i += 1;
+    let mut preserve = false;
+    while i < args.len() && args[i].starts_with('-') && args[i] != "-" {
+        match args[i].as_str() {
+            "-s" | "-k" | "--signal" | "--kill-after" => i += 1,
+            "--preserve-status" => preserve = true,
+            "--foreground" | "-v" | "--verbose" => {}
+            "--" => {
+                i += 1;
+                break;
+            }
+            a if a.starts_with("--signal=") || a.starts_with("--kill-after=") => {}
+            a if a.starts_with("-s") || a.starts_with("-k") => {}
+            a => {
+                let msg = if a.starts_with("--") {
+                    format!("timeout: unrecognized option '{a}'")
+                } else {
+                    format!("timeout: invalid option -- '{}'", &a[1..2])
+                };
+                io.eprint(&format!(
+                    "{msg}\nTry 'timeout --help' for more information.\n"
+                ));
+                return Ok(125);
+            }
         }
         i += 1;
     }
-    // The duration.
+    let Some(d) = args.get(i) else {
+        io.eprint("timeout: missing operand\nTry 'timeout --help' for more information.\n");
+        return Ok(125);
+    };
+    let Some(secs) = crate::sys::parse_duration(d) else {
+        io.eprint(&format!(
+            "timeout: invalid time interval '{d}'\nTry 'timeout --help' for more information.\n"
+        ));
+        return Ok(125);
+    };
     i += 1;
     if i >= args.len() {
         io.eprint("timeout: missing operand\nTry 'timeout --help' for more information.\n");
         return Ok(125);
     }
-    match sh.dispatch(&args[i..], io) {
+    if secs == 0.0 {
+        return match sh.dispatch(&args[i..], io) {
+            Ok(s) | Err(Flow::Exit(s)) => Ok(s),
+            Err(f) => Err(f),
+        };
+    }
+    let (r, expired) = crate::sys::with_deadline(secs, || sh.dispatch(&args[i..], io));
+    if expired {
+        return Ok(if preserve { 143 } else { 124 });
+    }
+    match r {
         Ok(s) | Err(Flow::Exit(s)) => Ok(s),
         Err(f) => Err(f),
     }

@@ -38,6 +38,24 @@ pub struct Options {
     pub pipefail: bool,
     pub xtrace: bool,
     pub noglob: bool,
+    /// `set -E` and `set -T`: kept and shown; ERR traps run in functions either way.
+    #[serde(default)]
+    pub errtrace: bool,
+    #[serde(default)]
+    pub functrace: bool,
+    /// `trap` actions by condition (`EXIT`, `ERR`, signal names); "" ignores it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub traps: BTreeMap<String, String>,
+    /// `shopt -s` options that are on (`nullglob`, `dotglob`, `globstar`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shopts: Vec<String>,
+}
+
+impl Options {
+    /// Whether `shopt` option `name` is on.
+    pub fn shopt(&self, name: &str) -> bool {
+        self.shopts.iter().any(|s| s == name)
+    }
 }
 
 /// A bash array: indexed (sparse, by integer) or associative (`declare -A`).
@@ -356,6 +374,8 @@ impl Shell {
         if has_more {
             self.condition_depth += 1;
         }
+        // Whether the pipeline that gave the status was negated with `!` (exempt from -e).
+        let mut negated = list.first.bang;
         let mut status = self.run_pipeline(&list.first, io);
         for (i, next) in list.additional.iter().enumerate() {
             let last = i + 1 == list.additional.len();
@@ -373,6 +393,9 @@ impl Shell {
             if last {
                 self.condition_depth -= 1;
             }
+            if run {
+                negated = p.bang;
+            }
             status = if run { self.run_pipeline(p, io) } else { Ok(s) };
             if last && !run {
                 // The list ended on a skipped operand: its status is not an error for -e.
@@ -380,15 +403,62 @@ impl Shell {
             }
         }
         let s = status?;
-        self.check_errexit(s)?;
+        if !negated {
+            self.check_errexit(s, io)?;
+        }
         Ok(s)
     }
 
-    fn check_errexit(&self, status: i32) -> Result<(), Flow> {
-        if status != 0 && self.options.errexit && self.condition_depth == 0 {
+    /// A command failed where `set -e` applies (not in a condition, not negated): the ERR
+    /// trap runs, then -e exits.
+    fn check_errexit(&mut self, status: i32, io: &Io) -> Result<(), Flow> {
+        if status == 0 || self.condition_depth > 0 {
+            return Ok(());
+        }
+        if let Some(action) = self
+            .options
+            .traps
+            .get("ERR")
+            .filter(|a| !a.is_empty())
+            .cloned()
+        {
+            // The trap's own failures do not trigger it again.
+            self.condition_depth += 1;
+            let r = self.run_script(&action, io);
+            self.condition_depth -= 1;
+            self.last_status = status;
+            if let Err(Flow::Exit(n)) = r {
+                return Err(Flow::Exit(n));
+            }
+        }
+        if self.options.errexit {
             return Err(Flow::Exit(status));
         }
         Ok(())
+    }
+
+    /// The end of a shell (a subshell, `bash -c`, a script, the call's shell on `exit`):
+    /// runs the EXIT trap, once. `status` is the shell's; an `exit` in the trap replaces it.
+    pub fn finish(&mut self, status: i32, io: &Io) -> i32 {
+        let Some(action) = self.options.traps.remove("EXIT").filter(|a| !a.is_empty()) else {
+            return status;
+        };
+        self.last_status = status;
+        self.condition_depth += 1;
+        let r = self.run_script(&action, io);
+        self.condition_depth -= 1;
+        match r {
+            Err(Flow::Exit(n)) => n,
+            _ => status,
+        }
+    }
+
+    /// A copy of this shell for a subshell: traps are reset (ignored ones stay ignored), as
+    /// bash resets them.
+    pub fn subshell(&self) -> Shell {
+        let mut sub = self.clone();
+        sub.options.traps.retain(|_, a| a.is_empty());
+        sub
     }
 
     fn run_pipeline(&mut self, p: &Pipeline, io: &Io) -> Status {
@@ -542,12 +612,13 @@ impl Shell {
         match cc {
             CompoundCommand::BraceGroup(g) => self.run_list(&g.list, io),
             CompoundCommand::Subshell(s) => {
-                let mut sub = self.clone();
-                match sub.run_list(&s.list, io) {
-                    Ok(s) => Ok(s),
-                    Err(Flow::Exit(s)) => Ok(s),
-                    Err(f) => Err(f),
-                }
+                let mut sub = self.subshell();
+                let status = match sub.run_list(&s.list, io) {
+                    Ok(s) => s,
+                    Err(Flow::Exit(s)) => s,
+                    Err(f) => return Err(f),
+                };
+                Ok(sub.finish(status, io))
             }
             CompoundCommand::IfClause(c) => {
                 self.condition_depth += 1;
@@ -1067,6 +1138,10 @@ impl Shell {
     /// may shadow the built-in utilities, as /workspace/.bin comes first), a built-in
     /// utility; else bash's 127.
     pub fn dispatch(&mut self, argv: &[String], io: &Io) -> Status {
+        // A `timeout` whose time is up stops its command here, before the next one.
+        if crate::sys::deadline_passed() {
+            return Err(Flow::Exit(124));
+        }
         // `/usr/bin/cat` and `/bin/cat` are the built-in `cat` (the sandbox lists every
         // built-in utility there, as empty files).
         if let Some(base) = argv[0]
@@ -1203,15 +1278,23 @@ impl Shell {
             out,
             err: io.err.clone(),
         };
-        let mut sub = self.clone();
-        let r = f(&mut sub, &sub_io);
+        let mut sub = self.subshell();
+        let r = match f(&mut sub, &sub_io) {
+            Ok(s) | Err(Flow::Exit(s)) => Ok(sub.finish(s, &sub_io)),
+            other => other,
+        };
         let bytes = buf.borrow().clone();
         (r, bytes)
     }
 
     /// Runs `src` in a copy of the shell and returns its stdout (for `$(...)`).
     pub fn capture(&mut self, src: &str, io: &Io) -> Result<String, Flow> {
-        let (r, bytes) = self.in_subshell(io, |sub, sub_io| sub.run_script(src, sub_io));
+        // Outside POSIX mode bash clears -e in command substitutions (unless
+        // `shopt -s inherit_errexit`).
+        let (r, bytes) = self.in_subshell(io, |sub, sub_io| {
+            sub.options.errexit &= sub.options.shopt("inherit_errexit");
+            sub.run_script(src, sub_io)
+        });
         let status = match r {
             Ok(s) | Err(Flow::Exit(s)) | Err(Flow::Return(s)) => s,
             Err(_) => 0,

@@ -182,3 +182,46 @@ pub fn exit(code: i32) -> ! {
     wasip2::cli::exit::exit_with_code((code & 0xff) as u8);
     std::process::exit(code)
 }
+
+thread_local! {
+    /// When the innermost `timeout` running now expires.
+    static DEADLINE: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` under a deadline `secs` from now (or the enclosing one, if sooner); returns what
+/// `f` returned and whether this deadline passed.
+pub fn with_deadline<T>(secs: f64, f: impl FnOnce() -> T) -> (T, bool) {
+    let mine = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.clamp(0.0, 1e9));
+    let prev = DEADLINE.with(|d| d.get());
+    let effective = prev.map_or(mine, |p| p.min(mine));
+    DEADLINE.with(|d| d.set(Some(effective)));
+    let r = f();
+    DEADLINE.with(|d| d.set(prev));
+    (r, std::time::Instant::now() >= mine)
+}
+
+/// Whether a `timeout` running now has expired (its command must stop).
+pub fn deadline_passed() -> bool {
+    DEADLINE
+        .with(|d| d.get())
+        .is_some_and(|t| std::time::Instant::now() >= t)
+}
+
+/// The deadline a sleep must not pass.
+pub fn deadline() -> Option<std::time::Instant> {
+    DEADLINE.with(|d| d.get())
+}
+
+/// A duration as `sleep` and `timeout` take it: a number with an optional `s`, `m`, `h` or
+/// `d` suffix, in seconds.
+pub fn parse_duration(s: &str) -> Option<f64> {
+    let (num, mult) = match s.chars().last()? {
+        's' => (&s[..s.len() - 1], 1.0),
+        'm' => (&s[..s.len() - 1], 60.0),
+        'h' => (&s[..s.len() - 1], 3600.0),
+        'd' => (&s[..s.len() - 1], 86400.0),
+        _ => (s, 1.0),
+    };
+    let v: f64 = num.parse().ok()?;
+    (v >= 0.0 && v.is_finite() && !num.starts_with('+')).then_some(v * mult)
+}

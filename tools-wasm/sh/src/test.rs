@@ -27,7 +27,7 @@ fn unary(sh: &Shell, p: &UnaryPredicate, s: &str) -> bool {
         }
         UnaryPredicate::StringHasZeroLength => s.is_empty(),
         UnaryPredicate::StringHasNonZeroLength => !s.is_empty(),
-        UnaryPredicate::ShellVariableIsSetAndAssigned => sh.vars.contains_key(s),
+        UnaryPredicate::ShellVariableIsSetAndAssigned => is_set(sh, s),
         UnaryPredicate::FdIsOpenTerminal => false,
         UnaryPredicate::ShellOptionEnabled => match s {
             "errexit" => sh.options.errexit,
@@ -123,6 +123,19 @@ pub fn extended(sh: &mut Shell, e: &ExtendedTestExpr, io: &Io) -> Result<bool, S
         ExtendedTestExpr::Parenthesized(a) => extended(sh, a, io)?,
         ExtendedTestExpr::UnaryTest(p, w) => {
             let s = ex(sh, &w.value)?;
+            // `-v name[key]`: whether that element is set.
+            if matches!(p, UnaryPredicate::ShellVariableIsSetAndAssigned)
+                && let Some((name, idx)) = s.strip_suffix(']').and_then(|t| t.split_once('['))
+            {
+                let key = sh.array_key(name, idx);
+                return Ok(match sh.arrays.get(name) {
+                    Some(crate::shell::Array::Indexed(m)) => {
+                        key.parse::<i64>().is_ok_and(|k| m.contains_key(&k))
+                    }
+                    Some(crate::shell::Array::Assoc(m)) => m.contains_key(&key),
+                    None => key.parse::<i64>().is_ok_and(|k| k == 0) && sh.vars.contains_key(name),
+                });
+            }
             unary(sh, p, &s)
         }
         ExtendedTestExpr::BinaryTest(p, a, b) => {
@@ -139,6 +152,25 @@ pub fn extended(sh: &mut Shell, e: &ExtendedTestExpr, io: &Io) -> Result<bool, S
                         !m
                     }
                 }
+                BinaryPredicate::StringMatchesRegex => {
+                    let right = ex(sh, &b.value)?;
+                    let re = regex::Regex::new(&right).map_err(|e| e.to_string())?;
+                    // BASH_REMATCH: the whole match, then each group ("" when it took no
+                    // part); empty when there is no match.
+                    let groups: std::collections::BTreeMap<i64, String> = match re.captures(&left) {
+                        Some(c) => c
+                            .iter()
+                            .enumerate()
+                            .map(|(i, g)| (i as i64, g.map_or("", |m| m.as_str()).to_string()))
+                            .collect(),
+                        None => Default::default(),
+                    };
+                    let matched = !groups.is_empty();
+                    sh.vars.remove("BASH_REMATCH");
+                    sh.arrays
+                        .insert("BASH_REMATCH".into(), crate::shell::Array::Indexed(groups));
+                    matched
+                }
                 _ => {
                     let right = ex(sh, &b.value)?;
                     binary(sh, p, &left, &right)?
@@ -146,4 +178,14 @@ pub fn extended(sh: &mut Shell, e: &ExtendedTestExpr, io: &Io) -> Result<bool, S
             }
         }
     })
+}
+
+/// `-v NAME`: a variable, or element 0 of an array, is set.
+fn is_set(sh: &Shell, name: &str) -> bool {
+    sh.vars.contains_key(name)
+        || match sh.arrays.get(name) {
+            Some(crate::shell::Array::Indexed(m)) => m.contains_key(&0),
+            Some(crate::shell::Array::Assoc(m)) => m.contains_key("0"),
+            None => false,
+        }
 }

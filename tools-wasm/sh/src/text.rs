@@ -941,6 +941,7 @@ fn sed_run(items: &[SedItem], text: &str, quiet: bool) -> String {
 
 pub fn sed(sh: &Shell, args: &[String], io: &Io) -> i32 {
     let (mut quiet, mut inplace, mut extended) = (false, false, false);
+    let mut backup: Option<String> = None;
     let mut scripts = Vec::new();
     let mut files = Vec::new();
     let mut i = 0;
@@ -953,7 +954,17 @@ pub fn sed(sh: &Shell, args: &[String], io: &Io) -> i32 {
                 i += 1;
                 scripts.extend(args.get(i).cloned());
             }
-            s if s.starts_with("-i") || s.starts_with("--in-place") => inplace = true,
+            s if s.starts_with("-i") || s.starts_with("--in-place") => {
+                inplace = true;
+                // -iSUFFIX / --in-place=SUFFIX keeps a backup (`*` in SUFFIX is the name).
+                let suffix = s
+                    .strip_prefix("--in-place")
+                    .map(|r| r.strip_prefix('=').unwrap_or(r))
+                    .unwrap_or(&s[2..]);
+                if !suffix.is_empty() {
+                    backup = Some(suffix.to_string());
+                }
+            }
             s if s.starts_with('-') && s.len() > 1 && s[1..].chars().all(|c| "nEr".contains(c)) => {
                 quiet |= s.contains('n');
                 extended |= s.contains('E') || s.contains('r');
@@ -992,6 +1003,23 @@ pub fn sed(sh: &Shell, args: &[String], io: &Io) -> i32 {
             Ok(d) => {
                 let t = String::from_utf8_lossy(&d).into_owned();
                 if inplace {
+                    if let Some(suf) = &backup {
+                        let name = if suf.contains('*') {
+                            let base = f.rsplit('/').next().unwrap_or(f);
+                            let b = suf.replace('*', base);
+                            match f.rsplit_once('/') {
+                                Some((d, _)) if !b.contains('/') => format!("{d}/{b}"),
+                                _ => b,
+                            }
+                        } else {
+                            format!("{f}{suf}")
+                        };
+                        if let Err(e) = fs::write(sh.path(&name), &d) {
+                            io.eprint(&format!("sed: couldn't open file {name}: {}\n", io_msg(&e)));
+                            status = 4;
+                            continue;
+                        }
+                    }
                     let out = sed_run(&items, &t, quiet);
                     if let Err(e) = fs::write(sh.path(f), out) {
                         io.eprint(&format!("sed: couldn't open {f}: {}\n", io_msg(&e)));
@@ -1013,179 +1041,6 @@ pub fn sed(sh: &Shell, args: &[String], io: &Io) -> i32 {
     if !inplace {
         io.print(&sed_run(&items, &all, quiet));
     }
-    status
-}
-
-fn human(s: &str) -> f64 {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last() {
-        Some(c @ ('K' | 'M' | 'G' | 'T' | 'k')) => (
-            &s[..s.len() - 1],
-            match c.to_ascii_uppercase() {
-                'K' => 1e3,
-                'M' => 1e6,
-                'G' => 1e9,
-                _ => 1e12,
-            },
-        ),
-        _ => (s, 1.0),
-    };
-    num.parse::<f64>().unwrap_or(0.0) * mult
-}
-
-fn leading_num(s: &str) -> f64 {
-    let t = s.trim_start();
-    let n: String = t
-        .chars()
-        .enumerate()
-        .take_while(|(i, c)| c.is_ascii_digit() || *c == '.' || (*i == 0 && *c == '-'))
-        .map(|(_, c)| c)
-        .collect();
-    n.parse().unwrap_or(0.0)
-}
-
-pub fn sort(sh: &Shell, args: &[String], io: &Io) -> i32 {
-    let (mut numeric, mut reverse, mut unique, mut hum, mut fold) =
-        (false, false, false, false, false);
-    let mut key: Option<(usize, Option<usize>)> = None;
-    let mut sep: Option<char> = None;
-    let mut files = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        if a.starts_with('-') && a.len() > 1 {
-            let body: Vec<char> = a[1..].chars().collect();
-            let mut j = 0;
-            while j < body.len() {
-                match body[j] {
-                    'n' => numeric = true,
-                    'r' => reverse = true,
-                    'u' => unique = true,
-                    'h' => hum = true,
-                    'f' => fold = true,
-                    'V' | 'b' | 's' => {}
-                    'k' | 't' => {
-                        let rest: String = body[j + 1..].iter().collect();
-                        let v = if rest.is_empty() {
-                            i += 1;
-                            args.get(i).cloned().unwrap_or_default()
-                        } else {
-                            rest
-                        };
-                        if body[j] == 't' {
-                            sep = v.chars().next();
-                        } else {
-                            let spec: String = v
-                                .chars()
-                                .filter(|c| c.is_ascii_digit() || *c == ',')
-                                .collect();
-                            if v.contains('n') {
-                                numeric = true;
-                            }
-                            if v.contains('r') {
-                                reverse = true;
-                            }
-                            let mut parts = spec.split(',');
-                            let s = parts.next().and_then(|x| x.parse().ok()).unwrap_or(1);
-                            let e = parts.next().and_then(|x| x.parse().ok());
-                            key = Some((s, e));
-                        }
-                        break;
-                    }
-                    c => {
-                        io.eprint(&format!("sort: invalid option -- '{c}'\nTry 'sort --help' for more information.\n"));
-                        return 2;
-                    }
-                }
-                j += 1;
-            }
-        } else {
-            files.push(a.clone());
-        }
-        i += 1;
-    }
-    let mut status = 0;
-    let mut data = Vec::new();
-    if files.is_empty() {
-        data = read_all(&io.stdin);
-    }
-    for f in &files {
-        match crate::sys::read(sh.path(f)) {
-            Ok(d) => {
-                data.extend(&d);
-                if !d.ends_with(b"\n") && !d.is_empty() {
-                    data.push(b'\n');
-                }
-            }
-            Err(e) => {
-                io.eprint(&format!("sort: cannot read: {f}: {}\n", io_msg(&e)));
-                status = 2;
-            }
-        }
-    }
-    let text = String::from_utf8_lossy(&data).into_owned();
-    let mut ls: Vec<&str> = lines(&text).collect();
-    let keyof = |l: &str| -> String {
-        match key {
-            None => l.to_string(),
-            Some((s, e)) => {
-                let fields: Vec<&str> = match sep {
-                    Some(c) => l.split(c).collect(),
-                    None => l.split_whitespace().collect(),
-                };
-                let start = s.saturating_sub(1);
-                let end = e.unwrap_or(fields.len()).min(fields.len());
-                if start >= fields.len() {
-                    String::new()
-                } else {
-                    fields[start..end.max(start + 1).min(fields.len())]
-                        .join(&sep.map(String::from).unwrap_or(" ".into()))
-                }
-            }
-        }
-    };
-    let cmp = |a: &&str, b: &&str| {
-        let (ka, kb) = (keyof(a), keyof(b));
-        let o = if numeric {
-            leading_num(&ka)
-                .partial_cmp(&leading_num(&kb))
-                .unwrap_or(std::cmp::Ordering::Equal)
-        } else if hum {
-            human(&ka)
-                .partial_cmp(&human(&kb))
-                .unwrap_or(std::cmp::Ordering::Equal)
-        } else if fold {
-            ka.to_lowercase().cmp(&kb.to_lowercase())
-        } else {
-            ka.cmp(&kb)
-        };
-        // Last resort comparison of whole lines, as GNU sort does.
-        o.then_with(|| {
-            if key.is_some() || numeric || hum || fold {
-                a.cmp(b)
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-    };
-    ls.sort_by(cmp);
-    if reverse {
-        ls.reverse();
-    }
-    if unique {
-        ls.dedup_by(|a, b| {
-            if numeric {
-                leading_num(&keyof(a)) == leading_num(&keyof(b))
-            } else {
-                keyof(a) == keyof(b)
-            }
-        });
-    }
-    let mut out = ls.join("\n");
-    if !ls.is_empty() {
-        out.push('\n');
-    }
-    io.print(&out);
     status
 }
 
