@@ -31,6 +31,10 @@ pub struct AgentConfig {
     pub max_turns: usize,
     pub max_tokens: u32,
     pub system: Option<String>,
+    /// The session whose `/memories` the memory tool (`memory_20250818`) works on: the work
+    /// session itself (`--memory`) or a long-term one shared by many (`--memory-session`).
+    /// None: no memory tool.
+    pub memory: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -152,22 +156,38 @@ pub async fn run(
             });
         }
         turns += 1;
+        let mut tools = api::definitions();
+        if cfg.memory.is_some()
+            && let (Some(t), Some(m)) = (
+                tools.as_array_mut(),
+                crate::tools::memory::definitions().as_array(),
+            )
+        {
+            t.extend(m.iter().cloned());
+        }
         let mut body = json!({
             "model": cfg.model,
             "max_tokens": cfg.max_tokens,
             "stream": true,
-            "tools": api::definitions(),
+            "tools": tools,
             "messages": messages,
         });
         if let Some(s) = &cfg.system {
             body["system"] = Value::String(s.clone());
         }
         let resp = api_client::send(Method::POST, "/v1/messages", || {
-            http.post(&url)
+            let req = http
+                .post(&url)
                 .header("x-api-key", &cfg.api_key)
                 .header("anthropic-version", crate::worker::ANTHROPIC_VERSION)
-                .header("accept", "text/event-stream")
-                .json(&body)
+                .header("accept", "text/event-stream");
+            // The memory tool is a beta: the API wants its header.
+            let req = if cfg.memory.is_some() {
+                req.header("anthropic-beta", crate::tools::memory::BETA)
+            } else {
+                req
+            };
+            req.json(&body)
         })
         .await?;
         let (tx, mut rx) = mpsc::channel(256);
@@ -207,7 +227,12 @@ pub async fn run(
                 json!({})
             };
             tracing::info!(tool = %name, "running tool call");
-            let r = core.call(id, Family::Api, &name, input).await?;
+            let r = match &cfg.memory {
+                Some(mem) if name == crate::tools::memory::MEMORY => {
+                    core.call(mem, Family::Memory, &name, input).await?
+                }
+                _ => core.call(id, Family::Api, &name, input).await?,
+            };
             results.push(json!({
                 "type": "tool_result",
                 "tool_use_id": u["id"],

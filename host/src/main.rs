@@ -347,6 +347,14 @@ enum Command {
             default_value = "https://api.anthropic.com"
         )]
         base_url: String,
+        /// Give the model Claude's memory tool (`memory_20250818`) over this session's
+        /// `/memories`: memories are versioned, resumed, forked and undone with the session.
+        #[arg(long)]
+        memory: bool,
+        /// Keep memories in this session instead (created if missing): one long-term memory
+        /// shared by many work sessions. Implies --memory.
+        #[arg(long, value_name = "SESSION")]
+        memory_session: Option<String>,
         #[command(flatten)]
         net: NetArgs,
     },
@@ -605,6 +613,8 @@ fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
             max_tokens,
             system,
             base_url,
+            memory,
+            memory_session,
             ..
         } => {
             let api_key = std::env::var("ANTHROPIC_API_KEY")
@@ -625,6 +635,16 @@ fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
                     id
                 }
             };
+            let memory = match memory_session {
+                Some(key) => Some(match sandbox.resolve(&key) {
+                    Ok(id) => id,
+                    Err(burrow_host::session::SessionError::Unknown(_)) => {
+                        sandbox.create(Some(&key))?.id
+                    }
+                    Err(e) => return Err(e.into()),
+                }),
+                None => memory.then(|| id.clone()),
+            };
             let cfg = burrow_host::agent::AgentConfig {
                 base_url,
                 api_key,
@@ -632,6 +652,7 @@ fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
                 max_turns,
                 max_tokens,
                 system,
+                memory,
             };
             let core = Core::new(sandbox, 1);
             let outcome = rt.block_on(async {

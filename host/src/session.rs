@@ -498,6 +498,7 @@ impl Sandbox {
                 crate::tools::claude_code::call(&tb, txn, tool, input, &limits, &env, r)
             }
             Family::Api => crate::tools::api::call(&tb, txn, tool, input, &limits, &env),
+            Family::Memory => crate::tools::memory::call(&tb, txn, tool, input, &limits, &env),
         };
         let record = |output: &ToolOutput, error: Option<String>| {
             json!({

@@ -110,9 +110,11 @@ fn lock(txn: &SharedTxn) -> MutexGuard<'_, Txn> {
 /// system area ([`burrow_store::SYSTEM_DIR`]). They are versioned with the call like the
 /// workspace, copied into forks and covered by undo, but are not part of the workspace's
 /// diff, export or view.
-pub const SYSTEM_MOUNTS: [(&str, &str); 3] = [
+pub const SYSTEM_MOUNTS: [(&str, &str); 4] = [
     ("/tmp", "tmp"),
     ("/home/agent", "home"),
+    // Claude's memory tool (`memory_20250818`): the agent's notes, versioned with it.
+    ("/memories", "memories"),
     // The shell's own state (cwd, variables, functions), out of the user's project.
     ("/run/burrow", "run"),
 ];

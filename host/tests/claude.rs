@@ -431,3 +431,126 @@ fn agent_loop_streams_runs_tools_and_resumes() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("ANTHROPIC_API_KEY"));
 }
+
+#[derive(Default)]
+struct MemoryApi {
+    requests: Vec<Value>,
+    betas: Vec<String>,
+}
+
+async fn memory_messages(
+    State(m): State<Arc<Mutex<MemoryApi>>>,
+    h: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let n = {
+        let mut m = m.lock().unwrap();
+        m.betas.push(
+            h.get("anthropic-beta")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string(),
+        );
+        m.requests.push(body.clone());
+        m.requests.len()
+    };
+    let script = match n {
+        // First process: the model writes a memory.
+        1 => turn(
+            None,
+            Some((
+                "toolu_m1",
+                "memory",
+                json!({"command": "create", "path": "/memories/user.md", "file_text": "prefers tabs\n"}),
+            )),
+        ),
+        2 => turn(Some("Noted."), None),
+        // Second process, another work session: it looks at its memories first.
+        3 => turn(
+            None,
+            Some((
+                "toolu_m2",
+                "memory",
+                json!({"command": "view", "path": "/memories/user.md"}),
+            )),
+        ),
+        _ => turn(Some("You prefer tabs."), None),
+    };
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from(script))
+        .unwrap()
+}
+
+#[test]
+fn agent_memory_is_kept_in_a_session_and_recalled_by_another_process() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let state: Arc<Mutex<MemoryApi>> = Arc::default();
+    let app = axum::Router::new()
+        .route("/v1/messages", post(memory_messages))
+        .with_state(state.clone());
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    rt.spawn(async move { axum::serve(listener, app).await });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let agent = |session: &str, prompt: &str| {
+        Command::new(env!("CARGO_BIN_EXE_burrow"))
+            .env("BURROW_STORE", &db)
+            .env("BURROW_CACHE", cache())
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("ANTHROPIC_BASE_URL", &base)
+            .args([
+                "agent",
+                "--session",
+                session,
+                "--memory-session",
+                "longterm",
+                "--prompt",
+                prompt,
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = agent("task-one", "I like tabs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = agent("task-two", "what do I like?");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "You prefer tabs.\n");
+    let m = state.lock().unwrap();
+    assert_eq!(
+        m.requests[0]["tools"][2],
+        json!({"type": "memory_20250818", "name": "memory"})
+    );
+    assert!(
+        m.betas.iter().all(|b| b == "context-management-2025-06-27"),
+        "{:?}",
+        m.betas
+    );
+    // The second process read back what the first one wrote, through another work session.
+    let recalled = &m.requests[3]["messages"][2]["content"][0];
+    assert_eq!(recalled["tool_use_id"], "toolu_m2");
+    assert_eq!(
+        recalled["content"][0]["text"],
+        "Here's the content of /memories/user.md with line numbers:\n     1\tprefers tabs\n     2\t"
+    );
+    // The memory lives in the long-term session (versioned there), not in the work sessions.
+    let cat = burrow(&db, &["sh", "longterm", "cat /memories/user.md"]);
+    assert_eq!(cat.stdout, b"prefers tabs\n");
+    let none = burrow(&db, &["sh", "task-one", "ls /memories"]);
+    assert_eq!(none.stdout, b"");
+}

@@ -168,14 +168,14 @@ fn escape_corpus() {
             "ls /",
             &[
                 "[exit 0]",
-                "bin\ndev\netc\nhome\nrun\ntmp\nusr\nworkspace\n[exit",
+                "bin\ndev\netc\nhome\nmemories\nrun\ntmp\nusr\nworkspace\n[exit",
             ],
         ),
         sh("cd root", "(cd / && pwd)", &["/\n[exit 0]"]),
         sh(
             "cd up",
             "(cd /workspace && cd .. && ls)",
-            &["bin\ndev\netc\nhome\nrun\ntmp\nusr\nworkspace\n[exit"],
+            &["bin\ndev\netc\nhome\nmemories\nrun\ntmp\nusr\nworkspace\n[exit"],
         ),
         sh(
             "write outside",

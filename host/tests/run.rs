@@ -117,7 +117,7 @@ fn differential_against_wasmtime_wasi_host_filesystem() {
             // The sandbox's own root and `/etc/passwd`, never the host's.
             assert!(ours_out.contains("read abs host: ok ()"), "{ours_out}");
             assert!(
-                ours_out.contains(r#"list /: ok ["bin:d", "dev:d", "etc:d", "home:d", "run:d", "tmp:d", "usr:d", "workspace:d"]"#),
+                ours_out.contains(r#"list /: ok ["bin:d", "dev:d", "etc:d", "home:d", "memories:d", "run:d", "tmp:d", "usr:d", "workspace:d"]"#),
                 "{ours_out}"
             );
         }

@@ -667,6 +667,7 @@ fn check_mcp_run(run: &Value) {
             "MultiEdit",
             "Glob",
             "Grep",
+            "memory",
             "fork",
             "list",
             "history",
@@ -744,7 +745,7 @@ fn mcp_sdk_clients_over_stdio_and_streamable_http() {
     let url = s.url("/mcp?session=http-work");
     let run = run_client(&db, &["http", &url]);
     let tools = run["tools"].as_array().unwrap().len();
-    assert_eq!(tools, 13);
+    assert_eq!(tools, 14);
     let calls = run["calls"].as_array().unwrap();
     assert_eq!(
         calls[0]["text"],

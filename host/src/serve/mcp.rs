@@ -76,7 +76,8 @@ pub struct CheckoutArgs {
 
 const SESSION_TOOLS: &[&str] = &["fork", "list", "history", "diff", "undo", "checkout"];
 
-/// Every tool an MCP client sees: the Claude Code family, then the session tools.
+/// Every tool an MCP client sees: the Claude Code family, the memory tool, then the session
+/// tools.
 pub fn tool_defs() -> Vec<ToolDef> {
     use crate::tools::schema::def;
     let read = Annotations {
@@ -92,6 +93,7 @@ pub fn tool_defs() -> Vec<ToolDef> {
         destructive_hint: true,
     };
     let mut defs = crate::tools::schema::tools(Family::ClaudeCode);
+    defs.extend(crate::tools::schema::tools(Family::Memory));
     defs.extend([
         def::<ForkArgs>("fork", write),
         def::<ListArgs>("list", read),
@@ -291,13 +293,17 @@ impl ServerHandler for BurrowMcp {
             }
             .into());
         }
-        if !Family::ClaudeCode.tools().contains(&name.as_str()) {
+        let family = if Family::Memory.tools().contains(&name.as_str()) {
+            Family::Memory
+        } else if Family::ClaudeCode.tools().contains(&name.as_str()) {
+            Family::ClaudeCode
+        } else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool: {name}"),
                 None,
             ));
-        }
-        match self.core.call(&id, Family::ClaudeCode, &name, args).await {
+        };
+        match self.core.call(&id, family, &name, args).await {
             Ok(out) => Ok(result(out).into()),
             Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]).into()),
         }

@@ -7,6 +7,7 @@
 pub mod agent_toolset;
 pub mod api;
 pub mod claude_code;
+pub mod memory;
 pub mod schema;
 
 use std::sync::Arc;
@@ -28,6 +29,8 @@ pub enum Family {
     ClaudeCode,
     /// Messages API client tools (`bash_20250124`, `text_editor_20250728`).
     Api,
+    /// Claude's memory tool (`memory_20250818`) over the session's `/memories`.
+    Memory,
 }
 
 impl Family {
@@ -37,6 +40,7 @@ impl Family {
             Family::AgentToolset => "agent-toolset",
             Family::ClaudeCode => "claude-code",
             Family::Api => "api",
+            Family::Memory => "memory",
         }
     }
 
@@ -46,13 +50,14 @@ impl Family {
             Family::AgentToolset => agent_toolset::TOOLS,
             Family::ClaudeCode => claude_code::TOOLS,
             Family::Api => api::TOOLS,
+            Family::Memory => memory::TOOLS,
         }
     }
 }
 
 /// A `--schema` value that names no family.
 #[derive(Debug, thiserror::Error)]
-#[error("unknown tool family '{0}' (agent-toolset, claude-code, api)")]
+#[error("unknown tool family '{0}' (agent-toolset, claude-code, api, memory)")]
 pub struct UnknownFamily(pub String);
 
 impl std::str::FromStr for Family {
@@ -64,6 +69,7 @@ impl std::str::FromStr for Family {
             }
             "claude-code" | "claude_code" => Ok(Family::ClaudeCode),
             "api" | "messages-api" => Ok(Family::Api),
+            "memory" | "memory_20250818" => Ok(Family::Memory),
             other => Err(UnknownFamily(other.to_string())),
         }
     }

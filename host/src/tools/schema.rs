@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Family, agent_toolset as a, api, claude_code as cc};
+use super::{Family, agent_toolset as a, api, claude_code as cc, memory};
 
 /// One tool as a client lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -121,6 +121,7 @@ pub fn tools(family: Family) -> Vec<ToolDef> {
             def::<api::BashInput>(api::BASH, WRITES),
             def::<api::EditorInput>(api::EDITOR, WRITES),
         ],
+        Family::Memory => vec![def::<memory::MemoryInput>(memory::MEMORY, WRITES)],
     }
 }
 
@@ -136,7 +137,12 @@ mod tests {
 
     #[test]
     fn every_family_has_object_schemas_with_descriptions() {
-        for family in [Family::AgentToolset, Family::ClaudeCode, Family::Api] {
+        for family in [
+            Family::AgentToolset,
+            Family::ClaudeCode,
+            Family::Api,
+            Family::Memory,
+        ] {
             for t in tools(family) {
                 assert_eq!(t.input_schema["type"], "object", "{}", t.name);
                 assert!(!t.description.is_empty(), "{}", t.name);
