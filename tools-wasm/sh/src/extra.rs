@@ -25,6 +25,7 @@ pub const NAMES: &[&str] = &[
     "bc",
     "curl",
     "wget",
+    "od",
 ];
 
 pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
@@ -41,6 +42,7 @@ pub fn run(sh: &Shell, argv: &[String], io: &Io) -> Option<Status> {
         "bc" => crate::bc::bc(sh, args, io),
         "curl" => crate::curl::curl(sh, args, io),
         "wget" => crate::curl::wget(sh, args, io),
+        "od" => crate::od::od(sh, args, io),
         _ if crate::archive::NAMES.contains(&cmd) => return crate::archive::run(sh, argv, io),
         _ => return None,
     }))
@@ -169,8 +171,20 @@ fn digest(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
 }
 
 fn diff(sh: &Shell, args: &[String], io: &Io) -> i32 {
-    let unified = args.iter().any(|a| a == "-u" || a.starts_with("-U"));
-    let brief = args.iter().any(|a| a == "-q" || a == "--brief");
+    // Short options may be combined (`-ru`, `-rq`).
+    let short = |c: char| {
+        args.iter().any(|a| {
+            a.starts_with('-')
+                && !a.starts_with("--")
+                && a[1..].starts_with(|x: char| x.is_ascii_alphabetic())
+                && a[1..].contains(c)
+        })
+    };
+    let unified = short('u')
+        || args
+            .iter()
+            .any(|a| a.starts_with("-U") || a.starts_with("--unified"));
+    let brief = short('q') || args.iter().any(|a| a == "--brief");
     let files: Vec<&String> = args
         .iter()
         .filter(|a| !a.starts_with('-') || a.as_str() == "-")
@@ -183,7 +197,109 @@ fn diff(sh: &Shell, args: &[String], io: &Io) -> i32 {
         ));
         return 2;
     }
-    let (a, b) = (files[0], files[1]);
+    let (a, b) = (files[0].clone(), files[1].clone());
+    let is_dir = |p: &str| p != "-" && sh.path(p).is_dir();
+    let recursive = args.iter().any(|o| {
+        o == "--recursive" || (o.starts_with('-') && !o.starts_with("--") && o.contains(['r', 'R']))
+    });
+    // A directory and a file: the file of the same name in the directory.
+    let inside = |d: &str, f: &str| {
+        let name = f.rsplit('/').next().unwrap_or(f);
+        format!("{}/{name}", d.trim_end_matches('/'))
+    };
+    match (is_dir(&a), is_dir(&b)) {
+        (true, true) => {
+            // The options as given, for the `diff ...` line before each pair of files.
+            let opts: Vec<&str> = args
+                .iter()
+                .filter(|o| o.starts_with('-') && o.as_str() != "-")
+                .map(String::as_str)
+                .collect();
+            diff_dirs(sh, &a, &b, &opts, recursive, unified, brief, io)
+        }
+        (true, false) => diff_pair(sh, &inside(&a, &b), &b, unified, brief, io),
+        (false, true) => diff_pair(sh, &a, &inside(&b, &a), unified, brief, io),
+        _ => diff_pair(sh, &a, &b, unified, brief, io),
+    }
+}
+
+/// Two directories: names only in one (`Only in DIR: NAME`), files that differ (each after a
+/// `diff OPTIONS A B` line), subdirectories compared with -r or listed as common without.
+#[allow(clippy::too_many_arguments)]
+fn diff_dirs(
+    sh: &Shell,
+    a: &str,
+    b: &str,
+    opts: &[&str],
+    recursive: bool,
+    unified: bool,
+    brief: bool,
+    io: &Io,
+) -> i32 {
+    let names = |d: &str| -> std::collections::BTreeSet<String> {
+        fs::read_dir(sh.path(d))
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (na, nb) = (names(a), names(b));
+    let join = |d: &str, n: &str| format!("{}/{n}", d.trim_end_matches('/'));
+    let mut status = 0;
+    for n in na.union(&nb) {
+        let (pa, pb) = (join(a, n), join(b, n));
+        match (na.contains(n), nb.contains(n)) {
+            (true, false) => {
+                io.print(&format!("Only in {a}: {n}\n"));
+                status = status.max(1);
+            }
+            (false, true) => {
+                io.print(&format!("Only in {b}: {n}\n"));
+                status = status.max(1);
+            }
+            _ => {
+                let (da, db) = (sh.path(&pa).is_dir(), sh.path(&pb).is_dir());
+                if da && db {
+                    if recursive {
+                        status = status
+                            .max(diff_dirs(sh, &pa, &pb, opts, recursive, unified, brief, io));
+                    } else {
+                        io.print(&format!("Common subdirectories: {pa} and {pb}\n"));
+                    }
+                } else if da != db {
+                    let kind = |d: bool| if d { "directory" } else { "regular file" };
+                    io.print(&format!(
+                        "File {pa} is a {} while file {pb} is a {}\n",
+                        kind(da),
+                        kind(db)
+                    ));
+                    status = status.max(1);
+                } else {
+                    let same = matches!(
+                        (crate::sys::read(sh.path(&pa)), crate::sys::read(sh.path(&pb))),
+                        (Ok(x), Ok(y)) if x == y
+                    );
+                    if !same {
+                        if !brief {
+                            io.print(
+                                &format!("diff {} {pa} {pb}\n", opts.join(" "))
+                                    .replace("diff  ", "diff "),
+                            );
+                        }
+                        status = status.max(diff_pair(sh, &pa, &pb, unified, brief, io));
+                    }
+                }
+            }
+        }
+    }
+    status
+}
+
+/// Two files: normal, unified (-u) or brief (-q) output; 0 same, 1 different, 2 trouble.
+fn diff_pair(sh: &Shell, a: &str, b: &str, unified: bool, brief: bool, io: &Io) -> i32 {
+    let (a, b) = (&a.to_string(), &b.to_string());
     let (Ok(old), Ok(new)) = (
         input(sh, "diff", Some(a), io),
         input(sh, "diff", Some(b), io),

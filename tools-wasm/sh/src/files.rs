@@ -32,43 +32,179 @@ pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 /// Parses what `date -d` and `touch -d` take; None when it is not understood.
 pub fn parse_date(s: &str) -> Option<i64> {
     let s = s.trim();
-    let lower = s.to_ascii_lowercase();
     if let Some(n) = s.strip_prefix('@') {
         return n.parse::<f64>().ok().map(|f| f.floor() as i64);
     }
-    let today = now().div_euclid(86_400) * 86_400;
-    match lower.as_str() {
-        "" | "now" => return Some(now()),
-        "today" => return Some(today),
-        "yesterday" => return Some(today - 86_400),
-        "tomorrow" => return Some(today + 86_400),
-        _ => {}
-    }
-    // "N unit(s) ago" / "+N unit(s)" / "N unit(s)".
+    let lower = s.to_ascii_lowercase();
     let words: Vec<&str> = lower.split_whitespace().collect();
-    if (2..=3).contains(&words.len())
-        && let Ok(n) = words[0].trim_start_matches('+').parse::<i64>()
-    {
-        let unit = match words[1].trim_end_matches('s') {
-            "sec" | "second" => 1,
-            "min" | "minute" => 60,
-            "hour" => 3600,
-            "day" => 86_400,
-            "week" => 7 * 86_400,
-            _ => return None,
+    let mut base = now();
+    let mut date: Option<i64> = None;
+    let mut time: Option<i64> = None;
+    let (mut months, mut secs) = (0i64, 0i64);
+    let mut weekday: Option<(i64, i64)> = None;
+    // The last relative item, which a following `ago` turns around: (months, seconds).
+    let mut last = (0i64, 0i64);
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        i += 1;
+        let mut add = |m: i64, sec: i64, months: &mut i64, secs: &mut i64| {
+            *months += m;
+            *secs += sec;
+            last = (m, sec);
         };
-        let sign = match words.get(2) {
-            Some(&"ago") => -1,
-            None => 1,
-            _ => return None,
-        };
-        return Some(now() + sign * n * unit);
+        match w {
+            "now" | "today" => continue,
+            "yesterday" => add(0, -86_400, &mut months, &mut secs),
+            "tomorrow" => add(0, 86_400, &mut months, &mut secs),
+            "utc" | "z" | "gmt" => continue,
+            "ago" => {
+                months -= 2 * last.0;
+                secs -= 2 * last.1;
+                last = (-last.0, -last.1);
+            }
+            "next" | "last" | "this" => {
+                let n = match w {
+                    "next" => 1,
+                    "last" => -1,
+                    _ => 0,
+                };
+                let what = words.get(i)?;
+                i += 1;
+                if let Some(wd) = weekday_of(what) {
+                    weekday = Some((n, wd));
+                } else {
+                    let (m, sec) = unit_of(what)?;
+                    add(n * m, n * sec, &mut months, &mut secs);
+                }
+            }
+            _ => {
+                if let Some(wd) = weekday_of(w) {
+                    weekday = Some((0, wd));
+                } else if let Ok(n) = w.parse::<i64>() {
+                    // A number: with a unit after it (`2 days`, `+3 weeks`).
+                    let (m, sec) = unit_of(words.get(i)?)?;
+                    i += 1;
+                    add(n * m, n * sec, &mut months, &mut secs);
+                } else if let Some((num, (m, sec))) =
+                    split_number_unit(w).and_then(|(n, u)| Some((n, unit_of(u)?)))
+                {
+                    add(num * m, num * sec, &mut months, &mut secs);
+                } else if let Some(u) = unit_of(w) {
+                    add(u.0, u.1, &mut months, &mut secs);
+                } else if let Some((d, t)) = absolute(w) {
+                    date = Some(d);
+                    if t.is_some() {
+                        time = t;
+                    }
+                } else if let Some(t) = clock(w) {
+                    time = Some(t);
+                } else {
+                    return None;
+                }
+            }
+        }
     }
-    // YYYY-MM-DD[( |T)HH:MM[:SS]][Z|UTC]
-    let s = s.trim_end_matches('Z').trim_end_matches(" UTC");
-    let (date, time) = match s.split_once(['T', ' ']) {
-        Some((d, t)) => (d, Some(t)),
-        None => (s, None),
+    // An absolute date starts at its midnight; a time of day replaces the clock.
+    if let Some(d) = date {
+        base = d;
+    }
+    if date.is_some() || time.is_some() || weekday.is_some() {
+        base = base.div_euclid(86_400) * 86_400 + time.unwrap_or(0);
+    }
+    // With a calendar date, GNU date ignores a day of the week.
+    if let Some((n, wd)) = weekday.filter(|_| date.is_none()) {
+        let today = (base.div_euclid(86_400) + 4).rem_euclid(7); // 1970-01-01 was a Thursday.
+        let mut ahead = (wd - today).rem_euclid(7);
+        match n {
+            1 if ahead == 0 => ahead = 7,
+            -1 => ahead = if ahead == 0 { -7 } else { ahead - 7 },
+            _ => {}
+        }
+        base += ahead * 86_400;
+    }
+    if months != 0 {
+        let day = base.div_euclid(86_400);
+        let clock = base.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(day);
+        let total = y * 12 + (m - 1) + months;
+        let (ny, nm) = (total.div_euclid(12), total.rem_euclid(12) + 1);
+        // Day overflow carries into the next month, as mktime does (Jan 31 + 1 month = Mar 2/3).
+        base = (days_from_civil(ny, nm, 1) + d - 1) * 86_400 + clock;
+    }
+    Some(base + secs)
+}
+
+/// `5days`, `+2weeks`, `-1month`: a number glued to its unit.
+fn split_number_unit(w: &str) -> Option<(i64, &str)> {
+    let end = w
+        .char_indices()
+        .find(|(k, c)| !(c.is_ascii_digit() || (*k == 0 && (*c == '+' || *c == '-'))))
+        .map(|(k, _)| k)?;
+    if end == 0 || end == w.len() {
+        return None;
+    }
+    Some((w[..end].parse().ok()?, &w[end..]))
+}
+
+/// A unit as (months, seconds).
+fn unit_of(w: &str) -> Option<(i64, i64)> {
+    let w = w.strip_suffix('s').filter(|r| r.len() > 2).unwrap_or(w);
+    Some(match w {
+        "sec" | "second" => (0, 1),
+        "min" | "minute" => (0, 60),
+        "hour" => (0, 3600),
+        "day" => (0, 86_400),
+        "week" => (0, 7 * 86_400),
+        "fortnight" => (0, 14 * 86_400),
+        "month" => (1, 0),
+        "year" => (12, 0),
+        _ => return None,
+    })
+}
+
+/// Day of the week, 0 = Sunday.
+fn weekday_of(w: &str) -> Option<i64> {
+    let w = w.trim_end_matches(',');
+    let days = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
+    let full = [
+        "sunday",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+    ];
+    days.iter()
+        .position(|d| *d == w)
+        .or_else(|| full.iter().position(|d| *d == w))
+        .or_else(|| (w == "tues").then_some(2))
+        .or_else(|| (w == "wednes").then_some(3))
+        .map(|p| p as i64)
+}
+
+/// `HH:MM[:SS]`, seconds after midnight.
+fn clock(w: &str) -> Option<i64> {
+    let mut tp = w.split(':');
+    let h = tp.next()?.parse::<i64>().ok()?;
+    let mi = tp.next()?.parse::<i64>().ok()?;
+    let se = tp
+        .next()
+        .map_or(Some(0.0), |v| v.parse::<f64>().ok())?
+        .floor() as i64;
+    if tp.next().is_some() || !(0..24).contains(&h) || !(0..60).contains(&mi) {
+        return None;
+    }
+    Some(h * 3600 + mi * 60 + se)
+}
+
+/// `YYYY-MM-DD[THH:MM[:SS]][Z]`: (midnight of the day, time of day if given).
+fn absolute(w: &str) -> Option<(i64, Option<i64>)> {
+    let w = w.trim_end_matches('z');
+    let (date, time) = match w.split_once('t') {
+        Some((d, t)) => (d, Some(clock(t)?)),
+        None => (w, None),
     };
     let mut dp = date.split('-');
     let (y, m, d) = (
@@ -79,18 +215,20 @@ pub fn parse_date(s: &str) -> Option<i64> {
     if dp.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
         return None;
     }
-    let mut secs = days_from_civil(y, m, d) * 86_400;
-    if let Some(t) = time {
-        let mut tp = t.split(':');
-        let h = tp.next()?.parse::<i64>().ok()?;
-        let mi = tp.next().map_or(Some(0), |v| v.parse::<i64>().ok())?;
-        let se = tp
-            .next()
-            .map_or(Some(0.0), |v| v.parse::<f64>().ok())?
-            .floor() as i64;
-        secs += h * 3600 + mi * 60 + se;
-    }
-    Some(secs)
+    Some((days_from_civil(y, m, d) * 86_400, time))
+}
+
+/// (year, month, day) of a day count since 1970-01-01 (the inverse of `days_from_civil`).
+pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// `touch -t [[CC]YY]MMDDhhmm[.ss]`.

@@ -19,6 +19,7 @@ mod ignore_walk;
 mod io;
 mod jq;
 mod misc;
+mod od;
 mod patch;
 mod process;
 mod shell;
