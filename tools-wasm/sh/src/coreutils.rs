@@ -878,7 +878,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             }
         }
         "xargs" => return Some(crate::text::xargs(sh, args, io)),
-        "find" => return Some(Ok(crate::text::find(sh, args, io))),
+        "find" => return Some(Ok(crate::find::find(sh, args, io))),
         "stat" | "chmod" => return Some(Ok(crate::text::misc(sh, cmd, args, io))),
         "du" => return Some(Ok(crate::disk::du(sh, args, io))),
         "sh" | "bash" => {

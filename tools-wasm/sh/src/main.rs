@@ -15,6 +15,7 @@ mod disk;
 mod expand;
 mod extra;
 mod files;
+mod find;
 mod ignore_walk;
 mod io;
 mod jq;
