@@ -572,7 +572,13 @@ impl Shell {
 
     fn run_command_here(&mut self, cmd: &Command, io: &Io) -> Status {
         match cmd {
-            Command::Simple(sc) => self.run_simple(sc, io),
+            Command::Simple(sc) => {
+                // $LINENO: the line the command starts on, in the script being run.
+                if let Some(loc) = ast::SourceLocation::location(sc) {
+                    self.set("LINENO", loc.start.line.to_string());
+                }
+                self.run_simple(sc, io)
+            }
             Command::Compound(cc, redirects) => {
                 let io = match redirects {
                     Some(r) => match self.apply_redirects(&r.0, io)? {
