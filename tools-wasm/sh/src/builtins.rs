@@ -60,8 +60,8 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         }
         "return" => Err(Flow::Return(
             args.first()
-                .and_then(|a| a.parse().ok())
-                .unwrap_or(sh.last_status),
+                .and_then(|a| a.parse::<i32>().ok())
+                .map_or(sh.last_status, |c| c & 0xff),
         )),
         "exit" => Err(Flow::Exit(
             args.first()

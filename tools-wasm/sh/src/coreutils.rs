@@ -888,7 +888,14 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 sub.arg0 = args.get(i + 2).cloned().unwrap_or_else(|| "bash".into());
                 sub.positional = args.get(i + 3..).map(|s| s.to_vec()).unwrap_or_default();
                 let status = match sub.run_script(&src, io) {
-                    Ok(s) | Err(crate::shell::Flow::Exit(s)) => s,
+                    Ok(s) => s,
+                    Err(crate::shell::Flow::Exit(s)) => {
+                        if crate::sys::take_fatal() {
+                            127
+                        } else {
+                            s
+                        }
+                    }
                     Err(_) => 0,
                 };
                 return Some(Ok(sub.finish(status, io)));

@@ -52,9 +52,12 @@ impl Fields {
     }
 }
 
+/// An expansion error: bash's message (with the script's line) and the end of the shell.
 fn err(sh: &Shell, io: &Io, msg: &str) -> Flow {
-    io.eprint(&format!("bash: {msg}\n"));
-    let _ = sh;
+    match sh.get("LINENO") {
+        Some(n) => io.eprint(&format!("bash: line {n}: {msg}\n")),
+        None => io.eprint(&format!("bash: {msg}\n")),
+    }
     Flow::Exit(1)
 }
 
@@ -758,6 +761,7 @@ fn lookup(sh: &mut Shell, p: &Parameter, indirect: bool, io: &Io) -> Result<Opti
         };
     }
     if v.is_none() && sh.options.nounset && !matches!(p, Parameter::Special(_)) {
+        crate::sys::set_fatal();
         return Err(err(sh, io, &format!("{}: unbound variable", param_name(p))));
     }
     Ok(v)

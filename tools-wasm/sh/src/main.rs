@@ -60,8 +60,12 @@ fn main() {
         // Without saved state this is a whole shell (`bash -c`), which ends here.
         Ok(s) if stateless => sh.finish(s, &io),
         Ok(s) => s,
-        // `exit` ends the session's shell: its EXIT trap runs (the state is kept).
-        Err(shell::Flow::Exit(s)) => sh.finish(s, &io),
+        // `exit` ends the session's shell: its EXIT trap runs (the state is kept). A fatal
+        // error (an unbound variable under `set -u`) ends it with bash's 127.
+        Err(shell::Flow::Exit(s)) => {
+            let s = if sys::take_fatal() { 127 } else { s };
+            sh.finish(s, &io)
+        }
         Err(shell::Flow::Return(s)) => s,
         Err(_) => 0,
     };

@@ -621,7 +621,10 @@ impl Shell {
                 let mut sub = self.subshell();
                 let status = match sub.run_list(&s.list, io) {
                     Ok(s) => s,
-                    Err(Flow::Exit(s)) => s,
+                    Err(Flow::Exit(s)) => {
+                        crate::sys::take_fatal();
+                        s
+                    }
                     Err(f) => return Err(f),
                 };
                 Ok(sub.finish(status, io))

@@ -225,3 +225,19 @@ pub fn parse_duration(s: &str) -> Option<f64> {
     let v: f64 = num.parse().ok()?;
     (v >= 0.0 && v.is_finite() && !num.starts_with('+')).then_some(v * mult)
 }
+
+thread_local! {
+    /// A fatal shell error (an unbound variable under `set -u`, `${x:?}`) is unwinding.
+    static FATAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks that a fatal shell error is unwinding to the end of its shell.
+pub fn set_fatal() {
+    FATAL.with(|f| f.set(true));
+}
+
+/// Whether a fatal error ended the shell (and forgets it): bash then exits 127 from a
+/// non-interactive shell's top level, 1 from a subshell.
+pub fn take_fatal() -> bool {
+    FATAL.with(|f| f.replace(false))
+}
