@@ -621,14 +621,18 @@ fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
                 .ok()
                 .filter(|k| !k.is_empty())
                 .context("set ANTHROPIC_API_KEY")?;
-            let id = match session {
-                Some(key) => match sandbox.resolve(&key) {
-                    Ok(id) => id,
+            // A session named on the command line is created when it does not exist yet.
+            let named = |key: &str| -> anyhow::Result<String> {
+                match sandbox.resolve(key) {
+                    Ok(id) => Ok(id),
                     Err(burrow_host::session::SessionError::Unknown(_)) => {
-                        sandbox.create(Some(&key))?.id
+                        Ok(sandbox.create(Some(key))?.id)
                     }
-                    Err(e) => return Err(e.into()),
-                },
+                    Err(e) => Err(e.into()),
+                }
+            };
+            let id = match session {
+                Some(key) => named(&key)?,
                 None => {
                     let id = sandbox.create(None)?.id;
                     eprintln!("burrow: new session {id} (continue with --session {id})");
@@ -636,13 +640,7 @@ fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
                 }
             };
             let memory = match memory_session {
-                Some(key) => Some(match sandbox.resolve(&key) {
-                    Ok(id) => id,
-                    Err(burrow_host::session::SessionError::Unknown(_)) => {
-                        sandbox.create(Some(&key))?.id
-                    }
-                    Err(e) => return Err(e.into()),
-                }),
+                Some(key) => Some(named(&key)?),
                 None => memory.then(|| id.clone()),
             };
             let cfg = burrow_host::agent::AgentConfig {

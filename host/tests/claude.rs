@@ -348,22 +348,30 @@ async fn messages(
         .unwrap()
 }
 
-#[test]
-fn agent_loop_streams_runs_tools_and_resumes() {
+/// Serves a fake Messages API on 127.0.0.1: the runtime that runs it (keep it alive) and
+/// its base URL.
+fn serve_messages(app: axum::Router) -> (tokio::runtime::Runtime, String) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .unwrap();
-    let state: Arc<Mutex<Messages>> = Arc::default();
-    let app = axum::Router::new()
-        .route("/v1/messages", post(messages))
-        .with_state(state.clone());
     let listener = rt
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     rt.spawn(async move { axum::serve(listener, app).await });
+    (rt, base)
+}
+
+#[test]
+fn agent_loop_streams_runs_tools_and_resumes() {
+    let state: Arc<Mutex<Messages>> = Arc::default();
+    let (_rt, base) = serve_messages(
+        axum::Router::new()
+            .route("/v1/messages", post(messages))
+            .with_state(state.clone()),
+    );
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let agent = |prompt: &str| {
@@ -484,20 +492,12 @@ async fn memory_messages(
 
 #[test]
 fn agent_memory_is_kept_in_a_session_and_recalled_by_another_process() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
     let state: Arc<Mutex<MemoryApi>> = Arc::default();
-    let app = axum::Router::new()
-        .route("/v1/messages", post(memory_messages))
-        .with_state(state.clone());
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    rt.spawn(async move { axum::serve(listener, app).await });
+    let (_rt, base) = serve_messages(
+        axum::Router::new()
+            .route("/v1/messages", post(memory_messages))
+            .with_state(state.clone()),
+    );
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     let agent = |session: &str, prompt: &str| {

@@ -54,9 +54,9 @@ impl Fields {
 
 /// An expansion error: bash's message (with the script's line) and the end of the shell.
 fn err(sh: &Shell, io: &Io, msg: &str) -> Flow {
-    match sh.get("LINENO") {
-        Some(n) => io.eprint(&format!("bash: line {n}: {msg}\n")),
-        None => io.eprint(&format!("bash: {msg}\n")),
+    match sh.lineno {
+        0 => io.eprint(&format!("bash: {msg}\n")),
+        n => io.eprint(&format!("bash: line {n}: {msg}\n")),
     }
     Flow::Exit(1)
 }
@@ -742,6 +742,7 @@ fn param_value(sh: &mut Shell, p: &Parameter) -> Option<String> {
                     .to_string(),
             ),
             "PWD" => Some(sh.cwd.clone()),
+            "LINENO" => Some(sh.lineno.to_string()),
             _ => sh.get(n).map(String::from),
         },
         Parameter::NamedWithIndex { name, index } => sh.array_get(name, index),

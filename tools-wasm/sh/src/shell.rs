@@ -124,6 +124,8 @@ pub struct Shell {
     pub condition_depth: u32,
     /// Depth of function calls, loops (for `break`/`return` validity).
     pub loop_depth: u32,
+    /// `$LINENO`: the line the running simple command starts on (0 before any).
+    pub lineno: usize,
 }
 
 pub fn parser_options() -> brush_parser::ParserOptions {
@@ -176,6 +178,7 @@ impl Shell {
             last_status: 0,
             locals: Vec::new(),
             condition_depth: 0,
+            lineno: 0,
             loop_depth: 0,
         };
         for (k, v) in [
@@ -575,7 +578,7 @@ impl Shell {
             Command::Simple(sc) => {
                 // $LINENO: the line the command starts on, in the script being run.
                 if let Some(loc) = ast::SourceLocation::location(sc) {
-                    self.set("LINENO", loc.start.line.to_string());
+                    self.lineno = loc.start.line;
                 }
                 self.run_simple(sc, io)
             }

@@ -91,14 +91,7 @@ fn first_function(p: &brush_parser::ast::Program) -> Option<brush_parser::ast::F
 pub fn save(sh: &Shell) {
     let st = State {
         cwd: sh.cwd.clone(),
-        // LINENO describes where this call's script was (and would make every call a new
-        // version).
-        vars: sh
-            .vars
-            .iter()
-            .filter(|(k, _)| k.as_str() != "LINENO")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        vars: sh.vars.clone(),
         // PIPESTATUS describes the last pipeline of this call only.
         arrays: sh
             .arrays
