@@ -20,7 +20,7 @@ use crate::tools::api;
 
 /// Session metadata key holding the conversation (a JSON array of messages).
 pub const CONVERSATION_KEY: &str = "agent_conversation";
-pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
 
 /// Settings of one `burrow agent` run.
 #[derive(Debug, Clone)]
@@ -233,12 +233,7 @@ pub async fn run(
                 }
                 _ => core.call(id, Family::Api, &name, input).await?,
             };
-            results.push(json!({
-                "type": "tool_result",
-                "tool_use_id": u["id"],
-                "content": r.content,
-                "is_error": r.is_error,
-            }));
+            results.push(r.tool_result(&u["id"]));
         }
         messages.push(json!({ "role": "user", "content": results }));
         // Saved after every turn: a crash or Ctrl-C loses at most the turn in flight.

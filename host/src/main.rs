@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use burrow_host::session::{Family, Sandbox, SandboxConfig};
 use burrow_host::{Limits, RunError};
-use burrow_store::{ChangeKind, Retention, VersionId};
+use burrow_store::{ChangeKind, Retention};
 use clap::{Parser, Subcommand};
 
 /// burrow: durable, forkable workspaces for AI agents' tool calls, run as WebAssembly.
@@ -443,20 +443,7 @@ fn parse_preopen(s: &str) -> Result<burrow_host::wasi_fs::Preopen, String> {
 }
 
 fn default_store() -> PathBuf {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    base.join("burrow").join("burrow.db")
-}
-
-pub(crate) fn cache_dir() -> PathBuf {
-    std::env::var_os("BURROW_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|c| PathBuf::from(c).join("burrow")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/burrow")))
-        .unwrap_or_else(|| std::env::temp_dir().join("burrow-cache"))
-        .join("components")
+    burrow_host::session::default_store_path()
 }
 
 pub(crate) fn open_sandbox(path: &Path) -> anyhow::Result<Sandbox> {
@@ -465,25 +452,11 @@ pub(crate) fn open_sandbox(path: &Path) -> anyhow::Result<Sandbox> {
 }
 
 fn open_sandbox_with(path: &Path, pooling: bool) -> anyhow::Result<Sandbox> {
-    if let Some(parent) = path.parent()
-        && !parent.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
-    }
-    Ok(Sandbox::open_with(
-        path,
-        SandboxConfig {
-            cache_dir: Some(cache_dir()),
-            limits: Limits {
-                net: burrow_host::net::NetLimits::from_env().map_err(anyhow::Error::msg)?,
-                ..Limits::default()
-            },
-            pooling,
-            tool_layer: std::env::var_os("BURROW_TOOLS").map(PathBuf::from),
-            default_net: Default::default(),
-        },
-    )?)
+    let config = SandboxConfig {
+        pooling,
+        ..SandboxConfig::from_env().map_err(anyhow::Error::msg)?
+    };
+    Ok(Sandbox::open_with(path, config)?)
 }
 
 /// `burrow serve` and `burrow mcp`: a long-lived process, so the engine pools instances.
@@ -1097,7 +1070,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if json {
                 for c in &changes {
                     print_json(&serde_json::json!({
-                        "path": shown(&c.path), "change": format!("{:?}", c.kind).to_lowercase(),
+                        "path": burrow_host::session::shown_path(&c.path), "change": format!("{:?}", c.kind).to_lowercase(),
                         "kind": format!("{:?}", c.entry).to_lowercase(),
                     }))?;
                 }
@@ -1108,11 +1081,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         ChangeKind::Removed => 'D',
                         ChangeKind::Modified => 'M',
                     };
-                    println!("{mark} {}", shown(&c.path));
+                    println!("{mark} {}", burrow_host::session::shown_path(&c.path));
                 }
                 println!("{} path(s) changed between v{va} and v{vb}", changes.len());
             } else {
-                print!("{}", unified(&sb, va, vb, &changes)?);
+                print!("{}", sb.patch(va, vb, &changes)?);
             }
         }
         Command::Checkout { session, version } => {
@@ -1200,66 +1173,4 @@ fn finish_run(
         }
         Err(e) => Err(e.into()),
     }
-}
-
-/// How a changed path is shown: workspace paths relative, system-area paths as the guest
-/// sees them (`/tmp/x`).
-fn shown(path: &str) -> String {
-    burrow_host::wasi_fs::system_guest_path(path).unwrap_or_else(|| path.to_string())
-}
-
-/// A unified diff of the text files that differ between two versions.
-pub(crate) fn unified(
-    sb: &Sandbox,
-    a: VersionId,
-    b: VersionId,
-    changes: &[burrow_store::Change],
-) -> anyhow::Result<String> {
-    let store = sb.store();
-    let mut va = store.view(a)?;
-    let mut vb = store.view(b)?;
-    let mut out = String::new();
-    for c in changes {
-        if c.entry != burrow_store::Kind::File {
-            continue;
-        }
-        let old = if c.kind == ChangeKind::Added {
-            Vec::new()
-        } else {
-            va.read_file(&c.path).unwrap_or_default()
-        };
-        let new = if c.kind == ChangeKind::Removed {
-            Vec::new()
-        } else {
-            vb.read_file(&c.path).unwrap_or_default()
-        };
-        // System-area files are named by their absolute guest path, workspace files git-style.
-        let (a_name, b_name) = match burrow_host::wasi_fs::system_guest_path(&c.path) {
-            Some(g) => (g.clone(), g),
-            None => (format!("a/{}", c.path), format!("b/{}", c.path)),
-        };
-        let (Ok(old), Ok(new)) = (String::from_utf8(old), String::from_utf8(new)) else {
-            out.push_str(&format!("Binary files {a_name} and {b_name} differ\n"));
-            continue;
-        };
-        let from = if c.kind == ChangeKind::Added {
-            "/dev/null".to_string()
-        } else {
-            a_name
-        };
-        let to = if c.kind == ChangeKind::Removed {
-            "/dev/null".to_string()
-        } else {
-            b_name
-        };
-        let diff = similar::TextDiff::from_lines(&old, &new);
-        out.push_str(
-            &diff
-                .unified_diff()
-                .context_radius(3)
-                .header(&from, &to)
-                .to_string(),
-        );
-    }
-    Ok(out)
 }

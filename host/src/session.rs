@@ -116,6 +116,45 @@ pub struct SandboxConfig {
 /// Where the shared tool layer appears inside the sandbox (on the shell's default PATH).
 pub const TOOL_LAYER: &str = "/opt/burrow/bin";
 
+/// The store every front end (CLI, Python package) uses when not told:
+/// `$XDG_DATA_HOME/burrow/burrow.db` (`~/.local/share/burrow/burrow.db`).
+pub fn default_store_path() -> PathBuf {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("burrow").join("burrow.db")
+}
+
+/// Where compiled components are cached across processes: `$BURROW_CACHE`, else
+/// `$XDG_CACHE_HOME/burrow/components` (`~/.cache/burrow/components`).
+pub fn default_cache_dir() -> PathBuf {
+    std::env::var_os("BURROW_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|c| PathBuf::from(c).join("burrow")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/burrow")))
+        .unwrap_or_else(|| std::env::temp_dir().join("burrow-cache"))
+        .join("components")
+}
+
+impl SandboxConfig {
+    /// The configuration the `burrow` CLI runs with, from its environment: the component
+    /// cache ([`default_cache_dir`]), the network limits (`BURROW_NET_*`) and the tool layer
+    /// (`BURROW_TOOLS`). Embedders that want the CLI's behaviour use this.
+    pub fn from_env() -> std::result::Result<SandboxConfig, String> {
+        Ok(SandboxConfig {
+            cache_dir: Some(default_cache_dir()),
+            limits: Limits {
+                net: crate::net::NetLimits::from_env()?,
+                ..Limits::default()
+            },
+            pooling: false,
+            tool_layer: std::env::var_os("BURROW_TOOLS").map(PathBuf::from),
+            default_net: Default::default(),
+        })
+    }
+}
+
 /// An open store handing out sessions.
 pub struct Sandbox {
     store: Store,
@@ -162,6 +201,15 @@ impl Sandbox {
     }
 
     pub fn open_with(path: impl AsRef<Path>, config: SandboxConfig) -> Result<Sandbox> {
+        let path = path.as_ref();
+        if let Some(parent) = path.parent()
+            && !parent.as_os_str().is_empty()
+            && !parent.exists()
+        {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                SessionError::Invalid(format!("cannot create {}: {e}", parent.display()))
+            })?;
+        }
         Ok(Sandbox {
             store: Store::open(path)?,
             config,
@@ -607,15 +655,38 @@ impl Sandbox {
     /// [`Sandbox::sh`] with `stdin` on the command's standard input, recorded in the event
     /// log as the tool `tool` (a worker's custom tool, for example).
     pub fn sh_with(&self, id: &str, command: &str, stdin: &[u8], tool: &str) -> Result<RunResult> {
-        on_deep_stack(|| self.sh_here(id, command, stdin, tool))
+        self.sh_limited(id, command, stdin, tool, None)
     }
 
-    fn sh_here(&self, id: &str, command: &str, stdin: &[u8], tool: &str) -> Result<RunResult> {
+    /// [`Sandbox::sh_with`] with the call's wall-clock limit set to `timeout` instead of the
+    /// session's (a timed-out command leaves the session unchanged).
+    pub fn sh_limited(
+        &self,
+        id: &str,
+        command: &str,
+        stdin: &[u8],
+        tool: &str,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<RunResult> {
+        on_deep_stack(|| self.sh_here(id, command, stdin, tool, timeout))
+    }
+
+    fn sh_here(
+        &self,
+        id: &str,
+        command: &str,
+        stdin: &[u8],
+        tool: &str,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<RunResult> {
         let tb = self.toolbox()?;
         let started = Instant::now();
         let txn = self.store.begin(id)?;
         let base = txn.base();
-        let (limits, env) = self.call_env(&self.settings(id)?);
+        let (mut limits, env) = self.call_env(&self.settings(id)?);
+        if let Some(t) = timeout {
+            limits.timeout = t;
+        }
         match tb.shell_input(txn, command, false, &limits, &env, stdin.to_vec()) {
             Ok((mut txn, report)) => {
                 txn.set_message(tool.to_string());
@@ -809,6 +880,67 @@ impl Sandbox {
         } else {
             Ok(self.store.export_dir(v, dest)?)
         }
+    }
+}
+
+/// How a changed path is shown: workspace paths relative, system-area paths as the guest
+/// sees them (`/tmp/x`).
+pub fn shown_path(path: &str) -> String {
+    crate::wasi_fs::system_guest_path(path).unwrap_or_else(|| path.to_string())
+}
+
+impl Sandbox {
+    /// A unified diff (git's shape, 3 lines of context) of the text files among `changes`
+    /// between versions `a` and `b`; binary files get git's "Binary files ... differ" line.
+    pub fn patch(&self, a: VersionId, b: VersionId, changes: &[Change]) -> Result<String> {
+        use burrow_store::ChangeKind;
+        let mut va = self.store.view(a)?;
+        let mut vb = self.store.view(b)?;
+        let mut out = String::new();
+        for c in changes {
+            if c.entry != burrow_store::Kind::File {
+                continue;
+            }
+            let old = if c.kind == ChangeKind::Added {
+                Vec::new()
+            } else {
+                va.read_file(&c.path).unwrap_or_default()
+            };
+            let new = if c.kind == ChangeKind::Removed {
+                Vec::new()
+            } else {
+                vb.read_file(&c.path).unwrap_or_default()
+            };
+            // System-area files are named by their absolute guest path, workspace files
+            // git-style.
+            let (a_name, b_name) = match crate::wasi_fs::system_guest_path(&c.path) {
+                Some(g) => (g.clone(), g),
+                None => (format!("a/{}", c.path), format!("b/{}", c.path)),
+            };
+            let (Ok(old), Ok(new)) = (String::from_utf8(old), String::from_utf8(new)) else {
+                out.push_str(&format!("Binary files {a_name} and {b_name} differ\n"));
+                continue;
+            };
+            let from = if c.kind == ChangeKind::Added {
+                "/dev/null".to_string()
+            } else {
+                a_name
+            };
+            let to = if c.kind == ChangeKind::Removed {
+                "/dev/null".to_string()
+            } else {
+                b_name
+            };
+            let diff = similar::TextDiff::from_lines(&old, &new);
+            out.push_str(
+                &diff
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(&from, &to)
+                    .to_string(),
+            );
+        }
+        Ok(out)
     }
 }
 

@@ -53,6 +53,21 @@ impl Family {
             Family::Memory => memory::TOOLS,
         }
     }
+
+    /// The family that runs a `tool_use` named `tool`: `self` when it has the tool, else the
+    /// first family that does (so one loop can mix the api family's `bash` and editor with
+    /// the memory tool and the agent toolset's `read`); `None` for a name no family has.
+    pub fn serving(self, tool: &str) -> Option<Family> {
+        [
+            self,
+            Family::Api,
+            Family::AgentToolset,
+            Family::Memory,
+            Family::ClaudeCode,
+        ]
+        .into_iter()
+        .find(|f| f.tools().contains(&tool))
+    }
 }
 
 /// A `--schema` value that names no family.
@@ -121,6 +136,16 @@ impl ToolOutput {
             content: vec![Content::Text { text: text.into() }],
             is_error: true,
         }
+    }
+
+    /// The Messages API `tool_result` block answering the `tool_use` block `tool_use_id`.
+    pub fn tool_result(&self, tool_use_id: &Value) -> Value {
+        serde_json::json!({
+            "type": "tool_result",
+            "tool_use_id": tool_use_id,
+            "content": self.content,
+            "is_error": self.is_error,
+        })
     }
 
     /// The text blocks joined (what a terminal shows).

@@ -131,6 +131,27 @@ pub fn export(family: Family) -> Value {
     serde_json::to_value(tools(family)).unwrap_or(Value::Null)
 }
 
+/// The `tools` a Messages API request lists for `family`: the Anthropic-defined tool types
+/// for the api (`bash_20250124`, `text_editor_20250728`) and memory (`memory_20250818`)
+/// families, custom tools (`name`, `description`, `input_schema`) for the others.
+pub fn messages_tools(family: Family) -> Value {
+    match family {
+        Family::Api => api::definitions(),
+        Family::Memory => memory::definitions(),
+        _ => Value::Array(
+            tools(family)
+                .into_iter()
+                .map(|t| {
+                    serde_json::json!({
+                        "name": t.name, "description": t.description,
+                        "input_schema": t.input_schema,
+                    })
+                })
+                .collect(),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
