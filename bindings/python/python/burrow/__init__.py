@@ -333,7 +333,7 @@ class Session:
             after,
         )
 
-    def call(self, tool: str, input: Mapping[str, Any], family: str = "agent-toolset") -> dict:
+    def call(self, tool: str, input: Mapping[str, Any], family: str = "agent-toolset") -> "dict[str, Any]":
         """One tool call of a family, as the model would make it; returns the tool output
         (``{"content": [...], "is_error": bool}``)."""
         return json.loads(self._core.call(self.id, family, tool, json.dumps(input)))
@@ -454,13 +454,13 @@ class Session:
 
     # --- the Anthropic SDK -------------------------------------------------------------------
 
-    def tools(self, family: str = "api") -> "list[dict]":
+    def tools(self, family: str = "api") -> "list[dict[str, Any]]":
         """The ``tools`` of a Messages API request for a family: for ``api``, the
         Anthropic-defined ``bash_20250124`` and ``text_editor_20250728``; for ``memory``,
         ``memory_20250818``; for the others, custom tools with their input schemas."""
         return json.loads(_burrow.Core.tools(family))
 
-    def run_tool_use(self, block: Any, family: str = "api") -> dict:
+    def run_tool_use(self, block: Any, family: str = "api") -> "dict[str, Any]":
         """Runs a ``tool_use`` block (a dict or the SDK's block) and returns the
         ``tool_result`` block to send back. The tool runs in ``family`` when the family has
         it, else in the family that does (so ``memory`` and the agent toolset's ``read`` work

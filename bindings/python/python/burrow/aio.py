@@ -87,7 +87,7 @@ class AsyncSession:
 
     async def call(
         self, tool: str, input: Mapping[str, Any], family: str = "agent-toolset"
-    ) -> dict:
+    ) -> "dict[str, Any]":
         return await _off_loop(self.sync.call, tool, input, family)
 
     async def read(self, path: str) -> str:
@@ -139,10 +139,10 @@ class AsyncSession:
     async def delete(self) -> None:
         await _off_loop(self.sync.delete)
 
-    def tools(self, family: str = "api") -> "list[dict]":
+    def tools(self, family: str = "api") -> "list[dict[str, Any]]":
         return self.sync.tools(family)
 
-    async def run_tool_use(self, block: Any, family: str = "api") -> dict:
+    async def run_tool_use(self, block: Any, family: str = "api") -> "dict[str, Any]":
         return await _off_loop(self.sync.run_tool_use, block, family)
 
     def __repr__(self) -> str:
