@@ -63,6 +63,8 @@ fn main() {
             .unwrap_or_else(|e| panic!("cannot copy {}: {e}", built.display()));
     }
 
+    precompile(&out, &manifest);
+
     // The shell's utility names, for the sandbox's `/usr/bin` and `/bin` listings: the
     // `NAMES` lists of its utility modules (one list per family, the shell's own registry).
     let mut names: Vec<String> = [
@@ -98,4 +100,50 @@ fn main() {
     b.append_dir_all(".", &fixture)
         .expect("pack fixtures/sample-repo");
     b.finish().expect("finish sample-repo.tar");
+}
+
+mod engine_config {
+    #![allow(dead_code)]
+    include!("src/engine_config.rs");
+}
+
+/// Compiles the built-in components to native code now, with the engine's own configuration
+/// (`src/engine_config.rs`) for a portable CPU baseline, so the binary embeds them ready to
+/// load: the first call on an empty disk (a serverless cold start) runs no compiler. When the
+/// build cross-compiles, or `BURROW_NO_PRECOMPILE` is set, the artifacts are left empty and
+/// burrow compiles at first use as before.
+fn precompile(out: &std::path::Path, manifest: &std::path::Path) {
+    println!(
+        "cargo:rerun-if-changed={}",
+        manifest.join("src/engine_config.rs").display()
+    );
+    println!("cargo:rerun-if-env-changed=BURROW_NO_PRECOMPILE");
+    let target = std::env::var("TARGET").unwrap_or_default();
+    let host = std::env::var("HOST").unwrap_or_default();
+    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let wanted = target == host && std::env::var_os("BURROW_NO_PRECOMPILE").is_none();
+    let engine = wanted
+        .then(|| {
+            let mut config = engine_config::wasmtime_config(false);
+            engine_config::portable_cpu(&mut config, &arch, &target).ok()?;
+            wasmtime::Engine::new(&config).ok()
+        })
+        .flatten();
+    for t in TOOLS {
+        let wasm = std::fs::read(out.join(format!("{t}.wasm"))).expect("read a built component");
+        let cwasm = match &engine {
+            Some(e) => e
+                .precompile_component(&wasm)
+                .unwrap_or_else(|err| panic!("precompiling {t}.wasm failed: {err:#}")),
+            None => Vec::new(),
+        };
+        std::fs::write(out.join(format!("{t}.cwasm")), cwasm)
+            .expect("write a precompiled component");
+        // The key the engine's component table uses, computed once here rather than per process.
+        std::fs::write(
+            out.join(format!("{t}.blake3")),
+            blake3::hash(&wasm).as_bytes(),
+        )
+        .expect("write a component hash");
+    }
 }

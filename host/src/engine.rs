@@ -60,24 +60,11 @@ pub struct EngineInner {
     compat: String,
 }
 
-fn wasmtime_config(pooling: bool) -> wasmtime::Config {
-    let mut c = wasmtime::Config::new();
-    c.wasm_component_model(true);
-    c.epoch_interruption(true);
-    c.memory_init_cow(true);
-    c.cranelift_opt_level(wasmtime::OptLevel::Speed);
-    if pooling {
-        let mut p = wasmtime::PoolingAllocationConfig::default();
-        p.total_component_instances(64);
-        p.total_core_instances(512);
-        p.total_memories(128);
-        p.total_tables(512);
-        p.max_memory_size(4 << 30);
-        p.table_elements(200_000);
-        c.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(p));
-    }
-    c
+mod config {
+    #![allow(dead_code)] // `portable_cpu` is build.rs's
+    include!("engine_config.rs");
 }
+use config::wasmtime_config;
 
 impl Engine {
     /// Creates the engine (and its epoch ticker thread).
@@ -131,34 +118,102 @@ impl Engine {
     /// Loads a component (or a wasip1 core module, adapted into a component) from bytes.
     pub fn load(&self, wasm: &[u8]) -> Result<Program, RunError> {
         let hash = *blake3::hash(wasm).as_bytes();
-        if let Some(p) = self
-            .programs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&hash)
-        {
-            let mut p = p.clone();
-            p.compiled = false;
+        if let Some(p) = self.loaded(&hash) {
             return Ok(p);
         }
         let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
         let (component, compiled) = self.component(wasm, &hex)?;
+        let program = self.program(&component, hex, compiled)?;
+        self.remember(hash, &program);
+        Ok(program)
+    }
+
+    /// Loads a built-in component: `cwasm` is its build-time native code (see build.rs) and
+    /// `hash` the BLAKE3 of `wasm`. The artifact is used without compiling anything: through
+    /// the cache directory when there is one (written there once, then mapped by later
+    /// processes), else straight from memory. With no artifact, or one the engine rejects
+    /// (another CPU, another configuration), this is [`Engine::load`]: compiled for the host.
+    pub fn load_builtin(
+        &self,
+        wasm: &[u8],
+        cwasm: &[u8],
+        hash: [u8; 32],
+    ) -> Result<Program, RunError> {
+        if let Some(p) = self.loaded(&hash) {
+            return Ok(p);
+        }
+        if cwasm.is_empty() {
+            return self.load(wasm);
+        }
+        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        let component = match &self.cache_dir {
+            Some(dir) => {
+                let path = dir.join(format!("{hex}-{}-built-in.cwasm", self.compat));
+                // SAFETY: the file holds the artifact embedded in this binary by build.rs
+                // (written by this or an earlier process of the same build, whose name
+                // carries the engine's compatibility hash), in burrow's own cache directory.
+                let map = || unsafe { Component::deserialize_file(&self.engine, &path) };
+                match path.exists().then(map) {
+                    Some(Ok(c)) => Some(c),
+                    // Missing, or damaged: (re)written for the next process; this one
+                    // loads from memory when the write fails.
+                    _ => write_atomically(dir, &path, cwasm)
+                        .ok()
+                        .and_then(|()| map().ok()),
+                }
+            }
+            None => None,
+        };
+        // SAFETY: `cwasm` was produced by `precompile_component` at build time with this
+        // engine's configuration; wasmtime checks its compatibility before using it.
+        let component = component
+            .map(Ok)
+            .unwrap_or_else(|| unsafe { Component::deserialize(&self.engine, cwasm) });
+        let component = match component {
+            Ok(c) => c,
+            Err(err) => {
+                tracing::info!(%err, "built-in component not usable as precompiled; compiling");
+                return self.load(wasm);
+            }
+        };
+        let program = self.program(&component, hex, false)?;
+        self.remember(hash, &program);
+        Ok(program)
+    }
+
+    fn program(
+        &self,
+        component: &Component,
+        hash: String,
+        compiled: bool,
+    ) -> Result<Program, RunError> {
         let pre = self
             .linker
-            .instantiate_pre(&component)
+            .instantiate_pre(component)
             .map_err(|e| RunError::Load(format!("cannot link: {e:#}")))?;
         let pre = CommandPre::new(pre)
             .map_err(|e| RunError::Load(format!("not a wasi:cli command: {e:#}")))?;
-        let program = Program {
+        Ok(Program {
             pre,
-            hash: hex,
+            hash,
             compiled,
-        };
+        })
+    }
+
+    /// A component this engine has loaded before (its `compiled` flag cleared).
+    fn loaded(&self, hash: &[u8; 32]) -> Option<Program> {
+        let programs = self.programs.lock().unwrap_or_else(|p| p.into_inner());
+        programs.get(hash).map(|p| Program {
+            compiled: false,
+            ..p.clone()
+        })
+    }
+
+    fn remember(&self, hash: [u8; 32], program: &Program) {
         self.programs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(hash, program.clone());
-        Ok(program)
     }
 
     /// Loads a component from a file.
@@ -182,15 +237,9 @@ impl Engine {
                 .engine
                 .precompile_component(&wasm)
                 .map_err(|e| RunError::Load(format!("invalid component: {e:#}")))?;
-            // Unique per process and per call: two threads may compile the same component.
-            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let tmp = dir.join(format!(".{hex}-{}-{n}.tmp", std::process::id()));
-            std::fs::write(&tmp, &bytes)
-                .and_then(|()| std::fs::rename(&tmp, &path))
-                .map_err(|e| {
-                    RunError::Load(format!("cannot write cache {}: {e}", path.display()))
-                })?;
+            write_atomically(dir, &path, &bytes).map_err(|e| {
+                RunError::Load(format!("cannot write cache {}: {e}", path.display()))
+            })?;
             compiled = true;
         }
         // SAFETY: the file was produced by `precompile_component` of an engine with the same
@@ -200,6 +249,24 @@ impl Engine {
             .map_err(|e| RunError::Load(format!("bad cache entry {}: {e:#}", path.display())))?;
         Ok((c, compiled))
     }
+}
+
+/// Writes `bytes` to `path` in `dir` through a temporary file and a rename, so a reader
+/// never maps a half-written artifact. The temporary name is unique per process and per call:
+/// two threads may write the same component.
+fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}-{}-{n}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
 
 /// Shared handle to the engine.

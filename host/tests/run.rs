@@ -388,3 +388,68 @@ fn read_only_host_mounts() {
     }];
     assert!(engine.run(&store, "w", &program, &o).is_err());
 }
+
+/// A process on an empty disk (a serverless cold start) runs the built-in tools from the
+/// native code build.rs embedded: nothing is compiled, so the cache receives only that code,
+/// copied, and a damaged copy is ignored in favour of the embedded one.
+#[test]
+fn built_in_components_need_no_compiler_on_an_empty_disk() {
+    assert!(
+        burrow_host::tools::precompiled(),
+        "this build has no precompiled built-in components"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let open = || {
+        burrow_host::Sandbox::open_with(
+            dir.path().join("s.db"),
+            burrow_host::SandboxConfig {
+                cache_dir: Some(cache.clone()),
+                ..Default::default()
+            },
+        )
+        .expect("open")
+    };
+    let entries = || {
+        let mut v: Vec<String> = std::fs::read_dir(&cache)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let sb = open();
+    let s = sb.create(Some("cold")).expect("create").id;
+    let r = sb.sh(&s, "echo hi").expect("sh");
+    assert_eq!(r.report.stdout, b"hi\n");
+    let out = sb
+        .call(
+            &s,
+            burrow_host::Family::AgentToolset,
+            "read",
+            &serde_json::json!({"file_path": "missing"}),
+        )
+        .expect("read");
+    assert!(out.is_error);
+    let files = entries();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(
+        files.iter().all(|f| f.ends_with("-built-in.cwasm")),
+        "something was compiled: {files:?}"
+    );
+    // Damaged copies in the cache: the embedded code is used instead, still without compiling.
+    // (The first engine is gone first: it maps those files, as a live process would.)
+    drop(sb);
+    for f in &files {
+        std::fs::write(cache.join(f), b"not an artifact").expect("damage");
+    }
+    let sb = open();
+    assert_eq!(
+        sb.sh(&s, "echo again").expect("sh").report.stdout,
+        b"again\n"
+    );
+    assert_eq!(entries(), files);
+}

@@ -95,6 +95,19 @@ pub const FS_TOOLS_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fs-to
 /// The shell component, built by `build.rs` from `tools-wasm/sh`.
 pub const SH_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sh.wasm"));
 
+/// The components' native code, precompiled by `build.rs` with the engine's configuration
+/// (empty when the build could not, e.g. when cross-compiling), and their BLAKE3 hashes.
+const FS_TOOLS_CWASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fs-tools.cwasm"));
+const SH_CWASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sh.cwasm"));
+const FS_TOOLS_HASH: &[u8; 32] = include_bytes!(concat!(env!("OUT_DIR"), "/fs-tools.blake3"));
+const SH_HASH: &[u8; 32] = include_bytes!(concat!(env!("OUT_DIR"), "/sh.blake3"));
+
+/// Whether this build embeds native code for its built-in components (the first call on an
+/// empty disk then runs no compiler).
+pub fn precompiled() -> bool {
+    !SH_CWASM.is_empty() && !FS_TOOLS_CWASM.is_empty()
+}
+
 /// Where the workspace appears to tools and guests.
 pub const WORKSPACE: &str = crate::wasi_fs::WORKSPACE;
 
@@ -234,12 +247,12 @@ impl Toolbox {
     fn program<'a>(
         &self,
         cell: &'a std::sync::OnceLock<Program>,
-        wasm: &[u8],
+        (wasm, cwasm, hash): (&[u8], &[u8], &[u8; 32]),
     ) -> Result<&'a Program, RunError> {
         if let Some(p) = cell.get() {
             return Ok(p);
         }
-        let p = self.engine.load(wasm)?;
+        let p = self.engine.load_builtin(wasm, cwasm, *hash)?;
         Ok(cell.get_or_init(|| p))
     }
 
@@ -260,7 +273,7 @@ impl Toolbox {
             limits: limits.clone(),
             ..Default::default()
         };
-        let fs = self.program(&self.fs, FS_TOOLS_WASM)?;
+        let fs = self.program(&self.fs, (FS_TOOLS_WASM, FS_TOOLS_CWASM, FS_TOOLS_HASH))?;
         let (txn, report) = self.engine.run_txn(fs, txn, &opts)?;
         let response: Response = serde_json::from_slice(&report.stdout).map_err(|e| {
             RunError::Host(format!(
@@ -316,7 +329,7 @@ impl Toolbox {
             stdin,
             ..Default::default()
         };
-        let sh = self.program(&self.sh, SH_WASM)?;
+        let sh = self.program(&self.sh, (SH_WASM, SH_CWASM, SH_HASH))?;
         self.engine.run_txn(sh, txn, &opts)
     }
 }
