@@ -146,6 +146,7 @@ fn benches(c: &mut Criterion) {
             let e = burrow_host::Engine::new(EngineConfig {
                 cache_dir: None,
                 no_pooling: true,
+                ..Default::default()
             })
             .unwrap();
             black_box(e.load(&wasm).unwrap())
@@ -158,6 +159,7 @@ fn benches(c: &mut Criterion) {
             let e = burrow_host::Engine::new(EngineConfig {
                 cache_dir: Some(cache.clone()),
                 no_pooling: true,
+                ..Default::default()
             })
             .unwrap();
             let p = e.load(&wasm).unwrap();

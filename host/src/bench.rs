@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::json;
 
+mod just_bash;
+
 use crate::session::{Family, Sandbox, SandboxConfig, SessionError};
 use crate::tools::FS_TOOLS_WASM;
 use crate::{Engine, EngineConfig, RunOptions};
@@ -163,6 +165,7 @@ impl Ctx {
             self.dir.path().join(db),
             SandboxConfig {
                 cache_dir: Some(self.cache.clone()),
+                compile_builtins: crate::session::compile_builtins_from_env(),
                 ..Default::default()
             },
         )?)
@@ -242,6 +245,7 @@ fn per_call(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
         let engine = Engine::new(EngineConfig {
             cache_dir: Some(cx.cache.clone()),
             no_pooling: true,
+            ..Default::default()
         })?;
         let program = engine.load(FS_TOOLS_WASM)?;
         let store = burrow_store::Store::open(cx.dir.path().join("percall.db"))?;
@@ -317,6 +321,16 @@ fn per_call(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
             report,
         );
     }
+    let file = [("/home/user/4k.txt", "x".repeat(4096))];
+    compare_just_bash(
+        cx,
+        n,
+        &[
+            ("session.echo_hi", "echo hi", &file, None),
+            ("session.cat_wc", "cat 4k.txt | wc -l", &file, None),
+        ],
+        report,
+    );
     Ok(())
 }
 
@@ -408,7 +422,8 @@ fn resume(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
         Ok(())
     };
     let run = |args: &[&str]| run_cached(&cache_root, args);
-    let floor = if cx.wants("resume.process") || cx.wants("coldstart") {
+    let cold = ["coldstart.sh_echo_hi", "coldstart.tool_read"];
+    let floor = if cx.wants("resume.process") || cold.iter().any(|c| cx.wants(c)) {
         time_it(n, 1e3, || run(&["--version"]))?.0
     } else {
         0.0
@@ -620,8 +635,74 @@ fn search_and_io(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
             report,
         );
     }
+    compare_just_bash(
+        cx,
+        n,
+        &[("search.grep_rn", "grep -rn TODO .", &[], Some(&tree))],
+        report,
+    );
     std::fs::remove_dir_all(&tree)?;
     Ok(())
+}
+
+/// Rows `just_bash.*`: the same commands through just-bash in this run, each against burrow's
+/// row of the same name measured just before (its baseline; a ratio above 1 means just-bash is
+/// slower). Not in `--quick` runs (they stay offline); skipped with a note without Node.js.
+#[allow(clippy::type_complexity)]
+fn compare_just_bash(
+    cx: &mut Ctx,
+    n: usize,
+    rows: &[(&str, &str, &[(&str, String)], Option<&Path>)],
+    report: &mut dyn FnMut(&Measure),
+) {
+    let rows: Vec<_> = rows
+        .iter()
+        .filter(|r| cx.wants(&format!("just_bash.{}", r.0)))
+        .filter_map(|r| {
+            let ours = cx.out.iter().find(|m| m.name == r.0)?;
+            Some((r, ours.median, ours.unit.clone()))
+        })
+        .collect();
+    if rows.is_empty() || cx.cfg.quick {
+        return;
+    }
+    let cache = crate::session::default_cache_dir();
+    let jb = match just_bash::JustBash::find(cache.parent().unwrap_or(&cache)) {
+        Ok(jb) => jb,
+        Err(why) => {
+            eprintln!("bench: {why}");
+            return;
+        }
+    };
+    let jobs: Vec<just_bash::Job<'_>> = rows
+        .iter()
+        .map(|((name, command, files, root), _, _)| just_bash::Job {
+            name,
+            command,
+            files,
+            root: *root,
+        })
+        .collect();
+    match jb.time(n, &jobs) {
+        Ok(samples) => {
+            for (((name, command, _, _), ours, unit), ms) in rows.iter().zip(samples) {
+                let scale = if unit == "µs" { 1e3 } else { 1.0 };
+                let v = stats(ms.iter().map(|m| m * scale).collect());
+                cx.record(
+                    &format!("just_bash.{name}"),
+                    unit,
+                    v,
+                    Some(*ours),
+                    &format!(
+                        "`{command}` in just-bash {} (Node.js), one exec each; baseline: burrow's {name}",
+                        just_bash::VERSION
+                    ),
+                    report,
+                );
+            }
+        }
+        Err(why) => eprintln!("bench: {why}"),
+    }
 }
 
 /// Many idle sessions: store bytes per session, and a fresh process resuming a random one.

@@ -111,6 +111,10 @@ pub struct SandboxConfig {
     /// The network policy of sessions created without one (`--allow-net` / `--secret` on
     /// `burrow serve`, `mcp`, `worker`, `agent`). Default: none (no network).
     pub default_net: crate::net::NetPolicy,
+    /// Compile the built-in tools for this CPU instead of using their portable precompiled
+    /// code (see [`crate::EngineConfig::compile_builtins`]; the CLI reads
+    /// `BURROW_COMPILE_BUILTINS=1`).
+    pub compile_builtins: bool,
 }
 
 /// Where the shared tool layer appears inside the sandbox (on the shell's default PATH).
@@ -137,6 +141,11 @@ pub fn default_cache_dir() -> PathBuf {
         .join("components")
 }
 
+/// `BURROW_COMPILE_BUILTINS=1`: see [`SandboxConfig::compile_builtins`].
+pub fn compile_builtins_from_env() -> bool {
+    std::env::var("BURROW_COMPILE_BUILTINS").as_deref() == Ok("1")
+}
+
 impl SandboxConfig {
     /// The configuration the `burrow` CLI runs with, from its environment: the component
     /// cache ([`default_cache_dir`]), the network limits (`BURROW_NET_*`) and the tool layer
@@ -151,6 +160,7 @@ impl SandboxConfig {
             pooling: false,
             tool_layer: std::env::var_os("BURROW_TOOLS").map(PathBuf::from),
             default_net: Default::default(),
+            compile_builtins: compile_builtins_from_env(),
         })
     }
 }
@@ -230,6 +240,7 @@ impl Sandbox {
         let engine = Arc::new(Engine::new(EngineConfig {
             cache_dir: self.config.cache_dir.clone(),
             no_pooling: !self.config.pooling,
+            compile_builtins: self.config.compile_builtins,
         })?);
         let mut tb = Toolbox::new(engine)?;
         if let Some(dir) = &self.config.tool_layer {

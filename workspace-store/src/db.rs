@@ -231,6 +231,18 @@ impl Db {
             "PRAGMA synchronous={sync}; PRAGMA mmap_size={mmap}; PRAGMA cache_size=-{cache_kib}; PRAGMA foreign_keys=OFF;"
         ))?;
         conn.set_prepared_statement_cache_capacity(64);
+        // A process's last connection would otherwise checkpoint the WAL into the database
+        // (with fsyncs) and delete the WAL when it closes: with one CLI call per process, that
+        // was a millisecond of every call. The WAL stays, and SQLite's automatic checkpoint
+        // (after a commit that leaves 1000 pages in it) still folds it back.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )?;
+        conn.file_control(
+            Some(rusqlite::MAIN_DB),
+            rusqlite::FileControl::PersistWal(&mut 1),
+        )?;
         Ok(conn)
     }
 
