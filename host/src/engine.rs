@@ -135,10 +135,11 @@ impl Engine {
     }
 
     /// Loads a built-in component: `cwasm` is its build-time native code (see build.rs) and
-    /// `hash` the BLAKE3 of `wasm`. The artifact is used without compiling anything: through
-    /// the cache directory when there is one (written there once, then mapped by later
-    /// processes), else straight from memory. With no artifact, or one the engine rejects
-    /// (another CPU, another configuration), this is [`Engine::load`]: compiled for the host.
+    /// `hash` the BLAKE3 of `wasm`. The artifact is used without compiling anything: mapped
+    /// from the cache directory when a copy is there, else loaded from memory (and copied
+    /// into the cache for later processes). With no artifact, one the engine rejects (another
+    /// CPU, another configuration) or `compile_builtins`, this is [`Engine::load`]: compiled
+    /// for the host, once, into the cache.
     pub fn load_builtin(
         &self,
         wasm: &[u8],
@@ -152,29 +153,28 @@ impl Engine {
             return self.load(wasm);
         }
         let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        // SAFETY (both loads): the bytes are the artifact build.rs embedded in this binary,
+        // made by `precompile_component` with this engine's configuration, or a copy of them
+        // in burrow's own cache directory under a name carrying the engine's compatibility
+        // hash; wasmtime checks them against the engine and the CPU before use.
+        let from_memory = || unsafe { Component::deserialize(&self.engine, cwasm) };
         let component = match &self.cache_dir {
             Some(dir) => {
                 let path = dir.join(format!("{hex}-{}-built-in.cwasm", self.compat));
-                // SAFETY: the file holds the artifact embedded in this binary by build.rs
-                // (written by this or an earlier process of the same build, whose name
-                // carries the engine's compatibility hash), in burrow's own cache directory.
-                let map = || unsafe { Component::deserialize_file(&self.engine, &path) };
-                match path.exists().then(map) {
-                    Some(Ok(c)) => Some(c),
-                    // Missing, or damaged: (re)written for the next process; this one
-                    // loads from memory when the write fails.
-                    _ => write_atomically(dir, &path, cwasm)
-                        .ok()
-                        .and_then(|()| map().ok()),
+                match path
+                    .exists()
+                    .then(|| unsafe { Component::deserialize_file(&self.engine, &path) })
+                {
+                    Some(Ok(c)) => Ok(c),
+                    // Missing or damaged: loaded from memory, and (re)written for the next
+                    // process only when the engine accepts it (not on a CPU it rejects).
+                    _ => from_memory().inspect(|_| {
+                        let _ = write_atomically(dir, &path, cwasm);
+                    }),
                 }
             }
-            None => None,
+            None => from_memory(),
         };
-        // SAFETY: `cwasm` was produced by `precompile_component` at build time with this
-        // engine's configuration; wasmtime checks its compatibility before using it.
-        let component = component
-            .map(Ok)
-            .unwrap_or_else(|| unsafe { Component::deserialize(&self.engine, cwasm) });
         let component = match component {
             Ok(c) => c,
             Err(err) => {
