@@ -1003,13 +1003,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     continue;
                 }
                 if json {
-                    let data: serde_json::Value =
-                        serde_json::from_str(&e.data).unwrap_or(serde_json::Value::Null);
-                    print_json(&serde_json::json!({
-                        "seq": e.seq, "session": e.workspace, "time": e.time, "kind": e.kind,
-                        "version_before": e.version_before.map(|v| v.0),
-                        "version_after": e.version_after.map(|v| v.0), "data": data,
-                    }))?;
+                    print_json(&burrow_host::session::event_json(&e))?;
                 } else {
                     let data: serde_json::Value = serde_json::from_str(&e.data).unwrap_or_default();
                     let what = match e.kind.as_str() {
@@ -1045,10 +1039,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let id = sb.resolve(&session)?;
             for v in sb.history(&id, limit)? {
                 if json {
-                    print_json(&serde_json::json!({
-                        "version": v.id.0, "parent": v.parent.map(|p| p.0), "time": v.time,
-                        "message": v.message, "bytes": v.bytes, "entries": v.entries,
-                    }))?;
+                    print_json(&burrow_host::session::version_json(&v))?;
                 } else {
                     println!(
                         "v{:<6} {} {:>10} B {:>7} entries  {}",

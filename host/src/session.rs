@@ -894,6 +894,26 @@ impl Sandbox {
     }
 }
 
+/// A version as the JSON interfaces show it (`burrow history --json`, the HTTP API, the
+/// Python package).
+pub fn version_json(v: &Version) -> Value {
+    json!({
+        "version": v.id.0, "parent": v.parent.map(|p| p.0), "time": v.time,
+        "message": v.message, "bytes": v.bytes, "entries": v.entries,
+    })
+}
+
+/// An event as `burrow log --json` and the Python package show it (the HTTP API's per-session
+/// stream leaves out `session`).
+pub fn event_json(e: &burrow_store::Event) -> Value {
+    json!({
+        "seq": e.seq, "session": e.workspace, "time": e.time, "kind": e.kind,
+        "version_before": e.version_before.map(|v| v.0),
+        "version_after": e.version_after.map(|v| v.0),
+        "data": serde_json::from_str::<Value>(&e.data).unwrap_or(Value::Null),
+    })
+}
+
 /// How a changed path is shown: workspace paths relative, system-area paths as the guest
 /// sees them (`/tmp/x`).
 pub fn shown_path(path: &str) -> String {

@@ -397,12 +397,7 @@ impl Core {
             .map_err(Failure::from)?;
         let rows: Vec<Value> = list
             .iter()
-            .map(|v| {
-                json!({
-                    "version": v.id.0, "parent": v.parent.map(|p| p.0), "time": v.time,
-                    "message": v.message, "bytes": v.bytes, "entries": v.entries,
-                })
-            })
+            .map(burrow_host::session::version_json)
             .collect();
         Ok(to_json(&rows))
     }
@@ -423,14 +418,7 @@ impl Core {
         let rows: Vec<Value> = list
             .iter()
             .filter(|e| kind.as_ref().is_none_or(|k| *k == e.kind))
-            .map(|e| {
-                json!({
-                    "seq": e.seq, "session": e.workspace, "time": e.time, "kind": e.kind,
-                    "version_before": e.version_before.map(|v| v.0),
-                    "version_after": e.version_after.map(|v| v.0),
-                    "data": serde_json::from_str::<Value>(&e.data).unwrap_or(Value::Null),
-                })
-            })
+            .map(burrow_host::session::event_json)
             .collect();
         Ok(to_json(&rows))
     }

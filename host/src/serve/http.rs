@@ -302,15 +302,7 @@ async fn history(
         .core
         .blocking(move |sb| sb.history(&id, q.limit.unwrap_or(100)))
         .await?;
-    let rows: Vec<Value> = versions
-        .iter()
-        .map(|v| {
-            json!({
-                "version": v.id.0, "parent": v.parent.map(|p| p.0), "message": v.message,
-                "time": v.time, "bytes": v.bytes, "entries": v.entries,
-            })
-        })
-        .collect();
+    let rows: Vec<Value> = versions.iter().map(crate::session::version_json).collect();
     Ok(Json(json!({ "versions": rows })))
 }
 
@@ -461,13 +453,13 @@ struct EventsQuery {
     limit: Option<usize>,
 }
 
+/// An event of a session's stream: the session is the URL's, so its rows leave it out.
 fn event_json(e: &burrow_store::Event) -> Value {
-    json!({
-        "seq": e.seq, "time": e.time, "kind": e.kind,
-        "version_before": e.version_before.map(|v| v.0),
-        "version_after": e.version_after.map(|v| v.0),
-        "data": serde_json::from_str::<Value>(&e.data).unwrap_or(Value::Null),
-    })
+    let mut v = crate::session::event_json(e);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("session");
+    }
+    v
 }
 
 async fn events(
