@@ -73,7 +73,13 @@ fn main() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    for file in ["coreutils.rs", "extra.rs", "misc.rs", "archive.rs"] {
+    for file in [
+        "coreutils.rs",
+        "extra.rs",
+        "misc.rs",
+        "archive.rs",
+        "toolchain.rs",
+    ] {
         let src = std::fs::read_to_string(root.join("tools-wasm/sh/src").join(file))
             .unwrap_or_else(|e| panic!("cannot read the shell's {file}: {e}"));
         let Some(start) = src.find("pub const NAMES: &[&str] = &[") else {

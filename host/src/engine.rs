@@ -61,6 +61,8 @@ pub struct EngineInner {
     pub(crate) linker: Linker<RunState>,
     cache_dir: Option<PathBuf>,
     programs: Mutex<HashMap<[u8; 32], Program>>,
+    /// [`Engine::load_installed`]'s memo: file key -> content hash.
+    files: Mutex<HashMap<String, [u8; 32]>>,
     compat: String,
     compile_builtins: bool,
 }
@@ -116,6 +118,7 @@ impl Engine {
             linker,
             cache_dir: config.cache_dir,
             programs: Mutex::new(HashMap::new()),
+            files: Mutex::new(HashMap::new()),
             compat,
             compile_builtins: config.compile_builtins,
         })))
@@ -123,7 +126,16 @@ impl Engine {
 
     /// Loads a component (or a wasip1 core module, adapted into a component) from bytes.
     pub fn load(&self, wasm: &[u8]) -> Result<Program, RunError> {
-        let hash = *blake3::hash(wasm).as_bytes();
+        // A wasip1 module's artifact also depends on how it is adapted: the adaptation's
+        // version is part of its key, so a changed adaptation never meets an old artifact.
+        let hash = if crate::adapt::is_core_module(wasm) {
+            let mut h = blake3::Hasher::new();
+            h.update(crate::adapt::ADAPTATION.as_bytes());
+            h.update(wasm);
+            *h.finalize().as_bytes()
+        } else {
+            *blake3::hash(wasm).as_bytes()
+        };
         if let Some(p) = self.loaded(&hash) {
             return Ok(p);
         }
@@ -222,6 +234,68 @@ impl Engine {
             .insert(hash, program.clone());
     }
 
+    /// Loads a program from a file that only the operator changes (the tool layer, the
+    /// toolchains): known by its path, size, modification time and inode, so a 26 MB
+    /// interpreter is neither read nor hashed again. The memo lives in memory and, with a
+    /// cache directory, in `<cache>/files/`; the program itself is still the cached artifact
+    /// named by its content hash, so a replaced file (new size, time or inode) is read anew.
+    pub fn load_installed(&self, path: &Path) -> Result<Program, RunError> {
+        let meta = std::fs::metadata(path)
+            .map_err(|e| RunError::Load(format!("cannot read {}: {e}", path.display())))?;
+        let key = file_key(path, &meta);
+        let known = self
+            .files
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .copied();
+        if let Some(hash) = known
+            && let Some(p) = self.loaded(&hash)
+        {
+            return Ok(p);
+        }
+        let memo = self.cache_dir.as_ref().map(|d| {
+            d.join("files")
+                .join(blake3::hash(key.as_bytes()).to_hex().as_str())
+        });
+        if let (Some(memo), Some(dir)) = (&memo, &self.cache_dir)
+            && let Ok(text) = std::fs::read_to_string(memo)
+            && let Some(hash) = parse_hash(text.trim())
+        {
+            let artifact = dir.join(format!("{}-{}.cwasm", text.trim(), self.compat));
+            if artifact.exists() {
+                // SAFETY: as in `component`: an artifact of this engine's configuration in
+                // burrow's own cache directory, mapped rather than copied.
+                if let Ok(c) = unsafe { Component::deserialize_file(&self.engine, &artifact) } {
+                    let program = self.program(&c, text.trim().to_string(), false)?;
+                    self.remember(hash, &program);
+                    self.remember_file(key, hash);
+                    return Ok(program);
+                }
+            }
+        }
+        let bytes = std::fs::read(path)
+            .map_err(|e| RunError::Load(format!("cannot read {}: {e}", path.display())))?;
+        let program = self.load(&bytes)?;
+        if let Some(hash) = parse_hash(&program.hash) {
+            self.remember_file(key, hash);
+            if let (Some(memo), Some(dir)) = (&memo, &self.cache_dir) {
+                let files = dir.join("files");
+                if std::fs::create_dir_all(&files).is_ok() {
+                    let _ = write_atomically(&files, memo, program.hash.as_bytes());
+                }
+            }
+        }
+        Ok(program)
+    }
+
+    fn remember_file(&self, key: String, hash: [u8; 32]) {
+        self.files
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, hash);
+    }
+
     /// Loads a component from a file.
     pub fn load_file(&self, path: &Path) -> Result<Program, RunError> {
         let bytes = std::fs::read(path)
@@ -255,6 +329,24 @@ impl Engine {
             .map_err(|e| RunError::Load(format!("bad cache entry {}: {e:#}", path.display())))?;
         Ok((c, compiled))
     }
+}
+
+/// What identifies a file's contents without reading it: path, size, modification time, inode.
+fn file_key(path: &Path, meta: &std::fs::Metadata) -> String {
+    use std::os::unix::fs::MetadataExt as _;
+    format!(
+        "{}\0{}\0{}.{}\0{}:{}",
+        path.display(),
+        meta.len(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.dev(),
+        meta.ino()
+    )
+}
+
+fn parse_hash(hex: &str) -> Option<[u8; 32]> {
+    blake3::Hash::from_hex(hex).ok().map(|h| *h.as_bytes())
 }
 
 /// Writes `bytes` to `path` in `dir` through a temporary file and a rename, so a reader

@@ -19,6 +19,7 @@ mod process;
 pub mod run;
 pub mod serve;
 pub mod session;
+pub mod toolchain;
 pub mod tools;
 pub mod wasi_fs;
 pub mod worker;

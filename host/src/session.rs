@@ -108,6 +108,10 @@ pub struct SandboxConfig {
     /// A host directory of shared programs, mounted read-only at [`TOOL_LAYER`] in every shell
     /// call, where the shell's PATH finds them (the CLI reads it from `BURROW_TOOLS`).
     pub tool_layer: Option<PathBuf>,
+    /// The toolchains directory ([`crate::toolchain`]), mounted read-only at
+    /// [`crate::toolchain::GUEST_DIR`] in every shell call while it exists (the CLI uses
+    /// [`crate::toolchain::default_dir`]).
+    pub toolchains: Option<PathBuf>,
     /// The network policy of sessions created without one (`--allow-net` / `--secret` on
     /// `burrow serve`, `mcp`, `worker`, `agent`). Default: none (no network).
     pub default_net: crate::net::NetPolicy,
@@ -159,6 +163,7 @@ impl SandboxConfig {
             },
             pooling: false,
             tool_layer: std::env::var_os("BURROW_TOOLS").map(PathBuf::from),
+            toolchains: Some(crate::toolchain::default_dir()),
             default_net: Default::default(),
             compile_builtins: compile_builtins_from_env(),
         })
@@ -247,6 +252,12 @@ impl Sandbox {
             tb.set_tool_layer(crate::wasi_fs::Mount {
                 host: dir.clone(),
                 guest: TOOL_LAYER.to_string(),
+            });
+        }
+        if let Some(dir) = &self.config.toolchains {
+            tb.set_toolchains(crate::wasi_fs::Mount {
+                host: dir.clone(),
+                guest: crate::toolchain::GUEST_DIR.to_string(),
             });
         }
         let tb = Arc::new(tb);

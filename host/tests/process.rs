@@ -123,7 +123,7 @@ fn wasm_commands_on_path_run_in_pipelines() {
         b"#!/bin/bash\necho \"hello $1 from $0\"\nexit 7\n",
     )
     .unwrap();
-    sb.put_file(&id, ".bin/py", b"#!/usr/bin/env python3\nprint(1)\n")
+    sb.put_file(&id, ".bin/py", b"#!/usr/bin/env ruby\nputs 1\n")
         .unwrap();
     let (_, out, err) = sh(
         &sb,

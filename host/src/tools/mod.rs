@@ -225,6 +225,7 @@ pub struct Toolbox {
     sh: std::sync::OnceLock<Program>,
     /// The shared read-only tool layer the shell sees, if any.
     tool_layer: Option<crate::wasi_fs::Mount>,
+    toolchains: Option<crate::wasi_fs::Mount>,
 }
 
 impl Toolbox {
@@ -236,12 +237,25 @@ impl Toolbox {
             fs: std::sync::OnceLock::new(),
             sh: std::sync::OnceLock::new(),
             tool_layer: None,
+            toolchains: None,
         })
     }
 
     /// Mounts a host directory of programs read-only into every shell call.
     pub fn set_tool_layer(&mut self, mount: crate::wasi_fs::Mount) {
         self.tool_layer = Some(mount);
+    }
+
+    /// Mounts the toolchains directory read-only into every shell call in which it exists
+    /// (so one installed while a server runs is seen by its next call).
+    pub fn set_toolchains(&mut self, mount: crate::wasi_fs::Mount) {
+        self.toolchains = Some(mount);
+    }
+
+    /// The host directories a shell call sees.
+    fn shell_mounts(&self) -> Vec<crate::wasi_fs::Mount> {
+        let toolchains = self.toolchains.iter().filter(|m| m.host.is_dir());
+        self.tool_layer.iter().chain(toolchains).cloned().collect()
     }
 
     fn program<'a>(
@@ -325,7 +339,7 @@ impl Toolbox {
             args,
             limits: limits.clone(),
             env: env.to_vec(),
-            mounts: self.tool_layer.iter().cloned().collect(),
+            mounts: self.shell_mounts(),
             stdin,
             ..Default::default()
         };

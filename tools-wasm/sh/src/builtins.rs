@@ -1345,6 +1345,7 @@ pub fn is_builtin(name: &str) -> bool {
         || crate::coreutils::NAMES.contains(&name)
         || crate::extra::NAMES.contains(&name)
         || crate::misc::NAMES.contains(&name)
+        || crate::toolchain::NAMES.contains(&name)
         || matches!(name, "which" | "env" | "printenv")
 }
 

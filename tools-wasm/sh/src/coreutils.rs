@@ -920,6 +920,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             return Some(sh.run_script(&String::from_utf8_lossy(&read_all(&io.stdin)), io));
         }
         _ if crate::misc::NAMES.contains(&cmd) => return crate::misc::run(sh, argv, io),
+        _ if crate::toolchain::NAMES.contains(&cmd) => return crate::toolchain::run(sh, argv, io),
         _ => return crate::extra::run(sh, argv, io),
     }
     Some(Ok(status))

@@ -22,6 +22,7 @@ mod jq;
 mod misc;
 mod od;
 mod patch;
+mod pip;
 mod process;
 mod shell;
 mod sort;
@@ -29,6 +30,7 @@ mod state;
 mod sys;
 mod test;
 mod text;
+mod toolchain;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -92,6 +92,9 @@ fn fixed_dir(dir: &Path) -> Option<Rc<std::collections::HashSet<String>>> {
 /// Runs the program or script at `path` as `argv`; bash's errors (126, 127) when it cannot.
 pub fn exec(sh: &mut Shell, path: &Path, argv: &[String], io: &Io) -> Status {
     let shown = &argv[0];
+    if let Some(guest) = installed(path) {
+        return Ok(spawn(sh, Program::Installed(guest), argv, &[], io));
+    }
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) => {
@@ -100,7 +103,7 @@ pub fn exec(sh: &mut Shell, path: &Path, argv: &[String], io: &Io) -> Status {
         }
     };
     if bytes.starts_with(b"\0asm") {
-        return Ok(spawn(sh, bytes, argv, io));
+        return Ok(spawn(sh, Program::Bytes(bytes), argv, &[], io));
     }
     if let Some(line) = bytes.strip_prefix(b"#!") {
         let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
@@ -113,7 +116,16 @@ pub fn exec(sh: &mut Shell, path: &Path, argv: &[String], io: &Io) -> Status {
             name = rest.remove(0);
         }
         if !matches!(name.as_str(), "bash" | "sh" | "") {
-            let Some(found) = find(sh, &name) else {
+            let found = find(sh, &name);
+            // An interpreter burrow launches itself (`#!/usr/bin/env python3`).
+            if found.is_none() && crate::toolchain::NAMES.contains(&name.as_str()) {
+                let mut args = vec![name];
+                args.extend(rest);
+                args.push(path.to_string_lossy().into_owned());
+                args.extend(argv[1..].iter().cloned());
+                return crate::toolchain::run(sh, &args, io).unwrap_or(Ok(127));
+            }
+            let Some(found) = found else {
                 io.eprint(&format!(
                     "bash: {shown}: {interp}: bad interpreter: No such file or directory\n"
                 ));
@@ -147,16 +159,51 @@ pub fn exec(sh: &mut Shell, path: &Path, argv: &[String], io: &Io) -> Status {
     }
 }
 
-/// Runs a WebAssembly program through the host and copies its output to the shell's streams.
-fn spawn(sh: &Shell, wasm: Vec<u8>, argv: &[String], io: &Io) -> i32 {
-    let env: Vec<(String, String)> = sh
+/// Where a program comes from (see `program` in wit/sandbox/process.wit).
+#[cfg_attr(not(target_os = "wasi"), allow(dead_code))]
+pub enum Program {
+    /// Read by the shell.
+    Bytes(Vec<u8>),
+    /// In a read-only program directory (`/opt/burrow/...`): the host maps it itself.
+    Installed(String),
+}
+
+/// The guest path of `path` when it is a WebAssembly program in the sandbox's read-only
+/// program directories, which the host loads by path (a 26 MB interpreter is then neither
+/// read nor copied by the shell). Only its first four bytes are read here.
+fn installed(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let s = path.to_str()?;
+    if !s.starts_with("/opt/burrow/") || s.contains("/.") {
+        return None;
+    }
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .ok()?
+        .read_exact(&mut magic)
+        .ok()?;
+    (&magic == b"\0asm").then(|| s.to_string())
+}
+
+/// Runs a WebAssembly program through the host and copies its output to the shell's streams;
+/// `extra_env` is added to (or replaces in) the exported variables.
+pub fn spawn(
+    sh: &Shell,
+    program: Program,
+    argv: &[String],
+    extra_env: &[(String, String)],
+    io: &Io,
+) -> i32 {
+    let mut env: Vec<(String, String)> = sh
         .vars
         .iter()
         .filter(|(_, v)| v.exported)
+        .filter(|(k, _)| !extra_env.iter().any(|(e, _)| e == *k))
         .map(|(k, v)| (k.clone(), v.value.clone()))
         .collect();
+    env.extend(extra_env.iter().cloned());
     match host::run(
-        wasm,
+        program,
         argv.to_vec(),
         env,
         sh.cwd.clone(),
@@ -204,17 +251,21 @@ mod host {
         world: "burrow:sandbox/shell",
     });
 
-    use burrow::sandbox::process::{Command, SpawnError, run as host_run};
+    use burrow::sandbox::process::{Command, Program, SpawnError, run as host_run};
 
     pub(super) fn run(
-        wasm: Vec<u8>,
+        program: super::Program,
         argv: Vec<String>,
         env: Vec<(String, String)>,
         cwd: String,
         stdin: Vec<u8>,
     ) -> Result<super::Done, String> {
+        let program = match program {
+            super::Program::Bytes(b) => Program::Bytes(b),
+            super::Program::Installed(p) => Program::Installed(p),
+        };
         let cmd = Command {
-            wasm,
+            program,
             argv,
             env,
             cwd,
@@ -241,7 +292,7 @@ mod host {
 #[cfg(not(target_os = "wasi"))]
 mod host {
     pub(super) fn run(
-        _wasm: Vec<u8>,
+        _program: super::Program,
         _argv: Vec<String>,
         _env: Vec<(String, String)>,
         _cwd: String,

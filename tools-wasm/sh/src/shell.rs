@@ -186,7 +186,7 @@ impl Shell {
             ("TMPDIR", "/tmp"),
             (
                 "PATH",
-                "/workspace/.bin:/opt/burrow/bin:/usr/local/bin:/usr/bin:/bin",
+                "/workspace/.bin:/home/agent/.local/bin:/opt/burrow/bin:/usr/local/bin:/usr/bin:/bin",
             ),
             ("SHELL", "/bin/bash"),
             ("USER", "agent"),

@@ -940,3 +940,44 @@ fn write_out(fmt: &str, status: u16, url: &str, size: u64, redirects: u32) -> St
     }
     s
 }
+
+/// A whole response fetched for another utility (pip): status, final URL, headers, body.
+pub struct Fetched {
+    pub status: u16,
+    pub url: String,
+    pub content_type: String,
+    pub body: Vec<u8>,
+}
+
+/// GETs `url` through the session's egress as curl would, following up to 10 redirects,
+/// with `accept` as the Accept header. The error is curl's message for what failed.
+pub fn get(url: &str, accept: &str, agent: &str) -> Result<Fetched, String> {
+    let mut o = Opts::new();
+    o.headers.push(("Accept".into(), accept.into()));
+    o.headers.push(("User-Agent".into(), agent.into()));
+    let mut url = url.to_string();
+    for _ in 0..=10 {
+        let t = parse_url(&url).ok_or_else(|| format!("URL rejected: {url}"))?;
+        let resp = request(&o, &t, "GET", None).map_err(|(_, why)| why)?;
+        if matches!(resp.status, 301 | 302 | 303 | 307 | 308)
+            && let Some(loc) = resp.header("location")
+        {
+            url = join_url(&t, &loc);
+            resp.drop_body();
+            continue;
+        }
+        let mut body = Vec::new();
+        resp.read_body(|chunk| {
+            body.extend_from_slice(chunk);
+            true
+        })
+        .map_err(|(_, why)| why)?;
+        return Ok(Fetched {
+            status: resp.status,
+            content_type: resp.header("content-type").unwrap_or_default(),
+            url,
+            body,
+        });
+    }
+    Err("Maximum (10) redirects followed".into())
+}

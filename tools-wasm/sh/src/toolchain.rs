@@ -1,0 +1,114 @@
+//! Launchers of the toolchains burrow installs on the host (`burrow toolchain install python`)
+//! and mounts read-only at `/opt/burrow/toolchains`: `python3` runs CPython for WASI through
+//! the host (which maps the 26 MB program itself), `pip` installs pure-Python wheels into the
+//! session (crate::pip). Without the toolchain they answer what to run, with bash's 127.
+
+use std::path::Path;
+
+use crate::io::Io;
+use crate::shell::{Shell, Status};
+
+pub const NAMES: &[&str] = &["python3", "python", "python3.12", "pip", "pip3", "pip3.12"];
+
+/// Where the python toolchain appears in the sandbox.
+pub const PYTHON_DIR: &str = "/opt/burrow/toolchains/python";
+/// Its program, and the directory of burrow's `sitecustomize` (start in the shell's working
+/// directory; the session's site-packages).
+const PYTHON_PROGRAM: &str = "/opt/burrow/toolchains/python/python.wasm";
+const PYTHON_LIB: &str = "/opt/burrow/toolchains/python/lib";
+
+/// The session's own packages (what pip installs), under `$HOME`.
+pub fn site_packages(sh: &Shell) -> String {
+    let home = sh
+        .get("HOME")
+        .filter(|h| !h.is_empty())
+        .unwrap_or("/home/agent");
+    format!("{home}/.local/lib/python3.12/site-packages")
+}
+
+pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
+    let name = argv[0].as_str();
+    if !NAMES.contains(&name) {
+        return None;
+    }
+    if !Path::new(PYTHON_PROGRAM).is_file() {
+        io.eprint(&format!(
+            "{name}: not installed in this burrow; run: burrow toolchain install python\n"
+        ));
+        return Some(Ok(127));
+    }
+    if name.starts_with("pip") {
+        return Some(Ok(crate::pip::run(sh, argv, io)));
+    }
+    Some(Ok(python(sh, argv, io)))
+}
+
+/// Runs CPython with `argv` (argv[0] is the name it was called by).
+///
+/// wasi-libc starts every wasip1 program in `/`, and CPython makes a relative script path
+/// absolute before anything of ours runs; so a relative script is passed by its absolute path
+/// (in the shell's working directory) and burrow's `sitecustomize` puts the name as typed
+/// back into `sys.argv[0]` (from `BURROW_PYTHON_ARGV0`, which it then removes), moves to the
+/// working directory (`PWD`) and adds the session's site-packages.
+pub fn python(sh: &Shell, argv: &[String], io: &Io) -> i32 {
+    // burrow's sitecustomize comes last on the path, after the user's PYTHONPATH.
+    let path = match sh.vars.get("PYTHONPATH").filter(|v| v.exported) {
+        Some(p) if !p.value.is_empty() => format!("{}:{PYTHON_LIB}", p.value),
+        _ => PYTHON_LIB.to_string(),
+    };
+    let mut env = vec![("PYTHONPATH".to_string(), path)];
+    let mut argv = argv.to_vec();
+    if let Some(i) = script_index(&argv)
+        && !argv[i].starts_with('/')
+        && argv[i] != "-"
+    {
+        env.push(("BURROW_PYTHON_ARGV0".to_string(), argv[i].clone()));
+        argv[i] = sh.path(&argv[i]).to_string_lossy().into_owned();
+    }
+    crate::process::spawn(
+        sh,
+        crate::process::Program::Installed(PYTHON_PROGRAM.into()),
+        &argv,
+        &env,
+        io,
+    )
+}
+
+/// The index in `argv` of the script CPython would run, if any: the first operand after
+/// the interpreter's own options (`-c` and `-m` end the options and name no file).
+fn script_index(argv: &[String]) -> Option<usize> {
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if a == "--" {
+            return (i + 1 < argv.len()).then_some(i + 1);
+        }
+        if a == "--check-hash-based-pycs" {
+            i += 2;
+            continue;
+        }
+        if a.starts_with("--") {
+            // --help, --version: nothing runs.
+            return None;
+        }
+        if let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty()) {
+            for (k, c) in flags.char_indices() {
+                match c {
+                    'c' | 'm' => return None,
+                    'W' | 'X' => {
+                        // The value is the rest of this word, or the next word.
+                        if k + 1 == flags.len() {
+                            i += 1;
+                        }
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            i += 1;
+            continue;
+        }
+        return Some(i);
+    }
+    None
+}
