@@ -52,10 +52,26 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
 /// working directory (`PWD`) and adds the session's site-packages.
 pub fn python(sh: &Shell, argv: &[String], io: &Io) -> i32 {
     // burrow's sitecustomize comes last on the path, after the user's PYTHONPATH.
-    let path = match sh.vars.get("PYTHONPATH").filter(|v| v.exported) {
-        Some(p) if !p.value.is_empty() => format!("{}:{PYTHON_LIB}", p.value),
-        _ => PYTHON_LIB.to_string(),
+    // CPython makes PYTHONPATH's entries absolute against the directory it starts in (`/`
+    // under wasi-libc), so relative ones are made absolute here, against the shell's.
+    let mut entries: Vec<String> = match sh.vars.get("PYTHONPATH").filter(|v| v.exported) {
+        Some(p) if !p.value.is_empty() => p
+            .value
+            .split(':')
+            .map(|e| {
+                if e.starts_with('/') {
+                    e.to_string()
+                } else {
+                    sh.path(if e.is_empty() { "." } else { e })
+                        .to_string_lossy()
+                        .into_owned()
+                }
+            })
+            .collect(),
+        _ => Vec::new(),
     };
+    entries.push(PYTHON_LIB.to_string());
+    let path = entries.join(":");
     let mut env = vec![("PYTHONPATH".to_string(), path)];
     let mut argv = argv.to_vec();
     if let Some(i) = script_index(&argv)

@@ -666,6 +666,7 @@ fn install(ctx: &mut Ctx, args: &[String], download: bool) -> i32 {
             return 1;
         }
     }
+    warn_broken(ctx);
     ctx.say(&format!(
         "Successfully installed {}",
         new.iter()
@@ -674,6 +675,44 @@ fn install(ctx: &mut Ctx, args: &[String], download: bool) -> i32 {
             .join(" ")
     ));
     0
+}
+
+/// pip's warning after an install that left an installed package's requirement unmet.
+fn warn_broken(ctx: &Ctx) {
+    let now = installed(&ctx.site);
+    let mut lines = Vec::new();
+    for d in now.values() {
+        for text in &d.metadata.requires {
+            let Ok(r) = Requirement::parse(text) else {
+                continue;
+            };
+            if !r.applies(&[]).unwrap_or(false) {
+                continue;
+            }
+            match now.get(&r.key()) {
+                Some(dep) => {
+                    if let Some(v) = Version::parse(&dep.version)
+                        && !r.specifiers.contains(&v)
+                    {
+                        lines.push(format!(
+                            "{} {} requires {r}, but you have {} {} which is incompatible.",
+                            d.name, d.version, dep.name, dep.version
+                        ));
+                    }
+                }
+                None => lines.push(format!(
+                    "{} {} requires {}, which is not installed.",
+                    d.name, d.version, r.name
+                )),
+            }
+        }
+    }
+    if !lines.is_empty() {
+        ctx.io.eprint(&format!(
+            "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.\n{}\n",
+            lines.join("\n")
+        ));
+    }
 }
 
 fn hex_sha256(b: &[u8]) -> String {
