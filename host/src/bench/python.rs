@@ -1,0 +1,116 @@
+//! `burrow bench`'s Python rows: burrow's `python3` (the installed python toolchain, CPython
+//! 3.12 for WASI) against the machine's native `python3` on the same one-liner, in the same
+//! run. Without the toolchain, or without a native python3, the rows say so in their note.
+
+use std::process::Command;
+
+use super::{BenchError, Ctx, Measure, R, time_it};
+use crate::session::{Sandbox, SandboxConfig};
+
+/// The native interpreter compared against, and its version line.
+fn native() -> Option<(String, String)> {
+    for exe in ["python3.12", "python3"] {
+        if let Ok(o) = Command::new(exe).arg("--version").output()
+            && o.status.success()
+        {
+            let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            return Some((exe.to_string(), v));
+        }
+    }
+    None
+}
+
+pub(super) fn python(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
+    let rows = ["python.print_1", "python.print_1_process"];
+    if !rows.iter().any(|r| cx.wants(r)) {
+        return Ok(());
+    }
+    let toolchains = crate::toolchain::default_dir();
+    if !toolchains.join("python/toolchain.json").is_file() {
+        let wanted: Vec<&str> = rows.into_iter().filter(|r| cx.wants(r)).collect();
+        for r in wanted {
+            cx.record(
+                r,
+                "ms",
+                (0.0, 0.0),
+                None,
+                "skipped: no python toolchain (burrow toolchain install python)",
+                report,
+            );
+        }
+        return Ok(());
+    }
+    let n = cx.n(3, 20);
+    let db = cx.dir.path().join("python.db");
+    // The CLI's cache: `toolchain install` compiled the interpreter into it.
+    let cache = crate::session::default_cache_dir();
+    let sb = Sandbox::open_with(
+        &db,
+        SandboxConfig {
+            cache_dir: Some(cache.clone()),
+            toolchains: Some(toolchains.clone()),
+            ..Default::default()
+        },
+    )?;
+    let id = sb.create(Some("py"))?.id;
+    let cmd = "python3 -c 'print(1)'";
+    let check = |out: &[u8]| -> R<()> {
+        if out != b"1\n" {
+            return Err(BenchError::Other(format!(
+                "python3 printed {:?}",
+                String::from_utf8_lossy(out)
+            )));
+        }
+        Ok(())
+    };
+    let native = native();
+    let native_ms = match &native {
+        Some((exe, _)) => Some(
+            time_it(n, 1e3, || {
+                let o = Command::new(exe).args(["-c", "print(1)"]).output()?;
+                check(&o.stdout)
+            })?
+            .0,
+        ),
+        None => None,
+    };
+    let what = native
+        .as_ref()
+        .map(|(exe, v)| format!("baseline: native {exe} ({v}) -c 'print(1)' as a process"))
+        .unwrap_or_else(|| "no native python3 to compare with".into());
+    if cx.wants("python.print_1") {
+        let r = time_it(n, 1e3, || {
+            let r = sb.sh(&id, cmd)?;
+            check(&r.report.stdout)
+        })?;
+        cx.record(
+            "python.print_1",
+            "ms",
+            r,
+            native_ms,
+            &format!("a shell call running {cmd}, warm, in-process; {what}"),
+            report,
+        );
+    }
+    if cx.wants("python.print_1_process") {
+        let exe = cx.cfg.exe.clone();
+        let r = time_it(n, 1e3, || {
+            let o = Command::new(&exe)
+                .env("BURROW_STORE", &db)
+                .env("BURROW_CACHE", &cache)
+                .env("BURROW_TOOLCHAINS", &toolchains)
+                .args(["sh", "py", cmd])
+                .output()?;
+            check(&o.stdout)
+        })?;
+        cx.record(
+            "python.print_1_process",
+            "ms",
+            r,
+            native_ms,
+            &format!("`burrow sh S \"{cmd}\"` as a whole process; {what}"),
+            report,
+        );
+    }
+    Ok(())
+}
