@@ -733,19 +733,13 @@ fn toolchain(cmd: &ToolchainCmd, json: bool) -> anyhow::Result<ExitCode> {
                     .map(|p| p.display().to_string())
                     .unwrap_or_else(|| format!("{index}/{}", spec.package))
             );
-            let (installed, program) = tc::install(&dir, spec, &source)?;
-            // Compiled now, into the component cache, so the first call does not wait for it.
+            // The finishing step runs the program once, compiling it into the component
+            // cache, so the first call does not wait for Cranelift.
             let config = SandboxConfig::from_env().map_err(anyhow::Error::msg)?;
-            let engine = burrow_host::Engine::new(burrow_host::EngineConfig {
-                cache_dir: config.cache_dir,
-                no_pooling: true,
-                compile_builtins: false,
-            })?;
             let started = std::time::Instant::now();
-            engine.load(&program)?;
+            let installed = tc::install(&dir, spec, &source, config.cache_dir.as_deref())?;
             eprintln!(
-                "burrow: compiled {} in {:.1} s",
-                spec.program,
+                "burrow: unpacked, compiled and prepared in {:.1} s",
                 started.elapsed().as_secs_f64()
             );
             if json {

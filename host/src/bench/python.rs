@@ -7,14 +7,44 @@ use std::process::Command;
 use super::{BenchError, Ctx, Measure, R, time_it};
 use crate::session::{Sandbox, SandboxConfig};
 
-/// The native interpreter compared against, and its version line.
+/// The native interpreter compared against (the executable itself, not a launcher such as
+/// pyenv's shim, which costs more than the interpreter), and its version line.
 fn native() -> Option<(String, String)> {
-    for exe in ["python3.12", "python3"] {
-        if let Ok(o) = Command::new(exe).arg("--version").output()
-            && o.status.success()
+    // The same minor version as the toolchain first (on PATH or in pyenv), then any python3.
+    let mut candidates = vec!["python3.12".to_string()];
+    if let Some(home) = std::env::var_os("HOME")
+        && let Ok(rd) = std::fs::read_dir(std::path::Path::new(&home).join(".pyenv/versions"))
+    {
+        let mut found: Vec<String> = rd
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("3.12"))
+            .map(|e| {
+                e.path()
+                    .join("bin/python3.12")
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        found.sort();
+        candidates.extend(found);
+    }
+    candidates.push("python3".into());
+    for exe in &candidates {
+        let Ok(o) = Command::new(exe)
+            .args([
+                "-c",
+                "import sys; print(sys.executable); print(sys.version.split()[0])",
+            ])
+            .output()
+        else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        let mut lines = text.lines();
+        if let (true, Some(path), Some(version)) = (o.status.success(), lines.next(), lines.next())
+            && !path.is_empty()
         {
-            let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            return Some((exe.to_string(), v));
+            return Some((path.to_string(), format!("Python {version}")));
         }
     }
     None

@@ -89,6 +89,8 @@ pub fn burrow_cli_env(
     args: &[&str],
 ) -> (i32, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_burrow"))
+        // Hermetic: the machine's installed toolchains only where a test names them.
+        .env("BURROW_TOOLCHAINS", db.with_file_name("no-toolchains"))
         .envs(envs.iter().copied())
         .env("BURROW_STORE", db)
         .env("BURROW_CACHE", cache)

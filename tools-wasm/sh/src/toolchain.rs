@@ -16,6 +16,7 @@ pub const PYTHON_DIR: &str = "/opt/burrow/toolchains/python";
 /// directory; the session's site-packages).
 const PYTHON_PROGRAM: &str = "/opt/burrow/toolchains/python/python.wasm";
 const PYTHON_LIB: &str = "/opt/burrow/toolchains/python/lib";
+const PYTHON_STDLIB: &str = "/opt/burrow/toolchains/python/stdlib";
 
 /// The session's own packages (what pip installs), under `$HOME`.
 pub fn site_packages(sh: &Shell) -> String {
@@ -70,6 +71,11 @@ pub fn python(sh: &Shell, argv: &[String], io: &Io) -> i32 {
             .collect(),
         _ => Vec::new(),
     };
+    // The standard library unpacked at install (see host/src/toolchain.rs): imported from
+    // files rather than the zip packed in the module, which CPython indexes at every start.
+    if Path::new(PYTHON_STDLIB).is_dir() {
+        entries.push(PYTHON_STDLIB.to_string());
+    }
     entries.push(PYTHON_LIB.to_string());
     let path = entries.join(":");
     let mut env = vec![("PYTHONPATH".to_string(), path)];
