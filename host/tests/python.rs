@@ -755,6 +755,22 @@ fn pip_installs_pure_python_wheels_from_an_index() {
         (0, "delta-3.1-py3-none-any.whl\n"),
         "{err}"
     );
+    // A local wheel file installs without the index; `python3 -m pip` is pip.
+    let (code, out, err) = sh(
+        &sb,
+        &id,
+        "pip uninstall -q -y delta && pip install wheels/delta-3.1-py3-none-any.whl && \
+         python3 -m pip list --format=freeze | grep delta",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("Processing wheels/delta-3.1-py3-none-any.whl\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("Successfully installed delta-3.1\ndelta==3.1\n"),
+        "{out}"
+    );
 
     // Installed packages are the session's: forks have them, undo removes them.
     let fork = sb.fork(&id, 1).unwrap().remove(0);

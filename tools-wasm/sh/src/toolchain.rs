@@ -41,6 +41,15 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
     if name.starts_with("pip") {
         return Some(Ok(crate::pip::run(sh, argv, io)));
     }
+    // `python3 -m pip ...` is pip (the interpreter has no pip of its own: it would need
+    // sockets), with the same arguments.
+    if argv.get(1).map(String::as_str) == Some("-m")
+        && argv.get(2).map(String::as_str) == Some("pip")
+    {
+        let mut args = vec!["pip".to_string()];
+        args.extend(argv[3..].iter().cloned());
+        return Some(Ok(crate::pip::run(sh, &args, io)));
+    }
     Some(Ok(python(sh, argv, io)))
 }
 

@@ -212,6 +212,8 @@ struct InstallOpts {
     force: bool,
     pre: bool,
     dest: Option<String>,
+    /// Wheel files named on the command line (`pip install dist/x-1.0-py3-none-any.whl`).
+    local: Vec<String>,
 }
 
 fn parse_install(
@@ -286,6 +288,7 @@ fn parse_install(
             _ if a.starts_with('-') => {
                 return Err(usage(io, cmd, &format!("no such option: {flag}")));
             }
+            _ if a.ends_with(".whl") && cmd == "install" => o.local.push(a.to_string()),
             _ => match Requirement::parse(a) {
                 Ok(r) => o.reqs.push(r),
                 Err(why) => {
@@ -359,6 +362,31 @@ struct Chosen {
     requested: bool,
 }
 
+/// Records a wheel the resolver chose, under the name its METADATA gives; returns that name
+/// and the wheel's requirements.
+fn take(
+    c: Chosen,
+    key: &str,
+    chosen: &mut Vec<Chosen>,
+    by_key: &mut HashMap<String, usize>,
+) -> (String, Vec<String>) {
+    let meta = wheel_metadata(&c.wheel);
+    let reqs = meta
+        .as_ref()
+        .map(|m| m.requires.clone())
+        .unwrap_or_default();
+    let name = meta
+        .map(|m| m.name)
+        .filter(|n| !n.is_empty())
+        .unwrap_or(c.name.clone());
+    by_key.insert(key.to_string(), chosen.len());
+    chosen.push(Chosen {
+        name: name.clone(),
+        ..c
+    });
+    (name, reqs)
+}
+
 fn requires_python_ok(spec: &Option<String>) -> bool {
     match spec {
         None => true,
@@ -376,6 +404,53 @@ fn install(ctx: &mut Ctx, args: &[String], download: bool) -> i32 {
         return code;
     }
     ctx.quiet = quiet;
+    // A local wheel is read, checked like a downloaded one and pinned: its requirement is
+    // `name==version`, and the resolver takes the file instead of asking the index.
+    let mut local: HashMap<String, (Version, File, Vec<u8>)> = HashMap::new();
+    for path in &o.local {
+        let file_name = path.rsplit('/').next().unwrap_or(path).to_string();
+        let parsed = file_name
+            .split('-')
+            .next()
+            .map(normalize)
+            .and_then(|key| index::classify(&key, &file_name).map(|(v, k)| (key, v, k)));
+        let Some((key, version, kind)) = parsed else {
+            ctx.io.eprint(&format!(
+                "ERROR: {file_name} is not a valid wheel filename.\n"
+            ));
+            return 1;
+        };
+        if kind != Kind::Pure {
+            ctx.io.eprint(&format!(
+                "ERROR: {file_name} is not a supported wheel on this platform.\nburrow: it holds compiled code; burrow's CPython runs as WebAssembly (WASI), so only pure-Python wheels (py3-none-any) can be installed\n"
+            ));
+            return 1;
+        }
+        let bytes = match crate::sys::read(ctx.sh.path(path)) {
+            Ok(b) => b,
+            Err(_) => {
+                ctx.io.eprint(&format!(
+                    "ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: '{path}'\n"
+                ));
+                return 1;
+            }
+        };
+        match Requirement::parse(&format!("{key}=={version}")) {
+            Ok(r) => o.reqs.push(r),
+            Err(why) => {
+                ctx.io.eprint(&format!("ERROR: {why}\n"));
+                return 1;
+            }
+        }
+        let file = File {
+            filename: file_name,
+            url: path.clone(),
+            sha256: None,
+            requires_python: None,
+            yanked: false,
+        };
+        local.insert(key, (version, file, bytes));
+    }
     if o.reqs.is_empty() {
         ctx.io.eprint(&format!(
             "ERROR: You must give at least one requirement to {cmd} (see \"pip help {cmd}\")\n"
@@ -480,6 +555,24 @@ fn install(ctx: &mut Ctx, args: &[String], download: bool) -> i32 {
                     &inst.version,
                     &r.extras,
                 ));
+            }
+            continue;
+        }
+        if let Some((v, file, bytes)) = local.get(&key)
+            && spec.contains(v)
+        {
+            ctx.say(&format!("Processing {}", file.url));
+            let c = Chosen {
+                name: r.name.clone(),
+                version: v.clone(),
+                file: Some(file.clone()),
+                present: false,
+                wheel: bytes.clone(),
+                requested: top,
+            };
+            let (name, reqs) = take(c, &key, &mut chosen, &mut by_key);
+            if !o.no_deps {
+                queue.extend(deps_of(&reqs, &name, &v.to_string(), &r.extras));
             }
             continue;
         }
@@ -611,16 +704,7 @@ fn install(ctx: &mut Ctx, args: &[String], download: bool) -> i32 {
             wheel,
             requested: top,
         };
-        let reqs = wheel_requires(&c, &present);
-        let name = wheel_metadata(&c.wheel)
-            .map(|m| m.name)
-            .filter(|n| !n.is_empty())
-            .unwrap_or(c.name.clone());
-        by_key.insert(key.clone(), chosen.len());
-        chosen.push(Chosen {
-            name: name.clone(),
-            ..c
-        });
+        let (name, reqs) = take(c, &key, &mut chosen, &mut by_key);
         if !o.no_deps {
             queue.extend(deps_of(&reqs, &name, &v.to_string(), &r.extras));
         }
