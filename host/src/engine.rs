@@ -277,7 +277,9 @@ impl Engine {
         let bytes = std::fs::read(path)
             .map_err(|e| RunError::Load(format!("cannot read {}: {e}", path.display())))?;
         let program = self.load(&bytes)?;
-        if let Some(hash) = parse_hash(&program.hash) {
+        // Remembered only if the file did not change while it was read.
+        let unchanged = std::fs::metadata(path).is_ok_and(|m| file_key(path, &m) == key);
+        if unchanged && let Some(hash) = parse_hash(&program.hash) {
             self.remember_file(key, hash);
             if let (Some(memo), Some(dir)) = (&memo, &self.cache_dir) {
                 let files = dir.join("files");

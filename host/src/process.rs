@@ -80,6 +80,15 @@ impl burrow::sandbox::process::Host for RunState {
                 parent.engine.load(wasm)
             }
             Program::Installed(path) => match installed_path(&parent.mounts, path) {
+                Some(host)
+                    if std::fs::metadata(&host)
+                        .is_ok_and(|m| m.len() > MAX_PROGRAM_BYTES as u64) =>
+                {
+                    return Ok(Err(SpawnError::NotExecutable(format!(
+                        "program is larger than the {} MiB limit",
+                        MAX_PROGRAM_BYTES >> 20
+                    ))));
+                }
                 Some(host) => parent.engine.load_installed(&host),
                 None => {
                     return Ok(Err(SpawnError::NotExecutable(format!(
