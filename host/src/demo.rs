@@ -49,7 +49,7 @@ pub fn run(keep: Option<PathBuf>, json_out: bool) -> anyhow::Result<ExitCode> {
     let _ = std::fs::remove_file(&store_path);
     let say = |s: &str| {
         if !json_out {
-            println!("{s}");
+            outln!("{s}");
         }
     };
 
@@ -300,16 +300,16 @@ pub fn run(keep: Option<PathBuf>, json_out: bool) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|(k, v)| (k.to_string(), json!(v)))
             .collect();
-        println!(
+        outln!(
             "{}",
             json!({ "session": id, "forks": forks, "diffs": diff_rows, "table": table })
         );
     } else {
-        println!("== results");
+        outln!("== results");
         for (k, v) in rows {
-            println!("   {k:<48} {v:>12}");
+            outln!("   {k:<48} {v:>12}");
         }
-        println!("   store: {}", store_path.display());
+        outln!("   store: {}", store_path.display());
     }
     let report = sb.store().fsck()?;
     if !report.is_clean() {

@@ -1,6 +1,8 @@
 //! The `burrow` command-line interface: argument parsing and printing only; everything it does
 //! goes through the library's `Sandbox` (sessions) or `Engine` (raw runs).
 
+#[macro_use]
+mod cli_out;
 mod demo;
 
 use std::io::{IsTerminal, Write};
@@ -525,7 +527,7 @@ fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
                     .map_err(|e| serve::ServeError::Bind(listen, e))?;
                 let addr = listener.local_addr()?;
                 config.listen = addr;
-                println!("listening on http://{addr}");
+                outln!("listening on http://{addr}");
                 use std::io::Write as _;
                 let _ = std::io::stdout().flush();
                 serve::serve(core, config, listener, serve::shutdown_signal()).await
@@ -745,7 +747,7 @@ fn toolchain(cmd: &ToolchainCmd, json: bool) -> anyhow::Result<ExitCode> {
             if json {
                 print_json(&installed)?;
             } else {
-                println!(
+                outln!(
                     "{} {} installed in {} (sha256 {})",
                     installed.name,
                     installed.version,
@@ -761,12 +763,15 @@ fn toolchain(cmd: &ToolchainCmd, json: bool) -> anyhow::Result<ExitCode> {
                     print_json(t)?;
                 }
             } else {
-                println!(
+                outln!(
                     "{:<8} {:<8} {:>10}  {:<64}  COMMANDS",
-                    "NAME", "VERSION", "BYTES", "SHA256"
+                    "NAME",
+                    "VERSION",
+                    "BYTES",
+                    "SHA256"
                 );
                 for t in list {
-                    println!(
+                    outln!(
                         "{:<8} {:<8} {:>10}  {:<64}  {}",
                         t.name,
                         t.version,
@@ -787,7 +792,7 @@ fn toolchain(cmd: &ToolchainCmd, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string(v)?);
+    outln!("{}", serde_json::to_string(v)?);
     Ok(())
 }
 
@@ -815,13 +820,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             exe: std::env::current_exe().context("cannot find the burrow binary")?,
         };
         if !json {
-            println!("{}", burrow_host::bench::TABLE_HEADER);
+            outln!("{}", burrow_host::bench::TABLE_HEADER);
         }
         let mut report = |m: &burrow_host::bench::Measure| {
             if json {
-                println!("{}", serde_json::to_string(m).unwrap_or_default());
+                outln!("{}", serde_json::to_string(m).unwrap_or_default());
             } else {
-                println!("{}", burrow_host::bench::table_row(m));
+                outln!("{}", burrow_host::bench::table_row(m));
             }
         };
         burrow_host::bench::run(cfg, &mut report)?;
@@ -904,7 +909,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if json {
                 print_json(&info)?;
             } else {
-                println!("{}", info.id);
+                outln!("{}", info.id);
             }
         }
         Command::Session(SessionCmd::Ls) => {
@@ -914,12 +919,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     print_json(s)?;
                 }
             } else {
-                println!(
+                outln!(
                     "{:<18} {:<16} {:>8} {:>10} {:>8}  LAST ACTIVE",
-                    "ID", "NAME", "VERSION", "BYTES", "ENTRIES"
+                    "ID",
+                    "NAME",
+                    "VERSION",
+                    "BYTES",
+                    "ENTRIES"
                 );
                 for s in list {
-                    println!(
+                    outln!(
                         "{:<18} {:<16} {:>8} {:>10} {:>8}  {}",
                         s.id,
                         s.name.unwrap_or_else(|| "-".into()),
@@ -972,7 +981,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 if out.is_error {
                     eprintln!("{text}");
                 } else {
-                    println!("{text}");
+                    outln!("{text}");
                 }
             }
             return Ok(ExitCode::from(u8::from(out.is_error)));
@@ -1046,20 +1055,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if json {
                 print_json(&net)?;
             } else if net.allow.is_empty() && net.secrets.is_empty() {
-                println!("no network (no rule)");
+                outln!("no network (no rule)");
             } else {
                 for r in &net.allow {
-                    println!("allow  {r}");
+                    outln!("allow  {r}");
                 }
                 for s in &net.secrets {
-                    println!("secret {}@{}", s.name, s.hosts.join(","));
+                    outln!("secret {}@{}", s.name, s.hosts.join(","));
                 }
             }
         }
         Command::Fork { session, n } => {
             let id = sb.resolve(&session)?;
             for f in sb.fork(&id, n)? {
-                println!("{f}");
+                outln!("{f}");
             }
         }
         Command::Tree => {
@@ -1087,7 +1096,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                             .as_deref()
                             .map(|n| format!(" ({n})"))
                             .unwrap_or_default();
-                        println!("{}{}{} v{}", "  ".repeat(depth), s.id, name, s.version);
+                        outln!("{}{}{} v{}", "  ".repeat(depth), s.id, name, s.version);
                         show(list, Some(&s.id), ids, depth + 1);
                     }
                 }
@@ -1127,7 +1136,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         (Some(a), _) => format!("v{a}"),
                         _ => "-".into(),
                     };
-                    println!(
+                    outln!(
                         "{:>5} {} {:<12} {:<10} {}",
                         e.seq,
                         time(e.time),
@@ -1144,7 +1153,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 if json {
                     print_json(&burrow_host::session::version_json(&v))?;
                 } else {
-                    println!(
+                    outln!(
                         "v{:<6} {} {:>10} B {:>7} entries  {}",
                         v.id,
                         time(v.time),
@@ -1175,32 +1184,32 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         ChangeKind::Removed => 'D',
                         ChangeKind::Modified => 'M',
                     };
-                    println!("{mark} {}", burrow_host::session::shown_path(&c.path));
+                    outln!("{mark} {}", burrow_host::session::shown_path(&c.path));
                 }
-                println!("{} path(s) changed between v{va} and v{vb}", changes.len());
+                outln!("{} path(s) changed between v{va} and v{vb}", changes.len());
             } else {
-                print!("{}", sb.patch(va, vb, &changes)?);
+                out!("{}", sb.patch(va, vb, &changes)?);
             }
         }
         Command::Checkout { session, version } => {
             let id = sb.resolve(&session)?;
             let v = sb.version_of(&version)?;
             let new = sb.checkout(&id, v)?;
-            println!("v{new}");
+            outln!("v{new}");
         }
         Command::Undo { session } => {
             let id = sb.resolve(&session)?;
             let v = sb.undo(&id)?;
-            println!("back at the tree of v{v}");
+            outln!("back at the tree of v{v}");
         }
         Command::Label { session, name } => {
             let id = sb.resolve(&session)?;
             let v = sb.label(&id, &name)?;
-            println!("{name} = v{v}");
+            outln!("{name} = v{v}");
         }
         Command::Cat { session, path } => {
             let id = sb.resolve(&session)?;
-            std::io::stdout().write_all(&sb.cat(&id, &path)?)?;
+            cli_out::write(&sb.cat(&id, &path)?);
         }
         Command::Export { session, dest } => {
             let id = sb.resolve(&session)?;
@@ -1219,18 +1228,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     "bytes_freed": s.bytes_freed, "objects_kept": s.objects_kept,
                 }))?;
             } else {
-                println!(
+                outln!(
                     "removed {} versions and {} objects ({} bytes); kept {} objects",
-                    s.versions_deleted, s.objects_deleted, s.bytes_freed, s.objects_kept
+                    s.versions_deleted,
+                    s.objects_deleted,
+                    s.bytes_freed,
+                    s.objects_kept
                 );
             }
         }
         Command::Fsck => {
             let r = sb.store().fsck()?;
             for p in &r.problems {
-                println!("{p}");
+                outln!("{p}");
             }
-            println!(
+            outln!(
                 "{}: {} workspaces, {} versions, {} objects checked",
                 if r.is_clean() { "clean" } else { "PROBLEMS" },
                 r.workspaces,
@@ -1252,7 +1264,7 @@ fn finish_run(
     use burrow_host::SessionError::Run;
     match r {
         Ok(r) => {
-            std::io::stdout().write_all(&r.report.stdout)?;
+            cli_out::write(&r.report.stdout);
             std::io::stderr().write_all(&r.report.stderr)?;
             Ok(ExitCode::from(r.report.exit_code.clamp(0, 255) as u8))
         }

@@ -462,3 +462,77 @@ fn session_settings_apply_to_calls_and_forks() {
     let err = b.fails(&["session", "new", "--env", "NOEQUALS"]);
     assert!(err.contains("KEY=VALUE"), "{err}");
 }
+
+/// Runs `burrow ARGS` with its standard output a pipe whose reader has already gone, as in
+/// `burrow session ls | grep -q x` once grep has exited: (signal that ended it, exit code,
+/// stderr).
+fn run_into_closed_pipe(b: &Burrow, args: &[&str]) -> (Option<i32>, Option<i32>, String) {
+    use std::os::fd::{FromRawFd as _, OwnedFd};
+    use std::os::unix::process::ExitStatusExt as _;
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills both descriptors, which are then owned exactly once each.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let (reader, writer) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .arg("--store")
+        .arg(&b.store)
+        .args(args)
+        .env("BURROW_CACHE", &b.cache)
+        .env("BURROW_TOOLCHAINS", b.store.with_file_name("no-toolchains"))
+        .env_remove("BURROW_STORE")
+        .stdout(std::process::Stdio::from(writer))
+        .output()
+        .expect("run burrow");
+    (
+        out.status.signal(),
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn printing_verbs_end_quietly_on_a_closed_stdout() {
+    let b = Burrow::new();
+    let id = b.ok(&["session", "new", "--name", "p"]).trim().to_string();
+    b.ok(&["sh", "p", "echo one > a.txt && echo two > b.txt"]);
+    let fork = b.ok(&["fork", "p"]).trim().to_string();
+    b.ok(&["sh", &fork, "echo changed > a.txt"]);
+    b.ok(&["label", "p", "base"]);
+    let read = r#"{"file_path":"a.txt"}"#;
+    let verbs: Vec<Vec<&str>> = vec![
+        vec!["session", "new"],
+        vec!["session", "ls"],
+        vec!["session", "ls", "--json"],
+        vec!["sh", "p", "seq 1 100000"],
+        vec!["tool", "p", "read", read],
+        vec!["schema", "agent-toolset"],
+        vec!["fork", "p", "-n", "2"],
+        vec!["log", "p"],
+        vec!["log", "p", "--json"],
+        vec!["history", "p"],
+        vec!["diff", "p", &fork],
+        vec!["diff", "p", &fork, "--stat"],
+        vec!["diff", "p", &fork, "--all"],
+        vec!["tree"],
+        vec!["cat", "p", "a.txt"],
+        vec!["label", "p", "again"],
+        vec!["net", "p"],
+        vec!["gc"],
+        vec!["toolchain", "list"],
+        vec!["checkout", "p", "v1"],
+        vec!["undo", "p"],
+        vec!["--version"],
+        vec!["--help"],
+    ];
+    for args in verbs {
+        let (signal, code, err) = run_into_closed_pipe(&b, &args);
+        assert!(
+            signal == Some(libc::SIGPIPE) || code == Some(0),
+            "burrow {args:?}: signal {signal:?}, code {code:?}, stderr {err}"
+        );
+        assert_eq!(err, "", "burrow {args:?} printed to stderr");
+    }
+    // A verb that printed nothing before the pipe broke still did its work.
+    assert!(b.ok(&["session", "ls"]).contains(&id));
+}

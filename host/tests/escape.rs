@@ -301,7 +301,11 @@ fn escape_corpus() {
         ),
         sh("nc", "nc -l 8080", &["command not found"]),
         // No native interpreter: without the toolchain python3 says how to get the WASI one.
-        sh("python", "python3 -c 'print(1)'", &["not installed in this burrow"]),
+        sh(
+            "python",
+            "python3 -c 'print(1)'",
+            &["not installed in this burrow"],
+        ),
         sh("background job", "sleep 100 &", &["timeout"]),
         // Guests through the WASI boundary.
         Case {
