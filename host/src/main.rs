@@ -694,25 +694,9 @@ fn main() -> ExitCode {
     code
 }
 
+/// A time for the tables: `2026-12-01 01:30:39` (UTC).
 fn time(ns: i64) -> String {
-    let secs = ns / 1_000_000_000;
-    let (d, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since the epoch (proleptic Gregorian).
-    let z = d + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    burrow_host::session::rfc3339(ns)[..19].replacen('T', " ", 1)
 }
 
 /// `burrow toolchain ...`: needs no store.

@@ -88,6 +88,9 @@ pub struct SessionInfo {
     /// Nanoseconds since the Unix epoch.
     pub created: i64,
     pub last_active: Option<i64>,
+    /// The same two times in RFC 3339 (UTC, milliseconds): `2026-12-01T01:30:39.123Z`.
+    pub created_at: String,
+    pub last_active_at: Option<String>,
     /// Bytes of files and number of entries in the workspace.
     pub bytes: u64,
     pub entries: u64,
@@ -466,6 +469,8 @@ impl Sandbox {
             version: ws.version.0,
             created: ws.created,
             last_active: ws.last_active,
+            created_at: rfc3339(ws.created),
+            last_active_at: ws.last_active.map(rfc3339),
             bytes: v.bytes,
             entries: v.entries,
             settings: meta
@@ -910,6 +915,7 @@ impl Sandbox {
 pub fn version_json(v: &Version) -> Value {
     json!({
         "version": v.id.0, "parent": v.parent.map(|p| p.0), "time": v.time,
+        "time_at": rfc3339(v.time),
         "message": v.message, "bytes": v.bytes, "entries": v.entries,
     })
 }
@@ -918,11 +924,36 @@ pub fn version_json(v: &Version) -> Value {
 /// stream leaves out `session`).
 pub fn event_json(e: &burrow_store::Event) -> Value {
     json!({
-        "seq": e.seq, "session": e.workspace, "time": e.time, "kind": e.kind,
+        "seq": e.seq, "session": e.workspace, "time": e.time, "time_at": rfc3339(e.time),
+        "kind": e.kind,
         "version_before": e.version_before.map(|v| v.0),
         "version_after": e.version_after.map(|v| v.0),
         "data": serde_json::from_str::<Value>(&e.data).unwrap_or(Value::Null),
     })
+}
+
+/// A time in nanoseconds since the Unix epoch as RFC 3339 in UTC with milliseconds
+/// (`2026-12-01T01:30:39.123Z`), the readable twin of every `time`/`created` field.
+pub fn rfc3339(ns: i64) -> String {
+    let secs = ns.div_euclid(1_000_000_000);
+    let millis = ns.rem_euclid(1_000_000_000) / 1_000_000;
+    let (d, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since the epoch (proleptic Gregorian; Howard Hinnant's algorithm).
+    let z = d + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// How a changed path is shown: workspace paths relative, system-area paths as the guest
@@ -1021,4 +1052,21 @@ fn now_ns() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rfc3339_times() {
+        assert_eq!(super::rfc3339(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(
+            super::rfc3339(1_709_251_200_123_456_789),
+            "2024-03-01T00:00:00.123Z"
+        );
+        assert_eq!(
+            super::rfc3339(951_782_400_000_000_000),
+            "2000-02-29T00:00:00.000Z"
+        );
+        assert_eq!(super::rfc3339(-1), "1969-12-31T23:59:59.999Z");
+    }
 }

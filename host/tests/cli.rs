@@ -536,3 +536,24 @@ fn printing_verbs_end_quietly_on_a_closed_stdout() {
     // A verb that printed nothing before the pipe broke still did its work.
     assert!(b.ok(&["session", "ls"]).contains(&id));
 }
+
+#[test]
+fn json_times_have_rfc3339_twins() {
+    let b = Burrow::new();
+    b.ok(&["session", "new", "--name", "t"]);
+    b.ok(&["sh", "t", "echo x > f"]);
+    let rfc3339 = regex::Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$").unwrap();
+    let line = |out: String| -> serde_json::Value {
+        serde_json::from_str(out.lines().next().expect("a line")).unwrap()
+    };
+    let s = line(b.ok(&["--json", "session", "ls"]));
+    assert!(rfc3339.is_match(s["created_at"].as_str().unwrap()), "{s}");
+    assert!(
+        rfc3339.is_match(s["last_active_at"].as_str().unwrap()),
+        "{s}"
+    );
+    let e = line(b.ok(&["--json", "log", "t"]));
+    assert!(rfc3339.is_match(e["time_at"].as_str().unwrap()), "{e}");
+    let v = line(b.ok(&["--json", "history", "t"]));
+    assert!(rfc3339.is_match(v["time_at"].as_str().unwrap()), "{v}");
+}
