@@ -877,8 +877,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                             );
                         }
                     };
-                    let info =
-                        sb.create_from_with(name.as_deref(), src, &settings, &mut progress)?;
+                    // GNU tar's warnings about members changed or skipped, as they come.
+                    let mut warn = |w: String| {
+                        if tty {
+                            eprint!("\r");
+                        }
+                        eprintln!("burrow: {w}");
+                    };
+                    let info = sb.create_from_with(
+                        name.as_deref(),
+                        src,
+                        &settings,
+                        &mut progress,
+                        &mut warn,
+                    )?;
                     if tty {
                         eprintln!(
                             "\rimported {} entries, {:.1} MiB",

@@ -387,33 +387,51 @@ impl Sandbox {
         source: &Path,
         progress: &mut dyn FnMut(&burrow_store::ImportStats),
     ) -> Result<SessionInfo> {
-        self.create_from_with(name, source, &Settings::default(), progress)
+        self.create_from_with(name, source, &Settings::default(), progress, &mut |_| {})
     }
 
-    /// [`Sandbox::create_from`] with the session's own settings.
+    /// [`Sandbox::create_from`] with the session's own settings; `warn` hears about every
+    /// member of a tar file changed or skipped on the way in, in GNU tar's words (see
+    /// `burrow_store::Store::import_tar_warning`).
     pub fn create_from_with(
         &self,
         name: Option<&str>,
         source: &Path,
         settings: &Settings,
         progress: &mut dyn FnMut(&burrow_store::ImportStats),
+        warn: &mut dyn FnMut(String),
     ) -> Result<SessionInfo> {
         let info = self.create_with(name, settings)?;
         let r = if source.is_dir() {
             self.store.import_dir(&info.id, source, "", progress)
         } else {
             match std::fs::File::open(source) {
-                Ok(f) => self
-                    .store
-                    .import_tar(&info.id, std::io::BufReader::new(f), "", progress),
+                Ok(f) => self.store.import_tar_warning(
+                    &info.id,
+                    std::io::BufReader::new(f),
+                    "",
+                    progress,
+                    warn,
+                ),
                 Err(e) => Err(e.into()),
             }
         };
-        if let Err(e) = r {
-            let _ = self.store.delete_workspace(&info.id);
-            return Err(e.into());
+        match r {
+            Err(e) => {
+                let _ = self.store.delete_workspace(&info.id);
+                Err(e.into())
+            }
+            Ok((_, stats)) => {
+                if stats.skipped > 0 {
+                    warn(format!(
+                        "skipped {} member(s) of {} that cannot be imported (see above)",
+                        stats.skipped,
+                        source.display()
+                    ));
+                }
+                self.info(&info.id)
+            }
         }
-        self.info(&info.id)
     }
 
     /// Makes sure a session with exactly this id exists (for `--workspace` style addressing).

@@ -557,3 +557,54 @@ fn json_times_have_rfc3339_twins() {
     let v = line(b.ok(&["--json", "history", "t"]));
     assert!(rfc3339.is_match(v["time_at"].as_str().unwrap()), "{v}");
 }
+
+#[test]
+fn tar_import_follows_gnu_tar_and_says_what_it_skipped() {
+    let b = Burrow::new();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.tar");
+    let mut t = tar::Builder::new(std::fs::File::create(&path).unwrap());
+    for (name, kind, data, link) in [
+        ("ok/file", tar::EntryType::Regular, "z", ""),
+        ("/abs/file", tar::EntryType::Regular, "y", ""),
+        ("../escape", tar::EntryType::Regular, "x", ""),
+        ("outside", tar::EntryType::Link, "", "not/here"),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_entry_type(kind);
+        h.as_gnu_mut().unwrap().name[..name.len()].copy_from_slice(name.as_bytes());
+        if !link.is_empty() {
+            h.set_link_name(link).unwrap();
+        }
+        h.set_cksum();
+        t.append(&h, data.as_bytes()).unwrap();
+    }
+    t.into_inner().unwrap();
+    let out = b.cmd(&[
+        "session",
+        "new",
+        "--name",
+        "t",
+        "--from",
+        path.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "burrow: Removing leading `/' from member names\n\
+             burrow: Removing leading `../' from member names\n\
+             burrow: ../escape: Member name contains '..'\n\
+             burrow: outside: Cannot hard link to \u{2018}not/here\u{2019}: No such file or directory\n\
+             burrow: skipped 2 member(s) of {} that cannot be imported (see above)\n",
+            path.display()
+        )
+    );
+    assert_eq!(
+        b.ok(&["sh", "t", "find . -type f | sort"]),
+        "./abs/file\n./ok/file\n"
+    );
+}

@@ -112,18 +112,44 @@ fn import_tree(
     Ok(())
 }
 
-/// Safe relative path of a tar entry: no absolute paths, no `..`.
-fn tar_path(p: &Path) -> Option<String> {
-    let mut parts = Vec::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::Normal(s) => parts.push(s.to_str()?.to_string()),
-            std::path::Component::CurDir => {}
-            std::path::Component::RootDir => {}
-            _ => return None,
+/// A tar member's name (or hard link target) made safe the way GNU tar makes it.
+#[derive(Debug, PartialEq, Eq)]
+struct TarName {
+    /// What remains to extract to, relative (`.` components dropped).
+    rel: String,
+    /// The prefix GNU's `safer_name_suffix` removes: leading `/`s, or everything up to and
+    /// including the last `..` component and the slashes after it ("Removing leading
+    /// `dir/../../' from member names").
+    removed: String,
+    /// The name as written has a `..` component: GNU refuses such a member ("Member name
+    /// contains '..'"), though not such a hard link target.
+    dotdot: bool,
+}
+
+fn tar_name(name: &str) -> TarName {
+    let comps: Vec<&str> = name.split('/').collect();
+    let dotdot = comps.contains(&"..");
+    // Byte offset just past the last `..` component, else 0.
+    let mut cut = 0;
+    let mut at = 0;
+    for c in &comps {
+        if *c == ".." {
+            cut = at + 2;
         }
+        at += c.len() + 1;
     }
-    Some(parts.join("/"))
+    let rest = name[cut.min(name.len())..].trim_start_matches('/');
+    let removed = name[..name.len() - rest.len()].to_string();
+    let rel = rest
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect::<Vec<_>>()
+        .join("/");
+    TarName {
+        rel,
+        removed,
+        dotdot,
+    }
 }
 
 fn join(dest: &str, rel: &str) -> String {
@@ -155,9 +181,8 @@ impl Store {
         Ok((txn.commit()?, stats))
     }
 
-    /// Imports a tar stream into `dest` of `workspace`, as one commit. Entries with absolute
-    /// paths are taken relative to `dest`; entries with `..` are skipped; hard links become
-    /// copies.
+    /// Imports a tar stream into `dest` of `workspace`, as one commit, with member names
+    /// made safe as GNU tar makes them (see [`Store::import_tar_warning`]).
     pub fn import_tar(
         &self,
         workspace: &str,
@@ -165,16 +190,58 @@ impl Store {
         dest: &str,
         progress: Progress<'_>,
     ) -> Result<(Commit, ImportStats)> {
+        self.import_tar_warning(workspace, tar, dest, progress, &mut |_| {})
+    }
+
+    /// [`Store::import_tar`], telling `warn` about every member changed or skipped, in GNU
+    /// tar's words: a leading prefix of `/` and `../` components is removed ("Removing leading
+    /// `/' from member names", once per prefix); a member with `..` further in is skipped
+    /// ("NAME: Member name contains '..'"); a hard link whose target is not in the archive (or
+    /// is not a regular file) is skipped ("NAME: Cannot hard link to 'TARGET': No such file
+    /// or directory"); devices, fifos and names that are not UTF-8 are skipped with a word
+    /// each. Hard links become copies. Skipped members count in [`ImportStats::skipped`].
+    pub fn import_tar_warning(
+        &self,
+        workspace: &str,
+        tar: impl Read,
+        dest: &str,
+        progress: Progress<'_>,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<(Commit, ImportStats)> {
         let mut txn = self.begin(workspace)?;
         txn.mkdir_all(dest)?;
         let mut stats = ImportStats::default();
         let mut archive = tar::Archive::new(tar);
+        let mut removed_seen: Vec<(String, bool)> = Vec::new();
+        let mut removal = |removed: &str, link: bool, warn: &mut dyn FnMut(String)| {
+            if !removed.is_empty() && !removed_seen.iter().any(|(r, l)| r == removed && *l == link)
+            {
+                removed_seen.push((removed.to_string(), link));
+                let what = if link {
+                    "hard link targets"
+                } else {
+                    "member names"
+                };
+                warn(format!("Removing leading `{removed}' from {what}"));
+            }
+        };
         for entry in archive.entries()? {
             let mut entry = entry?;
-            let Some(rel) = tar_path(&entry.path()?) else {
+            let raw = entry.path_bytes().into_owned();
+            let shown = String::from_utf8_lossy(&raw).into_owned();
+            let Ok(name) = std::str::from_utf8(&raw) else {
+                warn(format!("{shown}: skipped: the name is not UTF-8"));
                 stats.skipped += 1;
                 continue;
             };
+            let safe = tar_name(name);
+            removal(&safe.removed, false, warn);
+            if safe.dotdot {
+                warn(format!("{shown}: Member name contains '..'"));
+                stats.skipped += 1;
+                continue;
+            }
+            let rel = safe.rel;
             let path = join(dest, &rel);
             let header = entry.header().clone();
             let mode = header.mode().unwrap_or(0o644) & 0o7777;
@@ -196,6 +263,7 @@ impl Store {
                     .link_name()?
                     .and_then(|t| t.to_str().map(String::from))
                 else {
+                    warn(format!("{shown}: skipped: the link target is not UTF-8"));
                     stats.skipped += 1;
                     continue;
                 };
@@ -203,15 +271,30 @@ impl Store {
                 stats.symlinks += 1;
                 txn.symlink_at(&target, ROOT_INO, &path)?
             } else if kind.is_hard_link() {
-                let Some(target) = entry
-                    .link_name()?
-                    .and_then(|t| tar_path(&t))
-                    .map(|t| join(dest, &t))
-                else {
-                    stats.skipped += 1;
-                    continue;
+                let raw_target = entry
+                    .link_name_bytes()
+                    .map(|t| t.into_owned())
+                    .unwrap_or_default();
+                let target = tar_name(&String::from_utf8_lossy(&raw_target));
+                removal(&target.removed, true, warn);
+                let found = if target.rel.is_empty() {
+                    Err(Error::NotFound)
+                } else {
+                    txn.read_file(&join(dest, &target.rel))
                 };
-                let data = txn.read_file(&target)?;
+                let data = match found {
+                    Ok(d) => d,
+                    Err(Error::NotFound | Error::IsDir | Error::NotDir) => {
+                        // GNU's wording, with the quotes it uses in a UTF-8 locale.
+                        warn(format!(
+                            "{shown}: Cannot hard link to \u{2018}{}\u{2019}: No such file or directory",
+                            target.rel
+                        ));
+                        stats.skipped += 1;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
                 stats.files += 1;
                 stats.bytes += data.len() as u64;
                 txn.write_file(&path, &data)?
@@ -233,6 +316,9 @@ impl Store {
                     kind,
                     tar::EntryType::XGlobalHeader | tar::EntryType::XHeader
                 ) {
+                    warn(format!(
+                        "{shown}: skipped: devices, fifos and sockets have no place in a workspace"
+                    ));
                     stats.skipped += 1;
                 }
                 continue;

@@ -101,25 +101,82 @@ fn tar_round_trip_and_hostile_entries() {
     store.export_dir(cb.version, &out).unwrap();
     assert_eq!(host_tree(&out), host_tree(&sample));
 
-    // A tar with `..` and absolute paths: `..` entries are skipped, absolute ones land inside.
+    // Hostile names, as GNU tar extracts them: a leading `/` or `../` prefix is removed (one
+    // warning per prefix), a `..` further in skips the member, a hard link to something not in
+    // the archive is skipped; every change and skip is said.
     let mut b = tar::Builder::new(Vec::new());
-    for (name, data) in [("../escape", "x"), ("/abs/file", "y"), ("ok/file", "z")] {
+    let regular = |name: &str| {
         let mut h = tar::Header::new_gnu();
         h.set_size(1);
         h.set_mode(0o644);
         h.set_entry_type(tar::EntryType::Regular);
         h.as_gnu_mut().unwrap().name[..name.len()].copy_from_slice(name.as_bytes());
         h.set_cksum();
-        b.append(&h, data.as_bytes()).unwrap();
+        h
+    };
+    for (name, data) in [
+        ("../escape", "x"),
+        ("/abs/file", "y"),
+        ("ok/file", "z"),
+        ("dir/../../y", "w"),
+        ("/../../deep", "d"),
+        ("../again", "a"),
+    ] {
+        b.append(&regular(name), data.as_bytes()).unwrap();
+    }
+    for (name, target) in [
+        ("copy", "ok/file"),
+        ("outside", "not/here"),
+        ("up", "../../etc/passwd"),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(0);
+        h.set_mode(0o644);
+        h.set_entry_type(tar::EntryType::Link);
+        h.as_gnu_mut().unwrap().name[..name.len()].copy_from_slice(name.as_bytes());
+        h.set_link_name(target).unwrap();
+        h.set_cksum();
+        b.append(&h, &[][..]).unwrap();
     }
     let hostile = b.into_inner().unwrap();
     store.create_workspace("c").unwrap();
+    let mut warnings = Vec::new();
     let (_, stats) = store
-        .import_tar("c", hostile.as_slice(), "in", &mut |_| {})
+        .import_tar_warning("c", hostile.as_slice(), "in", &mut |_| {}, &mut |w| {
+            warnings.push(w)
+        })
         .unwrap();
-    assert_eq!(stats.skipped, 1);
+    // The same words, in the same order, as GNU tar 1.34 extracting this archive.
+    assert_eq!(
+        warnings,
+        [
+            "Removing leading `../' from member names",
+            "../escape: Member name contains '..'",
+            "Removing leading `/' from member names",
+            "Removing leading `dir/../../' from member names",
+            "dir/../../y: Member name contains '..'",
+            "Removing leading `/../../' from member names",
+            "/../../deep: Member name contains '..'",
+            "../again: Member name contains '..'",
+            "outside: Cannot hard link to \u{2018}not/here\u{2019}: No such file or directory",
+            "Removing leading `../../' from hard link targets",
+            "up: Cannot hard link to \u{2018}etc/passwd\u{2019}: No such file or directory",
+        ]
+    );
+    assert_eq!(stats.skipped, 6);
     let mut t = store.begin("c").unwrap();
     assert_eq!(t.read_file("in/abs/file").unwrap(), b"y");
     assert_eq!(t.read_file("in/ok/file").unwrap(), b"z");
+    assert_eq!(t.read_file("in/copy").unwrap(), b"z");
+    for skipped in [
+        "in/escape",
+        "in/y",
+        "in/deep",
+        "in/again",
+        "in/outside",
+        "in/up",
+    ] {
+        assert!(t.read_file(skipped).is_err(), "{skipped}");
+    }
     assert!(t.read_file("escape").is_err());
 }
