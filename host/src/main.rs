@@ -880,7 +880,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     // GNU tar's warnings about members changed or skipped, as they come.
                     let mut warn = |w: String| {
                         if tty {
-                            eprint!("\r");
+                            // Over the progress line.
+                            eprint!("\r\x1b[K");
                         }
                         eprintln!("burrow: {w}");
                     };

@@ -422,7 +422,14 @@ impl Sandbox {
                 Err(e.into())
             }
             Ok((_, stats)) => {
-                if stats.skipped > 0 {
+                if stats.skipped > 0 && source.is_dir() {
+                    warn(format!(
+                        "skipped {} entries of {}: special files (devices, fifos, sockets) and \
+                         names that are not UTF-8",
+                        stats.skipped,
+                        source.display()
+                    ));
+                } else if stats.skipped > 0 {
                     warn(format!(
                         "skipped {} member(s) of {} that cannot be imported (see above)",
                         stats.skipped,
