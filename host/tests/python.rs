@@ -772,7 +772,19 @@ fn pip_installs_pure_python_wheels_from_an_index() {
         "{out}"
     );
 
-    // Installed packages are the session's: forks have them, undo removes them.
+    // Installed packages are the session's: a new process resuming it has them, forks have
+    // them, undo removes them.
+    let resumed = sandbox(tmp.path(), burrow_host::toolchain::default_dir());
+    let (_, out, err) = sh(
+        &resumed,
+        &id,
+        "python3 -c 'import gamma, delta, beta; print(delta.D)' && pip freeze",
+    );
+    assert_eq!(
+        out, "3\nalpha==1.0\nbeta==0.5\ndelta==3.1\ngamma==1.0\n",
+        "{err}"
+    );
+    drop(resumed);
     let fork = sb.fork(&id, 1).unwrap().remove(0);
     let (_, out, _) = sh(
         &sb,
