@@ -1194,7 +1194,25 @@ fn tr_set(s: &str) -> Vec<char> {
                 'n' => '\n',
                 't' => '\t',
                 'r' => '\r',
+                'a' => '\x07',
+                'b' => '\x08',
+                'f' => '\x0c',
+                'v' => '\x0b',
                 '\\' => '\\',
+                // \NNN: one to three octal digits (GNU tr).
+                d @ '0'..='7' => {
+                    let mut v = d.to_digit(8).unwrap_or(0);
+                    for _ in 0..2 {
+                        match chars.get(i + 1).and_then(|c| c.to_digit(8)) {
+                            Some(n) if v * 8 + n <= 0o377 => {
+                                v = v * 8 + n;
+                                i += 1;
+                            }
+                            _ => break,
+                        }
+                    }
+                    char::from_u32(v).unwrap_or('\0')
+                }
                 o => o,
             }
         } else {
