@@ -47,6 +47,14 @@ impl Fx {
         assert!(err, "{tool} {input} should be an error");
     }
 
+    /// A Claude Code call that fails while running, with exactly `want` (not wrapped, as
+    /// Claude Code answers a missing file or a size cap).
+    fn cc_failed(&self, tool: &str, input: Value, want: &str) {
+        let (err, text) = self.call(Family::ClaudeCode, tool, input.clone());
+        assert_eq!(text, want, "{tool} {input}");
+        assert!(err, "{tool} {input} should be an error");
+    }
+
     fn api(&self, tool: &str, input: Value) -> (bool, String) {
         self.call(Family::Api, tool, input)
     }
@@ -63,11 +71,13 @@ impl Fx {
 
 const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
 const MODIFIED: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
+/// What Claude Code appends to Write's and Edit's success texts.
+const CURRENT: &str = " (file state is current in your context \u{2014} no need to Read it back)";
 
 #[test]
 fn claude_code_read_write_and_the_read_before_write_rule() {
     let fx = Fx::new();
-    fx.cc_refused(
+    fx.cc_failed(
         "Read",
         json!({"file_path": "/workspace/nope.txt"}),
         "File does not exist. Note: your current working directory is /workspace.",
@@ -75,18 +85,25 @@ fn claude_code_read_write_and_the_read_before_write_rule() {
     fx.cc_ok(
         "Write",
         json!({"file_path": "/workspace/a.txt", "content": "one\ntwo\n"}),
-        "File created successfully at: /workspace/a.txt",
+        &format!("File created successfully at: /workspace/a.txt{CURRENT}"),
     );
     // Written by this session: counts as read.
     fx.cc_ok(
         "Write",
         json!({"file_path": "/workspace/a.txt", "content": "one\ntwo\nthree\n"}),
-        "The file /workspace/a.txt has been updated successfully.",
+        &format!("The file /workspace/a.txt has been updated successfully.{CURRENT}"),
     );
+    // Claude Code numbers the empty line after the last line break too.
     fx.cc_ok(
         "Read",
         json!({"file_path": "/workspace/a.txt"}),
-        "1\tone\n2\ttwo\n3\tthree",
+        "1\tone\n2\ttwo\n3\tthree\n4\t",
+    );
+    // The same window again, unchanged: Claude Code's repeat-read answer.
+    fx.cc_ok(
+        "Read",
+        json!({"file_path": "a.txt"}),
+        "Wasted call \u{2014} file unchanged since your last Read. Refer to that earlier tool_result instead.",
     );
     fx.cc_ok(
         "Read",
@@ -96,18 +113,18 @@ fn claude_code_read_write_and_the_read_before_write_rule() {
     fx.cc_ok(
         "Read",
         json!({"file_path": "/workspace/a.txt", "offset": 9}),
-        "<system-reminder>Warning: the file exists but is shorter than the provided offset (9). The file has 3 lines.</system-reminder>",
+        "<system-reminder>Warning: the file exists but is shorter than the provided offset (9). The file has 4 lines.</system-reminder>",
     );
     fx.sh("touch empty.txt; printf 'from bash\\n' > b.txt; mkdir -p sub");
     fx.cc_ok(
         "Read",
         json!({"file_path": "/workspace/empty.txt"}),
-        "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>",
+        "<system-reminder>Warning: the file exists but is shorter than the provided offset (1). The file has 1 lines.</system-reminder>",
     );
-    fx.cc_refused(
+    fx.cc_failed(
         "Read",
         json!({"file_path": "/workspace/sub"}),
-        "EISDIR: illegal operation on a directory, read",
+        "EISDIR: illegal operation on a directory, read '/workspace/sub'",
     );
     // Unread file: Write and Edit refuse and change nothing.
     fx.cc_refused(
@@ -121,7 +138,7 @@ fn claude_code_read_write_and_the_read_before_write_rule() {
         NOT_READ,
     );
     assert_eq!(fx.file("b.txt").unwrap(), b"from bash\n");
-    fx.cc_ok("Read", json!({"file_path": "b.txt"}), "1\tfrom bash");
+    fx.cc_ok("Read", json!({"file_path": "b.txt"}), "1\tfrom bash\n2\t");
     // Changed behind the agent's back: refused until read again.
     fx.sh("echo more >> b.txt");
     fx.cc_refused(
@@ -132,17 +149,17 @@ fn claude_code_read_write_and_the_read_before_write_rule() {
     fx.cc_ok(
         "Read",
         json!({"file_path": "/workspace/b.txt"}),
-        "1\tfrom bash\n2\tmore",
+        "1\tfrom bash\n2\tmore\n3\t",
     );
     fx.cc_ok(
         "Edit",
         json!({"file_path": "/workspace/b.txt", "old_string": "bash", "new_string": "zsh"}),
-        "The file /workspace/b.txt has been updated successfully.",
+        &format!("The file /workspace/b.txt has been updated successfully.{CURRENT}"),
     );
     assert_eq!(fx.file("b.txt").unwrap(), b"from zsh\nmore\n");
     // Relative paths follow the shell's cwd; paths outside the workspace are refused.
     fx.sh("cd sub && printf 'inside\\n' > c.txt");
-    fx.cc_ok("Read", json!({"file_path": "c.txt"}), "1\tinside");
+    fx.cc_ok("Read", json!({"file_path": "c.txt"}), "1\tinside\n2\t");
     fx.cc_refused(
         "Read",
         json!({"file_path": "/etc/passwd"}),
@@ -156,7 +173,7 @@ fn claude_code_read_write_and_the_read_before_write_rule() {
     fx.cc_refused(
         "Read",
         json!({"path": "a.txt"}),
-        "InputValidationError: Read failed due to the following issue:\nunknown field `path`, expected one of `file_path`, `offset`, `limit`",
+        "InputValidationError: Read failed due to the following issues:\nThe required parameter `file_path` is missing\nAn unexpected parameter `path` was provided",
     );
     // Images come back as image blocks.
     fx.sh("printf '\\211PNG\\r\\n' > /workspace/pic.png");
@@ -191,7 +208,7 @@ fn claude_code_edit_and_multiedit() {
     fx.cc_ok(
         "Edit",
         json!({"file_path": f, "old_string": "", "new_string": "alpha\nbeta\nalpha\n"}),
-        "File created successfully at: /workspace/e.txt",
+        &format!("The file /workspace/e.txt has been updated successfully.{CURRENT}"),
     );
     fx.cc_refused(
         "Edit",
@@ -211,7 +228,9 @@ fn claude_code_edit_and_multiedit() {
     fx.cc_ok(
         "Edit",
         json!({"file_path": f, "old_string": "alpha", "new_string": "A", "replace_all": true}),
-        "The file /workspace/e.txt has been updated. All occurrences were successfully replaced.",
+        &format!(
+            "The file /workspace/e.txt has been updated. All occurrences were successfully replaced.{CURRENT}"
+        ),
     );
     assert_eq!(fx.file("e.txt").unwrap(), b"A\nbeta\nA\n");
 
@@ -220,12 +239,12 @@ fn claude_code_edit_and_multiedit() {
     fx.cc_ok(
         "Read",
         json!({"file_path": "crlf.txt"}),
-        "1\tfirst line\n2\tsecond line",
+        "1\tfirst line\n2\tsecond line\n3\t",
     );
     fx.cc_ok(
         "Edit",
         json!({"file_path": "crlf.txt", "old_string": "first line\nsecond", "new_string": "1st line\n2nd"}),
-        "The file /workspace/crlf.txt has been updated successfully.",
+        &format!("The file /workspace/crlf.txt has been updated successfully.{CURRENT}"),
     );
     assert_eq!(fx.file("crlf.txt").unwrap(), b"1st line\r\n2nd line\r\n");
 
@@ -285,67 +304,74 @@ fn claude_code_glob_and_grep() {
          && printf 'TODO ignored\\n' > logs/app.log && printf 'logs/\\n' > .gitignore \
          && printf 'TODO in git\\n' > .git/HEAD",
     );
-    // Newest first.
+    // Oldest first, relative to the cwd; a pattern without `/` matches names at any depth;
+    // hidden and ignored files are found too (ripgrep's --hidden --no-ignore).
     fx.cc_ok(
         "Glob",
         json!({"pattern": "**/*.rs"}),
-        "/workspace/src/a/lib.rs\n/workspace/src/main.rs",
+        "src/main.rs\nsrc/a/lib.rs",
     );
     fx.cc_ok(
         "Glob",
         json!({"pattern": "*.rs", "path": "/workspace/src"}),
-        "/workspace/src/main.rs",
+        "src/main.rs\nsrc/a/lib.rs",
     );
+    fx.cc_ok("Glob", json!({"pattern": "src/*.rs"}), "src/main.rs");
+    fx.cc_ok("Glob", json!({"pattern": "*.log"}), "logs/app.log");
+    fx.cc_ok("Glob", json!({"pattern": "HEAD"}), ".git/HEAD");
     fx.cc_ok("Glob", json!({"pattern": "**/*.py"}), "No files found");
     fx.cc_refused(
         "Glob",
         json!({"pattern": "*", "path": "/workspace/none"}),
-        "Directory does not exist: /workspace/none",
+        "Directory does not exist: /workspace/none. Note: your current working directory is /workspace.",
     );
     fx.sh("mkdir many && (cd many && for i in $(seq 1 120); do touch f$i.txt; done)");
     let (_, text) = fx.call(Family::ClaudeCode, "Glob", json!({"pattern": "many/*.txt"}));
     assert_eq!(text.lines().count(), 101);
     assert!(
         text.ends_with(
-            "\n(Results are truncated. Consider using a more specific path or pattern.)"
-        )
+            "\n(Showing 100 of 120 matching files; 20 more are not listed. Narrow the pattern or path to see the rest.)"
+        ),
+        "{text}"
     );
 
     // files_with_matches (default): .gitignore and VCS dirs are skipped.
     fx.cc_ok(
         "Grep",
         json!({"pattern": "TODO"}),
-        "Found 3 files\n/workspace/docs/x.md\n/workspace/src/a/lib.rs\n/workspace/src/main.rs",
+        "Found 3 files\ndocs/x.md\nsrc/a/lib.rs\nsrc/main.rs",
     );
     fx.cc_ok(
         "Grep",
         json!({"pattern": "TODO", "path": "/workspace/src", "output_mode": "content"}),
-        "/workspace/src/main.rs:2:// TODO one\n/workspace/src/a/lib.rs:2:TODO three",
+        "src/main.rs:2:// TODO one\nsrc/a/lib.rs:2:TODO three",
     );
     fx.cc_ok(
         "Grep",
         json!({"pattern": "todo", "-i": true, "path": "src", "output_mode": "content", "-n": false}),
-        "/workspace/src/main.rs:// TODO one\n/workspace/src/a/lib.rs:todo two\n/workspace/src/a/lib.rs:TODO three",
+        "src/main.rs:// TODO one\nsrc/a/lib.rs:todo two\nsrc/a/lib.rs:TODO three",
     );
     fx.cc_ok(
         "Grep",
         json!({"pattern": "todo", "-i": true, "type": "rust", "output_mode": "count"}),
-        "/workspace/src/main.rs:1\n/workspace/src/a/lib.rs:2\n\nFound 3 total occurrences across 2 files.",
+        "src/main.rs:1\nsrc/a/lib.rs:2\n\nFound 3 total occurrences across 2 files.",
     );
     fx.cc_ok(
         "Grep",
         json!({"pattern": "T.DO", "glob": "*.md", "output_mode": "content", "-o": true}),
-        "/workspace/docs/x.md:1:TODO",
+        "docs/x.md:1:TODO",
     );
     fx.cc_ok(
         "Grep",
         json!({"pattern": "main", "path": "src", "output_mode": "content", "-A": 1}),
-        "/workspace/src/main.rs:1:fn main() {}\n/workspace/src/main.rs-2-// TODO one",
+        // Claude Code makes only the text before a line's first ':' relative: context lines
+        // keep their absolute path.
+        "src/main.rs:1:fn main() {}\n/workspace/src/main.rs-2-// TODO one",
     );
     fx.cc_ok(
         "Grep",
         json!({"pattern": "todo", "-i": true, "path": "src", "output_mode": "content", "head_limit": 1, "offset": 1}),
-        "/workspace/src/a/lib.rs:1:todo two",
+        "src/a/lib.rs:1:todo two\n\n[Showing results with pagination = limit: 1, offset: 1]",
     );
     fx.cc_ok(
         "Grep",
@@ -355,7 +381,7 @@ fn claude_code_glob_and_grep() {
     fx.cc_ok(
         "Grep",
         json!({"pattern": "main.*\\n// TODO", "multiline": true, "output_mode": "content", "path": "src"}),
-        "/workspace/src/main.rs:1:fn main() {}\n/workspace/src/main.rs:2:// TODO one",
+        "src/main.rs:1:fn main() {}\nsrc/main.rs:2:// TODO one",
     );
     fx.cc_ok("Grep", json!({"pattern": "nothing-here"}), "No files found");
     fx.cc_ok(
@@ -384,34 +410,61 @@ fn claude_code_bash() {
         json!({"command": "printf '\\n\\n  \\nfirst\\n  second  \\n\\n'", "description": "blank lines"}),
         "first\n  second",
     );
-    fx.cc_ok("Bash", json!({"command": "true"}), "(No content)");
-    let (err, text) = fx.call(
-        Family::ClaudeCode,
+    fx.cc_ok(
+        "Bash",
+        json!({"command": "true"}),
+        "(Bash completed with no output)",
+    );
+    fx.cc_failed(
         "Bash",
         json!({"command": "echo out; echo err >&2; exit 3"}),
+        "Exit code 3\nout\nerr",
     );
-    assert!(err);
-    assert_eq!(text, "out\nerr\nExit code 3");
+    // grep's status 1 is an answer, not an error.
+    fx.cc_ok(
+        "Bash",
+        json!({"command": "grep nothing /dev/null"}),
+        "(Bash completed with no output)",
+    );
+    // Only the working directory carries over to the next command.
     fx.cc_ok(
         "Bash",
         json!({"command": "mkdir -p d && cd d && X=1"}),
-        "(No content)",
+        "(Bash completed with no output)",
     );
-    fx.cc_ok("Bash", json!({"command": "pwd"}), "/workspace/d");
+    fx.cc_ok(
+        "Bash",
+        json!({"command": "pwd; echo \"[$X]\""}),
+        "/workspace/d\n[]",
+    );
+    fx.cc_ok(
+        "Bash",
+        json!({"command": "cd /tmp && pwd"}),
+        "/tmp\nShell cwd was reset to /workspace",
+    );
+    fx.cc_ok("Bash", json!({"command": "pwd"}), "/workspace");
+    // Long output is saved in the sandbox and previewed.
     let (_, long) = fx.call(
         Family::ClaudeCode,
         "Bash",
         json!({"command": "seq 1 20000"}),
     );
-    assert!(long.starts_with("1\n2\n3\n"));
     assert!(
-        long.ends_with(" lines truncated] ..."),
-        "{}",
-        &long[long.len() - 60..]
+        long.starts_with("<persisted-output>\nOutput too large (106.3KB). Full output saved to: /tmp/tool-results/"),
+        "{long}"
     );
-    assert_eq!(
-        long.split("\n\n... [").next().unwrap().chars().count(),
-        30_000
+    assert!(long.ends_with("\n...\n</persisted-output>"), "{long}");
+    let saved = long
+        .split("saved to: ")
+        .nth(1)
+        .unwrap()
+        .split('\n')
+        .next()
+        .unwrap();
+    fx.cc_ok(
+        "Bash",
+        json!({"command": format!("tail -n 1 {saved}; wc -l < {saved}")}),
+        "20000\n20000",
     );
     fx.cc_refused(
         "Bash",
@@ -425,12 +478,12 @@ fn claude_code_bash() {
         json!({"command": "touch /workspace/partial; while true; do :; done", "timeout": 1000}),
     );
     assert!(err);
-    assert_eq!(text, "Command timed out after 1s");
+    assert_eq!(text, "Exit code 143\nCommand timed out after 1s");
     assert!(fx.file("partial").is_none());
     fx.cc_refused(
         "Bash",
         json!({}),
-        "InputValidationError: Bash failed due to the following issue:\nmissing field `command`",
+        "InputValidationError: Bash failed due to the following issue:\nThe required parameter `command` is missing",
     );
 }
 
@@ -667,7 +720,7 @@ fn schemas_are_exported_and_the_cli_takes_every_family() {
     ]);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "File created successfully at: /workspace/x.txt\n"
+        format!("File created successfully at: /workspace/x.txt{CURRENT}\n")
     );
     let out = burrow(&[
         "tool",
@@ -693,4 +746,30 @@ fn schemas_are_exported_and_the_cli_takes_every_family() {
         r#"{"file_path":"/workspace/missing"}"#,
     ]);
     assert_eq!(out.status.code(), Some(1));
+}
+
+/// The file-tools component answers in one message on stdout: a search whose answer is over
+/// 100 MB (200,000 matching lines of 500 bytes) still arrives whole, where the answer used to
+/// be cut to the last megabyte and fail as unreadable.
+#[test]
+fn claude_code_grep_answers_over_100_mb() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    let line = format!("{}\n", "x".repeat(499));
+    std::fs::write(tree.join("big.txt"), line.repeat(200_000)).unwrap();
+    let sb = common::sandbox(dir.path());
+    let id = sb.create_from(None, &tree, &mut |_| {}).unwrap().id;
+    let out = sb
+        .call(
+            &id,
+            Family::ClaudeCode,
+            "Grep",
+            &json!({"pattern": "x", "output_mode": "count"}),
+        )
+        .unwrap();
+    assert_eq!(
+        out.joined_text(),
+        "big.txt:200000\n\nFound 200000 total occurrences across 1 file."
+    );
 }

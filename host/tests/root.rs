@@ -151,7 +151,7 @@ fn file_tools_and_tmp_per_family() {
             r#"{"file_path":"/tmp/notes.txt","content":"hello\n"}"#
         )
         .trim(),
-        "File created successfully at: /tmp/notes.txt"
+        "File created successfully at: /tmp/notes.txt (file state is current in your context \u{2014} no need to Read it back)"
     );
     assert!(cc("Read", r#"{"file_path":"/tmp/notes.txt"}"#).contains("hello"));
     assert!(

@@ -281,14 +281,26 @@ impl Toolbox {
         request: &Value,
         limits: &Limits,
     ) -> Result<(Txn, Result<Value, Failure>), RunError> {
+        // The answer is the component's whole stdout: a result capped like a command's output
+        // would be cut (a grep with 20,000 matching lines is several megabytes).
         let opts = RunOptions {
             program_name: "fs-tools".into(),
             stdin: serde_json::to_vec(request).map_err(|e| RunError::Host(e.to_string()))?,
-            limits: limits.clone(),
+            limits: Limits {
+                capture: FS_ANSWER_MAX,
+                output: FS_ANSWER_MAX as u64,
+                ..limits.clone()
+            },
             ..Default::default()
         };
         let fs = self.program(&self.fs, (FS_TOOLS_WASM, FS_TOOLS_CWASM, FS_TOOLS_HASH))?;
         let (txn, report) = self.engine.run_txn(fs, txn, &opts)?;
+        if report.stdout_dropped > 0 {
+            return Err(RunError::Host(format!(
+                "fs-tools answered more than {} MiB",
+                FS_ANSWER_MAX >> 20
+            )));
+        }
         let response: Response = serde_json::from_slice(&report.stdout).map_err(|e| {
             RunError::Host(format!(
                 "fs-tools answered something unreadable ({e}): {}",
@@ -304,6 +316,9 @@ impl Toolbox {
         ))
     }
 }
+
+/// Largest answer of the file-tools component, in bytes.
+pub const FS_ANSWER_MAX: usize = 1 << 30;
 
 impl Toolbox {
     /// Runs a shell command in `txn` (the session's shell state lives in the workspace), with
@@ -441,7 +456,20 @@ impl<'a> Call<'a> {
             .to_string()
     }
 
-    /// Modification time (ns) of a workspace-relative path, if it is a file.
+    /// Whether a workspace-relative path is a directory (following links).
+    pub fn is_dir(&mut self, rel: &str) -> bool {
+        self.stat(rel)
+            .is_some_and(|st| st.kind == burrow_store::Kind::Dir)
+    }
+
+    /// The metadata of a workspace-relative path (following links), if it exists.
+    pub fn stat(&mut self, rel: &str) -> Option<burrow_store::Stat> {
+        let txn = self.txn().ok()?;
+        txn.stat_at(burrow_store::ROOT_INO, &store_path(rel), true)
+            .ok()
+    }
+
+    /// Modification time (ns) of a workspace-relative path, if it exists.
     pub fn mtime(&mut self, rel: &str) -> Option<i64> {
         let txn = self.txn().ok()?;
         let st = txn

@@ -75,6 +75,9 @@ fn strip_null(v: &mut Value) {
                     obj.insert("type".into(), only);
                 }
             }
+            if let Some(Value::Array(values)) = obj.get_mut("enum") {
+                values.retain(|v| !v.is_null());
+            }
             if let Some(Value::Array(alts)) = obj.get("anyOf") {
                 let kept: Vec<Value> = alts
                     .iter()

@@ -51,6 +51,9 @@ enum Request {
         pattern: String,
         path: String,
         limit: usize,
+        /// Regular files only (ripgrep's `--files`), no directories.
+        #[serde(default)]
+        files_only: bool,
     },
     /// Lines matching `pattern` under `path` (a file or a directory).
     Grep(GrepRequest),
@@ -68,9 +71,15 @@ struct GrepRequest {
     multiline: bool,
     /// Only files whose path (or name) matches this glob...
     glob: Option<String>,
-    /// ...and every one of these (a family's `glob` and `type` filters).
+    /// ...and every one of these (a family's `glob` and `type` filters)...
     #[serde(default)]
     globs: Vec<String>,
+    /// ...and at least one of these, when there are any (ripgrep's repeated `--glob`)...
+    #[serde(default)]
+    any_globs: Vec<String>,
+    /// ...and none of these (ripgrep's `--glob '!pattern'`).
+    #[serde(default)]
+    not_globs: Vec<String>,
     /// Honour .gitignore files.
     #[serde(default)]
     gitignore: bool,
@@ -86,6 +95,10 @@ struct GrepRequest {
     after: usize,
     /// Stop after this many matching lines in total.
     max_matches: Option<usize>,
+    /// Match lines with their `\r` of a CRLF ending, as ripgrep does (the text answered is
+    /// still without it).
+    #[serde(default)]
+    keep_cr: bool,
 }
 
 #[derive(Serialize)]
@@ -310,7 +323,7 @@ fn walk(
     Ok(())
 }
 
-fn glob(pattern: &str, path: &str, limit: usize) -> R {
+fn glob(pattern: &str, path: &str, limit: usize, files_only: bool) -> R {
     let m = fs::metadata(path).map_err(io)?;
     if !m.is_dir() {
         return Err(Failure::NotADirectory);
@@ -323,7 +336,7 @@ fn glob(pattern: &str, path: &str, limit: usize) -> R {
         })?
         .compile_matcher();
     let mut found: Vec<(i128, String)> = Vec::new();
-    walk(path, &[], true, &mut |p, m| {
+    walk(path, &[], !files_only, &mut |p, m| {
         let rel = p
             .strip_prefix(path)
             .map(|r| r.trim_start_matches('/'))
@@ -424,6 +437,20 @@ fn grep(r: GrepRequest) -> R {
                 .compile_matcher(),
         );
     }
+    let compile = |globs: &[String]| -> Result<Vec<globset::GlobMatcher>, Failure> {
+        globs
+            .iter()
+            .map(|g| {
+                globset::Glob::new(g)
+                    .map(|g| g.compile_matcher())
+                    .map_err(|e| Failure::InvalidPattern {
+                        message: e.to_string(),
+                    })
+            })
+            .collect()
+    };
+    let any = compile(&r.any_globs)?;
+    let not = compile(&r.not_globs)?;
     let meta = fs::metadata(&r.path).map_err(io)?;
     let mut files: Vec<serde_json::Value> = Vec::new();
     let mut total = 0usize;
@@ -434,7 +461,11 @@ fn grep(r: GrepRequest) -> R {
     }
     let mut scan = |p: &str, m: &fs::Metadata| -> bool {
         let name = p.rsplit('/').next().unwrap_or(p);
-        if filters.iter().any(|f| !f.is_match(p) && !f.is_match(name)) {
+        let hit = |f: &globset::GlobMatcher| f.is_match(p) || f.is_match(name);
+        if filters.iter().any(|f| !hit(f))
+            || (!any.is_empty() && !any.iter().any(hit))
+            || not.iter().any(hit)
+        {
             return true;
         }
         if r.gitignore && gitignored(p, &rules.borrow()) {
@@ -456,7 +487,7 @@ fn grep(r: GrepRequest) -> R {
             .map_while(Result::ok)
             .map(|l| {
                 let mut s = String::from_utf8_lossy(&l).into_owned();
-                if s.ends_with('\r') {
+                if !r.keep_cr && s.ends_with('\r') {
                     s.pop();
                 }
                 s
@@ -500,7 +531,7 @@ fn grep(r: GrepRequest) -> R {
             };
             hits.push(serde_json::json!({
                 "line": j + 1,
-                "text": lines[j],
+                "text": lines[j].strip_suffix('\r').unwrap_or(&lines[j]),
                 "match": matched.contains(&j),
                 "count": count,
             }));
@@ -591,7 +622,8 @@ fn main() {
                         pattern,
                         path,
                         limit,
-                    } => glob(&pattern, &path, limit),
+                        files_only,
+                    } => glob(&pattern, &path, limit, files_only),
                     Request::Grep(g) => grep(g),
                     Request::List { path, depth } => list(&path, depth),
                 };

@@ -1,27 +1,45 @@
-//! Family B: the Claude Code / Agent SDK tools (Bash, Read, Write, Edit, MultiEdit, Glob,
-//! Grep), as served over MCP. Strings follow Claude Code; refusals are wrapped in
-//! `<tool_use_error>…</tool_use_error>`. Paths are absolute under `/workspace` or relative to
-//! the shell's cwd. Unlike the other families, Write, Edit and MultiEdit refuse to touch an
-//! existing file the session has not read, or that changed since it was read ([`Reads`]).
+//! Family B: the Claude Code tools (Bash, Read, Write, Edit, Glob, Grep, plus burrow's
+//! MultiEdit), as served over MCP and `--schema claude-code`.
+//!
+//! The contract is Claude Code's own (the version in [`CLAUDE_CODE_VERSION`]): the inputs it
+//! accepts, the texts it answers and its error strings, checked call by call against the real
+//! CLI by `host/tests/claude_code_conformance.rs`. Validation refusals are wrapped in
+//! `<tool_use_error>…</tool_use_error>`; failures met while running (a missing file for Read,
+//! a size cap) are plain error results, as in Claude Code. Paths are absolute under
+//! `/workspace` or relative to the shell's cwd; results name files relative to the cwd.
+//! Write and Edit refuse to touch an existing file the session has not read, or that changed
+//! since it was read ([`Reads`]).
+//!
+//! - [`read`]: Read (line windows, size and token caps, the partial view, repeat reads).
+//! - [`search`]: Glob and Grep (ripgrep's semantics and output, as Claude Code shapes it).
+//! - [`bash`]: Bash (only the working directory persists between calls).
+
+mod bash;
+mod read;
+mod search;
 
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Call, Failure, Outcome, ToolOutput, Toolbox, absolute, media_type, workspace_path};
+pub use bash::BashInput;
+pub use read::ReadInput;
+pub use search::{GlobInput, GrepInput, OutputMode};
+
+use super::{Call, Failure, Outcome, ToolOutput, Toolbox, absolute, workspace_path};
 use crate::{Limits, RunError};
 
-/// The tools of this family.
+/// The Claude Code release whose behaviour this family follows.
+pub const CLAUDE_CODE_VERSION: &str = "2.1.197";
+/// The tools of this family. MultiEdit is burrow's addition: Claude Code 2.1.197 has none.
 pub const TOOLS: &[&str] = &["Bash", "Read", "Write", "Edit", "MultiEdit", "Glob", "Grep"];
-/// Lines Read returns by default.
-pub const READ_DEFAULT_LINES: usize = 2000;
-/// Longer lines are cut by Read.
-pub const READ_MAX_LINE_CHARS: usize = 2000;
-/// Text files larger than this need offset/limit.
+/// Text files larger than this need a `limit` (Claude Code's 256 KB).
 pub const READ_MAX_BYTES: u64 = 256 * 1024;
-/// Bash output kept, in characters.
+/// Tokens one Read may return.
+pub const READ_MAX_TOKENS: usize = 25_000;
+/// Bash output longer than this (characters) is saved to a file and previewed.
 pub const BASH_MAX_CHARS: usize = 30_000;
 /// Bash's default and largest timeout, in milliseconds.
 pub const BASH_DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -30,25 +48,218 @@ pub const BASH_MAX_TIMEOUT_MS: u64 = 600_000;
 pub const GLOB_LIMIT: usize = 100;
 /// Grep's default head_limit.
 pub const GREP_HEAD_LIMIT: usize = 250;
+/// Where results too large to return are saved, inside the sandbox.
+pub const TOOL_RESULTS_DIR: &str = "/tmp/tool-results";
+/// Characters of a saved result shown as its preview.
+const PREVIEW_CHARS: usize = 2000;
 
-/// The files this session has read, with the modification time they had then: the
-/// read-before-write rule. Kept per session by the caller (the session layer stores it in the
-/// session's metadata and hands it to forks).
-pub type Reads = BTreeMap<String, i64>;
+/// What the session knows of one file: its modification time when Read, Write or Edit last
+/// saw it, and for a Read the window it returned (the repeat-read answer and the
+/// read-before-write rule depend on both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "MarkRepr")]
+pub struct ReadMark {
+    pub mtime: i64,
+    /// The Read's offset (1 by default); None when Write or Edit left the file.
+    pub offset: Option<u64>,
+    pub limit: Option<u64>,
+    /// The Read returned a partial view (over the token cap).
+    pub partial: bool,
+}
+
+/// Sessions saved before windows were kept stored only the time.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum MarkRepr {
+    Time(i64),
+    Mark {
+        mtime: i64,
+        #[serde(default)]
+        offset: Option<u64>,
+        #[serde(default)]
+        limit: Option<u64>,
+        #[serde(default)]
+        partial: bool,
+    },
+}
+
+impl From<MarkRepr> for ReadMark {
+    fn from(r: MarkRepr) -> ReadMark {
+        match r {
+            MarkRepr::Time(mtime) => ReadMark::written(mtime),
+            MarkRepr::Mark {
+                mtime,
+                offset,
+                limit,
+                partial,
+            } => ReadMark {
+                mtime,
+                offset,
+                limit,
+                partial,
+            },
+        }
+    }
+}
+
+impl ReadMark {
+    fn written(mtime: i64) -> ReadMark {
+        ReadMark {
+            mtime,
+            offset: None,
+            limit: None,
+            partial: false,
+        }
+    }
+}
+
+/// The files this session has read or written ([`ReadMark`]), by path. Kept per session by
+/// the caller (the session layer stores it in the session's metadata and hands it to forks).
+pub type Reads = BTreeMap<String, ReadMark>;
 
 const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
 const MODIFIED: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
+/// Appended to Write's and Edit's success texts, as Claude Code does.
+const STATE_CURRENT: &str =
+    " (file state is current in your context \u{2014} no need to Read it back)";
 
 fn refuse(text: impl std::fmt::Display) -> ToolOutput {
     ToolOutput::error(format!("<tool_use_error>{text}</tool_use_error>"))
 }
 
-fn input<T: for<'de> Deserialize<'de>>(tool: &str, v: &Value) -> Result<T, ToolOutput> {
-    serde_json::from_value(v.clone()).map_err(|e| {
-        refuse(format!(
-            "InputValidationError: {tool} failed due to the following issue:\n{e}"
-        ))
-    })
+/// The type an input field must have.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Str,
+    Bool,
+    /// A number; a numeric string is taken as the number.
+    Num,
+    /// A number that must be a whole number >= `min`; anything else counts as absent.
+    Whole {
+        min: u64,
+    },
+    Array,
+}
+
+struct Field {
+    name: &'static str,
+    kind: Kind,
+    required: bool,
+}
+
+const fn req(name: &'static str, kind: Kind) -> Field {
+    Field {
+        name,
+        kind,
+        required: true,
+    }
+}
+
+const fn opt(name: &'static str, kind: Kind) -> Field {
+    Field {
+        name,
+        kind,
+        required: false,
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Checks `args` against `fields` as Claude Code's input schemas do (unknown and missing
+/// parameters, types, numbers given as strings) and returns the input to deserialize, or the
+/// refusal in Claude Code's words.
+fn validate(tool: &str, args: &Value, fields: &[Field]) -> Result<Value, ToolOutput> {
+    let empty = serde_json::Map::new();
+    let obj = match args {
+        Value::Object(o) => o,
+        Value::Null => &empty,
+        other => {
+            return Err(validation_error(
+                tool,
+                &[format!(
+                    "The parameter `input` type is expected as `object` but provided as `{}`",
+                    json_type(other)
+                )],
+            ));
+        }
+    };
+    let mut issues = Vec::new();
+    let mut out = serde_json::Map::new();
+    for f in fields {
+        let Some(v) = obj.get(f.name) else {
+            if f.required {
+                issues.push(format!("The required parameter `{}` is missing", f.name));
+            }
+            continue;
+        };
+        let number = |v: &Value| match v {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s.trim().parse::<f64>().ok(),
+            _ => None,
+        };
+        let expected = match f.kind {
+            Kind::Str => v.is_string().then(|| v.clone()).ok_or("string"),
+            Kind::Array => v.is_array().then(|| v.clone()).ok_or("array"),
+            Kind::Bool => match v {
+                Value::Bool(_) => Ok(v.clone()),
+                Value::String(s) if s == "true" || s == "false" => Ok(json!(s == "true")),
+                _ => Err("boolean"),
+            },
+            Kind::Num => number(v).map(|n| json!(n)).ok_or("number"),
+            Kind::Whole { min } => match number(v) {
+                Some(n) if n.fract() == 0.0 && n >= min as f64 && n < 9.0e15 => Ok(json!(n as u64)),
+                Some(_) => continue,
+                None => Err("number"),
+            },
+        };
+        match expected {
+            Ok(v) => {
+                out.insert(f.name.to_string(), v);
+            }
+            Err(t) => issues.push(format!(
+                "The parameter `{}` type is expected as `{t}` but provided as `{}`",
+                f.name,
+                json_type(v)
+            )),
+        }
+    }
+    for k in obj.keys() {
+        if !fields.iter().any(|f| f.name == k) {
+            issues.push(format!("An unexpected parameter `{k}` was provided"));
+        }
+    }
+    if issues.is_empty() {
+        Ok(Value::Object(out))
+    } else {
+        Err(validation_error(tool, &issues))
+    }
+}
+
+fn validation_error(tool: &str, issues: &[String]) -> ToolOutput {
+    let plural = if issues.len() == 1 { "issue" } else { "issues" };
+    refuse(format!(
+        "InputValidationError: {tool} failed due to the following {plural}:\n{}",
+        issues.join("\n")
+    ))
+}
+
+/// [`validate`], then the typed input.
+fn input<T: for<'de> Deserialize<'de>>(
+    tool: &str,
+    args: &Value,
+    fields: &[Field],
+) -> Result<T, ToolOutput> {
+    let v = validate(tool, args, fields)?;
+    serde_json::from_value(v).map_err(|e| validation_error(tool, &[e.to_string()]))
 }
 
 /// Runs one tool of the family in `txn`.
@@ -62,12 +273,18 @@ pub fn call(
     reads: &mut Reads,
 ) -> Result<Outcome, RunError> {
     let mut c = Call::new(tb, txn, limits, env);
-    let out = match name {
-        "Bash" => return bash(c, args),
-        "Read" => read(&mut c, args, reads)?,
-        "Write" => write(&mut c, args, reads)?,
+    let mut outcome = match name {
+        "Bash" => bash::bash(c, args)?,
+        "Read" => {
+            let out = read::read(&mut c, args, reads)?;
+            c.finish(out)
+        }
+        "Write" => {
+            let out = write(&mut c, args, reads)?;
+            c.finish(out)
+        }
         "Edit" => {
-            let i: EditInput = match input("Edit", args) {
+            let i: EditInput = match input("Edit", args, EDIT_FIELDS) {
                 Ok(i) => i,
                 Err(e) => return Ok(c.finish(e)),
             };
@@ -76,20 +293,36 @@ pub fn call(
                 new_string: i.new_string,
                 replace_all: i.replace_all,
             };
-            return multi_edit(c, &i.file_path, &[edit], reads, false);
+            multi_edit(c, &i.file_path, &[edit], reads, false)?
         }
         "MultiEdit" => {
-            let i: MultiEditInput = match input("MultiEdit", args) {
+            let i: MultiEditInput = match input("MultiEdit", args, MULTI_EDIT_FIELDS) {
                 Ok(i) => i,
                 Err(e) => return Ok(c.finish(e)),
             };
-            return multi_edit(c, &i.file_path, &i.edits, reads, true);
+            multi_edit(c, &i.file_path, &i.edits, reads, true)?
         }
-        "Glob" => glob(&mut c, args)?,
-        "Grep" => grep(&mut c, args)?,
-        other => refuse(format!("No such tool available: {other}")),
+        "Glob" => {
+            let out = search::glob(&mut c, args)?;
+            c.finish(out)
+        }
+        "Grep" => {
+            let out = search::grep(&mut c, args)?;
+            c.finish(out)
+        }
+        other => c.finish(refuse(format!("No such tool available: {other}"))),
     };
-    Ok(c.finish(out))
+    // An empty result is named, as Claude Code does for every tool.
+    let blank = outcome.output.content.iter().all(|b| match b {
+        super::Content::Text { text } => text.trim().is_empty(),
+        _ => false,
+    });
+    if blank {
+        outcome.output.content = vec![super::Content::Text {
+            text: format!("({name} completed with no output)"),
+        }];
+    }
+    Ok(outcome)
 }
 
 /// Resolves a caller's path against the session cwd: (workspace-relative, absolute).
@@ -118,213 +351,109 @@ fn resolved(rel: Option<String>, p: &str) -> Result<(String, String), ToolOutput
     }
 }
 
-fn missing(c: &mut Call<'_>) -> ToolOutput {
+/// Claude Code's answer for a file that is not there, with its "Did you mean" hint: another
+/// file in the same directory with the same name but another extension.
+fn missing_text(c: &mut Call<'_>, rel: &str) -> String {
     let cwd = c.cwd();
-    refuse(format!(
-        "File does not exist. Note: your current working directory is {cwd}."
-    ))
+    let mut text = format!("File does not exist. Note: your current working directory is {cwd}.");
+    if let Some(name) = same_stem(c, rel) {
+        text.push_str(&format!(" Did you mean {name}?"));
+    }
+    text
 }
 
-/// The read-before-write rule for an existing file at `rel`.
+fn same_stem(c: &mut Call<'_>, rel: &str) -> Option<String> {
+    let (dir, name) = match rel.rsplit_once('/') {
+        Some((d, n)) => (d.to_string(), n),
+        None => (".".to_string(), rel),
+    };
+    let stem = |n: &str| match n.rfind('.') {
+        Some(i) if i > 0 => n[..i].to_string(),
+        _ => n.to_string(),
+    };
+    let want = stem(name);
+    let txn = c.txn().ok()?;
+    let ino = txn
+        .resolve(burrow_store::ROOT_INO, &super::store_path(&dir), true)
+        .ok()?;
+    let mut entries = txn.readdir(ino).ok()?;
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    entries
+        .into_iter()
+        .map(|e| e.name)
+        .find(|n| n != name && stem(n) == want)
+}
+
+/// The read-before-write rule for an existing file at `rel` (Write and Edit).
 fn check_read(c: &mut Call<'_>, rel: &str, reads: &Reads) -> Option<ToolOutput> {
     let now = c.mtime(rel)?;
     match reads.get(rel) {
         None => Some(refuse(NOT_READ)),
-        Some(&seen) if seen != now => Some(refuse(MODIFIED)),
+        Some(m) if m.partial => Some(refuse(NOT_READ)),
+        Some(m) if m.mtime != now => Some(refuse(MODIFIED)),
         Some(_) => None,
     }
 }
 
-/// Run a shell command. Output is stdout and stderr merged; the cwd persists between calls.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BashInput {
-    /// The command to execute.
-    pub command: String,
-    /// Optional timeout in milliseconds (max 600000).
-    #[serde(default)]
-    pub timeout: Option<u64>,
-    /// Clear, concise description of what this command does in 5-10 words.
-    #[serde(default)]
-    pub description: Option<String>,
-    /// Not supported by burrow (every call runs to completion); must be false or absent.
-    #[serde(default)]
-    pub run_in_background: Option<bool>,
+/// Claude Code's byte sizes: `300KB`, `29.3KB`, `1.5MB`, `512 bytes`.
+pub fn human_size(bytes: u64) -> String {
+    let one = |v: f64| {
+        let s = format!("{v:.1}");
+        s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+    };
+    let kb = bytes as f64 / 1024.0;
+    if kb < 1.0 {
+        return format!("{bytes} bytes");
+    }
+    if kb < 1024.0 {
+        return format!("{}KB", one(kb));
+    }
+    let mb = kb / 1024.0;
+    if mb < 1024.0 {
+        return format!("{}MB", one(mb));
+    }
+    format!("{}GB", one(mb / 1024.0))
 }
 
-fn bash(mut c: Call<'_>, args: &Value) -> Result<Outcome, RunError> {
-    let i: BashInput = match input("Bash", args) {
-        Ok(i) => i,
-        Err(e) => return Ok(c.finish(e)),
-    };
-    if i.run_in_background == Some(true) {
-        return Ok(c.finish(refuse(
-            "run_in_background is not supported: every burrow tool call runs to completion as one transaction",
+/// Length in UTF-16 code units, the unit Claude Code (JavaScript) counts in.
+fn js_len(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+/// Saves a result too large to return to a file in the sandbox and answers with Claude
+/// Code's `<persisted-output>` preview: `saved` is what the file holds, `text` what the
+/// preview shows the start of, `size` the size named.
+fn persist(c: &mut Call<'_>, saved: &str, text: &str, size: u64) -> Result<String, RunError> {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(saved.as_bytes());
+    let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let path = format!("{TOOL_RESULTS_DIR}/{name}.txt");
+    let written = c.op(json!({ "op": "write", "path": path, "content": saved, "mkdirs": true }))?;
+    if let Err(f) = written {
+        return Err(RunError::Host(format!(
+            "saving a large result to {path}: {}",
+            f.reason()
         )));
     }
-    let timeout_ms = i
-        .timeout
-        .filter(|&t| t > 0)
-        .unwrap_or(BASH_DEFAULT_TIMEOUT_MS)
-        .min(BASH_MAX_TIMEOUT_MS);
-    let limits = Limits {
-        timeout: std::time::Duration::from_millis(timeout_ms),
-        ..c.limits.clone()
-    };
-    match c.shell(&i.command, false, Some(&limits)) {
-        Ok(report) => {
-            let text = String::from_utf8_lossy(&report.merged);
-            let mut out = trim_output(&text);
-            truncate_chars(&mut out, BASH_MAX_CHARS);
-            if report.exit_code != 0 {
-                if !out.is_empty() {
-                    out.push('\n');
-                }
-                out.push_str(&format!("Exit code {}", report.exit_code));
-            }
-            let output = match (report.exit_code, out.is_empty()) {
-                (0, true) => ToolOutput::text("(No content)"),
-                (0, false) => ToolOutput::text(out),
-                _ => ToolOutput::error(out),
-            };
-            Ok(c.finish(output))
-        }
-        Err(RunError::Timeout(_)) => Ok(c.abort(ToolOutput::error(format!(
-            "Command timed out after {}",
-            human_duration(timeout_ms)
-        )))),
-        Err(e) => Err(e),
-    }
+    let (preview, more) = preview(text, PREVIEW_CHARS);
+    Ok(format!(
+        "<persisted-output>\nOutput too large ({}). Full output saved to: {path}\n\nPreview (first {}):\n{preview}{}</persisted-output>",
+        human_size(size),
+        human_size(PREVIEW_CHARS as u64),
+        if more { "\n...\n" } else { "\n" }
+    ))
 }
 
-/// Leading blank lines and trailing whitespace removed.
-fn trim_output(text: &str) -> String {
-    let mut start = 0;
-    for line in text.split_inclusive('\n') {
-        if line.trim().is_empty() && line.ends_with('\n') {
-            start += line.len();
-        } else {
-            break;
-        }
-    }
-    text[start..].trim_end().to_string()
-}
-
-/// Keeps the first `max` characters, noting how many lines were cut.
-fn truncate_chars(out: &mut String, max: usize) {
-    if let Some((cut, _)) = out.char_indices().nth(max) {
-        let dropped = out[cut..].lines().count();
-        out.truncate(cut);
-        out.push_str(&format!("\n\n... [{dropped} lines truncated] ..."));
-    }
-}
-
-/// `2m 0s`, `45s`, `1.5s` style.
-fn human_duration(ms: u64) -> String {
-    if ms >= 60_000 {
-        format!("{}m {}s", ms / 60_000, (ms % 60_000) / 1000)
-    } else if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{:.1}s", ms as f64 / 1000.0)
-    }
-}
-
-/// Read a file: numbered lines `N<TAB>text`, 1-indexed; images and PDFs as content blocks.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReadInput {
-    /// The absolute path to the file to read.
-    pub file_path: String,
-    /// The line number to start reading from (1-indexed).
-    #[serde(default)]
-    pub offset: Option<u64>,
-    /// The number of lines to read (default 2000).
-    #[serde(default)]
-    pub limit: Option<u64>,
-}
-
-fn read(c: &mut Call<'_>, args: &Value, reads: &mut Reads) -> Result<ToolOutput, RunError> {
-    let i: ReadInput = match input("Read", args) {
-        Ok(i) => i,
-        Err(e) => return Ok(e),
+/// The first `max` characters, cut back to the last line break when that keeps over half.
+fn preview(text: &str, max: usize) -> (&str, bool) {
+    let Some((cut, _)) = text.char_indices().nth(max) else {
+        return (text, false);
     };
-    let (rel, _) = match resolve_file(c, &i.file_path) {
-        Ok(p) => p,
-        Err(e) => return Ok(e),
-    };
-    let media = media_type(&rel);
-    let windowed = i.offset.is_some() || i.limit.is_some();
-    let max = match media {
-        Some(m) => Some(super::media_limit(m)),
-        None if windowed => None,
-        None => Some(READ_MAX_BYTES),
-    };
-    let v = match c.op(json!({ "op": "read", "path": rel, "max_bytes": max }))? {
-        Ok(v) => v,
-        Err(Failure::NotFound | Failure::NotADirectory) => return Ok(missing(c)),
-        Err(Failure::NotRegular) => {
-            return Ok(refuse("EISDIR: illegal operation on a directory, read"));
-        }
-        Err(Failure::TooLarge { size, limit }) if media.is_none() => {
-            return Ok(refuse(format!(
-                "File content ({}KB) exceeds maximum allowed size ({}KB). Please use offset and limit parameters to read specific portions of the file, or use the Grep tool to search for specific content.",
-                size / 1024,
-                limit / 1024
-            )));
-        }
-        Err(Failure::TooLarge { size, limit }) => {
-            return Ok(refuse(format!(
-                "File is {size} bytes, which exceeds the {limit}-byte limit for images and PDFs."
-            )));
-        }
-        Err(f) => return Ok(refuse(format!("{}: {}", i.file_path, f.reason()))),
-    };
-    if let Some(mtime) = c.mtime(&rel) {
-        reads.insert(rel.clone(), mtime);
+    let head = &text[..cut];
+    match head.rfind('\n') {
+        Some(nl) if head[..nl].chars().count() > max / 2 => (&text[..nl], true),
+        _ => (head, true),
     }
-    if let Some(m) = media {
-        return Ok(ToolOutput {
-            content: vec![super::media_block(m, &v)],
-            is_error: false,
-        });
-    }
-    let Some(text) = v.get("text").and_then(Value::as_str) else {
-        return Ok(refuse(
-            "This tool cannot read binary files. Use Bash (e.g. xxd or od) to inspect them.",
-        ));
-    };
-    if text.is_empty() {
-        return Ok(ToolOutput::text(
-            "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>",
-        ));
-    }
-    let lines: Vec<&str> = text
-        .strip_suffix('\n')
-        .unwrap_or(text)
-        .split('\n')
-        .collect();
-    let offset = i.offset.unwrap_or(1).max(1) as usize;
-    if offset > lines.len() {
-        return Ok(ToolOutput::text(format!(
-            "<system-reminder>Warning: the file exists but is shorter than the provided offset ({offset}). The file has {} lines.</system-reminder>",
-            lines.len()
-        )));
-    }
-    let limit = i.limit.map_or(READ_DEFAULT_LINES, |l| l as usize);
-    let mut out = String::new();
-    for (n, line) in lines.iter().enumerate().skip(offset - 1).take(limit) {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let shown = match line.char_indices().nth(READ_MAX_LINE_CHARS) {
-            Some((cut, _)) => &line[..cut],
-            None => line,
-        };
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(&format!("{}\t{shown}", n + 1));
-    }
-    Ok(ToolOutput::text(out))
 }
 
 /// Write a file (replacing it). An existing file must have been read first.
@@ -338,7 +467,7 @@ pub struct WriteInput {
 }
 
 fn write(c: &mut Call<'_>, args: &Value, reads: &mut Reads) -> Result<ToolOutput, RunError> {
-    let i: WriteInput = match input("Write", args) {
+    let i: WriteInput = match input("Write", args, WRITE_FIELDS) {
         Ok(i) => i,
         Err(e) => return Ok(e),
     };
@@ -353,18 +482,31 @@ fn write(c: &mut Call<'_>, args: &Value, reads: &mut Reads) -> Result<ToolOutput
     Ok(match r {
         Ok(v) => {
             if let Some(m) = c.mtime(&rel) {
-                reads.insert(rel, m);
+                reads.insert(rel, ReadMark::written(m));
             }
             if v.get("existed").and_then(Value::as_bool) == Some(true) {
-                ToolOutput::text(format!("The file {abs} has been updated successfully."))
+                ToolOutput::text(format!(
+                    "The file {abs} has been updated successfully.{STATE_CURRENT}"
+                ))
             } else {
-                ToolOutput::text(format!("File created successfully at: {abs}"))
+                ToolOutput::text(format!(
+                    "File created successfully at: {abs}{STATE_CURRENT}"
+                ))
             }
         }
         Err(Failure::IsADirectory) => refuse("EISDIR: illegal operation on a directory, open"),
         Err(f) => refuse(format!("{abs}: {}", f.reason())),
     })
 }
+
+const WRITE_FIELDS: &[Field] = &[req("file_path", Kind::Str), req("content", Kind::Str)];
+const EDIT_FIELDS: &[Field] = &[
+    req("file_path", Kind::Str),
+    req("old_string", Kind::Str),
+    req("new_string", Kind::Str),
+    opt("replace_all", Kind::Bool),
+];
+const MULTI_EDIT_FIELDS: &[Field] = &[req("file_path", Kind::Str), req("edits", Kind::Array)];
 
 /// Replace exact text in a file. An existing file must have been read first.
 #[derive(Deserialize, JsonSchema)]
@@ -405,7 +547,7 @@ pub struct MultiEditInput {
 }
 
 /// First `n` characters, `...` when cut.
-fn preview(s: &str, n: usize) -> String {
+fn ellipsis(s: &str, n: usize) -> String {
     match s.char_indices().nth(n) {
         Some((cut, _)) => format!("{}...", &s[..cut]),
         None => s.to_string(),
@@ -429,6 +571,12 @@ fn multi_edit(
             "InputValidationError: MultiEdit failed due to the following issue:\nedits must contain at least one edit",
         )));
     }
+    if c.is_dir(&rel) {
+        return Ok(c.finish(refuse(format!(
+            "Error calling tool ({}): EISDIR: illegal operation on a directory, read",
+            if multi { "MultiEdit" } else { "Edit" }
+        ))));
+    }
     let mut created = false;
     for (n, e) in edits.iter().enumerate() {
         if e.old_string == e.new_string {
@@ -448,18 +596,16 @@ fn multi_edit(
         }
         let exists = c.mtime(&rel);
         if e.old_string.is_empty() {
-            let empty = match c.op(json!({ "op": "read", "path": rel, "max_bytes": 1 }))? {
-                Ok(v) => v.get("size").and_then(Value::as_u64) == Some(0),
+            // Claude Code lets "" create a file, or fill one that holds only whitespace.
+            let blank = match c.op(json!({ "op": "read", "path": rel, "max_bytes": 4096 }))? {
+                Ok(v) => v
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| t.trim().is_empty()),
                 Err(_) => false,
             };
-            if exists.is_some() && !empty {
+            if exists.is_some() && !blank {
                 return Ok(c.abort(refuse("Cannot create new file - file already exists.")));
-            }
-            if exists.is_some()
-                && !created
-                && let Some(refusal) = check_read(&mut c, &rel, reads)
-            {
-                return Ok(c.abort(refusal));
             }
             let r = c.op(
                 json!({ "op": "write", "path": rel, "content": e.new_string, "mkdirs": true }),
@@ -471,8 +617,8 @@ fn multi_edit(
             continue;
         }
         if exists.is_none() {
-            let refusal = missing(&mut c);
-            return Ok(c.abort(refusal));
+            let text = missing_text(&mut c, &rel);
+            return Ok(c.abort(refuse(text)));
         }
         if !created
             && n == 0
@@ -501,7 +647,7 @@ fn multi_edit(
         return Ok(c.abort(refuse(refusal)));
     }
     if let Some(m) = c.mtime(&rel) {
-        reads.insert(rel, m);
+        reads.insert(rel, ReadMark::written(m));
     }
     let text = if multi {
         let mut t = format!(
@@ -513,354 +659,19 @@ fn multi_edit(
             t.push_str(&format!(
                 "\n{}. Replaced \"{}\" with \"{}\"",
                 n + 1,
-                preview(&e.old_string, 50),
-                preview(&e.new_string, 50)
+                ellipsis(&e.old_string, 50),
+                ellipsis(&e.new_string, 50)
             ));
         }
         t
-    } else if created {
-        format!("File created successfully at: {abs}")
     } else if edits[0].replace_all {
-        format!("The file {abs} has been updated. All occurrences were successfully replaced.")
+        format!(
+            "The file {abs} has been updated. All occurrences were successfully replaced.{STATE_CURRENT}"
+        )
     } else {
-        format!("The file {abs} has been updated successfully.")
+        format!("The file {abs} has been updated successfully.{STATE_CURRENT}")
     };
     Ok(c.finish(ToolOutput::text(text)))
-}
-
-/// Find files by glob pattern (e.g. `**/*.rs`), newest first.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GlobInput {
-    /// The glob pattern to match files against.
-    pub pattern: String,
-    /// The directory to search in (default: the current working directory).
-    #[serde(default)]
-    pub path: Option<String>,
-}
-
-fn glob(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
-    let i: GlobInput = match input("Glob", args) {
-        Ok(i) => i,
-        Err(e) => return Ok(e),
-    };
-    let base = i
-        .path
-        .clone()
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| c.cwd());
-    // An absolute pattern inside the workspace is taken relative to the workspace root.
-    let (pattern, base) = match i.pattern.strip_prefix(super::WORKSPACE) {
-        Some(rest) if i.pattern.starts_with('/') => (
-            rest.trim_start_matches('/').to_string(),
-            super::WORKSPACE.to_string(),
-        ),
-        _ if i.pattern.starts_with('/') => {
-            return Ok(refuse(format!(
-                "Path {} is outside the session's workspace ({}); only paths under it can be used.",
-                i.pattern,
-                super::WORKSPACE
-            )));
-        }
-        _ => (i.pattern.clone(), base),
-    };
-    let (rel, abs) = match resolve(c, &base) {
-        Ok(p) => p,
-        Err(e) => return Ok(e),
-    };
-    let r = c.op(json!({ "op": "glob", "pattern": pattern, "path": rel, "limit": GLOB_LIMIT }))?;
-    Ok(match r {
-        Ok(v) => {
-            let paths = match_paths(&v, "matches");
-            let total = v.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
-            if paths.is_empty() {
-                ToolOutput::text("No files found")
-            } else {
-                let mut out = paths.join("\n");
-                if total > paths.len() {
-                    out.push_str(
-                        "\n(Results are truncated. Consider using a more specific path or pattern.)",
-                    );
-                }
-                ToolOutput::text(out)
-            }
-        }
-        Err(Failure::NotFound) => refuse(format!("Directory does not exist: {abs}")),
-        Err(Failure::NotADirectory) => refuse(format!("Path is not a directory: {abs}")),
-        Err(Failure::InvalidPattern { message }) => {
-            refuse(format!("Invalid glob pattern: {message}"))
-        }
-        Err(f) => refuse(format!("{abs}: {}", f.reason())),
-    })
-}
-
-/// Absolute paths of the `key` array of a component answer.
-fn match_paths(v: &Value, key: &str) -> Vec<String> {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.get("path").and_then(Value::as_str).map(absolute))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Search file contents with a regular expression (ripgrep syntax and semantics).
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GrepInput {
-    /// The regular expression to search for.
-    pub pattern: String,
-    /// File or directory to search in (default: the current working directory).
-    #[serde(default)]
-    pub path: Option<String>,
-    /// Only files matching this glob (e.g. `*.js`, `*.{ts,tsx}`).
-    #[serde(default)]
-    pub glob: Option<String>,
-    /// Only files of this type (rg --type: js, py, rust, go, java, ...).
-    #[serde(default, rename = "type")]
-    pub file_type: Option<String>,
-    /// `content` (matching lines), `files_with_matches` (paths, default) or `count`.
-    #[serde(default)]
-    pub output_mode: Option<OutputMode>,
-    /// Case insensitive search.
-    #[serde(default, rename = "-i")]
-    pub ignore_case: Option<bool>,
-    /// Show line numbers (content mode; default true).
-    #[serde(default, rename = "-n")]
-    pub line_numbers: Option<bool>,
-    /// Lines of context after each match (content mode).
-    #[serde(default, rename = "-A")]
-    pub after: Option<u64>,
-    /// Lines of context before each match (content mode).
-    #[serde(default, rename = "-B")]
-    pub before: Option<u64>,
-    /// Lines of context around each match (content mode).
-    #[serde(default, rename = "-C")]
-    pub around: Option<u64>,
-    /// Alias of -C.
-    #[serde(default)]
-    pub context: Option<u64>,
-    /// Print only the matched parts of lines (content mode).
-    #[serde(default, rename = "-o")]
-    pub only_matching: Option<bool>,
-    /// Let `.` match newlines and patterns span lines.
-    #[serde(default)]
-    pub multiline: Option<bool>,
-    /// Keep the first N lines or entries of the output (default 250, 0 = all).
-    #[serde(default)]
-    pub head_limit: Option<u64>,
-    /// Skip the first N lines or entries before head_limit.
-    #[serde(default)]
-    pub offset: Option<u64>,
-}
-
-/// What Grep prints.
-#[derive(Deserialize, JsonSchema, Clone, Copy, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum OutputMode {
-    Content,
-    #[default]
-    FilesWithMatches,
-    Count,
-}
-
-/// ripgrep's built-in file types that agents use, as globs.
-fn type_glob(t: &str) -> Option<&'static str> {
-    Some(match t {
-        "rust" | "rs" => "*.rs",
-        "py" | "python" => "*.{py,pyi}",
-        "js" => "*.{js,jsx,mjs,cjs,vue}",
-        "ts" | "typescript" => "*.{ts,tsx,cts,mts}",
-        "go" => "*.go",
-        "java" => "*.{java,jsp,properties}",
-        "c" => "*.{c,h,H}",
-        "cpp" => "*.{C,cc,cpp,cxx,c++,h,hh,hpp,hxx,inl}",
-        "cs" | "csharp" => "*.cs",
-        "rb" | "ruby" => "*.{rb,gemspec}",
-        "php" => "*.{php,php3,php4,php5,phtml}",
-        "swift" => "*.swift",
-        "kotlin" => "*.{kt,kts}",
-        "scala" => "*.{scala,sbt}",
-        "sh" => "*.{sh,bash,zsh,ksh}",
-        "md" | "markdown" => "*.{md,markdown,mdx,mkd}",
-        "json" => "*.{json,jsonl}",
-        "yaml" => "*.{yaml,yml}",
-        "toml" => "*.toml",
-        "html" => "*.{htm,html,xhtml}",
-        "css" => "*.{css,scss,sass,less}",
-        "sql" => "*.sql",
-        "txt" => "*.txt",
-        "xml" => "*.{xml,xsd,xsl}",
-        _ => return None,
-    })
-}
-
-fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
-    let i: GrepInput = match input("Grep", args) {
-        Ok(i) => i,
-        Err(e) => return Ok(e),
-    };
-    let base = i
-        .path
-        .clone()
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| c.cwd());
-    let (rel, abs) = match resolve(c, &base) {
-        Ok(p) => p,
-        Err(e) => return Ok(e),
-    };
-    let mut globs = Vec::new();
-    if let Some(t) = &i.file_type {
-        match type_glob(t) {
-            Some(g) => globs.push(g.to_string()),
-            None => return Ok(refuse(format!("unrecognized file type: {t}"))),
-        }
-    }
-    globs.extend(i.glob.clone());
-    let mode = i.output_mode.unwrap_or_default();
-    let around = i.around.or(i.context).unwrap_or(0);
-    let (before, after) = if mode == OutputMode::Content {
-        (i.before.unwrap_or(around), i.after.unwrap_or(around))
-    } else {
-        (0, 0)
-    };
-    let r = c.op(json!({
-        "op": "grep", "pattern": i.pattern, "path": rel, "globs": globs,
-        "ignore_case": i.ignore_case.unwrap_or(false), "multiline": i.multiline.unwrap_or(false),
-        "gitignore": true, "skip_dirs": [".git", ".svn", ".hg", ".bzr", ".jj", ".burrow"],
-        "before": before, "after": after,
-    }))?;
-    let v = match r {
-        Ok(v) => v,
-        Err(Failure::NotFound) => {
-            return Ok(refuse(format!("Path does not exist: {abs}")));
-        }
-        Err(Failure::InvalidPattern { message }) => {
-            return Ok(refuse(format!("Invalid regular expression: {message}")));
-        }
-        Err(f) => return Ok(refuse(format!("{abs}: {}", f.reason()))),
-    };
-    let mut files: Vec<&Value> = v
-        .get("files")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().collect())
-        .unwrap_or_default();
-    let skip = i.offset.unwrap_or(0) as usize;
-    let head = match i.head_limit {
-        Some(0) => usize::MAX,
-        Some(n) => n as usize,
-        None => GREP_HEAD_LIMIT,
-    };
-    let window =
-        |rows: Vec<String>| -> Vec<String> { rows.into_iter().skip(skip).take(head).collect() };
-    let path_of = |f: &Value| absolute(f.get("path").and_then(Value::as_str).unwrap_or(""));
-    let hits = |f: &Value| -> Vec<Value> {
-        f.get("lines")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    Ok(match mode {
-        OutputMode::FilesWithMatches => {
-            // Newest first, as Claude Code lists them.
-            files.sort_by_key(|f| {
-                std::cmp::Reverse(
-                    f.get("mtime_ns")
-                        .and_then(Value::as_str)
-                        .and_then(|t| t.parse::<i128>().ok())
-                        .unwrap_or(0),
-                )
-            });
-            let n = files.len();
-            let rows = window(files.iter().map(|f| path_of(f)).collect());
-            if n == 0 {
-                ToolOutput::text("No files found")
-            } else {
-                ToolOutput::text(format!(
-                    "Found {n} file{}\n{}",
-                    if n == 1 { "" } else { "s" },
-                    rows.join("\n")
-                ))
-            }
-        }
-        OutputMode::Count => {
-            let mut total = 0;
-            let mut rows = Vec::new();
-            for f in &files {
-                let count = hits(f)
-                    .iter()
-                    .filter(|l| l.get("match").and_then(Value::as_bool) == Some(true))
-                    .count();
-                total += count;
-                rows.push(format!("{}:{count}", path_of(f)));
-            }
-            let n = files.len();
-            if n == 0 {
-                ToolOutput::text("No matches found")
-            } else {
-                ToolOutput::text(format!(
-                    "{}\n\nFound {total} total occurrence{} across {n} file{}.",
-                    window(rows).join("\n"),
-                    if total == 1 { "" } else { "s" },
-                    if n == 1 { "" } else { "s" }
-                ))
-            }
-        }
-        OutputMode::Content => {
-            let numbers = i.line_numbers.unwrap_or(true);
-            let only = i.only_matching.unwrap_or(false);
-            let rx = if only {
-                regex::RegexBuilder::new(&i.pattern)
-                    .case_insensitive(i.ignore_case.unwrap_or(false))
-                    .build()
-                    .ok()
-            } else {
-                None
-            };
-            let mut rows = Vec::new();
-            let context = before > 0 || after > 0;
-            for f in &files {
-                let path = path_of(f);
-                let mut last: Option<u64> = None;
-                for l in hits(f) {
-                    let n = l.get("line").and_then(Value::as_u64).unwrap_or(0);
-                    let text = l.get("text").and_then(Value::as_str).unwrap_or("");
-                    let is_match = l.get("match").and_then(Value::as_bool) == Some(true);
-                    // rg's group separator: between non-adjacent groups and between files.
-                    let gap = match last {
-                        Some(p) => n > p + 1,
-                        None => !rows.is_empty(),
-                    };
-                    if context && gap {
-                        rows.push("--".to_string());
-                    }
-                    last = Some(n);
-                    let sep = if is_match { ':' } else { '-' };
-                    let prefix = if numbers {
-                        format!("{path}{sep}{n}{sep}")
-                    } else {
-                        format!("{path}{sep}")
-                    };
-                    match &rx {
-                        Some(rx) if is_match => {
-                            for m in rx.find_iter(text) {
-                                rows.push(format!("{prefix}{}", m.as_str()));
-                            }
-                        }
-                        Some(_) => {}
-                        None => rows.push(format!("{prefix}{text}")),
-                    }
-                }
-            }
-            if rows.is_empty() {
-                ToolOutput::text("No matches found")
-            } else {
-                ToolOutput::text(window(rows).join("\n"))
-            }
-        }
-    })
 }
 
 #[cfg(test)]
@@ -868,13 +679,74 @@ mod tests {
     use super::*;
 
     #[test]
-    fn output_is_trimmed_and_capped_like_claude_code() {
-        assert_eq!(trim_output("\n  \nhello\n  world  \n\n"), "hello\n  world");
-        let mut s = "a\n".repeat(20);
-        truncate_chars(&mut s, 10);
-        assert_eq!(s, "a\na\na\na\na\n\n\n... [15 lines truncated] ...");
-        assert_eq!(human_duration(120_000), "2m 0s");
-        assert_eq!(human_duration(1500), "1.5s");
-        assert_eq!(preview("abcdef", 3), "abc...");
+    fn sizes_and_previews_read_as_claude_code_writes_them() {
+        assert_eq!(human_size(300 * 1024), "300KB");
+        assert_eq!(human_size(30_001), "29.3KB");
+        assert_eq!(human_size(2000), "2KB");
+        assert_eq!(human_size(512), "512 bytes");
+        assert_eq!(human_size(3 << 20), "3MB");
+        assert_eq!(ellipsis("abcdef", 3), "abc...");
+        assert_eq!(preview("short", 10), ("short", false));
+        assert_eq!(preview("aaaa\nbbbb\ncc", 11), ("aaaa\nbbbb", true));
+        assert_eq!(preview("abcdefghij", 4), ("abcd", true));
+    }
+
+    #[test]
+    fn validation_speaks_claude_codes_words() {
+        let fields = &[
+            req("file_path", Kind::Str),
+            opt("limit", Kind::Whole { min: 1 }),
+        ];
+        let text = |r: Result<Value, ToolOutput>| match r {
+            Err(ToolOutput { content, .. }) => match &content[0] {
+                crate::tools::Content::Text { text } => text.clone(),
+                _ => String::new(),
+            },
+            Ok(v) => v.to_string(),
+        };
+        assert!(
+            text(validate("Read", &json!({}), fields)).ends_with(
+                "issue:\nThe required parameter `file_path` is missing</tool_use_error>"
+            )
+        );
+        assert!(
+            text(validate(
+                "Read",
+                &json!({ "file_path": "a", "x": 1 }),
+                fields
+            ))
+            .contains("An unexpected parameter `x` was provided")
+        );
+        assert!(
+            text(validate("Read", &json!({ "file_path": 3 }), fields)).contains(
+                "The parameter `file_path` type is expected as `string` but provided as `number`"
+            )
+        );
+        assert_eq!(
+            text(validate(
+                "Read",
+                &json!({ "file_path": "a", "limit": "5" }),
+                fields
+            )),
+            r#"{"file_path":"a","limit":5}"#
+        );
+        assert_eq!(
+            text(validate(
+                "Read",
+                &json!({ "file_path": "a", "limit": 0 }),
+                fields
+            )),
+            r#"{"file_path":"a"}"#
+        );
+    }
+
+    #[test]
+    fn old_read_marks_still_load() {
+        let r: Reads = serde_json::from_str(
+            r#"{"a.txt": 5, "b.txt": {"mtime": 6, "offset": 1, "limit": null, "partial": false}}"#,
+        )
+        .unwrap();
+        assert_eq!(r["a.txt"], ReadMark::written(5));
+        assert_eq!(r["b.txt"].offset, Some(1));
     }
 }
