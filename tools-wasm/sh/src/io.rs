@@ -3,14 +3,64 @@
 //! real stdout/stderr, a buffer (pipe or `$(...)`), a file, or nowhere.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::io::{Cursor, Read, Write};
 use std::rc::Rc;
+
+thread_local! {
+    /// The shell's own file descriptors as `exec` left them: 1 and 2 when redirected (the
+    /// shell's stdout and stderr write there), 3 and up when opened. They last for the call
+    /// (files are closed when it ends). A command's own redirections still win: they give it
+    /// other sinks.
+    static SHELL_FDS: RefCell<BTreeMap<i32, Sink>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// The sink `exec` gave descriptor `fd`, if any.
+pub fn shell_fd(fd: i32) -> Option<Sink> {
+    SHELL_FDS.with(|f| f.borrow().get(&fd).cloned())
+}
+
+/// Points the shell's descriptor `fd` at `sink` (None closes it).
+pub fn set_shell_fd(fd: i32, sink: Option<Sink>) {
+    // Stored resolved, so `exec 2>&1` means where fd 1 goes now, and never a cycle.
+    let sink = sink.map(|s| s.resolved());
+    SHELL_FDS.with(|f| {
+        let mut f = f.borrow_mut();
+        match sink {
+            Some(Sink::RealStdout) if fd == 1 => f.remove(&fd),
+            Some(Sink::RealStderr) if fd == 2 => f.remove(&fd),
+            Some(s) => f.insert(fd, s),
+            None => f.remove(&fd),
+        }
+    });
+}
+
+/// The shell's descriptors (for a subshell to restore when it ends).
+pub fn shell_fds() -> BTreeMap<i32, Sink> {
+    SHELL_FDS.with(|f| f.borrow().clone())
+}
+
+pub fn restore_shell_fds(fds: BTreeMap<i32, Sink>) {
+    SHELL_FDS.with(|f| *f.borrow_mut() = fds);
+}
+
+/// The lowest descriptor from 10 up that is free (bash's `{var}>` allocation).
+pub fn free_shell_fd() -> i32 {
+    SHELL_FDS.with(|f| {
+        let f = f.borrow();
+        (10..).find(|n| !f.contains_key(n)).unwrap_or(10)
+    })
+}
 
 /// Where a file descriptor's bytes go.
 #[derive(Clone)]
 pub enum Sink {
+    /// The shell's stdout (where `exec` last pointed descriptor 1; the call's stdout at first).
     Stdout,
     Stderr,
+    /// The call's own stdout and stderr, whatever `exec` did since (what `exec 4>&1` saves).
+    RealStdout,
+    RealStderr,
     Buf(Rc<RefCell<Vec<u8>>>),
     /// A pipe into a stage that reads only a known prefix (`head`).
     Pipe(Rc<RefCell<Pipe>>),
@@ -76,14 +126,25 @@ impl Sink {
         matches!(self, Sink::Pipe(p) if p.borrow().broken)
     }
 
+    /// The sink the shell's stdout or stderr stands for now (`exec >file` moved it).
+    fn resolved(self) -> Sink {
+        match &self {
+            Sink::Stdout => shell_fd(1).unwrap_or(Sink::RealStdout),
+            Sink::Stderr => shell_fd(2).unwrap_or(Sink::RealStderr),
+            _ => self,
+        }
+    }
+
     pub fn write(&self, bytes: &[u8]) {
         // Write errors (a closed stdout, a full quota) end up as a short write; the command
         // still completes, as in a shell whose output pipe was closed.
         match self {
-            Sink::Stdout => {
+            Sink::Stdout if let Some(s) = shell_fd(1) => s.write(bytes),
+            Sink::Stderr if let Some(s) = shell_fd(2) => s.write(bytes),
+            Sink::Stdout | Sink::RealStdout => {
                 let _ = std::io::stdout().write_all(bytes);
             }
-            Sink::Stderr => {
+            Sink::Stderr | Sink::RealStderr => {
                 let _ = std::io::stderr().write_all(bytes);
             }
             Sink::Buf(b) => b.borrow_mut().extend_from_slice(bytes),
@@ -106,10 +167,10 @@ impl Sink {
 
     pub fn flush(&self) {
         match self {
-            Sink::Stdout => {
+            Sink::Stdout | Sink::RealStdout => {
                 let _ = std::io::stdout().flush();
             }
-            Sink::Stderr => {
+            Sink::Stderr | Sink::RealStderr => {
                 let _ = std::io::stderr().flush();
             }
             _ => {}

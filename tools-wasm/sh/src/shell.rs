@@ -622,15 +622,22 @@ impl Shell {
             CompoundCommand::BraceGroup(g) => self.run_list(&g.list, io),
             CompoundCommand::Subshell(s) => {
                 let mut sub = self.subshell();
+                // A subshell's `exec` redirections end with it.
+                let fds = crate::io::shell_fds();
                 let status = match sub.run_list(&s.list, io) {
                     Ok(s) => s,
                     Err(Flow::Exit(s)) => {
                         crate::sys::take_fatal();
                         s
                     }
-                    Err(f) => return Err(f),
+                    Err(f) => {
+                        crate::io::restore_shell_fds(fds);
+                        return Err(f);
+                    }
                 };
-                Ok(sub.finish(status, io))
+                let status = sub.finish(status, io);
+                crate::io::restore_shell_fds(fds);
+                Ok(status)
             }
             CompoundCommand::IfClause(c) => {
                 self.condition_depth += 1;
@@ -813,12 +820,14 @@ impl Shell {
                                 }
                                 _ => None,
                             };
-                            let sink = match src {
-                                Some(1) => io.out.clone(),
-                                Some(2) => io.err.clone(),
+                            let opened = src.filter(|n| *n >= 3).and_then(crate::io::shell_fd);
+                            let sink = match (src, opened) {
+                                (_, Some(s)) => s,
+                                (Some(1), _) => io.out.clone(),
+                                (Some(2), _) => io.err.clone(),
                                 _ => {
                                     io.eprint(&format!(
-                                        "bash: {}: bad file descriptor\n",
+                                        "bash: {}: Bad file descriptor\n",
                                         src.unwrap_or(-1)
                                     ));
                                     return Ok(None);
@@ -1026,6 +1035,14 @@ impl Shell {
             return r;
         }
         let argv = crate::expand::words(self, &words, io)?;
+        // `exec` with only redirections (and `{var}` names for them) changes the shell's own
+        // descriptors for the rest of the call.
+        if argv.first().map(String::as_str) == Some("exec")
+            && !redirects.is_empty()
+            && argv[1..].iter().all(|a| fd_var(a).is_some())
+        {
+            return self.exec_redirects(&argv[1..], &redirects, io);
+        }
         let io2 = match self.apply_redirects(&redirects, io)? {
             Some(io) => io,
             None => return Ok(1),
@@ -1069,6 +1086,66 @@ impl Shell {
         }
         io2.out.flush();
         r
+    }
+
+    /// `exec 3> file`, `exec >> log 2>&1`, `exec {fd}> file`, `exec 3>&-`: points the shell's
+    /// descriptors at files or other descriptors, or closes them. Input descriptors
+    /// (`exec 3< file`) are refused.
+    fn exec_redirects(&mut self, names: &[String], redirects: &[IoRedirect], io: &Io) -> Status {
+        let mut names = names.iter().filter_map(|n| fd_var(n));
+        for r in redirects {
+            let IoRedirect::File(fd, kind, target) = r else {
+                io.eprint("bash: exec: here-documents and here-strings cannot be kept open in burrow's shell\n");
+                return Ok(1);
+            };
+            let closing = match target {
+                IoFileRedirectTarget::Duplicate(w) => {
+                    crate::expand::single(self, &w.value, io)? == "-"
+                }
+                _ => false,
+            };
+            let input = matches!(
+                kind,
+                IoFileRedirectKind::Read
+                    | IoFileRedirectKind::DuplicateInput
+                    | IoFileRedirectKind::ReadAndWrite
+            );
+            let fd = match (fd, names.next()) {
+                (Some(n), _) => *n,
+                (None, Some(var)) if closing => match self.get(var).and_then(|v| v.parse().ok()) {
+                    Some(n) => n,
+                    None => {
+                        io.eprint(&format!("bash: {var}: ambiguous redirect\n"));
+                        return Ok(1);
+                    }
+                },
+                (None, Some(var)) => {
+                    let n = crate::io::free_shell_fd();
+                    self.set(var, n.to_string());
+                    n
+                }
+                (None, None) if input => 0,
+                (None, None) => 1,
+            };
+            if closing {
+                let closed = (fd <= 2).then_some(Sink::Null);
+                crate::io::set_shell_fd(fd, closed);
+                continue;
+            }
+            if input {
+                io.eprint(&format!(
+                    "bash: exec: {fd}<: input descriptors cannot be kept open in burrow's shell\n"
+                ));
+                return Ok(1);
+            }
+            // Open it as the command's stdout would be, then keep that sink as `fd`.
+            let one = IoRedirect::File(Some(1), kind.clone(), target.clone());
+            let Some(opened) = self.apply_redirects(&[one], io)? else {
+                return Ok(1);
+            };
+            crate::io::set_shell_fd(fd, Some(opened.out));
+        }
+        Ok(0)
     }
 
     pub fn assign(&mut self, a: &ast::Assignment, io: &Io) -> Result<(), Flow> {
@@ -1374,6 +1451,16 @@ fn reads_prefix(cmd: &Command) -> Option<crate::io::Wants> {
         i += 1;
     }
     Some(wants)
+}
+
+/// The variable name of a `{name}` word (bash's `exec {fd}> file`), if it is one.
+fn fd_var(word: &str) -> Option<&str> {
+    let name = word.strip_prefix('{')?.strip_suffix('}')?;
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    ((first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then_some(name)
 }
 
 fn set_fd(io: &mut Io, fd: i32, sink: Sink) {
