@@ -514,6 +514,12 @@ fn calls() -> Vec<Value> {
             json!({ "path": ws("notes"), "output_mode": "content", "-n": false }),
         ),
     );
+    // Each command is a whole shell: its EXIT trap runs when it ends, and is gone after.
+    add(
+        "Bash",
+        json!({ "command": "trap 'echo cleanup' EXIT; echo work" }),
+    );
+    add("Bash", json!({ "command": "echo next" }));
     c
 }
 
@@ -847,12 +853,30 @@ fn reference(tree: &Path, tmp: &Path, calls: &[Value]) -> Recording {
     live
 }
 
-/// Where a result too large to return was saved differs by design (Claude Code: its project
-/// directory under `~/.claude`; burrow: `/tmp/tool-results/` in the sandbox).
-fn normalise(v: &Value) -> Value {
+/// What is compared of a result:
+/// - where a result too large to return was saved differs by design (Claude Code: its project
+///   directory under `~/.claude`; burrow: `/tmp/tool-results/` in the sandbox);
+/// - Grep's content and count lines come in the order ripgrep's parallel threads finish the
+///   files (it varies from run to run), so unless the output was cut by a limit they are
+///   compared as a set.
+fn normalise(call: &Value, v: &Value) -> Value {
     let text = v.to_string();
     let re = regex::Regex::new(r"Full output saved to: [^ ]+?\.txt").unwrap();
-    serde_json::from_str(&re.replace_all(&text, "Full output saved to: <file>")).unwrap()
+    let mut v: Value =
+        serde_json::from_str(&re.replace_all(&text, "Full output saved to: <file>")).unwrap();
+    let mode = call["input"]["output_mode"].as_str().unwrap_or("");
+    if call["tool"] == "Grep"
+        && (mode == "content" || mode == "count")
+        && let Some(t) = v["content"][0]["text"].as_str()
+        && !t.contains("pagination")
+        && !t.starts_with("<persisted-output>")
+    {
+        let (body, tail) = t.split_once("\n\nFound ").unwrap_or((t, ""));
+        let mut lines: Vec<&str> = body.lines().collect();
+        lines.sort_unstable();
+        v["content"][0]["text"] = json!(format!("{}|{tail}", lines.join("\n")));
+    }
+    v
 }
 
 /// At most `n` characters of a result, for failure messages.
@@ -900,7 +924,7 @@ fn claude_code_family_matches_the_real_claude_code() {
         if let Some(path) = ours.to_string().split("Full output saved to: ").nth(1) {
             saved.push(path.split(".txt").next().unwrap_or("").to_string() + ".txt");
         }
-        if normalise(&ours) != normalise(theirs) && !known.contains_key(&i) {
+        if normalise(call, &ours) != normalise(call, theirs) && !known.contains_key(&i) {
             mismatches.push(format!(
                 "#{i} {call}\n  burrow:      {}\n  claude code: {}",
                 clip(&ours, 600),

@@ -317,8 +317,9 @@ impl Toolbox {
     }
 }
 
-/// Largest answer of the file-tools component, in bytes.
-pub const FS_ANSWER_MAX: usize = 1 << 30;
+/// Largest answer of the file-tools component, in bytes (a search over a large tree; the
+/// host holds it in memory a few times over while parsing).
+pub const FS_ANSWER_MAX: usize = 256 << 20;
 
 impl Toolbox {
     /// Runs a shell command in `txn` (the session's shell state lives in the workspace), with
@@ -332,6 +333,28 @@ impl Toolbox {
         env: &[(String, String)],
     ) -> Result<(Txn, crate::RunReport), RunError> {
         self.shell_input(txn, command, restart, limits, env, Vec::new())
+    }
+
+    /// A whole shell, as `bash -c` runs one: it starts from the shell state in `txn` when
+    /// there is one (fresh, with `$PWD` from `env`, when not), its EXIT trap runs at the end,
+    /// and the state it ends with is saved.
+    pub fn shell_whole(
+        &self,
+        txn: Txn,
+        command: &str,
+        limits: &Limits,
+        env: &[(String, String)],
+    ) -> Result<(Txn, crate::RunReport), RunError> {
+        let opts = RunOptions {
+            program_name: "bash".into(),
+            args: vec!["--whole-shell".into(), "-c".into(), command.to_string()],
+            limits: limits.clone(),
+            env: env.to_vec(),
+            mounts: self.shell_mounts(),
+            ..Default::default()
+        };
+        let sh = self.program(&self.sh, (SH_WASM, SH_CWASM, SH_HASH))?;
+        self.engine.run_txn(sh, txn, &opts)
     }
 
     /// [`Toolbox::shell`] with bytes on the command's standard input.

@@ -427,16 +427,6 @@ fn grep(r: GrepRequest) -> R {
         .map_err(|e| Failure::InvalidPattern {
             message: e.to_string(),
         })?;
-    let mut filters = Vec::new();
-    for g in r.glob.iter().chain(r.globs.iter()) {
-        filters.push(
-            globset::Glob::new(g)
-                .map_err(|e| Failure::InvalidPattern {
-                    message: e.to_string(),
-                })?
-                .compile_matcher(),
-        );
-    }
     let compile = |globs: &[String]| -> Result<Vec<globset::GlobMatcher>, Failure> {
         globs
             .iter()
@@ -449,6 +439,8 @@ fn grep(r: GrepRequest) -> R {
             })
             .collect()
     };
+    let all: Vec<String> = r.glob.iter().chain(r.globs.iter()).cloned().collect();
+    let filters = compile(&all)?;
     let any = compile(&r.any_globs)?;
     let not = compile(&r.not_globs)?;
     let meta = fs::metadata(&r.path).map_err(io)?;

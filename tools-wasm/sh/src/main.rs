@@ -3,7 +3,9 @@
 //! `sh -c 'COMMAND'` runs COMMAND in the session's shell state (loaded from and saved to the
 //! workspace, see `state.rs`), with stdout and stderr streamed and the exit status reported
 //! through `wasi:cli/exit.exit-with-code`. `sh --restart` resets the state. Without -c the
-//! script is read from stdin; with -c, stdin is the command's.
+//! script is read from stdin; with -c, stdin is the command's. `--no-state` runs a whole
+//! shell (`bash -c`: fresh, its EXIT trap runs at the end, nothing saved); `--whole-shell` is
+//! the same but saves the state it ends with (the Claude Code family keeps the cwd that way).
 
 mod archive;
 mod awk;
@@ -47,6 +49,7 @@ fn main() {
         None => String::from_utf8_lossy(&std::mem::take(&mut input)).into_owned(),
     };
     let stateless = args.iter().any(|a| a == "--no-state");
+    let whole = stateless || args.iter().any(|a| a == "--whole-shell");
     let mut sh = if stateless {
         state::fresh()
     } else {
@@ -60,7 +63,7 @@ fn main() {
     };
     let status = match sh.run_script(&script, &io) {
         // Without saved state this is a whole shell (`bash -c`), which ends here.
-        Ok(s) if stateless => sh.finish(s, &io),
+        Ok(s) if whole => sh.finish(s, &io),
         Ok(s) => s,
         // `exit` ends the session's shell: its EXIT trap runs (the state is kept). A fatal
         // error (an unbound variable under `set -u`) ends it with bash's 127.

@@ -1,5 +1,6 @@
-//! Bash, as Claude Code runs it: every command starts a fresh shell in the working directory
-//! the previous one left (variables, functions and aliases do not carry over); a directory
+//! Bash, as Claude Code runs it: every command is a whole fresh shell (`bash -c`: variables,
+//! functions, aliases and traps do not carry over; an EXIT trap runs when the command ends)
+//! in the working directory the previous one left; a directory
 //! outside the workspace is reset, with Claude Code's note. Output is stdout and stderr as
 //! written; a failing command answers `Exit code N` first; output over 30,000 characters is
 //! saved to a file in the sandbox and previewed.
@@ -84,7 +85,7 @@ pub(super) fn bash(mut c: Call<'_>, args: &Value) -> Result<Outcome, RunError> {
     env.push(("PWD".into(), cwd));
     let report = {
         let txn = c.take()?;
-        match c.tb.shell(txn, &i.command, false, &limits, &env) {
+        match c.tb.shell_whole(txn, &i.command, &limits, &env) {
             Ok((txn, report)) => {
                 c.txn = Some(txn);
                 report
