@@ -1539,6 +1539,7 @@ fn trap(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
 /// The `shopt` options burrow implements.
 const SHOPTS: &[&str] = &[
     "dotglob",
+    "extglob",
     "globstar",
     "nocaseglob",
     "nullglob",
@@ -1635,7 +1636,6 @@ const KNOWN_SHOPTS: &[&str] = &[
     "dirspell",
     "execfail",
     "extdebug",
-    "extglob",
     "extquote",
     "failglob",
     "force_fignore",

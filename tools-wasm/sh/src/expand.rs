@@ -97,7 +97,7 @@ pub fn pattern(sh: &mut Shell, raw: &str, io: &Io) -> Result<String, Flow> {
         for s in segs {
             if s.quoted {
                 for c in s.text.chars() {
-                    if "*?[]\\".contains(c) {
+                    if "*?[]\\()|@!+".contains(c) {
                         out.push('\\');
                     }
                     out.push(c);
@@ -454,20 +454,22 @@ fn split_fields(sh: &Shell, f: Fields) -> Vec<Vec<Seg>> {
     out
 }
 
-fn has_glob(segs: &[Seg]) -> bool {
-    segs.iter()
-        .any(|s| !s.quoted && s.text.contains(['*', '?', '[']))
+fn has_glob(sh: &Shell, segs: &[Seg]) -> bool {
+    let ext = sh.options.shopt("extglob");
+    segs.iter().any(|s| {
+        !s.quoted && (s.text.contains(['*', '?', '[']) || (ext && crate::extglob::has_ext(&s.text)))
+    })
 }
 
 fn glob_field(sh: &Shell, segs: &[Seg]) -> Vec<String> {
     let literal: String = segs.iter().map(|s| s.text.as_str()).collect();
-    if sh.options.noglob || !has_glob(segs) {
+    if sh.options.noglob || !has_glob(sh, segs) {
         return vec![literal];
     }
     let mut pat = String::new();
     for s in segs {
         for c in s.text.chars() {
-            if s.quoted && "*?[]\\".contains(c) {
+            if s.quoted && "*?[]\\()|@!+".contains(c) {
                 pat.push('\\');
             }
             pat.push(c);
@@ -491,7 +493,8 @@ pub fn glob(sh: &Shell, pat: &str) -> Vec<String> {
     for (i, comp) in comps.iter().enumerate() {
         let last = i + 1 == comps.len();
         let mut next = Vec::new();
-        let is_pat = comp.contains(['*', '?', '[']);
+        let ext = sh.options.shopt("extglob") && crate::extglob::has_ext(comp);
+        let is_pat = ext || comp.contains(['*', '?', '[']);
         // globstar: `**` alone matches any depth of directories (and, last, everything).
         if *comp == "**" && sh.options.shopt("globstar") {
             for c in &cands {
@@ -514,7 +517,22 @@ pub fn glob(sh: &Shell, pat: &str) -> Vec<String> {
             } else {
                 sh.path(c).to_string_lossy().into_owned()
             };
-            if is_pat {
+            if ext {
+                let Ok(rd) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                for n in crate::text::sorted_names(rd) {
+                    if n.starts_with('.') && !comp.starts_with('.') && !dotglob {
+                        continue;
+                    }
+                    if crate::extglob::matches(comp, &n, nocase) {
+                        let p = join(c, &n);
+                        if last || sh.path(&p).is_dir() {
+                            next.push(p);
+                        }
+                    }
+                }
+            } else if is_pat {
                 let re = if nocase {
                     regex::Regex::new(&format!("(?i)^(?s:{})$", pattern_body(comp))).ok()
                 } else {
@@ -689,6 +707,16 @@ fn pattern_body(pat: &str) -> String {
 
 pub fn pattern_matches(pat: &str, s: &str) -> bool {
     pattern_regex(pat).is_some_and(|r| r.is_match(s))
+}
+
+/// [`pattern_matches`] for the shell's own patterns (`case`, `[[ == ]]`), which take bash's
+/// extended patterns when `shopt -s extglob` is on.
+pub fn shell_pattern_matches(sh: &Shell, pat: &str, s: &str) -> bool {
+    if sh.options.shopt("extglob") && crate::extglob::has_ext(pat) {
+        crate::extglob::matches(pat, s, false)
+    } else {
+        pattern_matches(pat, s)
+    }
 }
 
 fn param_name(p: &Parameter) -> String {

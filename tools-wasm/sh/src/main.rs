@@ -15,6 +15,7 @@ mod coreutils;
 mod curl;
 mod disk;
 mod expand;
+mod extglob;
 mod extra;
 mod files;
 mod find;

@@ -737,7 +737,7 @@ impl Shell {
                     if !matched {
                         for p in &item.patterns {
                             let pat = crate::expand::pattern(self, &p.value, io)?;
-                            if crate::expand::pattern_matches(&pat, &value) {
+                            if crate::expand::shell_pattern_matches(self, &pat, &value) {
                                 matched = true;
                                 break;
                             }

@@ -145,7 +145,7 @@ pub fn extended(sh: &mut Shell, e: &ExtendedTestExpr, io: &Io) -> Result<bool, S
                 | BinaryPredicate::StringDoesNotExactlyMatchPattern => {
                     let pat = crate::expand::pattern(sh, &b.value, io)
                         .map_err(|_| "bad pattern".to_string())?;
-                    let m = crate::expand::pattern_matches(&pat, &left);
+                    let m = crate::expand::shell_pattern_matches(sh, &pat, &left);
                     if matches!(p, BinaryPredicate::StringExactlyMatchesPattern) {
                         m
                     } else {
