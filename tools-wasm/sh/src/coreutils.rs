@@ -457,7 +457,39 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         "sed" => return Some(Ok(crate::text::sed(sh, args, io))),
         "sort" => return Some(Ok(crate::sort::sort(sh, args, io))),
         "uniq" => {
-            let a = args!(cmd, args, "cdui", "", io);
+            let a = args!(cmd, args, "cdui", "fsw", io);
+            let num = |c: char| -> Result<Option<usize>, i32> {
+                match a.value(c) {
+                    None => Ok(None),
+                    Some(v) => v.parse().map(Some).map_err(|_| {
+                        let what = match c {
+                            'f' => "number of fields to skip",
+                            's' => "number of bytes to skip",
+                            _ => "number of bytes to compare",
+                        };
+                        io.eprint(&format!("uniq: {v}: invalid {what}\n"));
+                        1
+                    }),
+                }
+            };
+            let (skip_fields, skip_chars, width) = match (num('f'), num('s'), num('w')) {
+                (Ok(f), Ok(s), Ok(w)) => (f.unwrap_or(0), s.unwrap_or(0), w),
+                _ => return Some(Ok(1)),
+            };
+            // The part of a line compared: -f fields (blanks then non-blanks) and -s
+            // characters skipped, then at most -w characters.
+            let key = |line: &str| -> String {
+                let mut rest = line;
+                for _ in 0..skip_fields {
+                    rest = rest.trim_start_matches([' ', '\t']);
+                    rest = rest.trim_start_matches(|c: char| c != ' ' && c != '\t');
+                }
+                let chars = rest.chars().skip(skip_chars);
+                match width {
+                    Some(w) => chars.take(w).collect(),
+                    None => chars.collect(),
+                }
+            };
             let files = inputs(
                 sh,
                 cmd,
@@ -471,8 +503,9 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             let mut groups: Vec<(String, usize)> = Vec::new();
             for line in crate::text::lines(&text) {
                 let same = groups.last().is_some_and(|(g, _)| {
+                    let (g, line) = (key(g), key(line));
                     if a.has('i') {
-                        g.eq_ignore_ascii_case(line)
+                        g.to_lowercase() == line.to_lowercase()
                     } else {
                         g == line
                     }

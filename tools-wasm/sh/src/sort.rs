@@ -457,6 +457,13 @@ pub fn sort(sh: &Shell, args: &[String], io: &Io) -> i32 {
                     None => return invalid(io, "option '--field-separator' requires an argument"),
                 },
                 "output" => output = value(&mut i),
+                // Threads, memory and the temporary directory change how GNU sort works, not
+                // what it prints.
+                "parallel" | "buffer-size" | "temporary-directory" => {
+                    if value(&mut i).is_none() {
+                        return invalid(io, &format!("option '--{name}' requires an argument"));
+                    }
+                }
                 _ => {
                     return invalid(io, &format!("unrecognized option '{a}'"));
                 }

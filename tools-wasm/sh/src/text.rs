@@ -223,6 +223,9 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
                 "only-matching" => {
                     flags.insert('o');
                 }
+                "perl-regexp" => {
+                    flags.insert('P');
+                }
                 "color" | "colour" => {}
                 // rg's ignore files (`all`: .gitignore too, `dot`: .ignore/.rgignore only);
                 // the shell's own flag, not GNU grep's.
@@ -268,7 +271,7 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
                         _ => max_count = v.parse().ok(),
                     }
                     break;
-                } else if "rRnilLcvEFowxqsHhIZ".contains(c) {
+                } else if "rRnilLcvEFPowxqsHhIZ".contains(c) {
                     flags.insert(c);
                 } else if c.is_ascii_digit() {
                     let n: String = body[j..]
@@ -297,12 +300,17 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     }
     let fixed = flags.contains(&'F') || cmd == "fgrep";
     let extended = flags.contains(&'E') || cmd == "egrep";
+    // -P: Perl syntax, which the regex crate reads natively except look-around,
+    // back-references and \K; those are refused below, never matched differently.
+    let perl = flags.contains(&'P');
     let parts: Vec<String> = pats
         .iter()
         .flat_map(|p| p.split('\n').map(String::from).collect::<Vec<_>>())
         .map(|p| {
             if fixed {
                 regex::escape(&p)
+            } else if perl {
+                p.clone()
             } else if extended {
                 ere(&p)
             } else {
@@ -332,6 +340,13 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     .build()
     {
         Ok(r) => r,
+        Err(e) if perl => {
+            io.eprint(&format!(
+                "{cmd}: this Perl regex needs a feature burrow's grep -P does not have (look-around, back-references, \\K or possessive quantifiers): {}\n",
+                regex_error(&e)
+            ));
+            return 2;
+        }
         Err(e) => {
             io.eprint(&format!("{cmd}: {}\n", regex_error(&e)));
             return 2;
@@ -1074,9 +1089,51 @@ pub fn cut(sh: &Shell, args: &[String], io: &Io) -> i32 {
     let (mut fields, mut chars) = (None, None);
     let mut files = Vec::new();
     let mut suppress = false;
+    let mut complement = false;
+    let mut out_delim: Option<String> = None;
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
+        if let Some(long) = a.strip_prefix("--").filter(|l| !l.is_empty()) {
+            let (k, v) = match long.split_once('=') {
+                Some((k, v)) => (k, Some(v.to_string())),
+                None => (long, None),
+            };
+            let needs = matches!(
+                k,
+                "delimiter" | "fields" | "characters" | "bytes" | "output-delimiter"
+            );
+            let v = match (needs, v) {
+                (true, Some(v)) => Some(v),
+                (true, None) => {
+                    i += 1;
+                    match args.get(i) {
+                        Some(v) => Some(v.clone()),
+                        None => {
+                            io.eprint(&format!("cut: option '--{k}' requires an argument\nTry 'cut --help' for more information.\n"));
+                            return 1;
+                        }
+                    }
+                }
+                (false, _) => None,
+            };
+            match k {
+                "delimiter" => delim = v.and_then(|d| d.chars().next()).unwrap_or('\t'),
+                "fields" => fields = v,
+                "characters" | "bytes" => chars = v,
+                "output-delimiter" => out_delim = v,
+                "only-delimited" => suppress = true,
+                "complement" => complement = true,
+                _ => {
+                    io.eprint(&format!(
+                        "cut: unrecognized option '{a}'\nTry 'cut --help' for more information.\n"
+                    ));
+                    return 1;
+                }
+            }
+            i += 1;
+            continue;
+        }
         let mut take = |flag: &str| -> Option<String> {
             if a == flag {
                 i += 1;
@@ -1116,7 +1173,7 @@ pub fn cut(sh: &Shell, args: &[String], io: &Io) -> i32 {
         io.eprint("cut: fields and positions are numbered from 1\nTry 'cut --help' for more information.\n");
         return 1;
     };
-    let sel = |n: usize| rs.iter().any(|&(a, b)| n >= a && n <= b);
+    let sel = |n: usize| rs.iter().any(|&(a, b)| n >= a && n <= b) != complement;
     let mut status = 0;
     let mut data = Vec::new();
     if files.is_empty() {
@@ -1148,14 +1205,20 @@ pub fn cut(sh: &Shell, args: &[String], io: &Io) -> i32 {
                 .filter(|(k, _)| sel(k + 1))
                 .map(|(_, p)| p)
                 .collect();
-            out.push_str(&parts.join(&delim.to_string()));
+            let joint = out_delim.clone().unwrap_or_else(|| delim.to_string());
+            out.push_str(&parts.join(&joint));
         } else {
-            out.extend(
-                l.chars()
-                    .enumerate()
-                    .filter(|(k, _)| sel(k + 1))
-                    .map(|(_, c)| c),
-            );
+            // With --output-delimiter, it separates runs of selected characters.
+            let mut last: Option<usize> = None;
+            for (k, c) in l.chars().enumerate().filter(|(k, _)| sel(k + 1)) {
+                if let (Some(d), Some(p)) = (&out_delim, last)
+                    && k > p + 1
+                {
+                    out.push_str(d);
+                }
+                out.push(c);
+                last = Some(k);
+            }
         }
         out.push('\n');
     }
