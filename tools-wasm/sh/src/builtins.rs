@@ -362,6 +362,40 @@ pub fn printf_bytes(fmt: &str, rest: &[&str], err: &mut dyn FnMut(String)) -> (V
                 spec.push(chars[j]);
                 j += 1;
             }
+            // `%(FORMAT)T`: a time (seconds since the epoch; -1 or none for now) through
+            // strftime, as bash's printf does.
+            if chars.get(j) == Some(&'(')
+                && let Some(close) = (j + 1..chars.len().saturating_sub(1))
+                    .find(|&k| chars[k] == ')' && chars[k + 1] == 'T')
+            {
+                let tfmt: String = chars[j + 1..close].iter().collect();
+                let arg = rest.get(idx).copied();
+                idx += 1;
+                let now = || {
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| d.as_secs() as i64)
+                        .unwrap_or(0)
+                };
+                let secs = match arg.map(str::trim) {
+                    None | Some("" | "-1" | "-2") => now(),
+                    Some(a) => parse_int(a).unwrap_or_else(|| {
+                        err(format!("printf: {a}: invalid number\n"));
+                        status = 1;
+                        0
+                    }),
+                };
+                let (left, _, width, prec) = parse_spec(&spec);
+                let mut t = crate::text::strftime(secs, &tfmt);
+                if let Some(p) = prec {
+                    t = t.chars().take(p).collect();
+                }
+                let pad = " ".repeat(width.saturating_sub(t.chars().count()));
+                let t = if left { t + &pad } else { pad + &t };
+                out.extend_from_slice(t.as_bytes());
+                i = close + 2;
+                continue;
+            }
             let Some(&conv) = chars.get(j) else {
                 out.extend_from_slice(spec.as_bytes());
                 break;

@@ -460,9 +460,47 @@ fn canonical(sh: &Shell, path: &str, all: bool, parents: bool) -> Result<String,
 
 /// `readlink [-f|-e|-m] [-n] FILE...` and `realpath [-e|-m] [-s] FILE...`.
 pub fn resolve(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
-    let has = |f: &str| args.iter().any(|a| a == f);
+    // Long options: GNU's, as their short forms; --relative-to/--relative-base (realpath).
+    let mut short: Vec<String> = Vec::new();
+    let (mut relative_to, mut relative_base) = (None, None);
+    for a in args.iter().filter(|a| a.starts_with("--") && a.len() > 2) {
+        let (name, value) = match a[2..].split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (&a[2..], None),
+        };
+        let flag = match (cmd, name) {
+            (_, "canonicalize") => "-f",
+            (_, "canonicalize-existing") => "-e",
+            (_, "canonicalize-missing") => "-m",
+            (_, "quiet" | "silent" | "verbose" | "logical" | "physical") => "",
+            (_, "zero") => "-z",
+            ("readlink", "no-newline") => "-n",
+            ("realpath", "no-symlinks" | "strip") => "-s",
+            ("realpath", "relative-to") if value.is_some() => {
+                relative_to = value;
+                ""
+            }
+            ("realpath", "relative-base") if value.is_some() => {
+                relative_base = value;
+                ""
+            }
+            _ => {
+                io.eprint(&format!(
+                    "{cmd}: unrecognized option '{a}'\nTry '{cmd} --help' for more information.\n"
+                ));
+                return 1;
+            }
+        };
+        short.push(flag.to_string());
+    }
+    let has = |f: &str| args.iter().chain(short.iter()).any(|a| a == f);
+    let zero = has("-z");
     let (mut mode, newline) = (if cmd == "realpath" { 'E' } else { ' ' }, !has("-n"));
-    for a in args.iter().filter(|a| a.starts_with('-') && a.len() > 1) {
+    for a in args
+        .iter()
+        .chain(short.iter())
+        .filter(|a| a.starts_with('-') && !a.starts_with("--") && a.len() > 1)
+    {
         for c in a[1..].chars() {
             match c {
                 'f' => mode = 'E',
@@ -484,7 +522,20 @@ pub fn resolve(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
         return 1;
     }
     let mut status = 0;
-    let end = if newline { "\n" } else { "" };
+    let end = if zero {
+        "\0"
+    } else if newline {
+        "\n"
+    } else {
+        ""
+    };
+    // The directories results are made relative to, resolved as realpath resolves them.
+    let to = relative_to
+        .as_deref()
+        .map(|d| canonical(sh, d, false, false));
+    let base = relative_base
+        .as_deref()
+        .map(|d| canonical(sh, d, false, false));
     for f in files {
         let out = if strip_only {
             Ok(crate::builtins::normalize(&sh.path(f).to_string_lossy()))
@@ -500,6 +551,16 @@ pub fn resolve(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
         } else {
             canonical(sh, f, mode == 'e', mode == 'E')
         };
+        // --relative-base: only paths under it are made relative (to --relative-to when
+        // given, else to it).
+        let under =
+            |p: &str, b: &str| p == b || p.starts_with(&format!("{}/", b.trim_end_matches('/')));
+        let out = match (out, &to, &base) {
+            (Ok(p), _, Some(Ok(b))) if !under(&p, b) => Ok(p),
+            (Ok(p), Some(Ok(t)), _) => Ok(relative(&p, t)),
+            (Ok(p), None, Some(Ok(b))) => Ok(relative(&p, b)),
+            (out, _, _) => out,
+        };
         match out {
             Ok(p) => io.print(&format!("{p}{end}")),
             Err(e) => {
@@ -511,6 +572,21 @@ pub fn resolve(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
         }
     }
     status
+}
+
+/// `path` relative to the directory `from` (both absolute and normalised): `..` for each of
+/// `from`'s components past their common prefix, then the rest of `path`.
+fn relative(path: &str, from: &str) -> String {
+    let p: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+    let f: Vec<&str> = from.split('/').filter(|c| !c.is_empty()).collect();
+    let common = p.iter().zip(&f).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<&str> = vec![".."; f.len() - common];
+    parts.extend(&p[common..]);
+    if parts.is_empty() {
+        ".".into()
+    } else {
+        parts.join("/")
+    }
 }
 
 /// `stat -c FORMAT` / `--format=FORMAT` / `--printf=FORMAT` for each file; None when no
