@@ -104,6 +104,18 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         },
         "exec" if !args.is_empty() => sh.dispatch(args, io),
         "exec" => Ok(0),
+        // `let EXPR...`: arithmetic, status 1 when the last value is 0.
+        "let" if args.is_empty() => {
+            io.eprint("bash: let: expression expected\n");
+            Ok(1)
+        }
+        "let" => (|| {
+            let mut last = 0;
+            for a in args {
+                last = crate::expand::arith_str(sh, a, io)?;
+            }
+            Ok(i32::from(last == 0))
+        })(),
         "trap" => Ok(trap(sh, args, io)),
         "shopt" => Ok(shopt(sh, args, io)),
         // No background jobs in a sandboxed call: nothing to wait for or list.
@@ -1360,6 +1372,7 @@ const SHELL_ONLY: &[&str] = &[
     "type",
     "command",
     "exec",
+    "let",
     "wait",
     "hash",
     "shopt",
