@@ -1368,10 +1368,13 @@ impl Shell {
             err: io.err.clone(),
         };
         let mut sub = self.subshell();
+        // Like `( ... )`, its `exec` redirections end with it.
+        let fds = crate::io::shell_fds();
         let r = match f(&mut sub, &sub_io) {
             Ok(s) | Err(Flow::Exit(s)) => Ok(sub.finish(s, &sub_io)),
             other => other,
         };
+        crate::io::restore_shell_fds(fds);
         let bytes = buf.borrow().clone();
         (r, bytes)
     }
