@@ -2,6 +2,7 @@
 //! the Claude Managed Agents endpoints (tests/fake_ma: work queue, leases, session events
 //! and their SSE stream) and of the Messages API (streaming), served by axum on 127.0.0.1.
 
+mod common;
 mod fake_ma;
 
 use std::process::Command;
@@ -348,26 +349,10 @@ async fn messages(
         .unwrap()
 }
 
-/// Serves a fake Messages API on 127.0.0.1: the runtime that runs it (keep it alive) and
-/// its base URL.
-fn serve_messages(app: axum::Router) -> (tokio::runtime::Runtime, String) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    rt.spawn(async move { axum::serve(listener, app).await });
-    (rt, base)
-}
-
 #[test]
 fn agent_loop_streams_runs_tools_and_resumes() {
     let state: Arc<Mutex<Messages>> = Arc::default();
-    let (_rt, base) = serve_messages(
+    let (_rt, base) = common::serve(
         axum::Router::new()
             .route("/v1/messages", post(messages))
             .with_state(state.clone()),
@@ -493,7 +478,7 @@ async fn memory_messages(
 #[test]
 fn agent_memory_is_kept_in_a_session_and_recalled_by_another_process() {
     let state: Arc<Mutex<MemoryApi>> = Arc::default();
-    let (_rt, base) = serve_messages(
+    let (_rt, base) = common::serve(
         axum::Router::new()
             .route("/v1/messages", post(memory_messages))
             .with_state(state.clone()),

@@ -15,6 +15,8 @@
 //! `BURROW_RECORD_CLAUDE_CODE=1` rewrites the recording from the live run
 //! (`scripts/record-claude-code` does the whole procedure).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -25,7 +27,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use burrow_host::session::{Family, Sandbox, SandboxConfig};
+use burrow_host::session::Family;
 use serde_json::{Value, json};
 
 /// The Claude Code version the recording and the known differences belong to.
@@ -696,24 +698,14 @@ fn run_claude_code(exe: &Path, workdir: &Path, calls: &[Value]) -> Recording {
         script,
         ..Default::default()
     }));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
     let app = axum::Router::new()
         .route("/v1/messages", post(messages))
         .route("/v1/messages/count_tokens", post(count_tokens))
         .layer(axum::extract::DefaultBodyLimit::max(256 << 20))
         .with_state(fake.clone());
-    rt.spawn(async move { axum::serve(listener, app).await });
+    let (_rt, base) = common::serve(app);
 
     let home = tempfile::tempdir().unwrap();
-    let tools = TOOLS;
     let out = Command::new(exe)
         .current_dir(workdir)
         .args([
@@ -723,16 +715,16 @@ fn run_claude_code(exe: &Path, workdir: &Path, calls: &[Value]) -> Recording {
         ])
         .args(["--output-format", "json", "--max-turns", "1000"])
         .arg("--allowedTools")
-        .args(tools)
+        .args(TOOLS)
         .arg("--tools")
-        .arg(tools.join(","))
+        .arg(TOOLS.join(","))
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", home.path())
         .env("IS_SANDBOX", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("DISABLE_AUTOUPDATER", "1")
-        .env("ANTHROPIC_BASE_URL", format!("http://{addr}"))
+        .env("ANTHROPIC_BASE_URL", &base)
         .env("ANTHROPIC_API_KEY", "sk-ant-conformance-test")
         .env("TZ", "UTC")
         .env("LANG", "C.UTF-8")
@@ -897,14 +889,7 @@ fn claude_code_family_matches_the_real_claude_code() {
     build_tree(&tree);
     let theirs = reference(&tree, tmp.path(), &calls).results;
 
-    let sb = Sandbox::open_with(
-        tmp.path().join("s.db"),
-        SandboxConfig {
-            cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache")),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let sb = common::sandbox(tmp.path());
     let s = sb.create_from(None, &tree, &mut |_| {}).unwrap();
     let known = known_differences();
     let mut mismatches = Vec::new();

@@ -3,6 +3,7 @@
 //! (ask, deny, unknown values, verdicts before calls, holds across a stream reconnect and a
 //! worker restart), custom tools, `--once` and `--item-id`, skills and memory stores.
 
+mod common;
 mod fake_ma;
 
 use std::process::{Command, Stdio};

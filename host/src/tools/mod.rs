@@ -335,26 +335,21 @@ impl Toolbox {
         self.shell_input(txn, command, restart, limits, env, Vec::new())
     }
 
-    /// A whole shell, as `bash -c` runs one: it starts from the shell state in `txn` when
-    /// there is one (fresh, with `$PWD` from `env`, when not), its EXIT trap runs at the end,
-    /// and the state it ends with is saved.
+    /// A whole shell, as `bash -c` runs one: fresh (no variables, functions or traps carried
+    /// over) in `cwd`, its EXIT trap run at the end, and the state it ends with saved.
     pub fn shell_whole(
         &self,
         txn: Txn,
         command: &str,
+        cwd: &str,
         limits: &Limits,
         env: &[(String, String)],
     ) -> Result<(Txn, crate::RunReport), RunError> {
-        let opts = RunOptions {
-            program_name: "bash".into(),
-            args: vec!["--whole-shell".into(), "-c".into(), command.to_string()],
-            limits: limits.clone(),
-            env: env.to_vec(),
-            mounts: self.shell_mounts(),
-            ..Default::default()
-        };
-        let sh = self.program(&self.sh, (SH_WASM, SH_CWASM, SH_HASH))?;
-        self.engine.run_txn(sh, txn, &opts)
+        let mut env: Vec<(String, String)> =
+            env.iter().filter(|(k, _)| k != "PWD").cloned().collect();
+        env.push(("PWD".into(), cwd.to_string()));
+        let args = vec!["--whole-shell".into(), "-c".into(), command.to_string()];
+        self.run_sh(txn, args, limits, &env, Vec::new())
     }
 
     /// [`Toolbox::shell`] with bytes on the command's standard input.
@@ -372,6 +367,18 @@ impl Toolbox {
         } else {
             vec!["-c".to_string(), command.to_string()]
         };
+        self.run_sh(txn, args, limits, env, stdin)
+    }
+
+    /// One run of the shell component with `args`.
+    fn run_sh(
+        &self,
+        txn: Txn,
+        args: Vec<String>,
+        limits: &Limits,
+        env: &[(String, String)],
+        stdin: Vec<u8>,
+    ) -> Result<(Txn, crate::RunReport), RunError> {
         let opts = RunOptions {
             program_name: "bash".into(),
             args,
@@ -452,6 +459,19 @@ impl<'a> Call<'a> {
         Ok(report)
     }
 
+    /// [`Toolbox::shell_whole`] in the call's transaction, in the session's [`Call::cwd`].
+    pub fn shell_whole(
+        &mut self,
+        command: &str,
+        limits: &Limits,
+    ) -> Result<crate::RunReport, RunError> {
+        let cwd = self.cwd();
+        let txn = self.take()?;
+        let (txn, report) = self.tb.shell_whole(txn, command, &cwd, limits, self.env)?;
+        self.txn = Some(txn);
+        Ok(report)
+    }
+
     /// The transaction, for host-side lookups (stat, the shell's cwd).
     pub fn txn(&mut self) -> Result<&mut Txn, RunError> {
         self.txn
@@ -461,22 +481,20 @@ impl<'a> Call<'a> {
 
     /// The session's current directory as the shell left it (`/workspace` by default).
     pub fn cwd(&mut self) -> String {
-        let state = self
-            .txn()
-            .ok()
-            .and_then(|t| {
-                t.read_file(&shell_state())
-                    .or_else(|_| t.read_file(LEGACY_SHELL_STATE))
-                    .ok()
-            })
-            .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
-        state
-            .as_ref()
-            .and_then(|v| v.get("cwd"))
-            .and_then(Value::as_str)
+        self.shell_cwd()
             .filter(|c| workspace_path(WORKSPACE, c).is_some())
-            .unwrap_or(WORKSPACE)
-            .to_string()
+            .unwrap_or_else(|| WORKSPACE.to_string())
+    }
+
+    /// The working directory the shell's saved state names, wherever it is.
+    pub fn shell_cwd(&mut self) -> Option<String> {
+        let t = self.txn().ok()?;
+        let bytes = t
+            .read_file(&shell_state())
+            .or_else(|_| t.read_file(LEGACY_SHELL_STATE))
+            .ok()?;
+        let state: Value = serde_json::from_slice(&bytes).ok()?;
+        state.get("cwd").and_then(Value::as_str).map(str::to_string)
     }
 
     /// Whether a workspace-relative path is a directory (following links).

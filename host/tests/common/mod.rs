@@ -63,6 +63,22 @@ impl Rng {
     }
 }
 
+/// Serves `app` on 127.0.0.1 (the fakes of remote APIs): the runtime that runs it (keep it
+/// alive) and its base URL.
+pub fn serve(app: axum::Router) -> (tokio::runtime::Runtime, String) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime for the fake server");
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("a loopback port");
+    let base = format!("http://{}", listener.local_addr().expect("its address"));
+    rt.spawn(async move { axum::serve(listener, app).await });
+    (rt, base)
+}
+
 /// A session sandbox on a fresh store in `dir`, sharing the test binaries' component cache.
 pub fn sandbox(dir: &Path) -> burrow_host::Sandbox {
     burrow_host::Sandbox::open_with(

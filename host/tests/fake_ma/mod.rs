@@ -576,11 +576,6 @@ pub struct FakeServer {
 }
 
 pub fn fake_managed_agents() -> FakeServer {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
     let state: Shared = Arc::default();
     let app = axum::Router::new()
         .route("/v1/environments/{env}/work/poll", get(poll))
@@ -610,11 +605,7 @@ pub fn fake_managed_agents() -> FakeServer {
             get(get_memory).post(update_memory).delete(delete_memory),
         )
         .with_state(state.clone());
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    rt.spawn(async move { axum::serve(listener, app).await });
+    let (rt, base) = crate::common::serve(app);
     FakeServer {
         state,
         base,

@@ -4,8 +4,9 @@
 //! workspace, see `state.rs`), with stdout and stderr streamed and the exit status reported
 //! through `wasi:cli/exit.exit-with-code`. `sh --restart` resets the state. Without -c the
 //! script is read from stdin; with -c, stdin is the command's. `--no-state` runs a whole
-//! shell (`bash -c`: fresh, its EXIT trap runs at the end, nothing saved); `--whole-shell` is
-//! the same but saves the state it ends with (the Claude Code family keeps the cwd that way).
+//! shell (`bash -c`: fresh in `$PWD`, its EXIT trap runs at the end, nothing saved);
+//! `--whole-shell` is the same but saves the state it ends with (the Claude Code family
+//! keeps the cwd that way).
 
 mod archive;
 mod awk;
@@ -51,11 +52,7 @@ fn main() {
     };
     let stateless = args.iter().any(|a| a == "--no-state");
     let whole = stateless || args.iter().any(|a| a == "--whole-shell");
-    let mut sh = if stateless {
-        state::fresh()
-    } else {
-        state::load()
-    };
+    let mut sh = if whole { state::fresh() } else { state::load() };
     let _ = std::env::set_current_dir(&sh.cwd);
     let io = io::Io {
         stdin: io::input(input),

@@ -72,32 +72,15 @@ pub(super) fn bash(mut c: Call<'_>, args: &Value) -> Result<Outcome, RunError> {
         ..c.limits.clone()
     };
     // A fresh shell in the directory the last command left.
-    let cwd = c.cwd();
-    let state = super::super::shell_state();
-    if let Ok(txn) = c.txn()
-        && txn.stat_at(burrow_store::ROOT_INO, &state, false).is_ok()
-    {
-        txn.unlink_at(burrow_store::ROOT_INO, &state)
-            .map_err(|e| RunError::Host(format!("resetting the shell: {e}")))?;
-    }
-    let mut env: Vec<(String, String)> =
-        c.env.iter().filter(|(k, _)| k != "PWD").cloned().collect();
-    env.push(("PWD".into(), cwd));
-    let report = {
-        let txn = c.take()?;
-        match c.tb.shell_whole(txn, &i.command, &limits, &env) {
-            Ok((txn, report)) => {
-                c.txn = Some(txn);
-                report
-            }
-            Err(RunError::Timeout(_)) => {
-                return Ok(c.abort(ToolOutput::error(format!(
-                    "Exit code 143\nCommand timed out after {}",
-                    duration(timeout_ms)
-                ))));
-            }
-            Err(e) => return Err(e),
+    let report = match c.shell_whole(&i.command, &limits) {
+        Ok(report) => report,
+        Err(RunError::Timeout(_)) => {
+            return Ok(c.abort(ToolOutput::error(format!(
+                "Exit code 143\nCommand timed out after {}",
+                duration(timeout_ms)
+            ))));
         }
+        Err(e) => return Err(e),
     };
     let mut output = String::from_utf8_lossy(&report.merged).into_owned();
     if report.merged_dropped > 0 {
@@ -116,7 +99,9 @@ pub(super) fn bash(mut c: Call<'_>, args: &Value) -> Result<Outcome, RunError> {
         let text = format!("Exit code {}\n{output}", report.exit_code);
         return Ok(c.finish(ToolOutput::error(cut_middle(text.trim()))));
     }
-    let reset = shell_cwd(&mut c).is_some_and(|d| super::super::workspace_path("/", &d).is_none());
+    let reset = c
+        .shell_cwd()
+        .is_some_and(|d| super::super::workspace_path("/", &d).is_none());
     let mut parts = Vec::new();
     let stdout = strip_blank_head(&output).trim_end().to_string();
     if js_len(&output) > BASH_MAX_CHARS {
@@ -131,13 +116,6 @@ pub(super) fn bash(mut c: Call<'_>, args: &Value) -> Result<Outcome, RunError> {
         ));
     }
     Ok(c.finish(ToolOutput::text(parts.join("\n"))))
-}
-
-/// The directory the shell's saved state names, unfiltered.
-fn shell_cwd(c: &mut Call<'_>) -> Option<String> {
-    let bytes = c.txn().ok()?.read_file(&super::super::shell_state()).ok()?;
-    let v: Value = serde_json::from_slice(&bytes).ok()?;
-    v.get("cwd").and_then(Value::as_str).map(str::to_string)
 }
 
 /// Whether an exit status is a failure, as Claude Code interprets it: for grep, rg, egrep,

@@ -94,7 +94,8 @@ pub(super) fn read(
         )));
     }
     let offset = i.offset.unwrap_or(1);
-    let mtime = c.mtime(&rel);
+    let st = c.stat(&rel);
+    let mtime = st.as_ref().map(|s| s.mtime);
     if let (Some(prior), Some(now)) = (reads.get(&rel), mtime)
         && prior.offset == Some(offset)
         && prior.limit == i.limit
@@ -103,13 +104,13 @@ pub(super) fn read(
     {
         return Ok(ToolOutput::text(UNCHANGED));
     }
-    if c.is_dir(&rel) {
+    if st.is_some_and(|s| s.kind == burrow_store::Kind::Dir) {
         return Ok(ToolOutput::error(format!(
             "EISDIR: illegal operation on a directory, read '{abs}'"
         )));
     }
     if let Some(e) = ext.as_deref().filter(|e| is_image(e) || *e == "pdf") {
-        return media(c, &rel, &abs, e, i.pages.as_deref(), reads);
+        return media(c, &rel, &abs, e, i.pages.as_deref(), mtime, reads);
     }
     let cap = i.limit.is_none().then_some(READ_MAX_BYTES);
     let v = match c.op(json!({ "op": "read", "path": rel, "max_bytes": cap }))? {
@@ -198,6 +199,7 @@ fn media(
     abs: &str,
     ext: &str,
     pages: Option<&str>,
+    mtime: Option<i64>,
     reads: &mut Reads,
 ) -> Result<ToolOutput, RunError> {
     if pages.is_some() && ext == "pdf" {
@@ -221,7 +223,7 @@ fn media(
         }
         Err(f) => return Ok(refuse(format!("{abs}: {}", f.reason()))),
     };
-    if let Some(m) = c.mtime(rel) {
+    if let Some(m) = mtime {
         reads.insert(
             rel.to_string(),
             ReadMark {

@@ -158,12 +158,11 @@ pub(super) fn glob(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
             )
         });
     }
-    let out = lines.join("\n");
-    if js_len(&out) > GLOB_MAX_CHARS {
-        let size = js_len(&out) as u64;
-        return Ok(ToolOutput::text(persist(c, &out, &out, size)?));
-    }
-    Ok(ToolOutput::text(out))
+    Ok(ToolOutput::text(within(
+        c,
+        lines.join("\n"),
+        GLOB_MAX_CHARS,
+    )?))
 }
 
 /// Search file contents with a regular expression (ripgrep syntax and semantics).
@@ -331,11 +330,11 @@ pub(super) fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
-    if c.stat(&rel).is_none() {
+    let Some(st) = c.stat(&rel) else {
         let shown = given.as_deref().unwrap_or(&cwd);
         return Ok(not_found("Path does not exist", shown, &cwd));
-    }
-    let single_file = !c.is_dir(&rel);
+    };
+    let single_file = st.kind != burrow_store::Kind::Dir;
     let mut globs = Vec::new();
     if let Some(t) = &i.file_type {
         match type_glob(t) {
@@ -503,11 +502,17 @@ pub(super) fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
             }
         }
     };
-    if js_len(&text) > GREP_MAX_CHARS {
-        let size = js_len(&text) as u64;
-        return Ok(ToolOutput::text(persist(c, &text, &text, size)?));
+    Ok(ToolOutput::text(within(c, text, GREP_MAX_CHARS)?))
+}
+
+/// `text`, or its saved-file preview when it is longer than `max` characters.
+fn within(c: &mut Call<'_>, text: String, max: usize) -> Result<String, RunError> {
+    let len = js_len(&text);
+    if len > max {
+        persist(c, &text, &text, len as u64)
+    } else {
+        Ok(text)
     }
-    Ok(ToolOutput::text(text))
 }
 
 /// ripgrep's content output with absolute paths (none for a single file): `path:N:text`
