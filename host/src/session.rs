@@ -54,7 +54,9 @@ pub use crate::tools::Family;
 const READS_KEY: &str = "claude_code_reads";
 
 /// A session's own settings, fixed at creation and inherited by its forks.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Settings {
     /// Environment of the session's shell and components (the host's is never passed).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -78,7 +80,7 @@ fn is_default_net(p: &crate::net::NetPolicy) -> bool {
 }
 
 /// What `burrow session ls` shows of a session.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SessionInfo {
     pub id: String,
     pub name: Option<String>,
@@ -94,7 +96,38 @@ pub struct SessionInfo {
     /// Bytes of files and number of entries in the workspace.
     pub bytes: u64,
     pub entries: u64,
+    /// Versions the session committed itself (a fork's shared history is its parent's).
+    pub versions: u64,
     pub settings: Settings,
+}
+
+/// A directory of a session's tree at one version, as the HTTP API's `tree` route shows it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Tree {
+    pub version: i64,
+    /// The directory as the guest sees it (`/workspace/src`).
+    pub path: String,
+    pub entries: Vec<TreeEntry>,
+}
+
+/// One entry of a [`Tree`].
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct TreeEntry {
+    pub name: String,
+    /// `file`, `dir` or `symlink`.
+    pub kind: &'static str,
+    /// Bytes (a symlink: its target's length).
+    pub size: u64,
+    /// Permission bits.
+    pub mode: u32,
+    /// Modification time, RFC 3339.
+    pub mtime_at: String,
+}
+
+/// A caller's workspace path (absolute under /workspace or relative to it) as the store's.
+fn workspace_rel(path: &str) -> Result<String> {
+    crate::tools::workspace_path(crate::tools::WORKSPACE, path)
+        .ok_or_else(|| SessionError::Invalid(format!("path '{path}' is outside the workspace")))
 }
 
 /// Settings of a [`Sandbox`].
@@ -484,6 +517,15 @@ impl Sandbox {
 
     /// A session's summary.
     pub fn info(&self, id: &str) -> Result<SessionInfo> {
+        let counts = self.store.version_counts()?;
+        self.info_counted(id, &counts)
+    }
+
+    fn info_counted(
+        &self,
+        id: &str,
+        counts: &std::collections::HashMap<String, u64>,
+    ) -> Result<SessionInfo> {
         let ws = self.store.workspace(id)?;
         let meta = self.store.meta(id)?;
         let v = self.store.version(ws.version)?;
@@ -498,6 +540,7 @@ impl Sandbox {
             last_active_at: ws.last_active.map(rfc3339),
             bytes: v.bytes,
             entries: v.entries,
+            versions: counts.get(id).copied().unwrap_or(0),
             settings: meta
                 .get("settings")
                 .and_then(|t| serde_json::from_str(t).ok())
@@ -507,9 +550,10 @@ impl Sandbox {
 
     /// Every session, oldest first.
     pub fn list(&self) -> Result<Vec<SessionInfo>> {
+        let counts = self.store.version_counts()?;
         let mut out = Vec::new();
         for w in self.store.workspaces()? {
-            out.push(self.info(&w.name)?);
+            out.push(self.info_counted(&w.name, &counts)?);
         }
         out.sort_by(|a, b| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
         Ok(out)
@@ -879,11 +923,66 @@ impl Sandbox {
 
     /// The bytes of a file of the session (path absolute under /workspace or relative to it).
     pub fn cat(&self, id: &str, path: &str) -> Result<Vec<u8>> {
-        let rel = crate::tools::workspace_path(crate::tools::WORKSPACE, path).ok_or_else(|| {
-            SessionError::Invalid(format!("path '{path}' is outside the workspace"))
-        })?;
-        let mut txn = self.store.begin(id)?;
-        Ok(txn.read_file(&rel)?)
+        self.cat_at(id, None, path)
+    }
+
+    /// [`Sandbox::cat`] at a version (a number, `v42`, a label; None: the session's head).
+    pub fn cat_at(&self, id: &str, version: Option<&str>, path: &str) -> Result<Vec<u8>> {
+        let rel = workspace_rel(path)?;
+        let (_, mut view) = self.view_at(id, version)?;
+        Ok(view.read_file(&rel)?)
+    }
+
+    /// The version a `version` key designates for session `id` (None: its head), and a
+    /// read-only view of that tree.
+    fn view_at(&self, id: &str, version: Option<&str>) -> Result<(VersionId, burrow_store::Txn)> {
+        let v = self.version_at(id, version)?;
+        Ok((v, self.store.view(v)?))
+    }
+
+    /// The version a `version` key designates (None: session `id`'s head).
+    fn version_at(&self, id: &str, version: Option<&str>) -> Result<VersionId> {
+        match version {
+            Some(key) => self.version_of(key),
+            None => Ok(self.store.workspace(id)?.version),
+        }
+    }
+
+    /// The entries of a workspace directory at a version (None: the head), sorted by name.
+    pub fn tree(&self, id: &str, version: Option<&str>, path: &str) -> Result<Tree> {
+        let rel = workspace_rel(path)?;
+        let (v, mut view) = self.view_at(id, version)?;
+        let dir = view.resolve(burrow_store::ROOT_INO, &rel, true)?;
+        let mut entries = Vec::new();
+        for e in view.readdir(dir)? {
+            // The store's system area (/tmp, /home/agent, shell state) is not the project.
+            if dir == burrow_store::ROOT_INO && e.name == burrow_store::SYSTEM_DIR {
+                continue;
+            }
+            let st = view.stat(e.ino)?;
+            entries.push(TreeEntry {
+                name: e.name,
+                kind: match e.kind {
+                    burrow_store::Kind::Dir => "dir",
+                    burrow_store::Kind::Symlink => "symlink",
+                    _ => "file",
+                },
+                size: st.size,
+                mode: st.mode,
+                mtime_at: rfc3339(st.mtime),
+            });
+        }
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        let shown = if rel == "." {
+            crate::tools::WORKSPACE.to_string()
+        } else {
+            format!("{}/{rel}", crate::tools::WORKSPACE)
+        };
+        Ok(Tree {
+            version: v.0,
+            path: shown,
+            entries,
+        })
     }
 
     /// Writes one file (parents created) as one version with an `upload` event.
@@ -909,8 +1008,17 @@ impl Sandbox {
         id: &str,
         out: impl std::io::Write,
     ) -> Result<burrow_store::ImportStats> {
-        let v = self.store.workspace(id)?.version;
-        Ok(self.store.export_tar(v, out)?)
+        self.export_tar_at(id, None, out)
+    }
+
+    /// [`Sandbox::export_tar`] of a version (None: the head).
+    pub fn export_tar_at(
+        &self,
+        id: &str,
+        version: Option<&str>,
+        out: impl std::io::Write,
+    ) -> Result<burrow_store::ImportStats> {
+        Ok(self.store.export_tar(self.version_at(id, version)?, out)?)
     }
 
     /// The store's path and size on disk (database plus write-ahead log), in bytes.

@@ -5,60 +5,18 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
 
+mod common;
+use common::{Server, cache, start};
+
 /// What Claude Code appends to Write's and Edit's success texts.
 const CURRENT: &str = " (file state is current in your context \u{2014} no need to Read it back)";
-
-fn cache() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache")
-}
-
-/// A `burrow serve` child process, killed on drop.
-struct Server {
-    child: Child,
-    base: String,
-    _dir: Option<tempfile::TempDir>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(db: &Path, extra: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_burrow"))
-        .env("BURROW_STORE", db)
-        .env("BURROW_CACHE", cache())
-        .env_remove("BURROW_TOKEN")
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start burrow serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("read the listening line");
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-        .to_string();
-    Server {
-        child,
-        base,
-        _dir: None,
-    }
-}
 
 fn server() -> Server {
     let dir = tempfile::tempdir().unwrap();
@@ -427,6 +385,77 @@ fn event_stream_resumes_with_last_event_id() {
     assert!(got.iter().all(|(_, name)| name == "tool"));
 }
 
+/// Every failure answers `{"error": "..."}` as JSON, including axum's own rejections (unknown
+/// route, wrong method, a query that does not parse, a body over the limit).
+#[test]
+fn every_error_is_a_json_error_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(&dir.path().join("s.db"), &["--max-body", "1024"]);
+    let c = client();
+    s.post("/sessions", json!({"name": "e"}));
+    let cases = [
+        (c.get(s.url("/no/such/route")), StatusCode::NOT_FOUND),
+        (
+            c.patch(s.url("/sessions/e")),
+            StatusCode::METHOD_NOT_ALLOWED,
+        ),
+        (
+            c.get(s.url("/sessions/e/events?limit=many")),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            c.get(s.url("/sessions/e/history?limit=-1")),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            c.post(s.url("/sessions/e/call")).body("{not json"),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            c.put(s.url("/sessions/e/files/x")).body(vec![0u8; 4096]),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+        (
+            c.get(s.url("/sessions/e/tree/missing")),
+            StatusCode::NOT_FOUND,
+        ),
+        (c.get(s.url("/sessions/nope")), StatusCode::NOT_FOUND),
+    ];
+    for (req, want) in cases {
+        let r = req.send().unwrap();
+        let url = r.url().to_string();
+        assert_eq!(r.status(), want, "{url}");
+        let kind = r.headers()[reqwest::header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(kind.starts_with("application/json"), "{url}: {kind}");
+        let body: Value = r.json().unwrap();
+        let msg = body["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{url}: {body}"));
+        assert!(
+            !msg.is_empty() && body.as_object().unwrap().len() == 1,
+            "{url}: {body}"
+        );
+    }
+    // The console's pages are HTML and need no token; the API beside them still does.
+    let guarded = start(&dir.path().join("t.db"), &["--token", "tok"]);
+    let page = c.get(guarded.url("/")).send().unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.text().unwrap().contains("/console/app.js"));
+    for asset in ["/console/app.js", "/console/style.css"] {
+        assert_eq!(
+            c.get(guarded.url(asset)).send().unwrap().status(),
+            StatusCode::OK
+        );
+    }
+    assert_eq!(
+        c.get(guarded.url("/sessions")).send().unwrap().status(),
+        StatusCode::UNAUTHORIZED
+    );
+}
+
 #[test]
 fn token_body_limit_and_exposure_rules() {
     let dir = tempfile::tempdir().unwrap();
@@ -503,12 +532,44 @@ fn openapi_document_lists_every_route() {
     assert_eq!(st, StatusCode::OK);
     assert_eq!(doc["openapi"], "3.1.0");
     let paths = doc["paths"].as_object().unwrap();
+    let mut op_ids = std::collections::HashSet::new();
     for r in burrow_host::serve::openapi::ROUTES {
         let op = &paths[r.path][r.method];
         assert!(op["summary"].is_string(), "{} {}", r.method, r.path);
-        assert!(op["responses"]["200"].is_object());
+        let ok = &op["responses"][r.status.to_string()];
+        assert!(ok.is_object(), "{} {}", r.method, r.path);
+        // Typed bodies: every JSON body is a named schema of the document.
+        use burrow_host::serve::openapi::Body;
+        for (body, content) in [
+            (r.response, &ok["content"]),
+            (r.request, &op["requestBody"]["content"]),
+        ] {
+            if let Body::Json(_) = body {
+                let reference = content["application/json"]["schema"]["$ref"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{} {}: no schema ref", r.method, r.path));
+                let name = reference.trim_start_matches("#/components/schemas/");
+                assert!(
+                    doc["components"]["schemas"][name].is_object(),
+                    "{reference}"
+                );
+            }
+        }
+        // Readable, unique operation ids.
+        let id = op["operationId"].as_str().unwrap();
+        assert!(
+            id.chars().all(|c| c.is_ascii_alphanumeric())
+                && id.starts_with(|c: char| c.is_ascii_lowercase()),
+            "{id}"
+        );
+        assert!(op_ids.insert(id.to_string()), "duplicate operation id {id}");
         // Every path parameter is declared.
-        let declared = op["parameters"].as_array().unwrap().len();
+        let declared = op["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["in"] == "path")
+            .count();
         assert_eq!(declared, r.path.matches('{').count(), "{}", r.path);
         // And the route exists on the server: no 404/405 for the path itself.
         let url = s.url(&r.path.replace("{id}", "nope").replace("{path}", "f"));
@@ -539,6 +600,81 @@ fn openapi_document_lists_every_route() {
     }
     let documented: usize = paths.values().map(|p| p.as_object().unwrap().len()).sum();
     assert_eq!(documented, burrow_host::serve::openapi::ROUTES.len());
+}
+
+/// A Python client generated from `/openapi.json` by openapi-python-client drives a session
+/// (host/tests/openapi/drive.py): every answer parses into its typed model, errors included.
+/// Needs `openapi-python-client` (on PATH or `BURROW_OPENAPI_PYTHON_CLIENT`) and a Python with
+/// httpx and attrs beside it (its own venv has them); `.ci/run` installs it.
+#[test]
+fn generated_python_client_drives_a_session() {
+    let generator = std::env::var_os("BURROW_OPENAPI_PYTHON_CLIENT")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::split_paths(&std::env::var_os("PATH")?)
+                .map(|d| d.join("openapi-python-client"))
+                .find(|p| p.is_file())
+        });
+    let Some(generator) = generator else {
+        assert!(
+            std::env::var("BURROW_REQUIRE_OPENAPI_CLIENT").as_deref() != Ok("1"),
+            "BURROW_REQUIRE_OPENAPI_CLIENT=1 but openapi-python-client is missing"
+        );
+        println!("skipped: pip install openapi-python-client to test a generated API client");
+        return;
+    };
+    // The generator's own Python has httpx and attrs, which the generated code imports.
+    let python = generator
+        .parent()
+        .map(|d| d.join("python"))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| PathBuf::from("python3"));
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(&dir.path().join("s.db"), &["--token", "typed-token"]);
+    let doc = client()
+        .get(s.url("/openapi.json"))
+        .bearer_auth("typed-token")
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    let spec = dir.path().join("openapi.json");
+    std::fs::write(&spec, doc).unwrap();
+    let out = Command::new(&generator)
+        .args(["generate", "--meta", "none", "--overwrite", "--path"])
+        .arg(&spec)
+        .arg("--output-path")
+        .arg(dir.path().join("burrow_client"))
+        .env(
+            "PATH",
+            std::env::join_paths(generator.parent().into_iter().map(Path::to_path_buf).chain(
+                std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+            ))
+            .unwrap(),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "generate: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openapi/drive.py");
+    let out = Command::new(&python)
+        .arg(script)
+        .arg(&s.base)
+        .arg("typed-token")
+        .env("PYTHONPATH", dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "drive.py: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok");
 }
 
 /// Raw JSON-RPC over `burrow mcp`'s stdio: malformed and ill-typed input gets an answer (or

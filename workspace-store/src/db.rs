@@ -2,6 +2,7 @@
 //! rest of the crate needs (objects by hash, versions, heads, labels). Nothing above this
 //! module writes SQL.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -496,6 +497,18 @@ impl Db {
         let mut st = c.prepare_cached("SELECT name, version FROM labels ORDER BY name")?;
         let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, VersionId(r.get(1)?))))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    pub(crate) fn version_counts(c: &Connection) -> Result<HashMap<String, u64>> {
+        let mut st =
+            c.prepare_cached("SELECT workspace, count(*) FROM versions GROUP BY workspace")?;
+        let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+        let mut out = HashMap::new();
+        for row in rows {
+            let (w, n) = row?;
+            out.insert(w, u64::try_from(n).unwrap_or(0));
+        }
+        Ok(out)
     }
 
     pub(crate) fn delete_label(c: &Connection, name: &str) -> Result<()> {

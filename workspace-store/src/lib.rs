@@ -284,6 +284,12 @@ impl Store {
         self.db().read(Db::labels)
     }
 
+    /// How many versions each workspace has committed (its own, not those it shares with the
+    /// session it was forked from), by workspace: one query for all of them.
+    pub fn version_counts(&self) -> Result<std::collections::HashMap<String, u64>> {
+        self.db().read(Db::version_counts)
+    }
+
     /// Removes a label (its version may then be collected by GC).
     pub fn delete_label(&self, name: &str) -> Result<()> {
         self.write(|tx| Db::delete_label(tx, name))

@@ -48,7 +48,7 @@ pub struct RuleError {
 }
 
 /// A session's policy, as stored in its settings.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NetPolicy {
     /// Allow rules, as written (presets already expanded).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -59,7 +59,7 @@ pub struct NetPolicy {
 }
 
 /// `--secret NAME@HOST[,HOST...]`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SecretRule {
     pub name: String,
     pub hosts: Vec<String>,

@@ -17,17 +17,18 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use burrow_store::VersionId;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{Core, ServeConfig, mcp, openapi};
-use crate::session::{Family, SessionError, Settings};
+use super::types::{self as t, VersionKey};
+use super::{Core, ServeConfig, console, mcp, openapi};
+use crate::session::{Family, SessionError};
 
 /// An HTTP error: status and message.
 pub struct ApiError(StatusCode, String);
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.0, Json(json!({ "error": self.1 }))).into_response()
+        (self.0, Json(t::Error { error: self.1 })).into_response()
     }
 }
 
@@ -84,10 +85,18 @@ pub fn router(
     };
     let mcp = mcp::http_service(core, config, ct);
     Router::new()
-        .route("/health", get(|| async { Json(json!({ "status": "ok" })) }))
+        .route(
+            "/health",
+            get(|| async {
+                Json(t::Health {
+                    status: "ok".into(),
+                })
+            }),
+        )
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(|| async { Json(openapi::document()) }))
         .route("/sessions", get(list).post(create))
+        .route("/labels", get(labels))
         .route("/sessions/{id}", get(info).delete(delete))
         .route("/sessions/{id}/call", post(call))
         .route("/sessions/{id}/fork", post(fork))
@@ -98,10 +107,15 @@ pub fn router(
         .route("/sessions/{id}/label", post(label))
         .route("/sessions/{id}/net", get(net_get).put(net_put))
         .route("/sessions/{id}/files/{*path}", get(download).put(upload))
+        .route("/sessions/{id}/tree", get(tree_root))
+        .route("/sessions/{id}/tree/{*path}", get(tree))
         .route("/sessions/{id}/export", get(export))
         .route("/sessions/{id}/events", get(events))
         .route("/sessions/{id}/events/stream", get(stream))
         .nest_service("/mcp", mcp)
+        .merge(console::router())
+        .fallback(|| async { ApiError(StatusCode::NOT_FOUND, "no such route".into()) })
+        .layer(axum::middleware::from_fn(json_errors))
         .layer(DefaultBodyLimit::max(config.max_body))
         .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
         .with_state(app)
@@ -112,6 +126,7 @@ async fn guard(State(app): State<App>, req: Request, next: Next) -> Response {
     app.core.metrics.record_request();
     if let Some(token) = &app.token
         && req.uri().path() != "/health"
+        && !console::is_public(req.uri().path())
     {
         let given = req
             .headers()
@@ -137,6 +152,36 @@ async fn guard(State(app): State<App>, req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
+/// Every error of the API answers `{"error": "..."}`: axum's own rejections (a bad path or
+/// query, a body over the limit, a wrong method) come as plain text, so they are rewrapped
+/// here with their status and words. MCP and the console keep their own shapes.
+async fn json_errors(req: Request, next: Next) -> Response {
+    let mcp = req.uri().path().starts_with("/mcp");
+    let res = next.run(req).await;
+    let status = res.status();
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json"));
+    if mcp || is_json || !(status.is_client_error() || status.is_server_error()) {
+        return res;
+    }
+    let (parts, body) = res.into_parts();
+    let text = match axum::body::to_bytes(body, 64 * 1024).await {
+        Ok(b) if !b.is_empty() => String::from_utf8_lossy(&b).trim().to_string(),
+        _ => status.canonical_reason().unwrap_or("error").to_lowercase(),
+    };
+    let mut out = ApiError(status, text).into_response();
+    // Keep what the original said beyond its body (Allow on a 405, for example).
+    for (k, v) in parts.headers.iter() {
+        if k != header::CONTENT_TYPE && k != header::CONTENT_LENGTH {
+            out.headers_mut().insert(k.clone(), v.clone());
+        }
+    }
+    out
+}
+
 async fn metrics(State(app): State<App>) -> ApiResult<Response> {
     let (sessions, bytes) = app
         .core
@@ -153,17 +198,30 @@ async fn resolve(app: &App, key: String) -> ApiResult<String> {
     Ok(app.core.blocking(move |sb| sb.resolve(&key)).await?)
 }
 
-async fn list(State(app): State<App>) -> ApiResult<Json<Value>> {
-    let all = app.core.blocking(|sb| sb.list()).await?;
-    Ok(Json(json!({ "sessions": all })))
+async fn list(State(app): State<App>) -> ApiResult<Json<t::SessionList>> {
+    let sessions = app.core.blocking(|sb| sb.list()).await?;
+    Ok(Json(t::SessionList { sessions }))
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct CreateBody {
-    name: Option<String>,
-    #[serde(default)]
-    settings: Settings,
+/// Every label with its version and the session that committed that version.
+async fn labels(State(app): State<App>) -> ApiResult<Json<t::Labels>> {
+    let labels = app
+        .core
+        .blocking(|sb| {
+            let mut rows = Vec::new();
+            for (label, v) in sb.store().labels()? {
+                // A label may outlive its session; its version row stays while labelled.
+                let session = sb.store().version(v).ok().map(|row| row.workspace);
+                rows.push(t::LabelInfo {
+                    label,
+                    version: v.0,
+                    session,
+                });
+            }
+            Ok(rows)
+        })
+        .await?;
+    Ok(Json(t::Labels { labels }))
 }
 
 #[derive(Deserialize)]
@@ -176,7 +234,7 @@ async fn create(
     Query(q): Query<NameQuery>,
     headers: HeaderMap,
     body: Bytes,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<t::SessionInfo>)> {
     let is_tar = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -194,22 +252,22 @@ async fn create(
             })
             .await?
     } else {
-        let b: CreateBody = parse(&body)?;
+        let b: t::CreateSession = parse(&body)?;
         let name = b.name.or(q.name);
         app.core
             .blocking(move |sb| sb.create_with(name.as_deref(), &b.settings))
             .await?
     };
     app.core.changed.notify_waiters();
-    Ok((StatusCode::CREATED, Json(json!(info))))
+    Ok((StatusCode::CREATED, Json(info)))
 }
 
-async fn info(State(app): State<App>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn info(State(app): State<App>, Path(id): Path<String>) -> ApiResult<Json<t::SessionInfo>> {
     let info = app
         .core
         .blocking(move |sb| sb.info(&sb.resolve(&id)?))
         .await?;
-    Ok(Json(json!(info)))
+    Ok(Json(info))
 }
 
 async fn delete(State(app): State<App>, Path(id): Path<String>) -> ApiResult<StatusCode> {
@@ -219,34 +277,16 @@ async fn delete(State(app): State<App>, Path(id): Path<String>) -> ApiResult<Sta
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CallBody {
-    tool: String,
-    #[serde(default)]
-    input: Value,
-    family: Option<String>,
-}
-
 async fn call(
     State(app): State<App>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
-    let b: CallBody = parse(&body)?;
-    let input = if b.input.is_null() {
-        json!({})
-    } else {
-        b.input
-    };
-    if !input.is_object() {
-        return Err(bad("input must be a JSON object"));
-    }
+) -> ApiResult<Json<t::ToolOutput>> {
+    let b: t::CallTool = parse(&body)?;
+    let input = Value::Object(b.input.unwrap_or_default());
     let id = resolve(&app, id).await?;
     let family: Family = match b.family {
-        Some(f) => f
-            .parse()
-            .map_err(|e: crate::tools::UnknownFamily| bad(e.to_string()))?,
+        Some(f) => f,
         None => {
             let sid = id.clone();
             app.core
@@ -263,28 +303,22 @@ async fn call(
         )));
     }
     let out = app.core.call(&id, family, &b.tool, input).await?;
-    Ok(Json(json!(out)))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ForkBody {
-    n: Option<usize>,
+    Ok(Json(out))
 }
 
 async fn fork(
     State(app): State<App>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<(StatusCode, Json<Value>)> {
-    let b: ForkBody = parse(&body)?;
+) -> ApiResult<(StatusCode, Json<t::Forked>)> {
+    let b: t::ForkSession = parse(&body)?;
     let id = resolve(&app, id).await?;
     let sid = id.clone();
     let ids = app
         .core
         .serialised(&id, move |sb| sb.fork(&sid, b.n.unwrap_or(1)))
         .await?;
-    Ok((StatusCode::CREATED, Json(json!({ "ids": ids }))))
+    Ok((StatusCode::CREATED, Json(t::Forked { ids })))
 }
 
 #[derive(Deserialize)]
@@ -296,53 +330,74 @@ async fn history(
     State(app): State<App>,
     Path(id): Path<String>,
     Query(q): Query<LimitQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<t::History>> {
     let id = resolve(&app, id).await?;
-    let versions = app
+    let (versions, labels) = app
         .core
-        .blocking(move |sb| sb.history(&id, q.limit.unwrap_or(100)))
+        .blocking(move |sb| {
+            Ok((
+                sb.history(&id, q.limit.unwrap_or(100))?,
+                sb.store().labels()?,
+            ))
+        })
         .await?;
-    let rows: Vec<Value> = versions.iter().map(crate::session::version_json).collect();
-    Ok(Json(json!({ "versions": rows })))
+    let versions = versions
+        .iter()
+        .map(|v| t::VersionInfo {
+            version: v.id.0,
+            parent: v.parent.map(|p| p.0),
+            time: v.time,
+            time_at: crate::session::rfc3339(v.time),
+            message: v.message.clone(),
+            bytes: v.bytes,
+            entries: v.entries,
+            labels: labels
+                .iter()
+                .filter(|(_, at)| *at == v.id)
+                .map(|(name, _)| name.clone())
+                .collect(),
+        })
+        .collect();
+    Ok(Json(t::History { versions }))
 }
 
 #[derive(Deserialize)]
 struct DiffQuery {
     against: Option<String>,
+    /// The other side: a session, version or label (default: this session's head).
+    to: Option<String>,
+    /// With `true`, each changed file also carries its unified diff and line counts.
+    #[serde(default)]
+    patch: bool,
 }
 
 async fn diff(
     State(app): State<App>,
     Path(id): Path<String>,
     Query(q): Query<DiffQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<t::Diff>> {
     let against = q
         .against
         .ok_or_else(|| bad("give ?against=SESSION or VERSION"))?;
     let id = resolve(&app, id).await?;
+    let patch = q.patch;
+    let to = q.to.unwrap_or(id);
     Ok(Json(
         app.core
-            .blocking(move |sb| mcp::diff_json(sb, &against, &id))
+            .blocking(move |sb| mcp::diff(sb, &against, &to, patch))
             .await?,
     ))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CheckoutBody {
-    version: Value,
 }
 
 async fn checkout(
     State(app): State<App>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
-    let b: CheckoutBody = parse(&body)?;
+) -> ApiResult<Json<t::VersionRef>> {
+    let b: t::Checkout = parse(&body)?;
     let key = match b.version {
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => s,
-        _ => return Err(bad("version must be a number or a label")),
+        VersionKey::Number(n) => n.to_string(),
+        VersionKey::Label(s) => s,
     };
     let id = resolve(&app, id).await?;
     let sid = id.clone();
@@ -353,52 +408,49 @@ async fn checkout(
             sb.checkout(&sid, target)
         })
         .await?;
-    Ok(Json(json!({ "version": v.0 })))
+    Ok(Json(t::VersionRef { version: v.0 }))
 }
 
-async fn undo(State(app): State<App>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn undo(State(app): State<App>, Path(id): Path<String>) -> ApiResult<Json<t::VersionRef>> {
     let id = resolve(&app, id).await?;
     let sid = id.clone();
     let v: VersionId = app.core.serialised(&id, move |sb| sb.undo(&sid)).await?;
-    Ok(Json(json!({ "version": v.0 })))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LabelBody {
-    label: String,
+    Ok(Json(t::VersionRef { version: v.0 }))
 }
 
 async fn label(
     State(app): State<App>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
-    let b: LabelBody = parse(&body)?;
+) -> ApiResult<Json<t::Labelled>> {
+    let b: t::LabelVersion = parse(&body)?;
     let id = resolve(&app, id).await?;
     let (sid, name) = (id.clone(), b.label.clone());
     let v = app
         .core
         .serialised(&id, move |sb| sb.label(&sid, &name))
         .await?;
-    Ok(Json(json!({ "version": v.0, "label": b.label })))
+    Ok(Json(t::Labelled {
+        version: v.0,
+        label: b.label,
+    }))
 }
 
-async fn net_get(State(app): State<App>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn net_get(State(app): State<App>, Path(id): Path<String>) -> ApiResult<Json<t::NetPolicy>> {
     let id = resolve(&app, id).await?;
     let net = app
         .core
         .blocking(move |sb| Ok(sb.settings(&id)?.net))
         .await?;
-    Ok(Json(json!(net)))
+    Ok(Json(net))
 }
 
 async fn net_put(
     State(app): State<App>,
     Path(id): Path<String>,
     body: Bytes,
-) -> ApiResult<Json<Value>> {
-    let net: crate::net::NetPolicy = parse(&body)?;
+) -> ApiResult<Json<t::NetPolicy>> {
+    let net: t::NetPolicy = parse(&body)?;
     let id = resolve(&app, id).await?;
     let sid = id.clone();
     let net = app
@@ -408,39 +460,75 @@ async fn net_put(
             Ok(sb.settings(&sid)?.net)
         })
         .await?;
-    Ok(Json(json!(net)))
+    Ok(Json(net))
+}
+
+#[derive(Deserialize)]
+struct VersionQuery {
+    /// A version number, `v42` or a label; absent: the session's head.
+    version: Option<String>,
 }
 
 async fn download(
     State(app): State<App>,
     Path((id, path)): Path<(String, String)>,
+    Query(q): Query<VersionQuery>,
 ) -> ApiResult<Response> {
     let id = resolve(&app, id).await?;
-    let bytes = app.core.blocking(move |sb| sb.cat(&id, &path)).await?;
-    Ok(([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response())
+    let kind = console::content_type(&path);
+    let bytes = app
+        .core
+        .blocking(move |sb| sb.cat_at(&id, q.version.as_deref(), &path))
+        .await?;
+    Ok(([(header::CONTENT_TYPE, kind)], bytes).into_response())
+}
+
+async fn tree_root(
+    app: State<App>,
+    Path(id): Path<String>,
+    q: Query<VersionQuery>,
+) -> ApiResult<Json<t::Tree>> {
+    tree(app, Path((id, String::new())), q).await
+}
+
+async fn tree(
+    State(app): State<App>,
+    Path((id, path)): Path<(String, String)>,
+    Query(q): Query<VersionQuery>,
+) -> ApiResult<Json<t::Tree>> {
+    let id = resolve(&app, id).await?;
+    let tree = app
+        .core
+        .blocking(move |sb| sb.tree(&id, q.version.as_deref(), &path))
+        .await?;
+    Ok(Json(tree))
 }
 
 async fn upload(
     State(app): State<App>,
     Path((id, path)): Path<(String, String)>,
     body: Bytes,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<t::VersionRef>)> {
     let id = resolve(&app, id).await?;
     let sid = id.clone();
     let v = app
         .core
         .serialised(&id, move |sb| sb.put_file(&sid, &path, &body))
         .await?;
-    Ok((StatusCode::CREATED, Json(json!({ "version": v.0 }))))
+    Ok((StatusCode::CREATED, Json(t::VersionRef { version: v.0 })))
 }
 
-async fn export(State(app): State<App>, Path(id): Path<String>) -> ApiResult<Response> {
+async fn export(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    Query(q): Query<VersionQuery>,
+) -> ApiResult<Response> {
     let id = resolve(&app, id).await?;
     let tar = app
         .core
         .blocking(move |sb| {
             let mut out = Vec::new();
-            sb.export_tar(&id, &mut out)?;
+            sb.export_tar_at(&id, q.version.as_deref(), &mut out)?;
             Ok(out)
         })
         .await?;
@@ -453,20 +541,11 @@ struct EventsQuery {
     limit: Option<usize>,
 }
 
-/// An event of a session's stream: the session is the URL's, so its rows leave it out.
-fn event_json(e: &burrow_store::Event) -> Value {
-    let mut v = crate::session::event_json(e);
-    if let Some(o) = v.as_object_mut() {
-        o.remove("session");
-    }
-    v
-}
-
 async fn events(
     State(app): State<App>,
     Path(id): Path<String>,
     Query(q): Query<EventsQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<t::Events>> {
     let id = resolve(&app, id).await?;
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
     let after = q.after.unwrap_or(0);
@@ -474,11 +553,10 @@ async fn events(
         .core
         .blocking(move |sb| sb.log(&id, after, limit))
         .await?;
-    let next = evs.last().map(|e| e.seq);
-    Ok(Json(json!({
-        "events": evs.iter().map(event_json).collect::<Vec<_>>(),
-        "next_after": next,
-    })))
+    Ok(Json(t::Events {
+        next_after: evs.last().map(|e| e.seq),
+        events: evs.iter().map(t::EventInfo::of).collect(),
+    }))
 }
 
 /// How often an idle stream looks for events written by other processes.
@@ -508,7 +586,7 @@ async fn stream(
                 let ev = Event::default()
                     .id(e.seq.to_string())
                     .event(e.kind.clone())
-                    .data(event_json(&e).to_string());
+                    .data(serde_json::to_string(&t::EventInfo::of(&e)).unwrap_or_default());
                 return Some((Ok(ev), (core, id, after, queue)));
             }
             let wake = core.changed.notified();

@@ -138,21 +138,56 @@ fn result(out: ToolOutput) -> CallToolResult {
     }
 }
 
-/// `{from, to, changes: [{path, kind}]}` of a diff from `against` to session `id`.
-pub fn diff_json(sb: &Sandbox, against: &str, id: &str) -> Result<Value, SessionError> {
-    let (from, to, changes) = sb.diff(against, id)?;
-    let rows: Vec<Value> = changes
-        .iter()
-        .map(|c| {
-            let kind = match c.kind {
-                burrow_store::ChangeKind::Added => "added",
-                burrow_store::ChangeKind::Removed => "removed",
-                burrow_store::ChangeKind::Modified => "modified",
+/// The paths changed from `against` to `to` (sessions, versions or labels); with `patch`,
+/// each file's unified diff and its added and removed line counts.
+pub fn diff(
+    sb: &Sandbox,
+    against: &str,
+    to: &str,
+    patch: bool,
+) -> Result<super::types::Diff, SessionError> {
+    let (from, to, changes) = sb.diff(against, to)?;
+    let mut rows = Vec::new();
+    for c in &changes {
+        let kind = match c.kind {
+            burrow_store::ChangeKind::Added => "added",
+            burrow_store::ChangeKind::Removed => "removed",
+            burrow_store::ChangeKind::Modified => "modified",
+        };
+        let mut row = super::types::Change {
+            path: format!("/workspace/{}", c.path),
+            kind: kind.into(),
+            entry: None,
+            added_lines: None,
+            removed_lines: None,
+            patch: None,
+        };
+        if patch {
+            let text = sb.patch(from, to, std::slice::from_ref(c))?;
+            let count = |sign: char, header: &str| {
+                text.lines()
+                    .filter(|l| l.starts_with(sign) && !l.starts_with(header))
+                    .count()
             };
-            json!({ "path": format!("/workspace/{}", c.path), "kind": kind })
-        })
-        .collect();
-    Ok(json!({ "from": from.0, "to": to.0, "changes": rows }))
+            row.entry = Some(
+                match c.entry {
+                    burrow_store::Kind::Dir => "dir",
+                    burrow_store::Kind::Symlink => "symlink",
+                    _ => "file",
+                }
+                .into(),
+            );
+            row.added_lines = Some(count('+', "+++"));
+            row.removed_lines = Some(count('-', "---"));
+            row.patch = Some(text);
+        }
+        rows.push(row);
+    }
+    Ok(super::types::Diff {
+        from: from.0,
+        to: to.0,
+        changes: rows,
+    })
 }
 
 impl BurrowMcp {
@@ -224,9 +259,9 @@ impl BurrowMcp {
             }
             "diff" => {
                 let a: DiffArgs = parse(name, args)?;
-                core.blocking(move |sb| diff_json(sb, &a.against, &id))
+                core.blocking(move |sb| diff(sb, &a.against, &id, false))
                     .await
-                    .map(pretty)
+                    .map(|d| pretty(json!(d)))
             }
             "undo" => {
                 let _: UndoArgs = parse(name, args)?;

@@ -3,10 +3,12 @@
 //! (per-session serialisation, a concurrency limit, metrics, a wake-up for event streams).
 //! Tool calls are blocking (SQLite, wasmtime) and run on tokio's blocking pool.
 
+pub mod console;
 pub mod http;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
+pub mod types;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -1,153 +1,371 @@
-//! The OpenAPI 3.1 document served at `/openapi.json`, built from [`ROUTES`], the same table
-//! the tests walk to check that every route is documented and answers.
+//! The OpenAPI 3.1 document served at `/openapi.json`, built from [`ROUTES`] (the table the
+//! tests walk to check that every route is documented and answers) with every request and
+//! response schema derived from the Rust types the handlers use ([`super::types`], through
+//! schemars), so generated clients are typed.
 
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
-/// One route of the HTTP API: method, path (OpenAPI template syntax), summary, and whether
-/// it takes a JSON body.
-pub struct Route {
-    pub method: &'static str,
-    pub path: &'static str,
-    pub summary: &'static str,
-    pub json_body: bool,
+use super::types as t;
+
+/// A request or response body.
+#[derive(Clone, Copy)]
+pub enum Body {
+    None,
+    /// JSON of a Rust type: its schema.
+    Json(fn(&mut SchemaGenerator) -> Schema),
+    /// Bytes of this media type.
+    Bytes(&'static str),
+    /// Server-Sent Events.
+    Sse,
 }
 
-const fn r(
-    method: &'static str,
-    path: &'static str,
-    summary: &'static str,
-    json_body: bool,
-) -> Route {
+/// A query parameter: name, JSON type, description.
+pub type Param = (&'static str, &'static str, &'static str);
+
+/// One route of the HTTP API.
+pub struct Route {
+    pub method: &'static str,
+    /// OpenAPI template syntax.
+    pub path: &'static str,
+    /// The operation id generated clients name their function after.
+    pub operation_id: &'static str,
+    pub summary: &'static str,
+    pub query: &'static [Param],
+    pub request: Body,
+    /// The success status and its body.
+    pub status: u16,
+    pub response: Body,
+}
+
+fn s<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
+    g.subschema_for::<T>()
+}
+
+const VERSION_Q: Param = (
+    "version",
+    "string",
+    "A version number, v42 or a label (default: the session's head).",
+);
+
+pub const ROUTES: &[Route] = &[
     Route {
-        method,
-        path,
-        summary,
-        json_body,
+        method: "get",
+        path: "/health",
+        operation_id: "health",
+        summary: "Liveness: {\"status\":\"ok\"} (no token needed).",
+        query: &[],
+        request: Body::None,
+        status: 200,
+        response: Body::Json(s::<t::Health>),
+    },
+    Route {
+        method: "get",
+        path: "/metrics",
+        operation_id: "metrics",
+        summary: "Prometheus metrics: calls, errors, latency, sessions, store bytes.",
+        query: &[],
+        request: Body::None,
+        status: 200,
+        response: Body::Bytes("text/plain"),
+    },
+    Route {
+        method: "get",
+        path: "/openapi.json",
+        operation_id: "openapi",
+        summary: "This document.",
+        query: &[],
+        request: Body::None,
+        status: 200,
+        response: Body::Bytes("application/json"),
+    },
+    Route {
+        method: "get",
+        path: "/sessions",
+        operation_id: "listSessions",
+        summary: "List sessions, oldest first.",
+        query: &[],
+        request: Body::None,
+        status: 200,
+        response: Body::Json(s::<t::SessionList>),
+    },
+    Route {
+        method: "post",
+        path: "/sessions",
+        operation_id: "createSession",
+        summary: "Create a session: JSON {name?, settings?} (settings.net is its network policy; default: the server's --allow-net/--secret), or an application/x-tar body (query ?name=) to start from a tree.",
+        query: &[(
+            "name",
+            "string",
+            "The new session's name (with a tar body).",
+        )],
+        request: Body::Json(s::<t::CreateSession>),
+        status: 201,
+        response: Body::Json(s::<t::SessionInfo>),
+    },
+    Route {
+        method: "get",
+        path: "/labels",
+        operation_id: "listLabels",
+        summary: "Every label, with its version and the session that made it.",
+        query: &[],
+        request: Body::None,
+        status: 200,
+        response: Body::Json(s::<t::Labels>),
+    },
+    Route {
+        method: "get",
+        path: "/sessions/{id}",
+        operation_id: "getSession",
+        summary: "Get a session (id, unique id prefix or name).",
+        query: &[],
+        request: Body::None,
+        status: 200,
+        response: Body::Json(s::<t::SessionInfo>),
+    },
+    Route {
+        method: "delete",
+        path: "/sessions/{id}",
+        operation_id: "deleteSession",
+        summary: "Delete a session.",
+        query: &[],
+        request: Body::None,
+        status: 204,
+        response: Body::None,
+    },
+    Route {
+        method: "post",
+        path: "/sessions/{id}/call",
+        operation_id: "callTool",
+        summary: "Run a tool call as one atomic version: {tool, input, family?} -> {content, is_error}.",
+        query: &[],
+        request: Body::Json(s::<t::CallTool>),
+        status: 200,
+        response: Body::Json(s::<t::ToolOutput>),
+    },
+    Route {
+        method: "post",
+        path: "/sessions/{id}/fork",
+        operation_id: "forkSession",
+        summary: "Fork the session n times in O(1): {n?} -> {ids}.",
+        query: &[],
+        request: Body::Json(s::<t::ForkSession>),
+        status: 201,
+        response: Body::Json(s::<t::Forked>),
+    },
+    Route {
+        method: "get",
+        path: "/sessions/{id}/history",
+        operation_id: "getHistory",
+        summary: "Versions, newest first, with their labels.",
+        query: &[("limit", "integer", "At most this many (default 100).")],
+        request: Body::None,
+        status: 200,
+        response: Body::Json(s::<t::History>),
+    },
+    Route {
+        method: "get",
+        path: "/sessions/{id}/diff",
+        operation_id: "diffSession",
+        summary: "Paths changed from ?against= (a session, version or label) to ?to= (default: this session); ?patch=true adds each file's unified diff and line counts.",
+        query: &[
+            (
+                "against",
+                "string",
+                "The older side: a session, version or label.",
+            ),
+            (
+                "to",
+                "string",
+                "The newer side (default: this session's head).",
+            ),
+            ("patch", "boolean", "Include unified diffs and line counts."),
+        ],
+        request: Body::None,
+        status: 200,
+        response: Body::Json(s::<t::Diff>),
+    },
+    Route {
+        method: "post",
+        path: "/sessions/{id}/checkout",
+        operation_id: "checkoutVersion",
+        summary: "Move the session to a version (a new version; nothing is lost): {version}.",
+        query: &[],
+        request: Body::Json(s::<t::Checkout>),
+        status: 200,
+        response: Body::Json(s::<t::VersionRef>),
+    },
+    Route {
+        method: "post",
+        path: "/sessions/{id}/undo",
+        operation_id: "undoCall",
+        summary: "Undo the last change.",
+        query: &[],
+        request: Body::None,
+        status: 200,
+        response: Body::Json(s::<t::VersionRef>),
+    },
+    Route {
+        method: "post",
+        path: "/sessions/{id}/label",
+        operation_id: "labelVersion",
+        summary: "Label the current version: {label}.",
+        query: &[],
+        request: Body::Json(s::<t::LabelVersion>),
+        status: 200,
+        response: Body::Json(s::<t::Labelled>),
+    },
+    Route {
+        method: "get",
+        path: "/sessions/{id}/net",
+        operation_id: "getNetPolicy",
+        summary: "The session's network policy: {allow: [PATTERN], secrets: [{name, hosts, placeholder}]} (never secret values).",
+        query: &[],
+        request: Body::None,
+        status: 200,
+        response: Body::Json(s::<t::NetPolicy>),
+    },
+    Route {
+        method: "put",
+        path: "/sessions/{id}/net",
+        operation_id: "setNetPolicy",
+        summary: "Replace the session's network policy: {allow?: [PATTERN], secrets?: [{name, hosts}]}; presets expand; 400 on a bad rule. Recorded as a net_policy event.",
+        query: &[],
+        request: Body::Json(s::<t::NetPolicy>),
+        status: 200,
+        response: Body::Json(s::<t::NetPolicy>),
+    },
+    Route {
+        method: "get",
+        path: "/sessions/{id}/files/{path}",
+        operation_id: "downloadFile",
+        summary: "Download a file (at ?version=, default the head).",
+        query: &[VERSION_Q],
+        request: Body::None,
+        status: 200,
+        response: Body::Bytes("application/octet-stream"),
+    },
+    Route {
+        method: "put",
+        path: "/sessions/{id}/files/{path}",
+        operation_id: "uploadFile",
+        summary: "Upload a file (the body), as one version.",
+        query: &[],
+        request: Body::Bytes("application/octet-stream"),
+        status: 201,
+        response: Body::Json(s::<t::VersionRef>),
+    },
+    Route {
+        method: "get",
+        path: "/sessions/{id}/tree",
+        operation_id: "listWorkspace",
+        summary: "The entries of /workspace at ?version= (default the head).",
+        query: &[VERSION_Q],
+        request: Body::None,
+        status: 200,
+        response: Body::Json(s::<t::Tree>),
+    },
+    Route {
+        method: "get",
+        path: "/sessions/{id}/tree/{path}",
+        operation_id: "listDirectory",
+        summary: "The entries of a directory of /workspace at ?version= (default the head); 400 if it is not a directory.",
+        query: &[VERSION_Q],
+        request: Body::None,
+        status: 200,
+        response: Body::Json(s::<t::Tree>),
+    },
+    Route {
+        method: "get",
+        path: "/sessions/{id}/export",
+        operation_id: "exportTar",
+        summary: "The session's tree (at ?version=, default the head) as a tar stream.",
+        query: &[VERSION_Q],
+        request: Body::None,
+        status: 200,
+        response: Body::Bytes("application/x-tar"),
+    },
+    Route {
+        method: "get",
+        path: "/sessions/{id}/events",
+        operation_id: "listEvents",
+        summary: "Event log, oldest first, a page at a time.",
+        query: &[
+            (
+                "after",
+                "integer",
+                "Only events after this seq (the last page's next_after).",
+            ),
+            ("limit", "integer", "Page size, 1 to 1000 (default 100)."),
+        ],
+        request: Body::None,
+        status: 200,
+        response: Body::Json(s::<t::Events>),
+    },
+    Route {
+        method: "get",
+        path: "/sessions/{id}/events/stream",
+        operation_id: "streamEvents",
+        summary: "Server-Sent Events of the log (each data line an Event); resume with Last-Event-ID or ?after=.",
+        query: &[("after", "integer", "Start after this seq.")],
+        request: Body::None,
+        status: 200,
+        response: Body::Sse,
+    },
+    Route {
+        method: "post",
+        path: "/mcp",
+        operation_id: "mcp",
+        summary: "MCP Streamable HTTP endpoint (?session= picks the session).",
+        query: &[(
+            "session",
+            "string",
+            "The session (created if the name is new).",
+        )],
+        request: Body::Bytes("application/json"),
+        status: 200,
+        response: Body::Bytes("application/json"),
+    },
+];
+
+fn content(body: Body, g: &mut SchemaGenerator) -> Option<Value> {
+    match body {
+        Body::None => None,
+        Body::Json(f) => Some(json!({ "application/json": { "schema": f(g) } })),
+        Body::Bytes(media) if media == "application/json" => {
+            Some(json!({ media: { "schema": { "type": "object" } } }))
+        }
+        Body::Bytes(media) if media.starts_with("text/") => {
+            Some(json!({ media: { "schema": { "type": "string" } } }))
+        }
+        Body::Bytes(media) => {
+            Some(json!({ media: { "schema": { "type": "string", "format": "binary" } } }))
+        }
+        Body::Sse => Some(json!({ "text/event-stream": { "schema": { "type": "string" } } })),
     }
 }
 
-pub const ROUTES: &[Route] = &[
-    r(
-        "get",
-        "/health",
-        "Liveness: {\"status\":\"ok\"} (no token needed).",
-        false,
-    ),
-    r(
-        "get",
-        "/metrics",
-        "Prometheus metrics: calls, errors, latency, sessions, store bytes.",
-        false,
-    ),
-    r("get", "/openapi.json", "This document.", false),
-    r("get", "/sessions", "List sessions.", false),
-    r(
-        "post",
-        "/sessions",
-        "Create a session: JSON {name?, settings?} (settings.net is its network policy; default: the server's --allow-net/--secret), or an application/x-tar body (query ?name=) to start from a tree.",
-        true,
-    ),
-    r(
-        "get",
-        "/sessions/{id}",
-        "Get a session (id, unique id prefix or name).",
-        false,
-    ),
-    r("delete", "/sessions/{id}", "Delete a session.", false),
-    r(
-        "post",
-        "/sessions/{id}/call",
-        "Run a tool call: {tool, input, family?} -> {content, is_error}.",
-        true,
-    ),
-    r(
-        "post",
-        "/sessions/{id}/fork",
-        "Fork the session n times in O(1): {n?} -> {ids}.",
-        true,
-    ),
-    r(
-        "get",
-        "/sessions/{id}/history",
-        "Versions, newest first (?limit=).",
-        false,
-    ),
-    r(
-        "get",
-        "/sessions/{id}/diff",
-        "Paths changed against another session or version (?against=).",
-        false,
-    ),
-    r(
-        "post",
-        "/sessions/{id}/checkout",
-        "Move the session to a version: {version}.",
-        true,
-    ),
-    r(
-        "post",
-        "/sessions/{id}/undo",
-        "Undo the last change.",
-        false,
-    ),
-    r(
-        "post",
-        "/sessions/{id}/label",
-        "Label the current version: {label}.",
-        true,
-    ),
-    r(
-        "get",
-        "/sessions/{id}/net",
-        "The session's network policy: {allow: [PATTERN], secrets: [{name, hosts, placeholder}]} (never secret values).",
-        false,
-    ),
-    r(
-        "put",
-        "/sessions/{id}/net",
-        "Replace the session's network policy: {allow?: [PATTERN], secrets?: [{name, hosts}]}; presets expand; 400 on a bad rule. Recorded as a net_policy event.",
-        true,
-    ),
-    r(
-        "get",
-        "/sessions/{id}/files/{path}",
-        "Download a file.",
-        false,
-    ),
-    r(
-        "put",
-        "/sessions/{id}/files/{path}",
-        "Upload a file (the body), as one version.",
-        false,
-    ),
-    r(
-        "get",
-        "/sessions/{id}/export",
-        "The session's tree as a tar stream.",
-        false,
-    ),
-    r(
-        "get",
-        "/sessions/{id}/events",
-        "Event log, oldest first (?after=SEQ&limit=N).",
-        false,
-    ),
-    r(
-        "get",
-        "/sessions/{id}/events/stream",
-        "Server-Sent Events of the log; resume with Last-Event-ID.",
-        false,
-    ),
-    r(
-        "post",
-        "/mcp",
-        "MCP Streamable HTTP endpoint (?session= picks the session).",
-        true,
-    ),
-];
+/// The group a route belongs to (generated clients make one module of each).
+fn tag(path: &str) -> &'static str {
+    let rest = path.strip_prefix("/sessions/{id}/").unwrap_or("");
+    match rest.split('/').next().unwrap_or("") {
+        _ if path == "/labels" => "versions",
+        "history" | "diff" | "checkout" | "undo" | "label" => "versions",
+        "files" | "tree" | "export" => "files",
+        "events" => "events",
+        "call" | "net" => "calls",
+        _ if path.starts_with("/sessions") => "sessions",
+        _ => "server",
+    }
+}
 
 /// The document.
 pub fn document() -> Value {
+    let mut g = SchemaSettings::draft2020_12()
+        .with(|s| s.definitions_path = "/components/schemas".into())
+        .into_generator();
+    let error = json!({ "application/json": { "schema": s::<t::Error>(&mut g) } });
     let mut paths = Map::new();
     for route in ROUTES {
         let entry = paths
@@ -157,40 +375,60 @@ pub fn document() -> Value {
         for name in ["id", "path"] {
             if route.path.contains(&format!("{{{name}}}")) {
                 params.push(json!({
-                    "name": name, "in": "path", "required": true, "schema": {"type": "string"}
+                    "name": name, "in": "path", "required": true, "schema": {"type": "string"},
+                    "description": if name == "id" { "Session id, unique id prefix or name." } else { "A path under /workspace." },
                 }));
             }
         }
+        for (name, kind, description) in route.query {
+            params.push(json!({
+                "name": name, "in": "query", "required": false,
+                "schema": {"type": kind}, "description": description,
+            }));
+        }
+        let mut ok = json!({ "description": "Success" });
+        if let Some(c) = content(route.response, &mut g) {
+            ok["content"] = c;
+        }
+        let err = |d: &str| json!({ "description": d, "content": error.clone() });
         let mut op = json!({
+            "operationId": route.operation_id,
+            "tags": [tag(route.path)],
             "summary": route.summary,
-            "operationId": format!("{}{}", route.method, route.path.replace(['/', '{', '}', '.'], "_")),
             "parameters": params,
             "responses": {
-                "200": {"description": "Success"},
-                "400": {"description": "Bad input", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-                "401": {"description": "Missing or wrong bearer token"},
-                "404": {"description": "No such session or file"},
-                "409": {"description": "Conflict (name taken, concurrent commit)"},
-                "413": {"description": "Request body too large"},
+                route.status.to_string(): ok,
+                "400": err("Bad input"),
+                "401": err("Missing or wrong bearer token"),
+                "404": err("No such session, version or file"),
+                "409": err("Conflict (name taken, concurrent commit)"),
+                "413": err("Request body too large"),
+                "500": err("Internal error"),
             },
         });
-        if route.json_body {
-            op["requestBody"] = json!({
-                "content": {"application/json": {"schema": {"type": "object"}}}
-            });
+        if route.path == "/health" {
+            op["security"] = json!([]);
+        }
+        if let Some(mut c) = content(route.request, &mut g) {
+            if route.operation_id == "createSession" {
+                c["application/x-tar"] =
+                    json!({ "schema": { "type": "string", "format": "binary" } });
+            }
+            op["requestBody"] = json!({ "required": true, "content": c });
         }
         entry[route.method] = op;
     }
+    let schemas: Map<String, Value> = g.take_definitions(true).into_iter().collect();
     json!({
         "openapi": "3.1.0",
         "info": {
             "title": "burrow",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "Sessions of persistent, forkable agent workspaces; tool calls run as WASI components.",
+            "description": "Sessions of persistent, forkable agent workspaces; tool calls run as WASI components. Errors answer {\"error\": \"...\"} with the status the failure calls for.",
         },
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"Error": {"type": "object", "properties": {"error": {"type": "string"}}, "required": ["error"]}},
+            "schemas": schemas,
         },
         "security": [{"bearer": []}],
         "paths": paths,

@@ -19,7 +19,9 @@ use serde_json::Value;
 use crate::{Engine, Limits, Program, RunError, RunOptions};
 
 /// Which tool family's names, schemas and strings a call uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Family {
     /// Claude Managed Agents `agent_toolset_20260401`.
@@ -112,7 +114,7 @@ pub fn precompiled() -> bool {
 pub const WORKSPACE: &str = crate::wasi_fs::WORKSPACE;
 
 /// Base64 payload of an image or document block.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Source {
     #[serde(rename = "type")]
     pub kind: String,
@@ -121,7 +123,7 @@ pub struct Source {
 }
 
 /// One block of a tool result, shaped as the Anthropic API's content blocks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
     Text { text: String },
@@ -130,7 +132,7 @@ pub enum Content {
 }
 
 /// The result of a tool call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolOutput {
     pub content: Vec<Content>,
     pub is_error: bool,

@@ -1,7 +1,9 @@
 //! Shared test support: the guest programs are built for wasm32-wasip2 once per test binary.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 
 pub fn workspace_root() -> PathBuf {
@@ -152,5 +154,52 @@ impl Cli {
         let (code, out, err) = self.run(args);
         assert_eq!(code, 0, "burrow {args:?}: {out}{err}");
         out
+    }
+}
+
+/// The compiled-component cache the test binaries share.
+pub fn cache() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache")
+}
+
+/// A `burrow serve` child process, killed on drop.
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+    pub _dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `burrow serve` on store `db` on a loopback port, with `extra` arguments.
+pub fn start(db: &Path, extra: &[&str]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .env("BURROW_STORE", db)
+        .env("BURROW_CACHE", cache())
+        .env_remove("BURROW_TOKEN")
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start burrow serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read the listening line");
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .to_string();
+    Server {
+        child,
+        base,
+        _dir: None,
     }
 }
