@@ -1506,7 +1506,17 @@ fn trap_name(spec: &str) -> Option<String> {
 fn trap(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
     let print = |sh: &Shell, names: Option<&[String]>| {
         let mut out = String::new();
-        for (name, action) in &sh.options.traps {
+        // bash's order: EXIT, the signals by number, then DEBUG, ERR, RETURN.
+        let rank = |name: &str| match name {
+            "EXIT" => 0,
+            "DEBUG" => 100,
+            "ERR" => 101,
+            "RETURN" => 102,
+            _ => 1 + SIGNALS.iter().position(|s| *s == name).unwrap_or(98),
+        };
+        let mut traps: Vec<(&String, &String)> = sh.options.traps.iter().collect();
+        traps.sort_by_key(|(name, _)| rank(name));
+        for (name, action) in traps {
             if names.is_some_and(|n| !n.iter().any(|x| trap_name(x).as_deref() == Some(name))) {
                 continue;
             }
@@ -1515,7 +1525,9 @@ fn trap(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
             } else {
                 format!("SIG{name}")
             };
-            out.push_str(&format!("trap -- {} {shown}\n", shell_quote(action)));
+            // Always single-quoted, as bash prints them.
+            let quoted = format!("'{}'", action.replace('\'', "'\\''"));
+            out.push_str(&format!("trap -- {quoted} {shown}\n"));
         }
         out
     };

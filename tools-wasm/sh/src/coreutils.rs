@@ -915,42 +915,40 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         "stat" | "chmod" => return Some(Ok(crate::text::misc(sh, cmd, args, io))),
         "du" => return Some(Ok(crate::disk::du(sh, args, io))),
         "sh" | "bash" => {
-            if let Some(i) = args.iter().position(|a| a == "-c") {
-                let src = args.get(i + 1).cloned().unwrap_or_default();
-                let mut sub = sh.subshell();
+            let mut sub = sh.subshell();
+            let src = if let Some(i) = args.iter().position(|a| a == "-c") {
                 sub.arg0 = args.get(i + 2).cloned().unwrap_or_else(|| "bash".into());
                 sub.positional = args.get(i + 3..).map(|s| s.to_vec()).unwrap_or_default();
-                let status = match sub.run_script(&src, io) {
-                    Ok(s) => s,
-                    Err(crate::shell::Flow::Exit(s)) => {
-                        if crate::sys::take_fatal() {
-                            127
-                        } else {
-                            s
-                        }
-                    }
-                    Err(_) => 0,
-                };
-                return Some(Ok(sub.finish(status, io)));
-            }
-            if let Some(f) = args.first() {
-                return Some(match fs::read_to_string(sh.path(f)) {
+                args.get(i + 1).cloned().unwrap_or_default()
+            } else if let Some(f) = args.first() {
+                match fs::read_to_string(sh.path(f)) {
                     Ok(src) => {
-                        let mut sub = sh.subshell();
+                        sub.arg0 = f.clone();
                         sub.positional = args[1..].to_vec();
-                        let status = match sub.run_script(&src, io) {
-                            Ok(s) | Err(crate::shell::Flow::Exit(s)) => s,
-                            Err(_) => 0,
-                        };
-                        Ok(sub.finish(status, io))
+                        src
                     }
                     Err(e) => {
                         io.eprint(&format!("bash: {f}: {}\n", io_msg(&e)));
-                        Ok(127)
+                        return Some(Ok(127));
                     }
-                });
-            }
-            return Some(sh.run_script(&String::from_utf8_lossy(&read_all(&io.stdin)), io));
+                }
+            } else {
+                // The script on stdin, as `bash < file` or `... | bash` run it.
+                String::from_utf8_lossy(&read_all(&io.stdin)).into_owned()
+            };
+            // A whole shell: its variables end with it and its EXIT trap runs at its end.
+            let status = match sub.run_script(&src, io) {
+                Ok(s) => s,
+                Err(crate::shell::Flow::Exit(s)) => {
+                    if crate::sys::take_fatal() {
+                        127
+                    } else {
+                        s
+                    }
+                }
+                Err(_) => 0,
+            };
+            return Some(Ok(sub.finish(status, io)));
         }
         _ if crate::misc::NAMES.contains(&cmd) => return crate::misc::run(sh, argv, io),
         _ if crate::toolchain::NAMES.contains(&cmd) => return crate::toolchain::run(sh, argv, io),

@@ -292,6 +292,11 @@ fn eval_pieces(
                     TildeExpr::Home => sh.get("HOME").unwrap_or("/home/agent").to_string(),
                     TildeExpr::WorkingDir => sh.cwd.clone(),
                     TildeExpr::OldWorkingDir => sh.get("OLDPWD").unwrap_or("").to_string(),
+                    // The sandbox's users: root and the agent (whose home is $HOME).
+                    TildeExpr::UserHome(u) if u == "root" => "/root".to_string(),
+                    TildeExpr::UserHome(u) if u == "agent" => {
+                        sh.get("HOME").unwrap_or("/home/agent").to_string()
+                    }
                     TildeExpr::UserHome(u) => format!("~{u}"),
                     _ => "~".to_string(),
                 };
