@@ -34,7 +34,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         ":" | "true" => Ok(0),
         "false" => Ok(1),
         "echo" => Ok(echo(args, io)),
-        "printf" => Ok(printf(args, io)),
+        "printf" => Ok(printf(sh, args, io)),
         "cd" => Ok(cd(sh, args, io)),
         "pwd" => {
             io.print(&format!("{}\n", sh.cwd));
@@ -370,8 +370,28 @@ pub fn printf_bytes(fmt: &str, rest: &[&str], err: &mut dyn FnMut(String)) -> (V
             }
             let mut j = i + 1;
             let mut spec = String::new();
-            while j < chars.len() && "-+ #0123456789.".contains(chars[j]) {
-                spec.push(chars[j]);
+            while j < chars.len() && "-+ #0123456789.*".contains(chars[j]) {
+                if chars[j] == '*' {
+                    // A width or precision taken from the arguments.
+                    let a = rest.get(idx).copied().unwrap_or("");
+                    idx += 1;
+                    let (n, whole) = parse_int_arg(a);
+                    if !whole {
+                        err(format!("bash: printf: {a}: invalid number\n"));
+                        status = 1;
+                    }
+                    if n < 0 && !spec.ends_with('.') {
+                        spec.push('-');
+                    }
+                    if !(n < 0 && spec.ends_with('.')) {
+                        spec.push_str(&n.unsigned_abs().to_string());
+                    } else {
+                        // A negative precision is as if none was given.
+                        spec.pop();
+                    }
+                } else {
+                    spec.push(chars[j]);
+                }
                 j += 1;
             }
             // `%(FORMAT)T`: a time (seconds since the epoch; -1 or none for now) through
@@ -417,12 +437,13 @@ pub fn printf_bytes(fmt: &str, rest: &[&str], err: &mut dyn FnMut(String)) -> (V
             let (left, zero, width, prec) = parse_spec(&spec);
             let alt = spec.contains('#');
             let mut int = |a: Option<&str>| -> i64 {
-                let a = a.unwrap_or("0");
-                parse_int(a).unwrap_or_else(|| {
-                    err(format!("printf: {a}: invalid number\n"));
+                let a = a.unwrap_or("");
+                let (n, whole) = parse_int_arg(a);
+                if !whole {
+                    err(format!("bash: printf: {a}: invalid number\n"));
                     status = 1;
-                    0
-                })
+                }
+                n
             };
             let body: Vec<u8> = match conv {
                 's' => {
@@ -467,6 +488,10 @@ pub fn printf_bytes(fmt: &str, rest: &[&str], err: &mut dyn FnMut(String)) -> (V
                         'x' => format!("{n:x}"),
                         'X' => format!("{n:X}"),
                         _ => format!("{n:o}"),
+                    };
+                    let s = match prec {
+                        Some(p) if s.len() < p => format!("{s:0>p$}"),
+                        _ => s,
                     };
                     let prefix = match (alt && n != 0, conv) {
                         (true, 'x') => "0x",
@@ -556,23 +581,71 @@ pub fn printf_format(fmt: &str, args: &[String]) -> String {
     String::from_utf8_lossy(&printf_bytes(fmt, &rest, &mut |_| {}).0).into_owned()
 }
 
-fn printf(args: &[String], io: &Io) -> i32 {
-    let Some(fmt) = args.first() else {
-        io.eprint("printf: usage: printf format [arguments]\n");
+/// `printf [-v VAR] FORMAT [ARGUMENTS]`: with -v the output goes to VAR (an array element
+/// too), as bash's builtin does.
+fn printf(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+    const USAGE: &str = "printf: usage: printf [-v var] format [arguments]\n";
+    let mut rest = args;
+    let mut var: Option<String> = None;
+    while let Some(a) = rest.first() {
+        if a == "--" {
+            rest = &rest[1..];
+            break;
+        }
+        if a == "-v" {
+            let Some(name) = rest.get(1) else {
+                io.eprint(&format!(
+                    "bash: printf: -v: option requires an argument\n{USAGE}"
+                ));
+                return 2;
+            };
+            var = Some(name.clone());
+            rest = &rest[2..];
+        } else if let Some(name) = a.strip_prefix("-v") {
+            var = Some(name.to_string());
+            rest = &rest[1..];
+        } else if a.len() > 1 && a.starts_with('-') {
+            let opt: String = a.chars().take(2).collect();
+            io.eprint(&format!("bash: printf: {opt}: invalid option\n{USAGE}"));
+            return 2;
+        } else {
+            break;
+        }
+    }
+    let Some(fmt) = rest.first() else {
+        io.eprint(USAGE);
         return 2;
     };
-    let (fmt, rest) = if fmt == "--" {
-        (
-            args.get(1).cloned().unwrap_or_default(),
-            args.get(2..).unwrap_or(&[]),
-        )
-    } else {
-        (fmt.clone(), &args[1..])
-    };
-    let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
-    let (out, status) = printf_bytes(&fmt, &rest, &mut |e| io.eprint(&e));
-    io.out.write(&out);
+    if let Some(name) = &var
+        && !is_assignable(name)
+    {
+        io.eprint(&format!("bash: printf: `{name}': not a valid identifier\n"));
+        return 2;
+    }
+    let args: Vec<&str> = rest[1..].iter().map(String::as_str).collect();
+    let (out, status) = printf_bytes(fmt, &args, &mut |e| io.eprint(&e));
+    match var {
+        Some(name) => {
+            let value = String::from_utf8_lossy(&out).into_owned();
+            match name.strip_suffix(']').and_then(|n| n.split_once('[')) {
+                Some((n, index)) => sh.array_set(n, index, value, false),
+                None => sh.set(&name, value),
+            }
+        }
+        None => io.out.write(&out),
+    }
     status
+}
+
+/// A name `printf -v` and `read` may assign: an identifier, or one with a `[subscript]`.
+fn is_assignable(name: &str) -> bool {
+    let base = match name.strip_suffix(']').and_then(|n| n.split_once('[')) {
+        Some((base, index)) if !index.is_empty() => base,
+        Some(_) => return false,
+        None => name,
+    };
+    base.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn parse_spec(spec: &str) -> (bool, bool, usize, Option<usize>) {
@@ -594,6 +667,44 @@ fn parse_spec(spec: &str) -> (bool, bool, usize, Option<usize>) {
         w.trim_start_matches('0').parse().unwrap_or(0),
         p,
     )
+}
+
+/// A printf integer argument as C's `strtoimax` with base 0 reads it, as bash does: leading
+/// blanks, a sign, `0x` (hex) and `0` (octal) prefixes; `'c` or `"c` is the character's
+/// code. The value of the longest numeric prefix, and whether the whole argument was one.
+fn parse_int_arg(s: &str) -> (i64, bool) {
+    if let Some(c) = s.strip_prefix('\'').or_else(|| s.strip_prefix('"')) {
+        return (c.chars().next().map_or(0, |c| c as i64), true);
+    }
+    let t = s.trim_start_matches([' ', '\t', '\n']);
+    if t.is_empty() {
+        return (0, s.is_empty());
+    }
+    let (neg, t) = match t.as_bytes()[0] {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (radix, digits) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => (16, h),
+        None if t.len() > 1 && t.starts_with('0') => (8, &t[1..]),
+        None => (10, t),
+    };
+    let end = digits
+        .find(|c: char| !c.is_digit(radix))
+        .unwrap_or(digits.len());
+    let whole = end == digits.len() && (end > 0 || radix == 8);
+    let n = match i128::from_str_radix(&digits[..end], radix) {
+        Ok(n) => n,
+        Err(_) if end == 0 => 0,
+        Err(_) => i128::MAX,
+    };
+    let n = if neg { -n } else { n };
+    match i64::try_from(n) {
+        Ok(n) => (n, whole),
+        // Out of range: clamped, as strtoimax does, and reported.
+        Err(_) => (if neg { i64::MIN } else { i64::MAX }, false),
+    }
 }
 
 fn parse_int(s: &str) -> Option<i64> {

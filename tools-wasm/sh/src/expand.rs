@@ -27,6 +27,8 @@ struct Fields {
     fields: Vec<Vec<Seg>>,
     /// A quoted piece was seen: an empty result is still one (empty) field.
     saw_quotes: bool,
+    /// Where the innermost enclosing double quotes put their empty marker (field, segment).
+    marker: Option<(usize, usize)>,
 }
 
 impl Fields {
@@ -34,6 +36,7 @@ impl Fields {
         Fields {
             fields: vec![Vec::new()],
             saw_quotes: false,
+            marker: None,
         }
     }
 
@@ -275,8 +278,16 @@ fn eval_pieces(
             WordPiece::DoubleQuotedSequence(inner)
             | WordPiece::GettextDoubleQuotedSequence(inner) => {
                 f.saw_quotes = true;
+                // An empty quoted marker: `""` is one (empty) field. "$@" with no parameters
+                // takes its own marker away again.
                 f.push(String::new(), true, false);
-                eval_pieces(sh, inner, true, io, f)?;
+                let outer = f.marker.replace((
+                    f.fields.len() - 1,
+                    f.fields.last().map_or(0, |x| x.len() - 1),
+                ));
+                let r = eval_pieces(sh, inner, true, io, f);
+                f.marker = outer;
+                r?;
             }
             WordPiece::EscapeSequence(s) => {
                 let c = s.strip_prefix('\\').unwrap_or(s);
@@ -381,8 +392,15 @@ fn eval_pieces(
                             f.push(a.clone(), true, false);
                         }
                         if args.is_empty() {
-                            // "$@" with no parameters is no field at all.
+                            // "$@" with no parameters is no field at all: drop the quotes'
+                            // empty marker (what else the word holds still counts).
                             f.saw_quotes = false;
+                            if let Some((fi, si)) = f.marker.take()
+                                && let Some(field) = f.fields.get_mut(fi)
+                                && field.get(si).is_some_and(|s| s.quoted && s.text.is_empty())
+                            {
+                                field.remove(si);
+                            }
                         }
                     } else {
                         f.push(args.join(" "), false, true);
