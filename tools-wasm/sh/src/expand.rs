@@ -346,9 +346,31 @@ fn eval_pieces(
                     },
                     _ => None,
                 };
+                // `${a[@]%x}`, `${@/#/-}`, `${a[*]^^}`: the operator on each element.
+                let mut vector: Option<Vec<String>> = None;
+                if let Some(parameter) = element_op_parameter(pe)
+                    && let Some((elems, concat)) = all_elements(sh, parameter)
+                {
+                    let mut mapped = Vec::with_capacity(elems.len());
+                    for e in elems {
+                        mapped.push(element_op(sh, pe, e, io)?);
+                    }
+                    if concat {
+                        // `${a[*]...}`: joined by IFS's first character, as `$*` is.
+                        let sep = match sh.get("IFS") {
+                            Some(ifs) => ifs.chars().next().map(String::from).unwrap_or_default(),
+                            None => " ".into(),
+                        };
+                        f.push(mapped.join(&sep), quoted, !quoted);
+                        continue;
+                    }
+                    vector = Some(mapped);
+                }
                 // "$@", "${a[@]}" and "${!a[@]}": one field per element.
                 let all: Option<Vec<String>> = if sliced.is_some() {
                     sliced
+                } else if vector.is_some() {
+                    vector
                 } else {
                     match pe {
                         ParameterExpr::Parameter {
@@ -403,7 +425,14 @@ fn eval_pieces(
                             }
                         }
                     } else {
-                        f.push(args.join(" "), false, true);
+                        // Unquoted: each element is a field of its own, then split by IFS
+                        // (so an empty IFS does not glue them together).
+                        for (i, a) in args.iter().enumerate() {
+                            if i > 0 {
+                                f.new_field();
+                            }
+                            f.push(a.clone(), false, true);
+                        }
                     }
                     continue;
                 }
@@ -428,37 +457,56 @@ fn ansi_c(s: &str) -> String {
     crate::builtins::backslash_escapes(&s.replace("\\'", "'").replace("\\\"", "\"")).0
 }
 
+/// Field splitting as POSIX and bash do it: IFS whitespace (space, tab, newline when in IFS)
+/// at the ends is dropped and runs of it delimit once; every other IFS character delimits a
+/// field by itself (with the whitespace around it), so two in a row, or one at the start,
+/// make an empty field, while one at the end does not.
 fn split_fields(sh: &Shell, f: Fields) -> Vec<Vec<Seg>> {
     let ifs = sh.get("IFS").unwrap_or(" \t\n").to_string();
+    let is_ws = |c: char| matches!(c, ' ' | '\t' | '\n') && ifs.contains(c);
     let mut out: Vec<Vec<Seg>> = Vec::new();
     for field in f.fields {
         let mut cur: Vec<Seg> = Vec::new();
         let mut cur_has = false;
+        // IFS whitespace just ended a field: a non-whitespace delimiter after it is the same
+        // delimiter, not an empty field.
+        let mut ws_ended = false;
         for seg in field {
             if !seg.split || ifs.is_empty() {
                 if seg.quoted || !seg.text.is_empty() {
                     cur_has = true;
+                    ws_ended = false;
                 }
                 cur.push(seg);
                 continue;
             }
             let mut piece = String::new();
             for c in seg.text.chars() {
-                if ifs.contains(c) {
-                    if !piece.is_empty() {
-                        cur.push(Seg {
-                            text: std::mem::take(&mut piece),
-                            quoted: false,
-                            split: false,
-                        });
-                        cur_has = true;
-                    }
+                if !ifs.contains(c) {
+                    piece.push(c);
+                    ws_ended = false;
+                    continue;
+                }
+                if !piece.is_empty() {
+                    cur.push(Seg {
+                        text: std::mem::take(&mut piece),
+                        quoted: false,
+                        split: false,
+                    });
+                    cur_has = true;
+                }
+                if is_ws(c) {
                     if cur_has {
                         out.push(std::mem::take(&mut cur));
                         cur_has = false;
+                        ws_ended = true;
                     }
                 } else {
-                    piece.push(c);
+                    if cur_has || !ws_ended {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                    cur_has = false;
+                    ws_ended = false;
                 }
             }
             if !piece.is_empty() {
@@ -468,6 +516,7 @@ fn split_fields(sh: &Shell, f: Fields) -> Vec<Vec<Seg>> {
                     split: false,
                 });
                 cur_has = true;
+                ws_ended = false;
             }
         }
         if cur_has || (f.saw_quotes && cur.iter().any(|s| s.quoted)) {
@@ -826,6 +875,147 @@ fn is_unset_or_null(v: &Option<String>, t: &ParameterTestType) -> bool {
     }
 }
 
+/// The parameter of a per-element operator ([`element_op`]), unless it is indirect.
+fn element_op_parameter(pe: &ParameterExpr) -> Option<&Parameter> {
+    match pe {
+        ParameterExpr::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::RemoveLargestSuffixPattern {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::RemoveLargestPrefixPattern {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::UppercasePattern {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::LowercasePattern {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::UppercaseFirstChar {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::LowercaseFirstChar {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::ReplaceSubstring {
+            parameter,
+            indirect: false,
+            ..
+        }
+        | ParameterExpr::Transform {
+            parameter,
+            indirect: false,
+            ..
+        } => Some(parameter),
+        _ => None,
+    }
+}
+
+/// The elements of `$@`/`$*` or `${a[@]}`/`${a[*]}`, and whether they are joined (`*`).
+fn all_elements(sh: &Shell, parameter: &Parameter) -> Option<(Vec<String>, bool)> {
+    match parameter {
+        Parameter::Special(SpecialParameter::AllPositionalParameters { concatenate }) => {
+            Some((sh.positional.clone(), *concatenate))
+        }
+        Parameter::NamedWithAllIndices { name, concatenate } => Some((
+            match sh.arrays.get(name) {
+                Some(a) => a.values(),
+                None => sh.get(name).map(String::from).into_iter().collect(),
+            },
+            *concatenate,
+        )),
+        _ => None,
+    }
+}
+
+/// A per-element operator of a parameter expansion (`%`, `#`, `/`, case changes, `@Q`...)
+/// applied to one value: of a scalar, or of each element of `${a[@]}` and `$@`, as bash
+/// applies them.
+fn element_op(sh: &mut Shell, pe: &ParameterExpr, v: String, io: &Io) -> Result<String, Flow> {
+    Ok(match pe {
+        ParameterExpr::RemoveSmallestSuffixPattern { pattern: p, .. }
+        | ParameterExpr::RemoveLargestSuffixPattern { pattern: p, .. }
+        | ParameterExpr::RemoveSmallestPrefixPattern { pattern: p, .. }
+        | ParameterExpr::RemoveLargestPrefixPattern { pattern: p, .. } => {
+            let pat = pattern(sh, p.as_deref().unwrap_or(""), io)?;
+            let Some(re) = pattern_regex(&pat) else {
+                return Ok(v);
+            };
+            let chars: Vec<(usize, char)> = v.char_indices().collect();
+            let mut cuts: Vec<usize> = chars.iter().map(|(i, _)| *i).collect();
+            cuts.push(v.len());
+            match pe {
+                ParameterExpr::RemoveSmallestPrefixPattern { .. } => cuts
+                    .iter()
+                    .find(|&&i| re.is_match(&v[..i]))
+                    .map(|&i| v[i..].to_string())
+                    .unwrap_or(v),
+                ParameterExpr::RemoveLargestPrefixPattern { .. } => cuts
+                    .iter()
+                    .rev()
+                    .find(|&&i| re.is_match(&v[..i]))
+                    .map(|&i| v[i..].to_string())
+                    .unwrap_or(v),
+                ParameterExpr::RemoveSmallestSuffixPattern { .. } => cuts
+                    .iter()
+                    .rev()
+                    .find(|&&i| re.is_match(&v[i..]))
+                    .map(|&i| v[..i].to_string())
+                    .unwrap_or(v),
+                _ => cuts
+                    .iter()
+                    .find(|&&i| re.is_match(&v[i..]))
+                    .map(|&i| v[..i].to_string())
+                    .unwrap_or(v),
+            }
+        }
+        ParameterExpr::UppercasePattern { .. } => v.to_uppercase(),
+        ParameterExpr::LowercasePattern { .. } => v.to_lowercase(),
+        ParameterExpr::UppercaseFirstChar { .. } => map_first(&v, char::to_uppercase),
+        ParameterExpr::LowercaseFirstChar { .. } => map_first(&v, char::to_lowercase),
+        ParameterExpr::ReplaceSubstring {
+            pattern: p,
+            replacement,
+            match_kind,
+            ..
+        } => {
+            let pat = pattern(sh, p, io)?;
+            let rep = single(sh, replacement.as_deref().unwrap_or(""), io)?;
+            replace(&v, &pat, &rep, match_kind)
+        }
+        ParameterExpr::Transform { op, .. } => match op {
+            brush_parser::word::ParameterTransformOp::Quoted => {
+                format!("'{}'", v.replace('\'', "'\\''"))
+            }
+            brush_parser::word::ParameterTransformOp::ToUpperCase => v.to_uppercase(),
+            brush_parser::word::ParameterTransformOp::ToLowerCase => v.to_lowercase(),
+            _ => v,
+        },
+        _ => v,
+    })
+}
+
 fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flow> {
     Ok(match pe {
         ParameterExpr::Parameter {
@@ -911,59 +1101,6 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
                     .to_string()
             }
         }
-        ParameterExpr::RemoveSmallestSuffixPattern {
-            parameter,
-            indirect,
-            pattern: p,
-        }
-        | ParameterExpr::RemoveLargestSuffixPattern {
-            parameter,
-            indirect,
-            pattern: p,
-        }
-        | ParameterExpr::RemoveSmallestPrefixPattern {
-            parameter,
-            indirect,
-            pattern: p,
-        }
-        | ParameterExpr::RemoveLargestPrefixPattern {
-            parameter,
-            indirect,
-            pattern: p,
-        } => {
-            let v = lookup(sh, parameter, *indirect, io)?.unwrap_or_default();
-            let pat = pattern(sh, p.as_deref().unwrap_or(""), io)?;
-            let Some(re) = pattern_regex(&pat) else {
-                return Ok(v);
-            };
-            let chars: Vec<(usize, char)> = v.char_indices().collect();
-            let mut cuts: Vec<usize> = chars.iter().map(|(i, _)| *i).collect();
-            cuts.push(v.len());
-            match pe {
-                ParameterExpr::RemoveSmallestPrefixPattern { .. } => cuts
-                    .iter()
-                    .find(|&&i| re.is_match(&v[..i]))
-                    .map(|&i| v[i..].to_string())
-                    .unwrap_or(v),
-                ParameterExpr::RemoveLargestPrefixPattern { .. } => cuts
-                    .iter()
-                    .rev()
-                    .find(|&&i| re.is_match(&v[..i]))
-                    .map(|&i| v[i..].to_string())
-                    .unwrap_or(v),
-                ParameterExpr::RemoveSmallestSuffixPattern { .. } => cuts
-                    .iter()
-                    .rev()
-                    .find(|&&i| re.is_match(&v[i..]))
-                    .map(|&i| v[..i].to_string())
-                    .unwrap_or(v),
-                _ => cuts
-                    .iter()
-                    .find(|&&i| re.is_match(&v[i..]))
-                    .map(|&i| v[..i].to_string())
-                    .unwrap_or(v),
-            }
-        }
         ParameterExpr::Substring {
             parameter,
             indirect,
@@ -991,62 +1128,58 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
             };
             chars[off..end.max(off)].iter().collect()
         }
-        ParameterExpr::UppercasePattern {
+        ParameterExpr::RemoveSmallestSuffixPattern {
             parameter,
             indirect,
             ..
-        } => lookup(sh, parameter, *indirect, io)?
-            .unwrap_or_default()
-            .to_uppercase(),
-        ParameterExpr::LowercasePattern {
-            parameter,
-            indirect,
-            ..
-        } => lookup(sh, parameter, *indirect, io)?
-            .unwrap_or_default()
-            .to_lowercase(),
-        ParameterExpr::UppercaseFirstChar {
-            parameter,
-            indirect,
-            ..
-        } => map_first(
-            &lookup(sh, parameter, *indirect, io)?.unwrap_or_default(),
-            char::to_uppercase,
-        ),
-        ParameterExpr::LowercaseFirstChar {
-            parameter,
-            indirect,
-            ..
-        } => map_first(
-            &lookup(sh, parameter, *indirect, io)?.unwrap_or_default(),
-            char::to_lowercase,
-        ),
-        ParameterExpr::ReplaceSubstring {
-            parameter,
-            indirect,
-            pattern: p,
-            replacement,
-            match_kind,
-        } => {
-            let v = lookup(sh, parameter, *indirect, io)?.unwrap_or_default();
-            let pat = pattern(sh, p, io)?;
-            let rep = single(sh, replacement.as_deref().unwrap_or(""), io)?;
-            replace(&v, &pat, &rep, match_kind)
         }
-        ParameterExpr::Transform {
+        | ParameterExpr::RemoveLargestSuffixPattern {
             parameter,
             indirect,
-            op,
+            ..
+        }
+        | ParameterExpr::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | ParameterExpr::RemoveLargestPrefixPattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | ParameterExpr::UppercasePattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | ParameterExpr::LowercasePattern {
+            parameter,
+            indirect,
+            ..
+        }
+        | ParameterExpr::UppercaseFirstChar {
+            parameter,
+            indirect,
+            ..
+        }
+        | ParameterExpr::LowercaseFirstChar {
+            parameter,
+            indirect,
+            ..
+        }
+        | ParameterExpr::ReplaceSubstring {
+            parameter,
+            indirect,
+            ..
+        }
+        | ParameterExpr::Transform {
+            parameter,
+            indirect,
+            ..
         } => {
             let v = lookup(sh, parameter, *indirect, io)?.unwrap_or_default();
-            match op {
-                brush_parser::word::ParameterTransformOp::Quoted => {
-                    format!("'{}'", v.replace('\'', "'\\''"))
-                }
-                brush_parser::word::ParameterTransformOp::ToUpperCase => v.to_uppercase(),
-                brush_parser::word::ParameterTransformOp::ToLowerCase => v.to_lowercase(),
-                _ => v,
-            }
+            element_op(sh, pe, v, io)?
         }
         ParameterExpr::VariableNames { prefix, .. } => sh
             .vars
@@ -1083,6 +1216,14 @@ fn param_value_no_u(sh: &mut Shell, p: &Parameter, indirect: bool) -> Option<Str
 }
 
 fn replace(v: &str, pat: &str, rep: &str, kind: &SubstringMatchKind) -> String {
+    // An empty pattern anchored at the start or end matches there: `${x/#/pre}` prepends.
+    if pat.is_empty() {
+        return match kind {
+            SubstringMatchKind::Prefix => format!("{rep}{v}"),
+            SubstringMatchKind::Suffix => format!("{v}{rep}"),
+            _ => v.to_string(),
+        };
+    }
     let Some(re) = pattern_regex(pat) else {
         return v.to_string();
     };
