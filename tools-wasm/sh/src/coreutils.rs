@@ -916,6 +916,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         "du" => return Some(Ok(crate::disk::du(sh, args, io))),
         "sh" | "bash" => {
             let mut sub = sh.subshell();
+            let dash_c = args.iter().any(|a| a == "-c");
             let src = if let Some(i) = args.iter().position(|a| a == "-c") {
                 sub.arg0 = args.get(i + 2).cloned().unwrap_or_else(|| "bash".into());
                 sub.positional = args.get(i + 3..).map(|s| s.to_vec()).unwrap_or_default();
@@ -939,13 +940,13 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             // A whole shell: its variables end with it and its EXIT trap runs at its end.
             let status = match sub.run_script(&src, io) {
                 Ok(s) => s,
-                Err(crate::shell::Flow::Exit(s)) => {
-                    if crate::sys::take_fatal() {
-                        127
-                    } else {
-                        s
-                    }
-                }
+                // A fatal error (`${x?}`, a bad substitution) ends `bash -c` with 127 and a
+                // script (a file or stdin) with 1, as bash does.
+                Err(crate::shell::Flow::Exit(s)) => match crate::sys::take_fatal() {
+                    true if dash_c => 127,
+                    true => 1,
+                    false => s,
+                },
                 Err(_) => 0,
             };
             return Some(Ok(sub.finish(status, io)));

@@ -1063,7 +1063,9 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
                     None => "parameter null or not set".into(),
                 };
                 io.eprint(&format!("bash: {}: {msg}\n", param_name(parameter)));
-                // A non-interactive bash exits with 127 here.
+                // Fatal: the shell ends (127 for `bash -c` and the call, 1 for a script or a
+                // subshell).
+                crate::sys::set_fatal();
                 return Err(Flow::Exit(127));
             }
             v.unwrap_or_default()
@@ -1347,7 +1349,12 @@ pub fn arith_str(sh: &mut Shell, text: &str, io: &Io) -> Result<i64, Flow> {
 }
 
 fn var_num(sh: &Shell, name: &str) -> i64 {
-    let v = sh.get(name).unwrap_or("").trim().to_string();
+    str_num(sh, sh.get(name).unwrap_or(""))
+}
+
+/// A variable's text as a number in arithmetic: a number, or an expression evaluated in turn.
+fn str_num(sh: &Shell, v: &str) -> i64 {
+    let v = v.trim().to_string();
     if v.is_empty() {
         return 0;
     }
@@ -1366,17 +1373,31 @@ fn var_num(sh: &Shell, name: &str) -> i64 {
     }
 }
 
-fn target_name(t: &ArithmeticTarget) -> String {
+/// The value of a variable or an array element (`a[i+1]`, `A[key]`) in arithmetic.
+fn target_get(sh: &mut Shell, t: &ArithmeticTarget) -> i64 {
     match t {
-        ArithmeticTarget::Variable(n) => n.clone(),
-        ArithmeticTarget::ArrayElement(n, _) => n.clone(),
+        ArithmeticTarget::Variable(n) => var_num(sh, n),
+        ArithmeticTarget::ArrayElement(n, index) => {
+            let v = sh.array_get(n, &index.to_string()).unwrap_or_default();
+            str_num(sh, &v)
+        }
+    }
+}
+
+/// Assigns a variable or an array element in arithmetic.
+fn target_set(sh: &mut Shell, t: &ArithmeticTarget, v: i64) {
+    match t {
+        ArithmeticTarget::Variable(n) => sh.set(n, v.to_string()),
+        ArithmeticTarget::ArrayElement(n, index) => {
+            sh.array_set(n, &index.to_string(), v.to_string(), false)
+        }
     }
 }
 
 fn arith(sh: &mut Shell, e: &ArithmeticExpr) -> Result<i64, String> {
     Ok(match e {
         ArithmeticExpr::Literal(n) => *n,
-        ArithmeticExpr::Reference(t) => var_num(sh, &target_name(t)),
+        ArithmeticExpr::Reference(t) => target_get(sh, t),
         ArithmeticExpr::UnaryOp(op, x) => {
             let v = arith(sh, x)?;
             match op {
@@ -1406,27 +1427,25 @@ fn arith(sh: &mut Shell, e: &ArithmeticExpr) -> Result<i64, String> {
         }
         ArithmeticExpr::Assignment(t, v) => {
             let v = arith(sh, v)?;
-            sh.set(&target_name(t), v.to_string());
+            target_set(sh, t, v);
             v
         }
         ArithmeticExpr::BinaryAssignment(op, t, v) => {
-            let name = target_name(t);
-            let cur = var_num(sh, &name);
+            let cur = target_get(sh, t);
             let v = arith(sh, v)?;
             let r = binop(op, cur, v)?;
-            sh.set(&name, r.to_string());
+            target_set(sh, t, r);
             r
         }
         ArithmeticExpr::UnaryAssignment(op, t) => {
-            let name = target_name(t);
-            let cur = var_num(sh, &name);
+            let cur = target_get(sh, t);
             let (new, result) = match op {
                 UnaryAssignmentOperator::PrefixIncrement => (cur + 1, cur + 1),
                 UnaryAssignmentOperator::PrefixDecrement => (cur - 1, cur - 1),
                 UnaryAssignmentOperator::PostfixIncrement => (cur + 1, cur),
                 UnaryAssignmentOperator::PostfixDecrement => (cur - 1, cur),
             };
-            sh.set(&name, new.to_string());
+            target_set(sh, t, new);
             result
         }
     })

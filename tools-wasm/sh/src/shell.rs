@@ -626,9 +626,13 @@ impl Shell {
                 let fds = crate::io::shell_fds();
                 let status = match sub.run_list(&s.list, io) {
                     Ok(s) => s,
+                    // A fatal error ends a subshell with 1, as bash's do.
                     Err(Flow::Exit(s)) => {
-                        crate::sys::take_fatal();
-                        s
+                        if crate::sys::take_fatal() {
+                            1
+                        } else {
+                            s
+                        }
                     }
                     Err(f) => {
                         crate::io::restore_shell_fds(fds);

@@ -171,6 +171,23 @@ pub fn extended(sh: &mut Shell, e: &ExtendedTestExpr, io: &Io) -> Result<bool, S
                         .insert("BASH_REMATCH".into(), crate::shell::Array::Indexed(groups));
                     matched
                 }
+                BinaryPredicate::ArithmeticEqualTo
+                | BinaryPredicate::ArithmeticNotEqualTo
+                | BinaryPredicate::ArithmeticLessThan
+                | BinaryPredicate::ArithmeticLessThanOrEqualTo
+                | BinaryPredicate::ArithmeticGreaterThan
+                | BinaryPredicate::ArithmeticGreaterThanOrEqualTo => {
+                    // In [[ ]] both sides are arithmetic expressions (0x10, 010, names).
+                    let right = ex(sh, &b.value)?;
+                    let (Ok(l), Ok(r)) = (
+                        crate::expand::arith_str(sh, &left, io),
+                        crate::expand::arith_str(sh, &right, io),
+                    ) else {
+                        // The error is printed; the test is false (status 1), as in bash.
+                        return Ok(false);
+                    };
+                    binary(sh, p, &l.to_string(), &r.to_string())?
+                }
                 _ => {
                     let right = ex(sh, &b.value)?;
                     binary(sh, p, &left, &right)?
