@@ -117,6 +117,9 @@ pub struct Shell {
     pub options: Options,
     pub positional: Vec<String>,
     pub last_status: i32,
+    /// The status of the last command substitution of the simple command being expanded:
+    /// a command with no words (`x=$(false)`, `$(exit 3)`) has it as its own.
+    pub subst_status: Option<i32>,
     /// What `local` hid in each enclosing function call: the name's scalar and array, put
     /// back when the function returns.
     pub locals: Vec<Vec<Hidden>>,
@@ -176,6 +179,7 @@ impl Shell {
             options: Options::default(),
             positional: Vec::new(),
             last_status: 0,
+            subst_status: None,
             locals: Vec::new(),
             condition_depth: 0,
             lineno: 0,
@@ -1038,6 +1042,7 @@ impl Shell {
             self.aliases = aliases;
             return r;
         }
+        self.subst_status = None;
         let argv = crate::expand::words(self, &words, io)?;
         // `exec` with only redirections (and `{var}` names for them) changes the shell's own
         // descriptors for the rest of the call.
@@ -1055,7 +1060,8 @@ impl Shell {
             for a in &assignments {
                 self.assign(a, io)?;
             }
-            return Ok(0);
+            // No command: the status is the last command substitution's, as in bash.
+            return Ok(self.subst_status.take().unwrap_or(0));
         }
         // Assignments before a command apply to that command only (exported to it).
         let mut saved = Vec::new();
@@ -1396,6 +1402,7 @@ impl Shell {
             Err(_) => 0,
         };
         self.last_status = status;
+        self.subst_status = Some(status);
         let mut text = String::from_utf8_lossy(&bytes).into_owned();
         while text.ends_with('\n') {
             text.pop();
