@@ -436,6 +436,56 @@ fn eval_pieces(
                     }
                     continue;
                 }
+                // `${x:-word}` and `${x:+word}`: the word keeps its own quoting, so an
+                // unquoted `${x:-"a b"}` is one field; inside double quotes its single quotes
+                // are literal characters, as in bash.
+                let chosen = match pe {
+                    ParameterExpr::UseDefaultValues {
+                        parameter,
+                        indirect,
+                        test_type,
+                        default_value,
+                    } => {
+                        let v = param_value_no_u(sh, parameter, *indirect);
+                        is_unset_or_null(&v, test_type).then_some(default_value)
+                    }
+                    ParameterExpr::UseAlternativeValue {
+                        parameter,
+                        indirect,
+                        test_type,
+                        alternative_value,
+                    } => {
+                        let v = param_value_no_u(sh, parameter, *indirect);
+                        (!is_unset_or_null(&v, test_type)).then_some(alternative_value)
+                    }
+                    _ => None,
+                };
+                if let Some(word) = chosen {
+                    let word = word.as_deref().unwrap_or("");
+                    let pieces = if quoted && !word.contains('"') {
+                        brush_parser::word::parse_heredoc(word, &parser_options())
+                    } else {
+                        brush_parser::word::parse(word, &parser_options())
+                    };
+                    match pieces {
+                        Ok(pieces) => {
+                            let start = (f.fields.len() - 1, f.fields.last().map_or(0, Vec::len));
+                            eval_pieces(sh, &pieces, quoted, io, f)?;
+                            // The word is the result of an expansion: its unquoted text is
+                            // split like any other expansion's.
+                            if !quoted {
+                                for (fi, field) in f.fields.iter_mut().enumerate().skip(start.0) {
+                                    let from = if fi == start.0 { start.1 } else { 0 };
+                                    for seg in field.iter_mut().skip(from) {
+                                        seg.split = !seg.quoted;
+                                    }
+                                }
+                            }
+                            continue;
+                        }
+                        Err(e) => return Err(err(sh, io, &format!("bad substitution: {e}"))),
+                    }
+                }
                 let v = param_expr(sh, pe, io)?;
                 f.push(v, quoted, !quoted);
             }
