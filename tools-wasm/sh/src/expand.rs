@@ -489,8 +489,12 @@ fn eval_pieces(
                 let v = param_expr(sh, pe, io)?;
                 f.push(v, quoted, !quoted);
             }
-            WordPiece::CommandSubstitution(src) | WordPiece::BackquotedCommandSubstitution(src) => {
+            WordPiece::CommandSubstitution(src) => {
                 let out = sh.capture(src, io)?;
+                f.push(out, quoted, !quoted);
+            }
+            WordPiece::BackquotedCommandSubstitution(src) => {
+                let out = sh.capture(&unescape_backquoted(src, quoted), io)?;
                 f.push(out, quoted, !quoted);
             }
             WordPiece::ArithmeticExpression(e) => {
@@ -500,6 +504,25 @@ fn eval_pieces(
         }
     }
     Ok(())
+}
+
+/// The command inside backquotes: a backslash before `$`, `` ` `` or `\\` (and `"` inside
+/// double quotes) is removed; any other backslash stays, as bash reads `` `...` ``.
+fn unescape_backquoted(src: &str, in_double_quotes: bool) -> String {
+    let mut out = String::with_capacity(src.len());
+    let mut chars = src.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&n) = chars.peek()
+            && (matches!(n, '$' | '`' | '\\') || (in_double_quotes && n == '"'))
+        {
+            out.push(n);
+            chars.next();
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `$'...'` quoting: the escapes of `echo -e`, plus `\'` and `\"`.
