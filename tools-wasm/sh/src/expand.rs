@@ -92,6 +92,49 @@ pub fn single(sh: &mut Shell, raw: &str, io: &Io) -> Result<String, Flow> {
         .join(" "))
 }
 
+/// An assignment's value word (`x=VALUE`, `export x=VALUE`) with bash's extra tilde
+/// expansion: an unquoted `~` after an unquoted `:` (as in `PATH=$PATH:~/bin`) names the home
+/// directory too, when it ends there or before `/` or `:`. The home is put in single quotes.
+pub fn assignment_tildes(sh: &Shell, raw: &str) -> String {
+    if !raw.contains(":~") {
+        return raw.to_string();
+    }
+    let home = sh.get("HOME").unwrap_or("/home/agent").replace('\'', "'\\''");
+    let chars: Vec<char> = raw.chars().collect();
+    let mut out = String::with_capacity(raw.len() + home.len());
+    let (mut single, mut double) = (false, false);
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\\' if !single => {
+                out.push(c);
+                if let Some(&n) = chars.get(i + 1) {
+                    out.push(n);
+                }
+                i += 2;
+                continue;
+            }
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '~' if !single
+                && !double
+                && i > 0
+                && chars[i - 1] == ':'
+                && chars.get(i + 1).is_none_or(|n| *n == '/' || *n == ':') =>
+            {
+                out.push_str(&format!("'{home}'"));
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
 /// Expands a word used as a pattern: quoted characters are escaped so they match literally.
 pub fn pattern(sh: &mut Shell, raw: &str, io: &Io) -> Result<String, Flow> {
     let f = expand_word(sh, raw, io)?;

@@ -1043,6 +1043,29 @@ impl Shell {
             return r;
         }
         self.subst_status = None;
+        // `export x=~/bin:~/lib`: a declaration builtin's assignment arguments get an
+        // assignment's tilde expansion (after `=` and each `:`), as in bash.
+        if words.first().is_some_and(|w| {
+            matches!(
+                w.value.as_str(),
+                "export" | "readonly" | "declare" | "local" | "typeset"
+            )
+        }) {
+            for w in words.iter_mut().skip(1) {
+                if let Some(eq) = w.value.find('=')
+                    && w.value[..eq]
+                        .trim_end_matches('+')
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && eq > 0
+                {
+                    let (name, value) = w.value.split_at(eq + 1);
+                    // `:` before the value makes a leading `~` one to expand as well.
+                    let value = crate::expand::assignment_tildes(self, &format!(":{value}"));
+                    w.value = format!("{name}{}", &value[1..]);
+                }
+            }
+        }
         let argv = crate::expand::words(self, &words, io)?;
         // `exec` with only redirections (and `{var}` names for them) changes the shell's own
         // descriptors for the rest of the call.
@@ -1177,7 +1200,8 @@ impl Shell {
         };
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
-                let value = crate::expand::single(self, &w.value, io)?;
+                let raw = crate::expand::assignment_tildes(self, &w.value);
+                let value = crate::expand::single(self, &raw, io)?;
                 if a.append {
                     let old = self.get(&name).unwrap_or("").to_string();
                     self.set(&name, old + &value);
