@@ -1674,8 +1674,16 @@ fn trap(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
         io.print(&print(sh, None));
         return 0;
     }
-    // One operand that names a condition resets it; otherwise the first is the action.
-    let (action, conds) = if rest.len() == 1 && trap_name(&rest[0]).is_some() {
+    // One operand, or a first one that is a signal number (`trap 0 2`), resets the
+    // conditions named; otherwise the first is the action, as bash reads them.
+    let numeric = |a: &str| !a.is_empty() && a.bytes().all(|b| b.is_ascii_digit());
+    if rest.len() == 1 && trap_name(&rest[0]).is_none() {
+        // An action with no condition: bash 5.2 answers with its usage.
+        io.eprint("trap: usage: trap [-lp] [[arg] signal_spec ...]\n");
+        return 2;
+    }
+    let (action, conds) = if rest.len() == 1 || (numeric(&rest[0]) && trap_name(&rest[0]).is_some())
+    {
         (None, rest)
     } else if rest[0] == "-" {
         (None, &rest[1..])

@@ -916,6 +916,31 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         "du" => return Some(Ok(crate::disk::du(sh, args, io))),
         "sh" | "bash" => {
             let mut sub = sh.subshell();
+            // Leading shell options (`bash -e -u -c ...`, `sh -x script`, `-o pipefail`) are
+            // the new shell's `set` options.
+            let mut k = 0;
+            let mut sets: Vec<String> = vec!["set".into()];
+            while let Some(a) = args.get(k)
+                && a.len() > 1
+                && (a.starts_with('-') || a.starts_with('+'))
+                && a != "-c"
+                && !a.starts_with("--")
+            {
+                if a == "-o" || a == "+o" {
+                    sets.extend(args[k..(k + 2).min(args.len())].iter().cloned());
+                    k += 2;
+                } else {
+                    sets.push(a.clone());
+                    k += 1;
+                }
+            }
+            if k > 0 {
+                match crate::builtins::run(&mut sub, &sets, io) {
+                    Some(Ok(0)) => {}
+                    _ => return Some(Ok(2)),
+                }
+            }
+            let args = &args[k..];
             let dash_c = args.iter().any(|a| a == "-c");
             let src = if let Some(i) = args.iter().position(|a| a == "-c") {
                 sub.arg0 = args.get(i + 2).cloned().unwrap_or_else(|| "bash".into());

@@ -99,7 +99,10 @@ pub fn assignment_tildes(sh: &Shell, raw: &str) -> String {
     if !raw.contains(":~") {
         return raw.to_string();
     }
-    let home = sh.get("HOME").unwrap_or("/home/agent").replace('\'', "'\\''");
+    let home = sh
+        .get("HOME")
+        .unwrap_or("/home/agent")
+        .replace('\'', "'\\''");
     let chars: Vec<char> = raw.chars().collect();
     let mut out = String::with_capacity(raw.len() + home.len());
     let (mut single, mut double) = (false, false);
