@@ -1129,7 +1129,27 @@ fn element_op(sh: &mut Shell, pe: &ParameterExpr, v: String, io: &Io) -> Result<
             }
             brush_parser::word::ParameterTransformOp::ToUpperCase => v.to_uppercase(),
             brush_parser::word::ParameterTransformOp::ToLowerCase => v.to_lowercase(),
-            _ => v,
+            brush_parser::word::ParameterTransformOp::CapitalizeInitial => {
+                map_first(&v, char::to_uppercase)
+            }
+            brush_parser::word::ParameterTransformOp::ExpandEscapeSequences => {
+                crate::builtins::backslash_escapes(&v).0
+            }
+            // @P, @A, @a, @K: refused rather than passed through unchanged.
+            other => {
+                let letter = match other {
+                    brush_parser::word::ParameterTransformOp::PromptExpand => 'P',
+                    brush_parser::word::ParameterTransformOp::ToAssignmentLogic => 'A',
+                    brush_parser::word::ParameterTransformOp::ToAttributeFlags => 'a',
+                    _ => 'K',
+                };
+                crate::sys::set_fatal();
+                return Err(err(
+                    sh,
+                    io,
+                    &format!("${{...@{letter}}}: not supported in burrow's shell"),
+                ));
+            }
         },
         _ => v,
     })
