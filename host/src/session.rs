@@ -517,15 +517,11 @@ impl Sandbox {
 
     /// A session's summary.
     pub fn info(&self, id: &str) -> Result<SessionInfo> {
-        let counts = self.store.version_counts()?;
-        self.info_counted(id, &counts)
+        let versions = self.store.version_count(id)?;
+        self.info_counted(id, versions)
     }
 
-    fn info_counted(
-        &self,
-        id: &str,
-        counts: &std::collections::HashMap<String, u64>,
-    ) -> Result<SessionInfo> {
+    fn info_counted(&self, id: &str, versions: u64) -> Result<SessionInfo> {
         let ws = self.store.workspace(id)?;
         let meta = self.store.meta(id)?;
         let v = self.store.version(ws.version)?;
@@ -540,7 +536,7 @@ impl Sandbox {
             last_active_at: ws.last_active.map(rfc3339),
             bytes: v.bytes,
             entries: v.entries,
-            versions: counts.get(id).copied().unwrap_or(0),
+            versions,
             settings: meta
                 .get("settings")
                 .and_then(|t| serde_json::from_str(t).ok())
@@ -553,7 +549,8 @@ impl Sandbox {
         let counts = self.store.version_counts()?;
         let mut out = Vec::new();
         for w in self.store.workspaces()? {
-            out.push(self.info_counted(&w.name, &counts)?);
+            let versions = counts.get(&w.name).copied().unwrap_or(0);
+            out.push(self.info_counted(&w.name, versions)?);
         }
         out.sort_by(|a, b| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
         Ok(out)

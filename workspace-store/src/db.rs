@@ -281,6 +281,7 @@ impl Db {
         if ver < 2 {
             tx.execute_batch(SCHEMA_V2)?;
         }
+
         tx.execute_batch(&format!(
             "PRAGMA application_id={APPLICATION_ID}; PRAGMA user_version={SCHEMA_VERSION};"
         ))?;
@@ -497,6 +498,13 @@ impl Db {
         let mut st = c.prepare_cached("SELECT name, version FROM labels ORDER BY name")?;
         let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, VersionId(r.get(1)?))))?;
         Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+    }
+
+    pub(crate) fn version_count(c: &Connection, workspace: &str) -> Result<u64> {
+        let n: i64 = c
+            .prepare_cached("SELECT count(*) FROM versions WHERE workspace = ?1")?
+            .query_row(params![workspace], |r| r.get(0))?;
+        Ok(u64::try_from(n).unwrap_or(0))
     }
 
     pub(crate) fn version_counts(c: &Connection) -> Result<HashMap<String, u64>> {

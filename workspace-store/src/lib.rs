@@ -290,6 +290,11 @@ impl Store {
         self.db().read(Db::version_counts)
     }
 
+    /// How many versions `workspace` has committed itself (`versions_by_workspace`).
+    pub fn version_count(&self, workspace: &str) -> Result<u64> {
+        self.db().read(|c| Db::version_count(c, workspace))
+    }
+
     /// Removes a label (its version may then be collected by GC).
     pub fn delete_label(&self, name: &str) -> Result<()> {
         self.write(|tx| Db::delete_label(tx, name))
