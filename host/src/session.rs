@@ -124,6 +124,15 @@ pub struct TreeEntry {
     pub mtime_at: String,
 }
 
+/// How an entry's kind is named in JSON: `file`, `dir` or `symlink`.
+pub fn kind_name(kind: burrow_store::Kind) -> &'static str {
+    match kind {
+        burrow_store::Kind::Dir => "dir",
+        burrow_store::Kind::Symlink => "symlink",
+        _ => "file",
+    }
+}
+
 /// A caller's workspace path (absolute under /workspace or relative to it) as the store's.
 fn workspace_rel(path: &str) -> Result<String> {
     crate::tools::workspace_path(crate::tools::WORKSPACE, path)
@@ -959,11 +968,7 @@ impl Sandbox {
             let st = view.stat(e.ino)?;
             entries.push(TreeEntry {
                 name: e.name,
-                kind: match e.kind {
-                    burrow_store::Kind::Dir => "dir",
-                    burrow_store::Kind::Symlink => "symlink",
-                    _ => "file",
-                },
+                kind: kind_name(e.kind),
                 size: st.size,
                 mode: st.mode,
                 mtime_at: rfc3339(st.mtime),
@@ -1040,26 +1045,82 @@ impl Sandbox {
     }
 }
 
+/// One version of a session's lineage.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct VersionInfo {
+    pub version: i64,
+    pub parent: Option<i64>,
+    /// Nanoseconds since the Unix epoch.
+    pub time: i64,
+    /// The same time, RFC 3339.
+    pub time_at: String,
+    /// What made it: the tool, `upload ...`, `checkout N`, `undo to N`.
+    pub message: String,
+    pub bytes: u64,
+    pub entries: u64,
+    /// Labels naming this version (left out when there are none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
+}
+
+impl VersionInfo {
+    pub fn of(v: &Version, labels: Vec<String>) -> VersionInfo {
+        VersionInfo {
+            version: v.id.0,
+            parent: v.parent.map(|p| p.0),
+            time: v.time,
+            time_at: rfc3339(v.time),
+            message: v.message.clone(),
+            bytes: v.bytes,
+            entries: v.entries,
+            labels,
+        }
+    }
+}
+
+/// One event of a session's log.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct EventInfo {
+    /// Position in the store's log (resume after it).
+    pub seq: i64,
+    /// Nanoseconds since the Unix epoch.
+    pub time: i64,
+    /// The same time, RFC 3339.
+    pub time_at: String,
+    /// `created`, `tool`, `run`, `forked`, `labelled`, `checked_out`, `undo`, `upload`, ...
+    pub kind: String,
+    pub version_before: Option<i64>,
+    pub version_after: Option<i64>,
+    /// What the event records (a tool call: tool, input, output, is_error, duration_us).
+    pub data: Value,
+}
+
+impl EventInfo {
+    pub fn of(e: &burrow_store::Event) -> EventInfo {
+        EventInfo {
+            seq: e.seq,
+            time: e.time,
+            time_at: rfc3339(e.time),
+            kind: e.kind.clone(),
+            version_before: e.version_before.map(|v| v.0),
+            version_after: e.version_after.map(|v| v.0),
+            data: serde_json::from_str(&e.data).unwrap_or(Value::Null),
+        }
+    }
+}
+
 /// A version as the JSON interfaces show it (`burrow history --json`, the HTTP API, the
 /// Python package).
 pub fn version_json(v: &Version) -> Value {
-    json!({
-        "version": v.id.0, "parent": v.parent.map(|p| p.0), "time": v.time,
-        "time_at": rfc3339(v.time),
-        "message": v.message, "bytes": v.bytes, "entries": v.entries,
-    })
+    json!(VersionInfo::of(v, Vec::new()))
 }
 
-/// An event as `burrow log --json` and the Python package show it (the HTTP API's per-session
-/// stream leaves out `session`).
+/// An event as `burrow log --json` and the Python package show it: [`EventInfo`] with its
+/// session (the HTTP API's per-session stream leaves that out).
 pub fn event_json(e: &burrow_store::Event) -> Value {
-    json!({
-        "seq": e.seq, "session": e.workspace, "time": e.time, "time_at": rfc3339(e.time),
-        "kind": e.kind,
-        "version_before": e.version_before.map(|v| v.0),
-        "version_after": e.version_after.map(|v| v.0),
-        "data": serde_json::from_str::<Value>(&e.data).unwrap_or(Value::Null),
-    })
+    let mut v = json!(EventInfo::of(e));
+    v["session"] = json!(e.workspace);
+    v
 }
 
 /// A time in nanoseconds since the Unix epoch as RFC 3339 in UTC with milliseconds

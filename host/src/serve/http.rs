@@ -343,19 +343,13 @@ async fn history(
         .await?;
     let versions = versions
         .iter()
-        .map(|v| t::VersionInfo {
-            version: v.id.0,
-            parent: v.parent.map(|p| p.0),
-            time: v.time,
-            time_at: crate::session::rfc3339(v.time),
-            message: v.message.clone(),
-            bytes: v.bytes,
-            entries: v.entries,
-            labels: labels
+        .map(|v| {
+            let names = labels
                 .iter()
                 .filter(|(_, at)| *at == v.id)
                 .map(|(name, _)| name.clone())
-                .collect(),
+                .collect();
+            t::VersionInfo::of(v, names)
         })
         .collect();
     Ok(Json(t::History { versions }))

@@ -169,14 +169,7 @@ pub fn diff(
                     .filter(|l| l.starts_with(sign) && !l.starts_with(header))
                     .count()
             };
-            row.entry = Some(
-                match c.entry {
-                    burrow_store::Kind::Dir => "dir",
-                    burrow_store::Kind::Symlink => "symlink",
-                    _ => "file",
-                }
-                .into(),
-            );
+            row.entry = Some(crate::session::kind_name(c.entry).into());
             row.added_lines = Some(count('+', "+++"));
             row.removed_lines = Some(count('-', "---"));
             row.patch = Some(text);

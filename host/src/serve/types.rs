@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use crate::net::NetPolicy;
-pub use crate::session::{SessionInfo, Settings, Tree};
+pub use crate::session::{EventInfo, SessionInfo, Settings, Tree, VersionInfo};
 pub use crate::tools::ToolOutput;
 
 /// Every error: a status code and this body.
@@ -73,23 +73,6 @@ pub struct ForkSession {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Forked {
     pub ids: Vec<String>,
-}
-
-/// One version of a session's lineage.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct VersionInfo {
-    pub version: i64,
-    pub parent: Option<i64>,
-    /// Nanoseconds since the Unix epoch.
-    pub time: i64,
-    /// The same time, RFC 3339.
-    pub time_at: String,
-    /// What made it: the tool, `upload ...`, `checkout N`, `undo to N`.
-    pub message: String,
-    pub bytes: u64,
-    pub entries: u64,
-    /// Labels naming this version.
-    pub labels: Vec<String>,
 }
 
 /// `GET /sessions/{id}/history`: newest first.
@@ -175,37 +158,6 @@ pub struct LabelInfo {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Labels {
     pub labels: Vec<LabelInfo>,
-}
-
-/// One event of a session's log.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct EventInfo {
-    /// Position in the store's log (resume after it).
-    pub seq: i64,
-    /// Nanoseconds since the Unix epoch.
-    pub time: i64,
-    /// The same time, RFC 3339.
-    pub time_at: String,
-    /// `created`, `tool`, `run`, `forked`, `labelled`, `checked_out`, `undo`, `upload`, ...
-    pub kind: String,
-    pub version_before: Option<i64>,
-    pub version_after: Option<i64>,
-    /// What the event records (a tool call: tool, input, output, is_error, duration_us).
-    pub data: Value,
-}
-
-impl EventInfo {
-    pub fn of(e: &burrow_store::Event) -> EventInfo {
-        EventInfo {
-            seq: e.seq,
-            time: e.time,
-            time_at: crate::session::rfc3339(e.time),
-            kind: e.kind.clone(),
-            version_before: e.version_before.map(|v| v.0),
-            version_after: e.version_after.map(|v| v.0),
-            data: serde_json::from_str(&e.data).unwrap_or(Value::Null),
-        }
-    }
 }
 
 /// `GET /sessions/{id}/events`: a page, oldest first.

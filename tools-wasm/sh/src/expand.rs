@@ -394,7 +394,7 @@ fn eval_pieces(
                 };
                 // `${a[@]%x}`, `${@/#/-}`, `${a[*]^^}`: the operator on each element.
                 let mut vector: Option<Vec<String>> = None;
-                if let Some(parameter) = element_op_parameter(pe)
+                if let Some((parameter, false)) = op_parameter(pe)
                     && let Some((elems, concat)) = all_elements(sh, parameter)
                 {
                     let mut mapped = Vec::with_capacity(elems.len());
@@ -994,59 +994,59 @@ fn is_unset_or_null(v: &Option<String>, t: &ParameterTestType) -> bool {
     }
 }
 
-/// The parameter of a per-element operator ([`element_op`]), unless it is indirect.
-fn element_op_parameter(pe: &ParameterExpr) -> Option<&Parameter> {
+/// The parameter of a per-element operator ([`element_op`]) and whether it is indirect.
+fn op_parameter(pe: &ParameterExpr) -> Option<(&Parameter, bool)> {
     match pe {
         ParameterExpr::RemoveSmallestSuffixPattern {
             parameter,
-            indirect: false,
+            indirect,
             ..
         }
         | ParameterExpr::RemoveLargestSuffixPattern {
             parameter,
-            indirect: false,
+            indirect,
             ..
         }
         | ParameterExpr::RemoveSmallestPrefixPattern {
             parameter,
-            indirect: false,
+            indirect,
             ..
         }
         | ParameterExpr::RemoveLargestPrefixPattern {
             parameter,
-            indirect: false,
+            indirect,
             ..
         }
         | ParameterExpr::UppercasePattern {
             parameter,
-            indirect: false,
+            indirect,
             ..
         }
         | ParameterExpr::LowercasePattern {
             parameter,
-            indirect: false,
+            indirect,
             ..
         }
         | ParameterExpr::UppercaseFirstChar {
             parameter,
-            indirect: false,
+            indirect,
             ..
         }
         | ParameterExpr::LowercaseFirstChar {
             parameter,
-            indirect: false,
+            indirect,
             ..
         }
         | ParameterExpr::ReplaceSubstring {
             parameter,
-            indirect: false,
+            indirect,
             ..
         }
         | ParameterExpr::Transform {
             parameter,
-            indirect: false,
+            indirect,
             ..
-        } => Some(parameter),
+        } => Some((parameter, *indirect)),
         _ => None,
     }
 }
@@ -1269,59 +1269,6 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
             };
             chars[off..end.max(off)].iter().collect()
         }
-        ParameterExpr::RemoveSmallestSuffixPattern {
-            parameter,
-            indirect,
-            ..
-        }
-        | ParameterExpr::RemoveLargestSuffixPattern {
-            parameter,
-            indirect,
-            ..
-        }
-        | ParameterExpr::RemoveSmallestPrefixPattern {
-            parameter,
-            indirect,
-            ..
-        }
-        | ParameterExpr::RemoveLargestPrefixPattern {
-            parameter,
-            indirect,
-            ..
-        }
-        | ParameterExpr::UppercasePattern {
-            parameter,
-            indirect,
-            ..
-        }
-        | ParameterExpr::LowercasePattern {
-            parameter,
-            indirect,
-            ..
-        }
-        | ParameterExpr::UppercaseFirstChar {
-            parameter,
-            indirect,
-            ..
-        }
-        | ParameterExpr::LowercaseFirstChar {
-            parameter,
-            indirect,
-            ..
-        }
-        | ParameterExpr::ReplaceSubstring {
-            parameter,
-            indirect,
-            ..
-        }
-        | ParameterExpr::Transform {
-            parameter,
-            indirect,
-            ..
-        } => {
-            let v = lookup(sh, parameter, *indirect, io)?.unwrap_or_default();
-            element_op(sh, pe, v, io)?
-        }
         ParameterExpr::VariableNames { prefix, .. } => sh
             .vars
             .keys()
@@ -1335,6 +1282,14 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
                 .get(variable_name)
                 .map(|_| "0".to_string())
                 .unwrap_or_default(),
+        },
+        // `%`, `#`, `/`, case changes, `@X`: the operator on the parameter's value.
+        _ => match op_parameter(pe) {
+            Some((parameter, indirect)) => {
+                let v = lookup(sh, parameter, indirect, io)?.unwrap_or_default();
+                element_op(sh, pe, v, io)?
+            }
+            None => String::new(),
         },
     })
 }
