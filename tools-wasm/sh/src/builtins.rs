@@ -41,13 +41,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             Ok(0)
         }
         "export" => Ok(export(sh, args, io)),
-        "unset" => {
-            for a in args.iter().filter(|a| !a.starts_with('-')) {
-                sh.unset(a);
-                sh.functions.remove(a);
-            }
-            Ok(0)
-        }
+        "unset" => Ok(unset(sh, args, io)),
         "set" => Ok(set(sh, args, io)),
         "local" | "declare" | "typeset" | "readonly" => Ok(local(sh, name, args, io)),
         "shift" => {
@@ -906,51 +900,168 @@ fn set(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
     0
 }
 
-fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
-    if name == "local" && sh.locals.is_empty() {
-        io.eprint("bash: local: can only be used in a function\n");
-        return 1;
-    }
-    let flag = |c: char| args.iter().any(|a| a.starts_with('-') && a.contains(c));
-    for a in args.iter().filter(|a| a.starts_with('-') && a.len() > 1) {
+/// `unset [-f] [-v] NAME...`: a variable (or array element) by default, a function when
+/// there is no variable of that name or with `-f`. A readonly variable stays.
+fn unset(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+    let (mut funcs, mut vars) = (false, false);
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if !a.starts_with('-') || a.len() == 1 {
+            break;
+        }
         for c in a[1..].chars() {
             match c {
-                'a' | 'A' | 'x' | 'g' | 'r' | 'p' | 'f' | 'F' => {}
-                'i' | 'l' | 'u' | 'n' | 't' | 'I' => {
-                    io.eprint(&format!("bash: {name}: -{c}: not supported in burrow\n"));
+                'f' => funcs = true,
+                'v' => vars = true,
+                'n' => {
+                    io.eprint("bash: unset: -n: not supported in burrow (no namerefs)\n");
                     return 2;
                 }
                 other => {
                     io.eprint(&format!(
-                        "bash: {name}: -{other}: invalid option\n{name}: usage: {name} [-aAfFgiIlnrtux] [name[=value] ...] or {name} -p [-aAfFilnrtux] [name ...]\n"
+                        "bash: unset: -{other}: invalid option\nunset: usage: unset [-f] [-v] [-n] [name ...]\n"
                     ));
                     return 2;
                 }
             }
         }
+        i += 1;
     }
-    let names: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    let mut status = 0;
+    for a in &args[i..] {
+        if funcs && !vars {
+            sh.functions.remove(a);
+            continue;
+        }
+        let base = a.split_once('[').map_or(a.as_str(), |(n, _)| n);
+        if sh.has_attr(base, 'r') {
+            io.eprint(&format!(
+                "bash: unset: {base}: cannot unset: readonly variable\n"
+            ));
+            status = 1;
+            continue;
+        }
+        let exists = sh.vars.contains_key(base) || sh.arrays.contains_key(base);
+        sh.unset(a);
+        if base == a.as_str() {
+            sh.attrs.remove(a);
+            if !exists && !vars {
+                sh.functions.remove(a);
+            }
+        }
+    }
+    status
+}
+
+/// `declare`, `typeset`, `local` and `readonly`: attributes `-a -A -i -l -u -r -x` (`+` takes
+/// one away, except `r`), `-g`, `-p`, `-f`/`-F`.
+fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
+    if name == "local" && sh.locals.is_empty() {
+        io.eprint("bash: local: can only be used in a function\n");
+        return 1;
+    }
+    let (mut on, mut off) = (String::new(), String::new());
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        let sign = match a.chars().next() {
+            Some(c @ ('-' | '+')) if a.len() > 1 => c,
+            _ => break,
+        };
+        for c in a[1..].chars() {
+            match c {
+                'a' | 'A' | 'x' | 'g' | 'r' | 'p' | 'f' | 'F' | 'i' | 'l' | 'u' => {
+                    if sign == '-' {
+                        on.push(c);
+                    } else {
+                        off.push(c);
+                    }
+                }
+                'n' | 't' | 'I' | 'c' => {
+                    io.eprint(&format!("bash: {name}: -{c}: not supported in burrow\n"));
+                    return 2;
+                }
+                other => {
+                    io.eprint(&format!(
+                        "bash: {name}: {sign}{other}: invalid option\n{name}: usage: {name} [-aAfFgiIlnrtux] [name[=value] ...] or {name} -p [-aAfFilnrtux] [name ...]\n"
+                    ));
+                    return 2;
+                }
+            }
+        }
+        i += 1;
+    }
+    if name == "readonly" {
+        on.push('r');
+    }
+    let names: Vec<&String> = args[i..].iter().collect();
+    let flag = |c: char| on.contains(c);
     if flag('f') || flag('F') {
         return declare_functions(sh, &names, flag('F'), io);
     }
-    if flag('p') || (names.is_empty() && matches!(name, "declare" | "typeset")) {
-        return declare_print(sh, &names, io);
+    if off.contains('r') {
+        for n in &names {
+            io.eprint(&format!("bash: {name}: {n}: readonly variable\n"));
+        }
+        return 1;
     }
-    let export = flag('x');
+    if flag('p') || names.is_empty() {
+        // A bare `local` lists the function's local variables, in the order declared.
+        if names.is_empty() && name == "local" && !flag('p') {
+            let mut seen: Vec<String> = Vec::new();
+            for (n, ..) in sh.locals.last().into_iter().flatten() {
+                if !seen.contains(n) {
+                    seen.push(n.clone());
+                }
+            }
+            let mut out = String::new();
+            for n in &seen {
+                if let Some(d) = declaration(sh, n) {
+                    out.push_str(&d);
+                    out.push('\n');
+                }
+            }
+            io.print(&out);
+            return 0;
+        }
+        // `readonly` / `declare -r` with no names lists the readonly variables.
+        let filter = on.replace(['p', 'g'], "");
+        return declare_print(sh, &names, &filter, io);
+    }
     let (assoc, indexed) = (flag('A'), flag('a'));
     // Inside a function, `local`/`declare` hide the caller's variable of that name until the
-    // function returns (scalar and array alike).
-    let scoped = name == "local" || (name != "readonly" && !sh.locals.is_empty());
-    for a in args.iter().filter(|a| !a.starts_with('-')) {
+    // function returns (scalar, array and attributes alike); `-g` and `readonly` do not.
+    let scoped = name == "local" || (name != "readonly" && !flag('g') && !sh.locals.is_empty());
+    let mut status = 0;
+    for a in names {
         let (k, v) = match a.split_once('=') {
-            Some((k, v)) => (k.to_string(), Some(v.to_string())),
+            Some((k, v)) => (k.trim_end_matches('+').to_string(), Some(v.to_string())),
             None => (a.clone(), None),
         };
+        let append = a.split_once('=').is_some_and(|(k, _)| k.ends_with('+'));
+        if !k
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            io.eprint(&format!("bash: {name}: `{a}': not a valid identifier\n"));
+            status = 1;
+            continue;
+        }
         let hid = if scoped && !sh.locals.is_empty() {
             let saved = (
                 k.clone(),
                 sh.vars.get(&k).cloned(),
                 sh.arrays.get(&k).cloned(),
+                sh.attrs.get(&k).cloned(),
             );
             if let Some(frame) = sh.locals.last_mut() {
                 frame.push(saved);
@@ -959,11 +1070,28 @@ fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
         } else {
             false
         };
+        // Changing a readonly variable's value or attributes is refused; naming it again
+        // (`readonly x`) is not.
+        if sh.has_attr(&k, 'r') && !hid && (v.is_some() || on.chars().any(|c| c != 'r')) {
+            io.eprint(&format!("bash: {name}: {k}: readonly variable\n"));
+            status = 1;
+            continue;
+        }
+        if hid {
+            sh.attrs.remove(&k);
+        }
+        for c in on.chars().filter(|c| matches!(c, 'i' | 'l' | 'u')) {
+            sh.set_attr(&k, c, true);
+        }
+        for c in off.chars().filter(|c| matches!(c, 'i' | 'l' | 'u')) {
+            sh.set_attr(&k, c, false);
+        }
         // declare -a/-A NAME, and NAME=(items) given as one word.
         if assoc
             || indexed
             || v.as_deref()
                 .is_some_and(|v| v.starts_with('(') && v.ends_with(')'))
+            || (!hid && v.is_none() && sh.arrays.contains_key(&k))
         {
             let mut array = if assoc {
                 crate::shell::Array::Assoc(Default::default())
@@ -975,12 +1103,19 @@ fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
                 .and_then(|v| v.strip_prefix('('))
                 .and_then(|v| v.strip_suffix(')'))
             {
-                let mut next = 0;
+                if append
+                    && !hid
+                    && let Some(existing) = sh.arrays.get(&k)
+                {
+                    array = existing.clone();
+                }
+                let mut next = array.next_index();
                 for item in list.split_whitespace() {
                     let (key, val) = match item.strip_prefix('[').and_then(|i| i.split_once("]=")) {
                         Some((key, val)) => (Some(key.to_string()), val.to_string()),
                         None => (None, item.to_string()),
                     };
+                    let val = sh.attr_value(&k, val, None);
                     match &mut array {
                         crate::shell::Array::Indexed(m) => {
                             let i = key.and_then(|k| k.parse().ok()).unwrap_or(next);
@@ -993,34 +1128,74 @@ fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
                     }
                 }
             } else if !hid && let Some(existing) = sh.arrays.get(&k) {
+                if assoc != matches!(existing, crate::shell::Array::Assoc(_)) && (assoc || indexed)
+                {
+                    let kind = if assoc { "associative" } else { "indexed" };
+                    let other = if assoc { "indexed" } else { "associative" };
+                    io.eprint(&format!(
+                        "bash: {name}: {k}: cannot convert {other} to {kind} array\n"
+                    ));
+                    status = 1;
+                    continue;
+                }
                 array = existing.clone();
+            } else if let Some(v) = v.clone().or_else(|| {
+                (!hid)
+                    .then(|| sh.vars.get(&k).map(|x| x.value.clone()))
+                    .flatten()
+            }) {
+                // `declare -a x=v` and `declare -a x` of a scalar: the value as element 0.
+                let v = sh.attr_value(&k, v, None);
+                if let crate::shell::Array::Indexed(m) = &mut array {
+                    m.insert(0, v);
+                }
             }
             sh.vars.remove(&k);
-            sh.arrays.insert(k, array);
-            continue;
-        }
-        if hid {
-            sh.arrays.remove(&k);
-            if v.is_none() {
-                sh.vars.remove(&k);
+            sh.arrays.insert(k.clone(), array);
+        } else {
+            if hid {
+                sh.arrays.remove(&k);
+                if v.is_none() {
+                    sh.vars.remove(&k);
+                }
             }
-        }
-        match v {
-            Some(v) => sh.set(&k, v),
-            None => {
-                if !sh.vars.contains_key(&k) {
-                    sh.set(&k, "");
+            match v {
+                Some(v) if append => {
+                    let old = sh.get(&k).unwrap_or("").to_string();
+                    let value = sh.attr_value(&k, v, Some(&old));
+                    let attrs = sh.attrs.remove(&k);
+                    sh.set(&k, value);
+                    if let Some(attrs) = attrs {
+                        sh.attrs.insert(k.clone(), attrs);
+                    }
+                }
+                Some(v) => sh.set(&k, v),
+                None => {
+                    if !sh.vars.contains_key(&k) {
+                        sh.set(&k, "");
+                    } else if on.chars().any(|c| matches!(c, 'i' | 'l' | 'u')) {
+                        // `declare -u x` of a set x shapes the value it has.
+                        let old = sh.get(&k).unwrap_or("").to_string();
+                        sh.set(&k, old);
+                    }
                 }
             }
         }
-        if export && let Some(var) = sh.vars.get_mut(&k) {
-            var.exported = true;
+        if let Some(var) = sh.vars.get_mut(&k) {
+            if flag('x') {
+                var.exported = true;
+            } else if off.contains('x') {
+                var.exported = false;
+            }
+        }
+        if flag('r') {
+            sh.set_attr(&k, 'r', true);
         }
     }
-    0
+    status
 }
 
-fn test(sh: &Shell, name: &str, args: &[String], io: &Io) -> i32 {
+fn test(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
     let mut args: Vec<String> = args.to_vec();
     if name == "[" {
         if args.last().map(String::as_str) != Some("]") {
@@ -1556,7 +1731,7 @@ fn env(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
     }
     if i < args.len() {
         return match sub.dispatch(&args[i..], io) {
-            Ok(s) | Err(Flow::Exit(s)) => s,
+            Ok(s) | Err(Flow::Exit(s)) | Err(Flow::Abort(s)) => s,
             Err(_) => 0,
         };
     }
@@ -1848,7 +2023,7 @@ const KNOWN_SHOPTS: &[&str] = &[
 
 /// A value as `declare -p` shows it: in double quotes, with `"`, `\\`, `$` and backquotes
 /// escaped.
-fn dq(v: &str) -> String {
+pub fn dq(v: &str) -> String {
     let mut out = String::from("\"");
     for c in v.chars() {
         if matches!(c, '"' | '\\' | '$' | '`') {
@@ -1861,10 +2036,21 @@ fn dq(v: &str) -> String {
 }
 
 /// `declare -p [NAME...]`: each variable as the `declare` command that recreates it.
-fn declare_print(sh: &Shell, names: &[&String], io: &Io) -> i32 {
+/// `declare -p [NAME...]`: each variable as a `declare` command that makes it again, with
+/// its attributes. With no names, every variable that has all attributes in `filter`.
+fn declare_print(sh: &Shell, names: &[&String], filter: &str, io: &Io) -> i32 {
     let all: Vec<String>;
     let names: Vec<&str> = if names.is_empty() {
-        let mut v: Vec<String> = sh.vars.keys().chain(sh.arrays.keys()).cloned().collect();
+        let mut v: Vec<String> = sh
+            .vars
+            .keys()
+            .chain(sh.arrays.keys())
+            .filter(|n| {
+                let f = sh.attr_flags(n);
+                filter.chars().all(|c| f.contains(c))
+            })
+            .cloned()
+            .collect();
         v.sort();
         v.dedup();
         all = v;
@@ -1875,29 +2061,46 @@ fn declare_print(sh: &Shell, names: &[&String], io: &Io) -> i32 {
     let mut status = 0;
     let mut out = String::new();
     for n in names {
-        if let Some(a) = sh.arrays.get(n) {
-            match a {
-                crate::shell::Array::Indexed(m) => {
-                    let items: Vec<String> =
-                        m.iter().map(|(k, v)| format!("[{k}]={}", dq(v))).collect();
-                    out.push_str(&format!("declare -a {n}=({})\n", items.join(" ")));
-                }
-                crate::shell::Array::Assoc(m) => {
-                    let items: String =
-                        m.iter().map(|(k, v)| format!("[{k}]={} ", dq(v))).collect();
-                    out.push_str(&format!("declare -A {n}=({items})\n"));
-                }
+        match declaration(sh, n) {
+            Some(d) => {
+                out.push_str(&d);
+                out.push('\n');
             }
-        } else if let Some(v) = sh.vars.get(n) {
-            let attrs = if v.exported { "-x" } else { "--" };
-            out.push_str(&format!("declare {attrs} {n}={}\n", dq(&v.value)));
-        } else {
-            io.eprint(&format!("bash: declare: {n}: not found\n"));
-            status = 1;
+            None => {
+                io.eprint(&format!("bash: declare: {n}: not found\n"));
+                status = 1;
+            }
         }
     }
     io.print(&out);
     status
+}
+
+/// The `declare` command that makes variable `n` again (`declare -p`, `${a[@]@A}`).
+pub fn declaration(sh: &Shell, n: &str) -> Option<String> {
+    let flags = sh.attr_flags(n);
+    let flags = if flags.is_empty() {
+        "-".to_string()
+    } else {
+        flags
+    };
+    if let Some(a) = sh.arrays.get(n) {
+        Some(match a {
+            crate::shell::Array::Indexed(m) => {
+                let items: Vec<String> =
+                    m.iter().map(|(k, v)| format!("[{k}]={}", dq(v))).collect();
+                format!("declare -{flags} {n}=({})", items.join(" "))
+            }
+            crate::shell::Array::Assoc(m) => {
+                let items: String = m.iter().map(|(k, v)| format!("[{k}]={} ", dq(v))).collect();
+                format!("declare -{flags} {n}=({items})")
+            }
+        })
+    } else {
+        sh.vars
+            .get(n)
+            .map(|v| format!("declare -{flags} {n}={}", dq(&v.value)))
+    }
 }
 
 /// `declare -f [NAME...]` (definitions) and `declare -F [NAME...]` (names).

@@ -963,7 +963,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 String::from_utf8_lossy(&read_all(&io.stdin)).into_owned()
             };
             // A whole shell: its variables end with it and its EXIT trap runs at its end.
-            let status = match sub.run_script(&src, io) {
+            let status = match sub.run_top(&src, io) {
                 Ok(s) => s,
                 // A fatal error (`${x?}`, a bad substitution) ends `bash -c` with 127 and a
                 // script (a file or stdin) with 1, as bash does.

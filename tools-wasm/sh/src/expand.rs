@@ -310,8 +310,20 @@ fn eval_pieces(
     io: &Io,
     f: &mut Fields,
 ) -> Result<(), Flow> {
-    for p in pieces {
+    for (i, p) in pieces.iter().enumerate() {
         match &p.piece {
+            // The parser leaves a `${...}` it cannot read (`${#x@Q}`) as the text `$` and
+            // the text `{...}`; bash refuses it.
+            WordPiece::Text(t)
+                if t.ends_with('$')
+                    && let Some(WordPiece::Text(next)) = pieces.get(i + 1).map(|n| &n.piece)
+                    && next.starts_with('{') =>
+            {
+                let to = next.find('}').map_or(next.len(), |i| i + 1);
+                // Like a readonly assignment, it ends the complete command, not the shell.
+                let _ = err(sh, io, &format!("${}: bad substitution", &next[..to]));
+                return Err(Flow::Abort(1));
+            }
             WordPiece::Text(t) => f.push(t.clone(), quoted, false),
             WordPiece::SingleQuotedText(t) => {
                 f.saw_quotes = true;
@@ -392,6 +404,52 @@ fn eval_pieces(
                     },
                     _ => None,
                 };
+                // `${a[@]@A}` (the declaration), `${a[@]@K}` and `${a[@]@k}` (key-value
+                // pairs): of the whole array, not of each element.
+                if let ParameterExpr::Transform {
+                    parameter: Parameter::NamedWithAllIndices { name, .. },
+                    indirect: false,
+                    op:
+                        op @ (brush_parser::word::ParameterTransformOp::ToAssignmentLogic
+                        | brush_parser::word::ParameterTransformOp::PossiblyQuoteWithArraysExpanded {
+                            ..
+                        }),
+                } = pe
+                    && let Some(array) = sh.arrays.get(name)
+                {
+                    let pairs: Vec<(String, String)> = array.keys().into_iter().zip(array.values()).collect();
+                    match op {
+                        brush_parser::word::ParameterTransformOp::PossiblyQuoteWithArraysExpanded {
+                            separate_words: true,
+                        } => {
+                            let words: Vec<String> =
+                                pairs.into_iter().flat_map(|(k, v)| [k, v]).collect();
+                            for (i, w) in words.into_iter().enumerate() {
+                                if i > 0 {
+                                    f.new_field();
+                                }
+                                f.push(w, quoted, !quoted);
+                            }
+                        }
+                        brush_parser::word::ParameterTransformOp::ToAssignmentLogic => {
+                            let d = crate::builtins::declaration(sh, name).unwrap_or_default();
+                            f.push(d, quoted, !quoted);
+                        }
+                        _ => {
+                            let text: Vec<String> = pairs
+                                .iter()
+                                .map(|(k, v)| format!("{k} {}", crate::builtins::dq(v)))
+                                .collect();
+                            let mut text = text.join(" ");
+                            // bash ends an associative array's pairs with a space.
+                            if matches!(array, crate::shell::Array::Assoc(_)) && !text.is_empty() {
+                                text.push(' ');
+                            }
+                            f.push(text, quoted, !quoted);
+                        }
+                    }
+                    continue;
+                }
                 // `${a[@]%x}`, `${@/#/-}`, `${a[*]^^}`: the operator on each element.
                 let mut vector: Option<Vec<String>> = None;
                 if let Some((parameter, false)) = op_parameter(pe)
@@ -437,6 +495,15 @@ fn eval_pieces(
                             Some(a) => a.values(),
                             None => sh.get(name).map(String::from).into_iter().collect(),
                         }),
+                        ParameterExpr::VariableNames {
+                            concatenate: false, ..
+                        } => Some(
+                            param_expr(sh, pe, io)?
+                                .split(' ')
+                                .filter(|n| !n.is_empty())
+                                .map(String::from)
+                                .collect(),
+                        ),
                         ParameterExpr::MemberKeys {
                             variable_name,
                             concatenate: false,
@@ -1109,10 +1176,39 @@ fn element_op(sh: &mut Shell, pe: &ParameterExpr, v: String, io: &Io) -> Result<
                     .unwrap_or(v),
             }
         }
-        ParameterExpr::UppercasePattern { .. } => v.to_uppercase(),
-        ParameterExpr::LowercasePattern { .. } => v.to_lowercase(),
-        ParameterExpr::UppercaseFirstChar { .. } => map_first(&v, char::to_uppercase),
-        ParameterExpr::LowercaseFirstChar { .. } => map_first(&v, char::to_lowercase),
+        ParameterExpr::UppercasePattern { pattern: p, .. }
+        | ParameterExpr::LowercasePattern { pattern: p, .. }
+        | ParameterExpr::UppercaseFirstChar { pattern: p, .. }
+        | ParameterExpr::LowercaseFirstChar { pattern: p, .. } => {
+            let upper = matches!(
+                pe,
+                ParameterExpr::UppercasePattern { .. } | ParameterExpr::UppercaseFirstChar { .. }
+            );
+            let first_only = matches!(
+                pe,
+                ParameterExpr::UppercaseFirstChar { .. } | ParameterExpr::LowercaseFirstChar { .. }
+            );
+            // `${x^^[aeiou]}`: only the characters the pattern matches change case.
+            let re = match p.as_deref().filter(|p| !p.is_empty()) {
+                Some(p) => Some(pattern_regex(&pattern(sh, p, io)?)),
+                None => None,
+            };
+            let mut out = String::with_capacity(v.len());
+            for (i, c) in v.chars().enumerate() {
+                let applies = (!first_only || i == 0)
+                    && match &re {
+                        None => true,
+                        Some(Some(re)) => re.is_match(c.encode_utf8(&mut [0; 4])),
+                        Some(None) => false,
+                    };
+                match (applies, upper) {
+                    (true, true) => out.extend(c.to_uppercase()),
+                    (true, false) => out.extend(c.to_lowercase()),
+                    (false, _) => out.push(c),
+                }
+            }
+            out
+        }
         ParameterExpr::ReplaceSubstring {
             pattern: p,
             replacement,
@@ -1135,21 +1231,36 @@ fn element_op(sh: &mut Shell, pe: &ParameterExpr, v: String, io: &Io) -> Result<
             brush_parser::word::ParameterTransformOp::ExpandEscapeSequences => {
                 crate::builtins::backslash_escapes(&v).0
             }
-            // @P, @A, @a, @K: refused rather than passed through unchanged.
-            other => {
-                let letter = match other {
-                    brush_parser::word::ParameterTransformOp::PromptExpand => 'P',
-                    brush_parser::word::ParameterTransformOp::ToAssignmentLogic => 'A',
-                    brush_parser::word::ParameterTransformOp::ToAttributeFlags => 'a',
-                    _ => 'K',
-                };
-                crate::sys::set_fatal();
-                return Err(err(
-                    sh,
-                    io,
-                    &format!("${{...@{letter}}}: not supported in burrow's shell"),
-                ));
+            brush_parser::word::ParameterTransformOp::PromptExpand => prompt_expand(sh, &v, io)?,
+            brush_parser::word::ParameterTransformOp::ToAttributeFlags => match op_name(sh, pe) {
+                Some(n) => sh.attr_flags(&n),
+                None => String::new(),
+            },
+            brush_parser::word::ParameterTransformOp::ToAssignmentLogic => {
+                match op_name(sh, pe) {
+                    Some(n) if sh.vars.contains_key(&n) || sh.arrays.contains_key(&n) => {
+                        let flags = sh.attr_flags(&n);
+                        let q = format!("'{}'", v.replace('\'', "'\\''"));
+                        let element0 = match sh.arrays.get(&n) {
+                            Some(a) => a.keys().iter().any(|k| k == "0"),
+                            None => true,
+                        };
+                        if !element0 && matches!(op_parameter(pe), Some((Parameter::Named(_), _))) {
+                            // `${h@A}` of an array without element 0: the bare declaration.
+                            format!("declare -{flags} {n}")
+                        } else if flags.is_empty() {
+                            format!("{n}={q}")
+                        } else {
+                            format!("declare -{flags} {n}={q}")
+                        }
+                    }
+                    _ => String::new(),
+                }
             }
+            // `${x@K}` of a scalar (or of one element) quotes it as `@Q` does.
+            brush_parser::word::ParameterTransformOp::PossiblyQuoteWithArraysExpanded {
+                ..
+            } => format!("'{}'", v.replace('\'', "'\\''")),
         },
         _ => v,
     })
@@ -1235,11 +1346,13 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
                     None => usize::from(sh.get(name).is_some()).to_string(),
                 }
             } else {
-                lookup(sh, parameter, *indirect, io)?
-                    .unwrap_or_default()
-                    .chars()
-                    .count()
-                    .to_string()
+                let v = lookup(sh, parameter, *indirect, io)?.unwrap_or_default();
+                // Characters in a UTF-8 locale, bytes in the C locale, as bash counts.
+                if byte_locale(sh) {
+                    v.len().to_string()
+                } else {
+                    v.chars().count().to_string()
+                }
             }
         }
         ParameterExpr::Substring {
@@ -1269,13 +1382,18 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
             };
             chars[off..end.max(off)].iter().collect()
         }
-        ParameterExpr::VariableNames { prefix, .. } => sh
-            .vars
-            .keys()
-            .filter(|k| k.starts_with(prefix.as_str()))
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(" "),
+        ParameterExpr::VariableNames { prefix, .. } => {
+            let mut names: Vec<String> = sh
+                .vars
+                .keys()
+                .chain(sh.arrays.keys())
+                .filter(|k| k.starts_with(prefix.as_str()))
+                .cloned()
+                .collect();
+            names.sort();
+            names.dedup();
+            names.join(" ")
+        }
         ParameterExpr::MemberKeys { variable_name, .. } => match sh.arrays.get(variable_name) {
             Some(a) => a.keys().join(" "),
             None => sh
@@ -1285,13 +1403,140 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
         },
         // `%`, `#`, `/`, case changes, `@X`: the operator on the parameter's value.
         _ => match op_parameter(pe) {
-            Some((parameter, indirect)) => {
-                let v = lookup(sh, parameter, indirect, io)?.unwrap_or_default();
-                element_op(sh, pe, v, io)?
-            }
+            Some((parameter, indirect)) => match lookup(sh, parameter, indirect, io)? {
+                Some(v) => element_op(sh, pe, v, io)?,
+                // `@Q`, `@K`, `@A` and `@a` of an unset parameter are empty, not `''`.
+                None if matches!(
+                    pe,
+                    ParameterExpr::Transform {
+                        op: brush_parser::word::ParameterTransformOp::Quoted
+                            | brush_parser::word::ParameterTransformOp::PossiblyQuoteWithArraysExpanded { .. }
+                            | brush_parser::word::ParameterTransformOp::ToAssignmentLogic,
+                        ..
+                    }
+                ) =>
+                {
+                    String::new()
+                }
+                None => element_op(sh, pe, String::new(), io)?,
+            },
             None => String::new(),
         },
     })
+}
+
+/// Whether the shell's character type locale (`LC_ALL`, else `LC_CTYPE`, else `LANG`) is
+/// one of single bytes (`C`, `POSIX`, or any without UTF-8).
+pub fn byte_locale(sh: &Shell) -> bool {
+    let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|n| sh.get(n).filter(|v| !v.is_empty()))
+        .unwrap_or("C.UTF-8")
+        .to_ascii_lowercase();
+    !(locale.contains("utf-8") || locale.contains("utf8"))
+}
+
+/// The variable a per-element operator applies to (`x` of `${x@a}`, `${a[1]@a}`, and the
+/// name `${!r@a}` finds in `r`, without its subscript); None for positional parameters.
+fn op_name(sh: &Shell, pe: &ParameterExpr) -> Option<String> {
+    let (parameter, indirect) = op_parameter(pe)?;
+    let name = match parameter {
+        Parameter::Named(n) => n.clone(),
+        Parameter::NamedWithIndex { name, .. } | Parameter::NamedWithAllIndices { name, .. } => {
+            name.clone()
+        }
+        _ => return None,
+    };
+    if !indirect {
+        return Some(name);
+    }
+    let target = sh.get(&name)?;
+    Some(
+        target
+            .split_once('[')
+            .map_or(target, |(n, _)| n)
+            .to_string(),
+    )
+}
+
+/// `${x@P}`: the value expanded as bash expands a prompt: its backslash escapes (`\u`, `\h`,
+/// `\w`, `\W`, `\$`, `\d`, `\t`, `\n`, ...), then parameter expansion, command substitution
+/// and arithmetic.
+fn prompt_expand(sh: &mut Shell, v: &str, io: &Io) -> Result<String, Flow> {
+    let mut out = String::new();
+    let mut chars = v.chars().peekable();
+    let home = sh.get("HOME").unwrap_or("/home/agent").to_string();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let now = crate::files::now();
+        match e {
+            'u' => out.push_str(sh.get("USER").unwrap_or("agent")),
+            'h' | 'H' => out.push_str("burrow"),
+            's' => out.push_str("bash"),
+            'v' => out.push_str("5.2"),
+            'V' => out.push_str("5.2.15"),
+            'w' | 'W' => {
+                let cwd = sh.cwd.clone();
+                let shown = if cwd == home {
+                    "~".to_string()
+                } else if let Some(rest) = cwd.strip_prefix(&format!("{home}/")) {
+                    format!("~/{rest}")
+                } else {
+                    cwd.clone()
+                };
+                if e == 'w' || shown == "~" || cwd == "/" {
+                    out.push_str(&shown);
+                } else {
+                    out.push_str(cwd.rsplit('/').next().unwrap_or(""));
+                }
+            }
+            '$' => out.push('$'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            'a' => out.push('\x07'),
+            'e' => out.push('\x1b'),
+            '\\' => out.push('\\'),
+            '[' | ']' => {}
+            'd' => out.push_str(&crate::text::strftime(now, "%a %b %d")),
+            't' => out.push_str(&crate::text::strftime(now, "%H:%M:%S")),
+            'T' => out.push_str(&crate::text::strftime(now, "%I:%M:%S")),
+            '@' => out.push_str(&crate::text::strftime(now, "%I:%M %p")),
+            'A' => out.push_str(&crate::text::strftime(now, "%H:%M")),
+            'j' => out.push('0'),
+            '!' | '#' => out.push('1'),
+            '0'..='7' => {
+                let mut n = e.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match chars.peek().and_then(|d| d.to_digit(8)) {
+                        Some(d) => {
+                            n = n * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(n).unwrap_or('?'));
+            }
+            other => {
+                out.push('\\');
+                out.push(other);
+            }
+        }
+    }
+    // bash's promptvars: the result goes through parameter expansion, command substitution
+    // and arithmetic (not word splitting).
+    if out.contains(['$', '`']) {
+        let quoted = format!("\"{}\"", out.replace('\\', "\\\\").replace('"', "\\\""));
+        return single(sh, &quoted, io);
+    }
+    Ok(out)
 }
 
 /// `v` with its first character mapped (`${v^}`, `${v,}`).
@@ -1420,26 +1665,61 @@ fn slice_elements(
         .collect())
 }
 
+/// `$((...))` and every other arithmetic context but the `((...))` command: an error in the
+/// expression is fatal, as in bash.
 pub fn arith_str(sh: &mut Shell, text: &str, io: &Io) -> Result<i64, Flow> {
+    match arith_eval(sh, text, io)? {
+        Ok(v) => Ok(v),
+        Err(m) => Err(err(sh, io, &m)),
+    }
+}
+
+/// The `((...))` command: an error in the expression is reported (`bash: ((: ...`) and is
+/// the command's status 1; the shell goes on.
+pub fn arith_command(sh: &mut Shell, text: &str, io: &Io) -> Result<i32, Flow> {
+    Ok(match arith_eval(sh, text, io)? {
+        Ok(v) => i32::from(v == 0),
+        Err(m) => {
+            let m = if m.ends_with("readonly variable") {
+                m
+            } else {
+                format!("((: {m}")
+            };
+            match sh.lineno {
+                0 => io.eprint(&format!("bash: {m}\n")),
+                n => io.eprint(&format!("bash: line {n}: {m}\n")),
+            }
+            1
+        }
+    })
+}
+
+/// Expands and evaluates an arithmetic expression: the value, or the error as bash words it.
+fn arith_eval(sh: &mut Shell, text: &str, io: &Io) -> Result<Result<i64, String>, Flow> {
     let expanded = if text.contains('$') || text.contains('`') {
         single(sh, text, io)?
     } else {
         text.to_string()
     };
     if expanded.trim().is_empty() {
-        return Ok(0);
+        return Ok(Ok(0));
     }
     let expr = match brush_parser::arithmetic::parse(&expanded) {
         Ok(e) => e,
         Err(_) => {
-            return Err(err(
-                sh,
-                io,
-                &format!("{}: syntax error in expression", expanded.trim()),
-            ));
+            return Ok(Err(format!(
+                "{}: syntax error in expression",
+                expanded.trim()
+            )));
         }
     };
-    arith(sh, &expr).map_err(|m| err(sh, io, &format!("{}: {m}", expanded.trim())))
+    Ok(arith(sh, &expr).map_err(|m| {
+        if m.ends_with("readonly variable") {
+            m
+        } else {
+            format!("{}: {m}", expanded.trim())
+        }
+    }))
 }
 
 fn var_num(sh: &Shell, name: &str) -> i64 {
@@ -1479,13 +1759,20 @@ fn target_get(sh: &mut Shell, t: &ArithmeticTarget) -> i64 {
 }
 
 /// Assigns a variable or an array element in arithmetic.
-fn target_set(sh: &mut Shell, t: &ArithmeticTarget, v: i64) {
+fn target_set(sh: &mut Shell, t: &ArithmeticTarget, v: i64) -> Result<(), String> {
+    let name = match t {
+        ArithmeticTarget::Variable(n) | ArithmeticTarget::ArrayElement(n, _) => n,
+    };
+    if sh.has_attr(name, 'r') {
+        return Err(format!("{name}: readonly variable"));
+    }
     match t {
         ArithmeticTarget::Variable(n) => sh.set(n, v.to_string()),
         ArithmeticTarget::ArrayElement(n, index) => {
             sh.array_set(n, &index.to_string(), v.to_string(), false)
         }
     }
+    Ok(())
 }
 
 fn arith(sh: &mut Shell, e: &ArithmeticExpr) -> Result<i64, String> {
@@ -1521,14 +1808,14 @@ fn arith(sh: &mut Shell, e: &ArithmeticExpr) -> Result<i64, String> {
         }
         ArithmeticExpr::Assignment(t, v) => {
             let v = arith(sh, v)?;
-            target_set(sh, t, v);
+            target_set(sh, t, v)?;
             v
         }
         ArithmeticExpr::BinaryAssignment(op, t, v) => {
             let cur = target_get(sh, t);
             let v = arith(sh, v)?;
             let r = binop(op, cur, v)?;
-            target_set(sh, t, r);
+            target_set(sh, t, r)?;
             r
         }
         ArithmeticExpr::UnaryAssignment(op, t) => {
@@ -1539,7 +1826,7 @@ fn arith(sh: &mut Shell, e: &ArithmeticExpr) -> Result<i64, String> {
                 UnaryAssignmentOperator::PostfixIncrement => (cur + 1, cur),
                 UnaryAssignmentOperator::PostfixDecrement => (cur - 1, cur),
             };
-            target_set(sh, t, new);
+            target_set(sh, t, new)?;
             result
         }
     })

@@ -59,7 +59,7 @@ fn main() {
         out: io::Sink::Stdout,
         err: io::Sink::Stderr,
     };
-    let status = match sh.run_script(&script, &io) {
+    let status = match sh.run_top(&script, &io) {
         // Without saved state this is a whole shell (`bash -c`), which ends here.
         Ok(s) if whole => sh.finish(s, &io),
         Ok(s) => s,

@@ -153,7 +153,7 @@ pub fn exec(sh: &mut Shell, path: &Path, argv: &[String], io: &Io) -> Status {
     sub.arg0 = shown.clone();
     sub.positional = argv[1..].to_vec();
     let src = String::from_utf8_lossy(&bytes);
-    match sub.run_script(&src, io) {
+    match sub.run_top(&src, io) {
         Ok(s) | Err(Flow::Exit(s)) => Ok(s),
         Err(_) => Ok(0),
     }

@@ -21,6 +21,9 @@ pub enum Flow {
     Continue(u32),
     Return(i32),
     Exit(i32),
+    /// An error that ends the complete command it is in (an assignment to a readonly
+    /// variable): a shell goes on with its next command, a subshell ends with the status.
+    Abort(i32),
 }
 
 pub type Status = Result<i32, Flow>;
@@ -99,8 +102,9 @@ impl Array {
 /// Deepest function call chain (see `call_function`).
 pub const MAX_FUNCTION_NESTING: usize = 150;
 
-/// A name `local` shadowed: its scalar and its array before the function's own.
-pub type Hidden = (String, Option<Var>, Option<Array>);
+/// A name `local` shadowed: its scalar, its array and its attributes before the function's
+/// own.
+pub type Hidden = (String, Option<Var>, Option<Array>, Option<String>);
 
 /// Everything the shell knows.
 #[derive(Clone)]
@@ -129,6 +133,9 @@ pub struct Shell {
     pub loop_depth: u32,
     /// `$LINENO`: the line the running simple command starts on (0 before any).
     pub lineno: usize,
+    /// Attributes other than export and array-ness, by variable name: `i` (integer), `r`
+    /// (readonly), `l` and `u` (lower and upper case), as `declare` gives them.
+    pub attrs: BTreeMap<String, String>,
 }
 
 pub fn parser_options() -> brush_parser::ParserOptions {
@@ -184,6 +191,7 @@ impl Shell {
             condition_depth: 0,
             lineno: 0,
             loop_depth: 0,
+            attrs: BTreeMap::new(),
         };
         for (k, v) in [
             ("HOME", "/home/agent"),
@@ -220,8 +228,106 @@ impl Shell {
         }
     }
 
+    /// Whether `name` has attribute `flag` (`i`, `r`, `l`, `u`).
+    pub fn has_attr(&self, name: &str, flag: char) -> bool {
+        self.attrs.get(name).is_some_and(|a| a.contains(flag))
+    }
+
+    /// Gives (`on`) or takes away attribute `flag` of `name`.
+    pub fn set_attr(&mut self, name: &str, flag: char, on: bool) {
+        let a = self.attrs.entry(name.to_string()).or_default();
+        if on && !a.contains(flag) {
+            a.push(flag);
+            // `-l` and `-u` exclude each other: the last one given wins, as in bash.
+            match flag {
+                'l' => a.retain(|c| c != 'u'),
+                'u' => a.retain(|c| c != 'l'),
+                _ => {}
+            }
+        } else if !on {
+            a.retain(|c| c != flag);
+        }
+        if a.is_empty() {
+            self.attrs.remove(name);
+        }
+    }
+
+    /// bash's attribute letters of `name` in `declare -p`'s order (`${x@a}`): "" when it has
+    /// none or does not exist.
+    pub fn attr_flags(&self, name: &str) -> String {
+        let mut f = String::new();
+        match self.arrays.get(name) {
+            Some(Array::Indexed(_)) => f.push('a'),
+            Some(Array::Assoc(_)) => f.push('A'),
+            None => {}
+        }
+        let own = self.attrs.get(name).map(String::as_str).unwrap_or("");
+        for c in ['i', 'n', 'r', 't'] {
+            if own.contains(c) {
+                f.push(c);
+            }
+        }
+        if self.vars.get(name).is_some_and(|v| v.exported) {
+            f.push('x');
+        }
+        for c in ['c', 'l', 'u'] {
+            if own.contains(c) {
+                f.push(c);
+            }
+        }
+        f
+    }
+
+    /// A value as `name`'s attributes make it: evaluated arithmetically under `-i` (`old`
+    /// is added for `+=`), lower- or upper-cased under `-l`/`-u`.
+    pub fn attr_value(&mut self, name: &str, value: String, old: Option<&str>) -> String {
+        let Some(own) = self.attrs.get(name).cloned() else {
+            return match old {
+                Some(o) => format!("{o}{value}"),
+                None => value,
+            };
+        };
+        let mut value = if own.contains('i') {
+            let io = crate::io::Io::discard();
+            let n = crate::expand::arith_str(self, &value, &io).unwrap_or(0);
+            let base = old
+                .map(|o| crate::expand::arith_str(self, o, &io).unwrap_or(0))
+                .unwrap_or(0);
+            base.wrapping_add(n).to_string()
+        } else {
+            match old {
+                Some(o) => format!("{o}{value}"),
+                None => value,
+            }
+        };
+        if own.contains('l') {
+            value = value.to_lowercase();
+        } else if own.contains('u') {
+            value = value.to_uppercase();
+        }
+        value
+    }
+
+    /// Refuses a change to a readonly variable the way bash does: the message, and true.
+    pub fn readonly_refused(&self, name: &str, io: &Io) -> bool {
+        if self.has_attr(name, 'r') {
+            io.eprint(&format!("bash: {name}: readonly variable\n"));
+            return true;
+        }
+        false
+    }
+
+    /// Sets a scalar (element 0 of an array of that name). A readonly variable is left as it
+    /// is (callers that report it check [`Shell::readonly_refused`] first); `-i`, `-l` and
+    /// `-u` shape the value.
     pub fn set(&mut self, name: &str, value: impl Into<String>) {
-        let value = value.into();
+        if self.has_attr(name, 'r') {
+            return;
+        }
+        let mut value = value.into();
+        if self.attrs.contains_key(name) {
+            value = self.attr_value(name, value, None);
+        }
         if let Some(a) = self.arrays.get_mut(name) {
             match a {
                 Array::Indexed(m) => m.insert(0, value),
@@ -316,26 +422,23 @@ impl Shell {
             }
             self.arrays.insert(name.to_string(), Array::Indexed(m));
         }
-        if let Some(a) = self.arrays.get_mut(name) {
-            match a {
-                Array::Indexed(m) => {
-                    let i = key.parse::<i64>().unwrap_or(0);
-                    let old = if append {
-                        m.get(&i).cloned().unwrap_or_default()
-                    } else {
-                        String::new()
-                    };
-                    m.insert(i, old + &value);
-                }
-                Array::Assoc(m) => {
-                    let old = if append {
-                        m.get(&key).cloned().unwrap_or_default()
-                    } else {
-                        String::new()
-                    };
-                    m.insert(key, old + &value);
-                }
+        let old = match self.arrays.get(name) {
+            Some(Array::Indexed(m)) if append => m.get(&key.parse::<i64>().unwrap_or(0)).cloned(),
+            Some(Array::Assoc(m)) if append => m.get(&key).cloned(),
+            _ => None,
+        };
+        let value = match (old, append) {
+            (old, true) => self.attr_value(name, value, Some(old.as_deref().unwrap_or(""))),
+            (_, false) => self.attr_value(name, value, None),
+        };
+        match self.arrays.get_mut(name) {
+            Some(Array::Indexed(m)) => {
+                m.insert(key.parse::<i64>().unwrap_or(0), value);
             }
+            Some(Array::Assoc(m)) => {
+                m.insert(key, value);
+            }
+            None => {}
         }
     }
 
@@ -352,6 +455,19 @@ impl Shell {
 
     /// Runs a script; returns its status.
     pub fn run_script(&mut self, src: &str, io: &Io) -> Status {
+        self.run_program(src, io, false)
+    }
+
+    /// Runs a whole shell's script (the call's, `bash -c`, a script file): as [`run_script`],
+    /// except that an error that aborts a complete command ([`Flow::Abort`]) goes on with
+    /// the next one.
+    ///
+    /// [`run_script`]: Shell::run_script
+    pub fn run_top(&mut self, src: &str, io: &Io) -> Status {
+        self.run_program(src, io, true)
+    }
+
+    fn run_program(&mut self, src: &str, io: &Io, top: bool) -> Status {
         let program = match parse(src) {
             Ok(p) => p,
             Err(e) => {
@@ -361,7 +477,13 @@ impl Shell {
         };
         let mut status = 0;
         for cc in &program.complete_commands {
-            status = self.run_list(cc, io)?;
+            status = match self.run_list(cc, io) {
+                Err(Flow::Abort(s)) if top => {
+                    self.last_status = s;
+                    s
+                }
+                other => other?,
+            };
         }
         Ok(status)
     }
@@ -516,7 +638,7 @@ impl Shell {
             sub.condition_depth += 1;
             let s = match sub.run_command(cmd, &stage_io) {
                 Ok(s) => s,
-                Err(Flow::Exit(s)) | Err(Flow::Return(s)) => s,
+                Err(Flow::Exit(s)) | Err(Flow::Return(s)) | Err(Flow::Abort(s)) => s,
                 Err(_) => 0,
             };
             statuses.push(s);
@@ -566,7 +688,7 @@ impl Shell {
                 err: sub_io.err.clone(),
             };
             match copy.run_list(&sub.list, &child_io) {
-                Ok(_) | Err(Flow::Exit(_)) | Err(Flow::Return(_)) => {}
+                Ok(_) | Err(Flow::Exit(_)) | Err(Flow::Return(_)) | Err(Flow::Abort(_)) => {}
                 Err(f) => {
                     crate::sys::substitutions_release(mark);
                     return Err(f);
@@ -630,6 +752,7 @@ impl Shell {
                 let fds = crate::io::shell_fds();
                 let status = match sub.run_list(&s.list, io) {
                     Ok(s) => s,
+                    Err(Flow::Abort(s)) => s,
                     // A fatal error ends a subshell with 1, as bash's do.
                     Err(Flow::Exit(s)) => {
                         if crate::sys::take_fatal() {
@@ -767,10 +890,7 @@ impl Shell {
                 }
                 Ok(status)
             }
-            CompoundCommand::Arithmetic(a) => {
-                let v = crate::expand::arith_str(self, &a.expr.value, io)?;
-                Ok(i32::from(v == 0))
-            }
+            CompoundCommand::Arithmetic(a) => crate::expand::arith_command(self, &a.expr.value, io),
             CompoundCommand::Coprocess(_) => {
                 io.eprint("bash: coproc: not supported in burrow's shell\n");
                 Ok(2)
@@ -1010,10 +1130,24 @@ impl Shell {
         if let Some(w) = &sc.word_or_name {
             words.push(w.clone());
         }
+        // `declare -a a=(...)`, `local arr=("$@")`: a declaration builtin's array assignments
+        // are assignments (their items expanded as an array's), not words.
+        let declaration = sc.word_or_name.as_ref().is_some_and(|w| {
+            matches!(
+                w.value.as_str(),
+                "readonly" | "declare" | "local" | "typeset"
+            )
+        });
+        let mut array_assignments = Vec::new();
         for item in sc.suffix.iter().flat_map(|p| p.0.iter()) {
             match item {
                 ast::CommandPrefixOrSuffixItem::Word(w) => words.push(w.clone()),
                 ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirects.push(r.clone()),
+                ast::CommandPrefixOrSuffixItem::AssignmentWord(a, _)
+                    if declaration && matches!(a.value, ast::AssignmentValue::Array(_)) =>
+                {
+                    array_assignments.push(a.clone());
+                }
                 ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w) => words.push(w.clone()),
                 ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, cmd) => {
                     match self.process_substitution(kind, cmd, io)? {
@@ -1079,9 +1213,14 @@ impl Shell {
             Some(io) => io,
             None => return Ok(1),
         };
+        if !array_assignments.is_empty() {
+            return self.declare_arrays(&argv, &array_assignments, &io2);
+        }
         if argv.is_empty() {
             for a in &assignments {
-                self.assign(a, io)?;
+                if !self.assign(a, io)? {
+                    return Err(Flow::Abort(1));
+                }
             }
             // No command: the status is the last command substitution's, as in bash.
             return Ok(self.subst_status.take().unwrap_or(0));
@@ -1094,7 +1233,17 @@ impl Shell {
                 ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
             };
             saved.push((name.clone(), self.vars.get(&name).cloned()));
-            self.assign(a, io)?;
+            if !self.assign(a, io)? {
+                // bash runs no command when one of its assignments is refused.
+                saved.pop();
+                for (name, old) in saved {
+                    match old {
+                        Some(v) => self.vars.insert(name, v),
+                        None => self.vars.remove(&name),
+                    };
+                }
+                return Err(Flow::Abort(1));
+            }
             if let Some(v) = self.vars.get_mut(&name) {
                 v.exported = true;
             }
@@ -1119,6 +1268,72 @@ impl Shell {
         }
         io2.out.flush();
         r
+    }
+
+    /// A declaration builtin with array assignments (`declare -A m=([k]=v) n`): each array is
+    /// declared with the options (so `-A`, `-i` and a function's `local` apply first), then
+    /// assigned as `a=(...)` is, then made readonly if asked; the other names follow.
+    fn declare_arrays(&mut self, argv: &[String], arrays: &[ast::Assignment], io: &Io) -> Status {
+        let Some(cmd) = argv.first() else {
+            return Ok(0);
+        };
+        let options: Vec<String> = argv[1..]
+            .iter()
+            .take_while(|a| a.len() > 1 && (a.starts_with('-') || a.starts_with('+')) && *a != "--")
+            .cloned()
+            .collect();
+        let readonly = cmd == "readonly"
+            || options
+                .iter()
+                .any(|o| o.starts_with('-') && o.contains('r'));
+        // The declaration itself: never readonly yet (the values are still to come).
+        let mut first: Vec<String> = vec![if cmd == "readonly" {
+            "declare".to_string()
+        } else {
+            cmd.clone()
+        }];
+        if cmd == "readonly" {
+            first.push("-g".to_string());
+        }
+        for o in &options {
+            let o = o.replace('r', "");
+            if o.len() > 1 {
+                first.push(o);
+            }
+        }
+        let mut status = 0;
+        for a in arrays {
+            let name = match &a.name {
+                ast::AssignmentName::VariableName(n)
+                | ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+            };
+            if self.readonly_refused(&name, io) {
+                status = 1;
+                continue;
+            }
+            let mut declare = first.clone();
+            declare.push(name.clone());
+            let s = self.dispatch(&declare, io)?;
+            if s != 0 {
+                status = s;
+                continue;
+            }
+            if !self.assign(a, io)? {
+                status = 1;
+                continue;
+            }
+            if readonly {
+                self.set_attr(&name, 'r', true);
+            }
+        }
+        let names = argv.len() - 1 - options.len();
+        if names > 0 {
+            let s = self.dispatch(argv, io)?;
+            if s != 0 {
+                status = s;
+            }
+        }
+        Ok(status)
     }
 
     /// `exec 3> file`, `exec >> log 2>&1`, `exec {fd}> file`, `exec 3>&-`: points the shell's
@@ -1181,7 +1396,9 @@ impl Shell {
         Ok(0)
     }
 
-    pub fn assign(&mut self, a: &ast::Assignment, io: &Io) -> Result<(), Flow> {
+    /// An assignment statement (or a command's prefix assignment). False when it was refused
+    /// (a readonly variable), with bash's message printed.
+    pub fn assign(&mut self, a: &ast::Assignment, io: &Io) -> Result<bool, Flow> {
         let name = match &a.name {
             ast::AssignmentName::VariableName(n) => n.clone(),
             ast::AssignmentName::ArrayElementName(n, index) => {
@@ -1191,20 +1408,32 @@ impl Shell {
                         io.eprint(&format!(
                             "bash: {n}[{index}]: cannot assign list to array member\n"
                         ));
-                        return Ok(());
+                        return Ok(false);
                     }
                 };
+                if self.readonly_refused(n, io) {
+                    return Ok(false);
+                }
                 self.array_set(n, index, value, a.append);
-                return Ok(());
+                return Ok(true);
             }
         };
+        if self.readonly_refused(&name, io) {
+            return Ok(false);
+        }
         match &a.value {
             ast::AssignmentValue::Scalar(w) => {
                 let raw = crate::expand::assignment_tildes(self, &w.value);
                 let value = crate::expand::single(self, &raw, io)?;
                 if a.append {
                     let old = self.get(&name).unwrap_or("").to_string();
-                    self.set(&name, old + &value);
+                    let value = self.attr_value(&name, value, Some(&old));
+                    // Shaped already: `set` must not evaluate it a second time.
+                    let attrs = self.attrs.remove(&name);
+                    self.set(&name, value);
+                    if let Some(attrs) = attrs {
+                        self.attrs.insert(name, attrs);
+                    }
                 } else {
                     self.set(&name, value);
                 }
@@ -1251,10 +1480,26 @@ impl Shell {
                         }
                     }
                 }
+                if self.attrs.contains_key(&name) {
+                    let mut shaped = array.clone();
+                    match &mut shaped {
+                        Array::Indexed(m) => {
+                            for v in m.values_mut() {
+                                *v = self.attr_value(&name, std::mem::take(v), None);
+                            }
+                        }
+                        Array::Assoc(m) => {
+                            for v in m.values_mut() {
+                                *v = self.attr_value(&name, std::mem::take(v), None);
+                            }
+                        }
+                    }
+                    array = shaped;
+                }
                 self.arrays.insert(name, array);
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Runs a command by name: a function, a shell builtin, a program or script on PATH (which
@@ -1332,7 +1577,11 @@ impl Shell {
         };
         let r = self.run_compound(body, &io);
         let frame = self.locals.pop().unwrap_or_default();
-        for (name, old_var, old_array) in frame.into_iter().rev() {
+        for (name, old_var, old_array, old_attrs) in frame.into_iter().rev() {
+            match old_attrs {
+                Some(a) => self.attrs.insert(name.clone(), a),
+                None => self.attrs.remove(&name),
+            };
             match old_var {
                 Some(v) => {
                     self.vars.insert(name.clone(), v);
@@ -1378,7 +1627,7 @@ impl Shell {
         }
         let (r, bytes) = self.in_subshell(io, |sub, sub_io| sub.run_list(&cmd.list, sub_io));
         match r {
-            Ok(_) | Err(Flow::Exit(_)) | Err(Flow::Return(_)) => {}
+            Ok(_) | Err(Flow::Exit(_)) | Err(Flow::Return(_)) | Err(Flow::Abort(_)) => {}
             Err(f) => return Err(f),
         }
         let name = crate::sys::substitution(bytes);
@@ -1405,7 +1654,7 @@ impl Shell {
         // Like `( ... )`, its `exec` redirections end with it.
         let fds = crate::io::shell_fds();
         let r = match f(&mut sub, &sub_io) {
-            Ok(s) | Err(Flow::Exit(s)) => Ok(sub.finish(s, &sub_io)),
+            Ok(s) | Err(Flow::Exit(s)) | Err(Flow::Abort(s)) => Ok(sub.finish(s, &sub_io)),
             other => other,
         };
         crate::io::restore_shell_fds(fds);
@@ -1422,7 +1671,7 @@ impl Shell {
             sub.run_script(src, sub_io)
         });
         let status = match r {
-            Ok(s) | Err(Flow::Exit(s)) | Err(Flow::Return(s)) => s,
+            Ok(s) | Err(Flow::Exit(s)) | Err(Flow::Return(s)) | Err(Flow::Abort(s)) => s,
             Err(_) => 0,
         };
         self.last_status = status;

@@ -25,6 +25,9 @@ pub struct State {
     pub functions: BTreeMap<String, String>,
     pub aliases: BTreeMap<String, String>,
     pub options: Options,
+    /// Variable attributes (`declare -i/-l/-u/-r`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attrs: BTreeMap<String, String>,
 }
 
 /// A shell with no saved state: the defaults, the environment the host (or the program that
@@ -69,6 +72,7 @@ pub fn load() -> Shell {
     sh.arrays = st.arrays;
     sh.aliases = st.aliases;
     sh.options = st.options;
+    sh.attrs = st.attrs;
     for (name, src) in st.functions {
         if let Ok(p) = crate::shell::parse(&src)
             && let Some(def) = first_function(&p)
@@ -106,6 +110,7 @@ pub fn save(sh: &Shell) {
             .collect(),
         aliases: sh.aliases.clone(),
         options: sh.options.clone(),
+        attrs: sh.attrs.clone(),
     };
     let Ok(json) = serde_json::to_string(&st) else {
         return;

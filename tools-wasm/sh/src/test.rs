@@ -94,7 +94,7 @@ fn binary(sh: &Shell, p: &BinaryPredicate, a: &str, b: &str) -> Result<bool, Str
 }
 
 /// Evaluates a `test` expression.
-pub fn eval(sh: &Shell, e: &TestExpr) -> Result<bool, String> {
+pub fn eval(sh: &mut Shell, e: &TestExpr) -> Result<bool, String> {
     Ok(match e {
         TestExpr::False => false,
         TestExpr::Literal(s) => !s.is_empty(),
@@ -102,6 +102,9 @@ pub fn eval(sh: &Shell, e: &TestExpr) -> Result<bool, String> {
         TestExpr::Or(a, b) => eval(sh, a)? || eval(sh, b)?,
         TestExpr::Not(a) => !eval(sh, a)?,
         TestExpr::Parenthesized(a) => eval(sh, a)?,
+        TestExpr::UnaryTest(UnaryPredicate::ShellVariableIsSetAndAssigned, s) => {
+            element_is_set(sh, s).unwrap_or_else(|| is_set(sh, s))
+        }
         TestExpr::UnaryTest(p, s) => unary(sh, p, s),
         TestExpr::BinaryTest(p, a, b) => binary(sh, p, a, b)?,
     })
@@ -123,18 +126,10 @@ pub fn extended(sh: &mut Shell, e: &ExtendedTestExpr, io: &Io) -> Result<bool, S
         ExtendedTestExpr::Parenthesized(a) => extended(sh, a, io)?,
         ExtendedTestExpr::UnaryTest(p, w) => {
             let s = ex(sh, &w.value)?;
-            // `-v name[key]`: whether that element is set.
             if matches!(p, UnaryPredicate::ShellVariableIsSetAndAssigned)
-                && let Some((name, idx)) = s.strip_suffix(']').and_then(|t| t.split_once('['))
+                && let Some(set) = element_is_set(sh, &s)
             {
-                let key = sh.array_key(name, idx);
-                return Ok(match sh.arrays.get(name) {
-                    Some(crate::shell::Array::Indexed(m)) => {
-                        key.parse::<i64>().is_ok_and(|k| m.contains_key(&k))
-                    }
-                    Some(crate::shell::Array::Assoc(m)) => m.contains_key(&key),
-                    None => key.parse::<i64>().is_ok_and(|k| k == 0) && sh.vars.contains_key(name),
-                });
+                return Ok(set);
             }
             unary(sh, p, &s)
         }
@@ -198,6 +193,24 @@ pub fn extended(sh: &mut Shell, e: &ExtendedTestExpr, io: &Io) -> Result<bool, S
 }
 
 /// `-v NAME`: a variable, or element 0 of an array, is set.
+/// `-v name[key]`: whether that element is set (None: `s` names no element).
+fn element_is_set(sh: &mut Shell, s: &str) -> Option<bool> {
+    let (name, idx) = s.strip_suffix(']').and_then(|t| t.split_once('['))?;
+    if idx == "@" || idx == "*" {
+        return Some(
+            sh.arrays.get(name).is_some_and(|a| !a.keys().is_empty()) || sh.vars.contains_key(name),
+        );
+    }
+    let key = sh.array_key(name, idx);
+    Some(match sh.arrays.get(name) {
+        Some(crate::shell::Array::Indexed(m)) => {
+            key.parse::<i64>().is_ok_and(|k| m.contains_key(&k))
+        }
+        Some(crate::shell::Array::Assoc(m)) => m.contains_key(&key),
+        None => key.parse::<i64>().is_ok_and(|k| k == 0) && sh.vars.contains_key(name),
+    })
+}
+
 fn is_set(sh: &Shell, name: &str) -> bool {
     sh.vars.contains_key(name)
         || match sh.arrays.get(name) {
