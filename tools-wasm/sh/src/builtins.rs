@@ -43,7 +43,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         "export" => Ok(export(sh, args, io)),
         "unset" => Ok(unset(sh, args, io)),
         "set" => Ok(set(sh, args, io)),
-        "local" | "declare" | "typeset" | "readonly" => Ok(local(sh, name, args, io)),
+        "local" | "declare" | "typeset" | "readonly" => local(sh, name, args, io),
         "shift" => {
             let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1);
             if n > sh.positional.len() {
@@ -80,7 +80,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             ))
         }
         "test" | "[" => Ok(test(sh, name, args, io)),
-        "read" => Ok(read(sh, args, io)),
+        "read" => read(sh, args, io),
         "mapfile" | "readarray" => Ok(mapfile(sh, name, args, io)),
         "source" | "." => source(sh, args, io),
         "eval" => sh.run_script(&args.join(" "), io),
@@ -638,8 +638,13 @@ fn is_assignable(name: &str) -> bool {
         Some(_) => return false,
         None => name,
     };
-    base.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && base.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    is_identifier(base)
+}
+
+/// A shell variable name: a letter or `_`, then letters, digits and `_`.
+fn is_identifier(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 fn parse_spec(spec: &str) -> (bool, bool, usize, Option<usize>) {
@@ -900,36 +905,47 @@ fn set(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
     0
 }
 
-/// `unset [-f] [-v] NAME...`: a variable (or array element) by default, a function when
-/// there is no variable of that name or with `-f`. A readonly variable stays.
-fn unset(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
-    let (mut funcs, mut vars) = (false, false);
+/// A builtin's leading option words (`-fv`, with `plus` also `+x`, up to `--` or the first
+/// operand) as (sign, letter) pairs, and the index of the first operand.
+fn option_letters(args: &[String], plus: bool) -> (Vec<(char, char)>, usize) {
+    let mut letters = Vec::new();
     let mut i = 0;
     while let Some(a) = args.get(i) {
         if a == "--" {
             i += 1;
             break;
         }
-        if !a.starts_with('-') || a.len() == 1 {
-            break;
-        }
-        for c in a[1..].chars() {
-            match c {
-                'f' => funcs = true,
-                'v' => vars = true,
-                'n' => {
-                    io.eprint("bash: unset: -n: not supported in burrow (no namerefs)\n");
-                    return 2;
-                }
-                other => {
-                    io.eprint(&format!(
-                        "bash: unset: -{other}: invalid option\nunset: usage: unset [-f] [-v] [-n] [name ...]\n"
-                    ));
-                    return 2;
-                }
+        let sign = match a.chars().next() {
+            Some(c @ '-') if a.len() > 1 => c,
+            Some(c @ '+') if plus && a.len() > 1 => c,
+            _ => break,
+        };
+        letters.extend(a[1..].chars().map(|c| (sign, c)));
+        i += 1;
+    }
+    (letters, i)
+}
+
+/// `unset [-f] [-v] NAME...`: a variable (or array element) by default, a function when
+/// there is no variable of that name or with `-f`. A readonly variable stays.
+fn unset(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+    let (mut funcs, mut vars) = (false, false);
+    let (options, i) = option_letters(args, false);
+    for (_, c) in options {
+        match c {
+            'f' => funcs = true,
+            'v' => vars = true,
+            'n' => {
+                io.eprint("bash: unset: -n: not supported in burrow (no namerefs)\n");
+                return 2;
+            }
+            other => {
+                io.eprint(&format!(
+                    "bash: unset: -{other}: invalid option\nunset: usage: unset [-f] [-v] [-n] [name ...]\n"
+                ));
+                return 2;
             }
         }
-        i += 1;
     }
     let mut status = 0;
     for a in &args[i..] {
@@ -959,44 +975,33 @@ fn unset(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
 
 /// `declare`, `typeset`, `local` and `readonly`: attributes `-a -A -i -l -u -r -x` (`+` takes
 /// one away, except `r`), `-g`, `-p`, `-f`/`-F`.
-fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
+fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> Status {
     if name == "local" && sh.locals.is_empty() {
         io.eprint("bash: local: can only be used in a function\n");
-        return 1;
+        return Ok(1);
     }
     let (mut on, mut off) = (String::new(), String::new());
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        if a == "--" {
-            i += 1;
-            break;
-        }
-        let sign = match a.chars().next() {
-            Some(c @ ('-' | '+')) if a.len() > 1 => c,
-            _ => break,
-        };
-        for c in a[1..].chars() {
-            match c {
-                'a' | 'A' | 'x' | 'g' | 'r' | 'p' | 'f' | 'F' | 'i' | 'l' | 'u' => {
-                    if sign == '-' {
-                        on.push(c);
-                    } else {
-                        off.push(c);
-                    }
-                }
-                'n' | 't' | 'I' | 'c' => {
-                    io.eprint(&format!("bash: {name}: -{c}: not supported in burrow\n"));
-                    return 2;
-                }
-                other => {
-                    io.eprint(&format!(
-                        "bash: {name}: {sign}{other}: invalid option\n{name}: usage: {name} [-aAfFgiIlnrtux] [name[=value] ...] or {name} -p [-aAfFilnrtux] [name ...]\n"
-                    ));
-                    return 2;
+    let (options, i) = option_letters(args, true);
+    for (sign, c) in options {
+        match c {
+            'a' | 'A' | 'x' | 'g' | 'r' | 'p' | 'f' | 'F' | 'i' | 'l' | 'u' => {
+                if sign == '-' {
+                    on.push(c);
+                } else {
+                    off.push(c);
                 }
             }
+            'n' | 't' | 'I' | 'c' => {
+                io.eprint(&format!("bash: {name}: -{c}: not supported in burrow\n"));
+                return Ok(2);
+            }
+            other => {
+                io.eprint(&format!(
+                    "bash: {name}: {sign}{other}: invalid option\n{name}: usage: {name} [-aAfFgiIlnrtux] [name[=value] ...] or {name} -p [-aAfFilnrtux] [name ...]\n"
+                ));
+                return Ok(2);
+            }
         }
-        i += 1;
     }
     if name == "readonly" {
         on.push('r');
@@ -1004,13 +1009,13 @@ fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
     let names: Vec<&String> = args[i..].iter().collect();
     let flag = |c: char| on.contains(c);
     if flag('f') || flag('F') {
-        return declare_functions(sh, &names, flag('F'), io);
+        return Ok(declare_functions(sh, &names, flag('F'), io));
     }
     if off.contains('r') {
         for n in &names {
             io.eprint(&format!("bash: {name}: {n}: readonly variable\n"));
         }
-        return 1;
+        return Ok(1);
     }
     if flag('p') || names.is_empty() {
         // A bare `local` lists the function's local variables, in the order declared.
@@ -1029,11 +1034,11 @@ fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
                 }
             }
             io.print(&out);
-            return 0;
+            return Ok(0);
         }
         // `readonly` / `declare -r` with no names lists the readonly variables.
         let filter = on.replace(['p', 'g'], "");
-        return declare_print(sh, &names, &filter, io);
+        return Ok(declare_print(sh, &names, &filter, io));
     }
     let (assoc, indexed) = (flag('A'), flag('a'));
     // Inside a function, `local`/`declare` hide the caller's variable of that name until the
@@ -1046,12 +1051,7 @@ fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
             None => (a.clone(), None),
         };
         let append = a.split_once('=').is_some_and(|(k, _)| k.ends_with('+'));
-        if !k
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
+        if !is_identifier(&k) {
             io.eprint(&format!("bash: {name}: `{a}': not a valid identifier\n"));
             status = 1;
             continue;
@@ -1160,23 +1160,19 @@ fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
                 }
             }
             match v {
-                Some(v) if append => {
-                    let old = sh.get(&k).unwrap_or("").to_string();
-                    let value = sh.attr_value(&k, v, Some(&old));
-                    let attrs = sh.attrs.remove(&k);
-                    sh.set(&k, value);
-                    if let Some(attrs) = attrs {
-                        sh.attrs.insert(k.clone(), attrs);
-                    }
+                Some(v) => {
+                    let old = append.then(|| sh.get(&k).unwrap_or("").to_string());
+                    let value = sh.shaped(&k, v, old.as_deref(), &format!("{name}: "), io)?;
+                    sh.set_shaped(&k, value);
                 }
-                Some(v) => sh.set(&k, v),
                 None => {
                     if !sh.vars.contains_key(&k) {
                         sh.set(&k, "");
                     } else if on.chars().any(|c| matches!(c, 'i' | 'l' | 'u')) {
                         // `declare -u x` of a set x shapes the value it has.
                         let old = sh.get(&k).unwrap_or("").to_string();
-                        sh.set(&k, old);
+                        let value = sh.shaped(&k, old, None, &format!("{name}: "), io)?;
+                        sh.set_shaped(&k, value);
                     }
                 }
             }
@@ -1192,7 +1188,7 @@ fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
             sh.set_attr(&k, 'r', true);
         }
     }
-    status
+    Ok(status)
 }
 
 fn test(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
@@ -1259,7 +1255,7 @@ fn read_until(
 
 /// `read [-ers] [-a ARRAY] [-d DELIM] [-n N] [-N N] [-p PROMPT] [-t T] [-u FD] [NAME...]`.
 /// Status 1 at end of input (what was read is still assigned), as bash.
-fn read(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+fn read(sh: &mut Shell, args: &[String], io: &Io) -> Status {
     let mut raw = false;
     let mut names = Vec::new();
     let mut array: Option<String> = None;
@@ -1298,7 +1294,7 @@ fn read(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
                         io.eprint(&format!(
                             "bash: read: -{c}: option requires an argument\nread: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]\n"
                         ));
-                        return 2;
+                        return Ok(2);
                     };
                     match c {
                         'a' => array = Some(v),
@@ -1310,14 +1306,14 @@ fn read(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
                             }
                             Err(_) => {
                                 io.eprint(&format!("bash: read: {v}: invalid number\n"));
-                                return 1;
+                                return Ok(1);
                             }
                         },
                         'u' if v != "0" => {
                             io.eprint(&format!(
                                 "bash: read: {v}: invalid file descriptor: Bad file descriptor\n"
                             ));
-                            return 1;
+                            return Ok(1);
                         }
                         // The prompt shows only on a terminal; input here is all there is.
                         _ => {}
@@ -1328,7 +1324,7 @@ fn read(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
                     io.eprint(&format!(
                         "bash: read: -{other}: invalid option\nread: usage: read [-ers] [-a array] [-d delim] [-i text] [-n nchars] [-N nchars] [-p prompt] [-t timeout] [-u fd] [name ...]\n"
                     ));
-                    return 2;
+                    return Ok(2);
                 }
             }
         }
@@ -1380,17 +1376,18 @@ fn read(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
                     .collect(),
             ),
         );
-        return status;
+        return Ok(status);
     }
     if names.is_empty() {
         sh.set("REPLY", line);
-        return status;
+        return Ok(status);
     }
     let mut rest = line.trim_start_matches(|c| ifs_ws.contains(c)).to_string();
     for (k, n) in names.iter().enumerate() {
         if k + 1 == names.len() {
             let v = rest.trim_end_matches(|c| ifs_ws.contains(c)).to_string();
-            sh.set(n, v);
+            let v = sh.shaped(n, v, None, "read: ", io)?;
+            sh.set_shaped(n, v);
         } else {
             let end = rest.find(|c| ifs.contains(c)).unwrap_or(rest.len());
             let word = rest[..end].to_string();
@@ -1404,10 +1401,11 @@ fn read(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
                 _ => after,
             };
             rest = after.to_string();
-            sh.set(n, word);
+            let word = sh.shaped(n, word, None, "read: ", io)?;
+            sh.set_shaped(n, word);
         }
     }
-    status
+    Ok(status)
 }
 
 /// Splits `s` into words at IFS characters, as `read -a` does.
@@ -1812,7 +1810,7 @@ fn trap(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
                 format!("SIG{name}")
             };
             // Always single-quoted, as bash prints them.
-            let quoted = format!("'{}'", action.replace('\'', "'\\''"));
+            let quoted = crate::expand::single_quoted(action);
             out.push_str(&format!("trap -- {quoted} {shown}\n"));
         }
         out

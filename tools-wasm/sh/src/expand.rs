@@ -1220,9 +1220,7 @@ fn element_op(sh: &mut Shell, pe: &ParameterExpr, v: String, io: &Io) -> Result<
             replace(&v, &pat, &rep, match_kind)
         }
         ParameterExpr::Transform { op, .. } => match op {
-            brush_parser::word::ParameterTransformOp::Quoted => {
-                format!("'{}'", v.replace('\'', "'\\''"))
-            }
+            brush_parser::word::ParameterTransformOp::Quoted => single_quoted(&v),
             brush_parser::word::ParameterTransformOp::ToUpperCase => v.to_uppercase(),
             brush_parser::word::ParameterTransformOp::ToLowerCase => v.to_lowercase(),
             brush_parser::word::ParameterTransformOp::CapitalizeInitial => {
@@ -1240,7 +1238,7 @@ fn element_op(sh: &mut Shell, pe: &ParameterExpr, v: String, io: &Io) -> Result<
                 match op_name(sh, pe) {
                     Some(n) if sh.vars.contains_key(&n) || sh.arrays.contains_key(&n) => {
                         let flags = sh.attr_flags(&n);
-                        let q = format!("'{}'", v.replace('\'', "'\\''"));
+                        let q = single_quoted(&v);
                         let element0 = match sh.arrays.get(&n) {
                             Some(a) => a.keys().iter().any(|k| k == "0"),
                             None => true,
@@ -1260,7 +1258,7 @@ fn element_op(sh: &mut Shell, pe: &ParameterExpr, v: String, io: &Io) -> Result<
             // `${x@K}` of a scalar (or of one element) quotes it as `@Q` does.
             brush_parser::word::ParameterTransformOp::PossiblyQuoteWithArraysExpanded {
                 ..
-            } => format!("'{}'", v.replace('\'', "'\\''")),
+            } => single_quoted(&v),
         },
         _ => v,
     })
@@ -1423,6 +1421,11 @@ fn param_expr(sh: &mut Shell, pe: &ParameterExpr, io: &Io) -> Result<String, Flo
             None => String::new(),
         },
     })
+}
+
+/// `s` in single quotes, each `'` in it as `'\''` (`${x@Q}`, `trap -p`).
+pub fn single_quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// Whether the shell's character type locale (`LC_ALL`, else `LC_CTYPE`, else `LANG`) is
@@ -1667,6 +1670,14 @@ fn slice_elements(
 
 /// `$((...))` and every other arithmetic context but the `((...))` command: an error in the
 /// expression is fatal, as in bash.
+/// As [`arith_str`], with `who` (`declare: `, `read: `) before the error message.
+pub fn arith_str_in(sh: &mut Shell, text: &str, who: &str, io: &Io) -> Result<i64, Flow> {
+    match arith_eval(sh, text, io)? {
+        Ok(v) => Ok(v),
+        Err(m) => Err(err(sh, io, &format!("{who}{m}"))),
+    }
+}
+
 pub fn arith_str(sh: &mut Shell, text: &str, io: &Io) -> Result<i64, Flow> {
     match arith_eval(sh, text, io)? {
         Ok(v) => Ok(v),

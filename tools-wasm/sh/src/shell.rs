@@ -280,19 +280,37 @@ impl Shell {
 
     /// A value as `name`'s attributes make it: evaluated arithmetically under `-i` (`old`
     /// is added for `+=`), lower- or upper-cased under `-l`/`-u`.
+    /// Where no error can be reported (an element of a list), a value that is not valid
+    /// arithmetic counts as 0; [`Shell::shaped`] reports it.
     pub fn attr_value(&mut self, name: &str, value: String, old: Option<&str>) -> String {
+        let io = crate::io::Io::discard();
+        self.shaped(name, value, old, "", &io)
+            .unwrap_or_else(|_| "0".to_string())
+    }
+
+    /// As [`Shell::attr_value`], but a value that is not valid arithmetic for an integer
+    /// variable is the error bash reports (`who` names the builtin, as `declare: `) and ends
+    /// the shell as `$((1+))` does.
+    pub fn shaped(
+        &mut self,
+        name: &str,
+        value: String,
+        old: Option<&str>,
+        who: &str,
+        io: &Io,
+    ) -> Result<String, Flow> {
         let Some(own) = self.attrs.get(name).cloned() else {
-            return match old {
+            return Ok(match old {
                 Some(o) => format!("{o}{value}"),
                 None => value,
-            };
+            });
         };
         let mut value = if own.contains('i') {
-            let io = crate::io::Io::discard();
-            let n = crate::expand::arith_str(self, &value, &io).unwrap_or(0);
-            let base = old
-                .map(|o| crate::expand::arith_str(self, o, &io).unwrap_or(0))
-                .unwrap_or(0);
+            let n = crate::expand::arith_str_in(self, &value, who, io)?;
+            let base = match old {
+                Some(o) => crate::expand::arith_str_in(self, o, who, io)?,
+                None => 0,
+            };
             base.wrapping_add(n).to_string()
         } else {
             match old {
@@ -305,7 +323,17 @@ impl Shell {
         } else if own.contains('u') {
             value = value.to_uppercase();
         }
-        value
+        Ok(value)
+    }
+
+    /// Sets a scalar to a value already shaped by its attributes ([`Shell::shaped`]), so
+    /// that `set` does not evaluate it a second time.
+    pub fn set_shaped(&mut self, name: &str, value: String) {
+        let attrs = self.attrs.remove(name);
+        self.set(name, value);
+        if let Some(attrs) = attrs {
+            self.attrs.insert(name.to_string(), attrs);
+        }
     }
 
     /// Refuses a change to a readonly variable the way bash does: the message, and true.
@@ -1425,18 +1453,9 @@ impl Shell {
             ast::AssignmentValue::Scalar(w) => {
                 let raw = crate::expand::assignment_tildes(self, &w.value);
                 let value = crate::expand::single(self, &raw, io)?;
-                if a.append {
-                    let old = self.get(&name).unwrap_or("").to_string();
-                    let value = self.attr_value(&name, value, Some(&old));
-                    // Shaped already: `set` must not evaluate it a second time.
-                    let attrs = self.attrs.remove(&name);
-                    self.set(&name, value);
-                    if let Some(attrs) = attrs {
-                        self.attrs.insert(name, attrs);
-                    }
-                } else {
-                    self.set(&name, value);
-                }
+                let old = a.append.then(|| self.get(&name).unwrap_or("").to_string());
+                let value = self.shaped(&name, value, old.as_deref(), "", io)?;
+                self.set_shaped(&name, value);
             }
             ast::AssignmentValue::Array(items) => {
                 let assoc = matches!(self.arrays.get(&name), Some(Array::Assoc(_)));
