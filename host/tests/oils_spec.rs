@@ -187,6 +187,14 @@ printf '[%s]\n' "$out"
 const PRINTENV_PY: &str = r#"#!/bin/sh
 for n in "$@"; do printenv "$n" || echo None; done
 "#;
+/// read_from_fd.py: for each descriptor named, "N: " and up to 1 KiB read from it.
+const READ_FROM_FD_PY: &str = r#"#!/bin/sh
+for fd in "$@"; do
+  { : <&"$fd"; } 2>/dev/null || { echo "FATAL: Error reading from fd $fd: [Errno 9] Bad file descriptor" >&2; exit 1; }
+  printf '%s: ' "$fd"
+  head -c 1024 <&"$fd"
+done
+"#;
 const STDOUT_STDERR_PY: &str = r#"#!/bin/sh
 echo "${1-STDOUT}"
 echo "${2-STDERR}" >&2
@@ -243,6 +251,7 @@ fn oils_spec_suite_bash_cases() {
             ("argv.py", ARGV_PY),
             ("printenv.py", PRINTENV_PY),
             ("stdout_stderr.py", STDOUT_STDERR_PY),
+            ("read_from_fd.py", READ_FROM_FD_PY),
         ] {
             let ino = txn
                 .write_file(&format!("{bin}/{name}"), body.as_bytes())

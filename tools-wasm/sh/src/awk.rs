@@ -1915,6 +1915,7 @@ impl<'a> Interp<'a> {
             stdin: crate::io::input(input),
             out,
             err: self.io.err.clone(),
+            fds: self.io.fds.clone(),
         };
         let status = match sub.run_script(cmd, &io) {
             Ok(s) | Err(crate::shell::Flow::Exit(s)) => s,

@@ -63,22 +63,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 .map(|c| c & 0xff)
                 .unwrap_or(sh.last_status),
         )),
-        "break" => {
-            if sh.loop_depth == 0 {
-                return Some(Ok(0));
-            }
-            Err(Flow::Break(
-                args.first().and_then(|a| a.parse().ok()).unwrap_or(1),
-            ))
-        }
-        "continue" => {
-            if sh.loop_depth == 0 {
-                return Some(Ok(0));
-            }
-            Err(Flow::Continue(
-                args.first().and_then(|a| a.parse().ok()).unwrap_or(1),
-            ))
-        }
+        "break" | "continue" => loop_control(sh, name, args, io),
         "test" | "[" => Ok(test(sh, name, args, io)),
         "read" => read(sh, args, io),
         "mapfile" | "readarray" => Ok(mapfile(sh, name, args, io)),
@@ -91,7 +76,9 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             }
             Ok(0)
         }
-        "type" | "which" | "command" => Ok(kind_of(sh, name, args, io)),
+        "command" => command(sh, args, io),
+        "builtin" => builtin(sh, args, io),
+        "type" | "which" => Ok(kind_of(sh, name, args, io)),
         "env" | "printenv" => match crate::coreutils::check_options(name, args, io) {
             Some(code) => Ok(code),
             None => Ok(env(sh, name, args, io)),
@@ -111,10 +98,49 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             Ok(i32::from(last == 0))
         })(),
         "trap" => Ok(trap(sh, args, io)),
+        "getopts" => Ok(getopts(sh, args, io)),
         "shopt" => Ok(shopt(sh, args, io)),
         // No background jobs in a sandboxed call: nothing to wait for or list.
         "wait" | "hash" | "umask" | "ulimit" | "jobs" => Ok(0),
         _ => return crate::coreutils::run(sh, argv, io),
+    })
+}
+
+/// `break [N]` and `continue [N]`. Outside a loop they do nothing (status 0); a count that
+/// is not a number ends the shell with 128, and one below 1 is refused and leaves every
+/// enclosing loop, as in bash.
+fn loop_control(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> Status {
+    let n = match args.first() {
+        None => 1,
+        Some(a) => match a.trim().parse::<i64>() {
+            Ok(n) if n >= 1 => n,
+            Ok(_) => {
+                io.eprint(&format!("bash: {name}: {a}: loop count out of range\n"));
+                sh.last_status = 1;
+                return match sh.loop_depth {
+                    0 => Ok(1),
+                    depth => Err(Flow::Break(depth)),
+                };
+            }
+            Err(_) => {
+                io.eprint(&format!("bash: {name}: {a}: numeric argument required\n"));
+                return Err(Flow::Exit(128));
+            }
+        },
+    };
+    if sh.loop_depth == 0 {
+        return Ok(0);
+    }
+    if args.len() > 1 {
+        // bash then leaves the loop, whichever of the two it was.
+        io.eprint(&format!("bash: {name}: too many arguments\n"));
+        return Err(Flow::Break(1));
+    }
+    let n = u32::try_from(n).unwrap_or(u32::MAX);
+    Err(if name == "break" {
+        Flow::Break(n)
+    } else {
+        Flow::Continue(n)
     })
 }
 
@@ -168,6 +194,15 @@ pub fn backslash_escapes(s: &str) -> (String, bool) {
 /// Interprets echo -e / printf %b escapes into bytes (`\0NNN` and `\xHH` are single bytes,
 /// `\uHHHH` a character); the bool is true at `\c` (stop output).
 pub fn escape_bytes(s: &str) -> (Vec<u8>, bool) {
+    escapes(s, false)
+}
+
+/// printf's `%b`: echo -e's escapes, and also `\NNN` octal without the leading 0.
+fn escape_bytes_b(s: &str) -> (Vec<u8>, bool) {
+    escapes(s, true)
+}
+
+fn escapes(s: &str, bare_octal: bool) -> (Vec<u8>, bool) {
     let mut out = Vec::new();
     let mut chars = s.chars().peekable();
     let mut buf = [0u8; 4];
@@ -205,6 +240,11 @@ pub fn escape_bytes(s: &str) -> (Vec<u8>, bool) {
             Some('0') => {
                 let (v, _) = digits(8, 3, &mut chars);
                 out.push(v as u8);
+            }
+            Some(d @ '1'..='7') if bare_octal => {
+                let (v, n) = digits(8, 2, &mut chars);
+                let lead = d.to_digit(8).unwrap_or(0);
+                out.push((lead * 8u32.pow(n as u32) + v) as u8);
             }
             Some('x') => match digits(16, 2, &mut chars) {
                 (_, 0) => out.extend_from_slice(b"\\x"),
@@ -422,9 +462,16 @@ pub fn printf_bytes(fmt: &str, rest: &[&str], err: &mut dyn FnMut(String)) -> (V
                 i = close + 2;
                 continue;
             }
+            // C's length modifiers (`%ld`, `%zu`, `%lld`) change nothing in bash's printf.
+            while chars.get(j).is_some_and(|c| "hjlLtz".contains(*c)) {
+                j += 1;
+            }
             let Some(&conv) = chars.get(j) else {
-                out.extend_from_slice(spec.as_bytes());
-                break;
+                err(format!(
+                    "bash: printf: `{}': missing format character\n",
+                    chars[i..].iter().collect::<String>()
+                ));
+                return (out, 1);
             };
             let arg = rest.get(idx).copied();
             idx += 1;
@@ -448,16 +495,17 @@ pub fn printf_bytes(fmt: &str, rest: &[&str], err: &mut dyn FnMut(String)) -> (V
                     }
                 }
                 'b' => {
-                    let (b, stop) = escape_bytes(arg.unwrap_or(""));
+                    let (b, stop) = escape_bytes_b(arg.unwrap_or(""));
                     if stop {
                         out.extend_from_slice(&b);
                         return (out, status);
                     }
                     b
                 }
+                // The first byte, not the first character, as bash's printf does.
                 'c' => arg
-                    .and_then(|a| a.chars().next())
-                    .map(|c| c.to_string().into_bytes())
+                    .and_then(|a| a.as_bytes().first())
+                    .map(|b| vec![*b])
                     .unwrap_or_default(),
                 'd' | 'i' => {
                     let n = int(arg);
@@ -509,6 +557,8 @@ pub fn printf_bytes(fmt: &str, rest: &[&str], err: &mut dyn FnMut(String)) -> (V
                         'e' | 'E' => c_exp(v, prec.unwrap_or(6), conv == 'E', alt),
                         'g' | 'G' => c_general(v, prec, conv == 'G', alt),
                         _ if !v.is_finite() => c_special(v, conv == 'F'),
+                        // `%#.0f` keeps the decimal point.
+                        _ if alt && prec == Some(0) => format!("{v:.0}."),
                         _ => format!("{:.*}", prec.unwrap_or(6), v),
                     };
                     let sign = if !body.starts_with('-') && spec.contains('+') {
@@ -522,11 +572,10 @@ pub fn printf_bytes(fmt: &str, rest: &[&str], err: &mut dyn FnMut(String)) -> (V
                 }
                 'q' => shell_quote(arg.unwrap_or("")).into_bytes(),
                 other => {
-                    out.push(b'%');
-                    out.extend_from_slice(spec.as_bytes());
-                    out.extend_from_slice(other.encode_utf8(&mut buf).as_bytes());
-                    i = j + 1;
-                    continue;
+                    err(format!(
+                        "bash: printf: `{other}': invalid format character\n"
+                    ));
+                    return (out, 1);
                 }
             };
             let len = String::from_utf8_lossy(&body).chars().count();
@@ -862,6 +911,7 @@ fn set(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
                 'f' => "noglob",
                 'E' => "errtrace",
                 'T' => "functrace",
+                'C' => "noclobber",
                 // Defaults of a non-interactive bash that change nothing here.
                 'h' | 'B' | 'H' | 'm' => continue,
                 other => {
@@ -880,6 +930,7 @@ fn set(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
                 "noglob" => sh.options.noglob = on,
                 "errtrace" => sh.options.errtrace = on,
                 "functrace" => sh.options.functrace = on,
+                "noclobber" => sh.options.noclobber = on,
                 "braceexpand"
                 | "hashall"
                 | "histexpand"
@@ -889,8 +940,8 @@ fn set(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
                 | "vi"
                 | "history"
                 | "ignoreeof" => {}
-                "allexport" | "noclobber" | "noexec" | "notify" | "onecmd" | "physical"
-                | "posix" | "privileged" | "verbose" | "keyword" | "nolog" => {
+                "allexport" | "noexec" | "notify" | "onecmd" | "physical" | "posix"
+                | "privileged" | "verbose" | "keyword" | "nolog" => {
                     io.eprint(&format!("bash: set: {name}: not supported in burrow\n"));
                     return 1;
                 }
@@ -1219,40 +1270,6 @@ fn test(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
     }
 }
 
-/// Reads up to `delim` (None: `count` bytes exactly, for `-N`), at most `max` characters:
-/// (text, whether the delimiter or count was reached). None at end of input.
-fn read_until(
-    input: &crate::io::Input,
-    delim: Option<u8>,
-    max: Option<usize>,
-) -> Option<(Vec<u8>, bool)> {
-    let mut cur = input.borrow_mut();
-    let pos = cur.position() as usize;
-    let data = cur.get_ref();
-    if pos >= data.len() {
-        return None;
-    }
-    let rest = &data[pos..];
-    let limit = max.unwrap_or(usize::MAX).min(rest.len());
-    let (text, used, found) = match delim {
-        Some(d) => match rest[..limit].iter().position(|&b| b == d) {
-            Some(i) => (rest[..i].to_vec(), i + 1, true),
-            None => (
-                rest[..limit].to_vec(),
-                limit,
-                max.is_some_and(|m| m <= rest.len()),
-            ),
-        },
-        None => (
-            rest[..limit].to_vec(),
-            limit,
-            max.is_some_and(|m| m <= rest.len()),
-        ),
-    };
-    cur.set_position((pos + used) as u64);
-    Some((text, found))
-}
-
 /// `read [-ers] [-a ARRAY] [-d DELIM] [-n N] [-N N] [-p PROMPT] [-t T] [-u FD] [NAME...]`.
 /// Status 1 at end of input (what was read is still assigned), as bash.
 fn read(sh: &mut Shell, args: &[String], io: &Io) -> Status {
@@ -1262,6 +1279,7 @@ fn read(sh: &mut Shell, args: &[String], io: &Io) -> Status {
     let mut delim = Some(b'\n');
     let mut max: Option<usize> = None;
     let mut exact = false;
+    let mut source = io.stdin.clone();
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -1309,12 +1327,15 @@ fn read(sh: &mut Shell, args: &[String], io: &Io) -> Status {
                                 return Ok(1);
                             }
                         },
-                        'u' if v != "0" => {
-                            io.eprint(&format!(
-                                "bash: read: {v}: invalid file descriptor: Bad file descriptor\n"
-                            ));
-                            return Ok(1);
-                        }
+                        'u' => match v.trim().parse::<i32>().ok().and_then(|n| io.input_fd(n)) {
+                            Some(from) => source = from,
+                            None => {
+                                io.eprint(&format!(
+                                    "bash: read: {v}: invalid file descriptor: Bad file descriptor\n"
+                                ));
+                                return Ok(1);
+                            }
+                        },
                         // The prompt shows only on a terminal; input here is all there is.
                         _ => {}
                     }
@@ -1329,42 +1350,15 @@ fn read(sh: &mut Shell, args: &[String], io: &Io) -> Status {
             }
         }
     }
-    let got = read_until(&io.stdin, if exact { None } else { delim }, max);
-    let (bytes, mut found) = got.clone().unwrap_or_default();
-    let mut line = String::from_utf8_lossy(&bytes).into_owned();
-    if !raw {
-        // A backslash quotes the next character; before the delimiter it continues the line.
-        while delim == Some(b'\n') && line.ends_with('\\') && !line.ends_with("\\\\") && found {
-            line.pop();
-            match read_until(&io.stdin, delim, None) {
-                Some((more, f)) => {
-                    line.push_str(&String::from_utf8_lossy(&more));
-                    found = f;
-                }
-                None => {
-                    found = false;
-                    break;
-                }
-            }
-        }
-        let mut out = String::with_capacity(line.len());
-        let mut chars = line.chars();
-        while let Some(c) = chars.next() {
-            if c == '\\' {
-                if let Some(n) = chars.next() {
-                    out.push(n);
-                }
-            } else {
-                out.push(c);
-            }
-        }
-        line = out;
-    }
-    let status = if got.is_some() && found { 0 } else { 1 };
+    let (text, found, any) = read_input(&source, delim, max, exact, raw);
+    let status = if any && found { 0 } else { 1 };
     let ifs = sh.get("IFS").unwrap_or(" \t\n").to_string();
-    let ifs_ws: String = ifs.chars().filter(|c| " \t\n".contains(*c)).collect();
+    let fields = Fields {
+        ifs: &ifs,
+        text: &text,
+    };
     if let Some(name) = array {
-        let words: Vec<String> = split_ifs(&line, &ifs, &ifs_ws);
+        let words = fields.all();
         sh.vars.remove(&name);
         sh.arrays.insert(
             name,
@@ -1379,51 +1373,162 @@ fn read(sh: &mut Shell, args: &[String], io: &Io) -> Status {
         return Ok(status);
     }
     if names.is_empty() {
-        sh.set("REPLY", line);
+        sh.set("REPLY", fields.plain(0, text.len()));
         return Ok(status);
     }
-    let mut rest = line.trim_start_matches(|c| ifs_ws.contains(c)).to_string();
-    for (k, n) in names.iter().enumerate() {
-        if k + 1 == names.len() {
-            let v = rest.trim_end_matches(|c| ifs_ws.contains(c)).to_string();
-            let v = sh.shaped(n, v, None, "read: ", io)?;
-            sh.set_shaped(n, v);
-        } else {
-            let end = rest.find(|c| ifs.contains(c)).unwrap_or(rest.len());
-            let word = rest[..end].to_string();
-            let after = &rest[end..];
-            // One non-whitespace separator (with the whitespace around it) ends a word.
-            let after = after.trim_start_matches(|c| ifs_ws.contains(c));
-            let after = match after.chars().next() {
-                Some(c) if ifs.contains(c) && end < rest.len() && !ifs_ws.contains(c) => {
-                    after[c.len_utf8()..].trim_start_matches(|c| ifs_ws.contains(c))
-                }
-                _ => after,
-            };
-            rest = after.to_string();
-            let word = sh.shaped(n, word, None, "read: ", io)?;
-            sh.set_shaped(n, word);
-        }
+    // `read -N`: the characters read go to the first name whole, unsplit.
+    let values = if exact {
+        let mut v = vec![fields.plain(0, text.len())];
+        v.resize(names.len(), String::new());
+        v
+    } else {
+        fields.assign(names.len())
+    };
+    for (n, v) in names.iter().zip(values) {
+        let v = sh.shaped(n, v, None, "read: ", io)?;
+        sh.set_shaped(n, v);
     }
     Ok(status)
 }
 
-/// Splits `s` into words at IFS characters, as `read -a` does.
-fn split_ifs(s: &str, ifs: &str, ifs_ws: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut rest = s.trim_start_matches(|c| ifs_ws.contains(c));
-    while !rest.is_empty() {
-        let end = rest.find(|c| ifs.contains(c)).unwrap_or(rest.len());
-        words.push(rest[..end].to_string());
-        let after = rest[end..].trim_start_matches(|c| ifs_ws.contains(c));
-        rest = match after.chars().next() {
-            Some(c) if end < rest.len() && ifs.contains(c) && !ifs_ws.contains(c) => {
-                after[c.len_utf8()..].trim_start_matches(|c| ifs_ws.contains(c))
+/// What `read` takes from its input: characters up to the delimiter (`-d`, newline by
+/// default; none with `-N`) or `-n`/`-N` characters, each marked when a backslash quoted it
+/// (without `-r`: the backslash is removed, and a backslash-newline pair is removed whole and
+/// the line goes on). Also whether the read ended as asked (delimiter seen or count reached)
+/// rather than at the end of the input, and whether there was any input at all.
+fn read_input(
+    input: &crate::io::Input,
+    delim: Option<u8>,
+    max: Option<usize>,
+    exact: bool,
+    raw: bool,
+) -> (Vec<(u8, bool)>, bool, bool) {
+    let mut cur = input.borrow_mut();
+    let pos = cur.position() as usize;
+    let data = cur.get_ref();
+    let rest = data.get(pos..).unwrap_or_default();
+    let any = !rest.is_empty();
+    let mut out: Vec<(u8, bool)> = Vec::new();
+    let mut chars = 0;
+    let mut i = 0;
+    let mut found = false;
+    // A character starts at any byte that is not a UTF-8 continuation byte.
+    let starts = |b: u8| b & 0xc0 != 0x80;
+    while i < rest.len() {
+        let b = rest[i];
+        if max.is_some_and(|m| chars >= m) && starts(b) {
+            found = true;
+            break;
+        }
+        i += 1;
+        if !raw && b == b'\\' {
+            let Some(&next) = rest.get(i) else {
+                break;
+            };
+            i += 1;
+            if next == b'\n' {
+                continue;
             }
-            _ => after,
-        };
+            out.push((next, true));
+            chars += usize::from(starts(next));
+            continue;
+        }
+        if !exact && Some(b) == delim {
+            found = true;
+            break;
+        }
+        out.push((b, false));
+        chars += usize::from(starts(b));
     }
-    words
+    if !found && max.is_some_and(|m| chars >= m) {
+        found = true;
+    }
+    cur.set_position((pos + i) as u64);
+    (out, found, any)
+}
+
+/// The words of what `read` read, split by IFS as bash's `read` splits them: quoted
+/// characters never separate, IFS whitespace around a field is trimmed, and one other IFS
+/// character (with the whitespace around it) ends one field.
+struct Fields<'a> {
+    ifs: &'a str,
+    text: &'a [(u8, bool)],
+}
+
+impl Fields<'_> {
+    fn is_ifs(&self, i: usize) -> bool {
+        let (b, quoted) = self.text[i];
+        !quoted && b.is_ascii() && self.ifs.contains(b as char)
+    }
+
+    fn is_ifs_ws(&self, i: usize) -> bool {
+        self.is_ifs(i) && matches!(self.text[i].0, b' ' | b'\t' | b'\n')
+    }
+
+    /// The text of `start..end` as a string.
+    fn plain(&self, start: usize, end: usize) -> String {
+        let bytes: Vec<u8> = self.text[start..end].iter().map(|(b, _)| *b).collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    fn skip_ws(&self, mut i: usize) -> usize {
+        while i < self.text.len() && self.is_ifs_ws(i) {
+            i += 1;
+        }
+        i
+    }
+
+    /// The word at `i` (which starts after IFS whitespace) and where the next one starts:
+    /// past IFS whitespace, at most one other IFS character, and IFS whitespace again.
+    fn word(&self, i: usize) -> (usize, usize) {
+        let mut end = i;
+        while end < self.text.len() && !self.is_ifs(end) {
+            end += 1;
+        }
+        let mut next = self.skip_ws(end);
+        if next < self.text.len() && self.is_ifs(next) && !self.is_ifs_ws(next) {
+            next = self.skip_ws(next + 1);
+        }
+        (end, next)
+    }
+
+    /// Every word (`read -a`).
+    fn all(&self) -> Vec<String> {
+        let mut words = Vec::new();
+        let mut i = self.skip_ws(0);
+        while i < self.text.len() {
+            let (end, next) = self.word(i);
+            words.push(self.plain(i, end));
+            i = next;
+        }
+        words
+    }
+
+    /// Values for `n` names: one word each, and the rest of the line for the last (without
+    /// its trailing IFS whitespace, or just its one word when nothing follows that).
+    fn assign(&self, n: usize) -> Vec<String> {
+        let mut values = Vec::with_capacity(n);
+        let mut i = self.skip_ws(0);
+        for k in 0..n {
+            if i >= self.text.len() {
+                values.push(String::new());
+                continue;
+            }
+            let (end, next) = self.word(i);
+            if k + 1 < n || next >= self.text.len() {
+                values.push(self.plain(i, end));
+                i = next;
+            } else {
+                let mut last = self.text.len();
+                while last > i && self.is_ifs_ws(last - 1) {
+                    last -= 1;
+                }
+                values.push(self.plain(i, last));
+                i = self.text.len();
+            }
+        }
+        values
+    }
 }
 
 /// `mapfile`/`readarray [-t] [-d DELIM] [-n COUNT] [-O ORIGIN] [-s COUNT] [ARRAY]`: the
@@ -1562,33 +1667,101 @@ fn alias(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
     status
 }
 
-fn kind_of(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
-    if name == "command" {
-        let rest: Vec<String> = args
-            .iter()
-            .filter(|a| !a.starts_with('-'))
-            .cloned()
-            .collect();
-        if args.iter().any(|a| a == "-v" || a == "-V") {
-            return kind_of(sh, "which", &rest, io);
+/// `command [-pVv] NAME [ARG...]`: runs NAME as a builtin or program, never as a function;
+/// `-v`/`-V` describe it instead. Only leading words are options (`command ls -l` keeps
+/// `-l`), and break/continue/return/exit act as they would without `command`.
+fn command(sh: &mut Shell, args: &[String], io: &Io) -> Status {
+    let mut describe = None;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "--" {
+            i += 1;
+            break;
         }
-        if rest.is_empty() {
-            return 0;
+        if a.len() < 2 || !a.starts_with('-') {
+            break;
         }
-        if !is_shell_builtin(&rest[0])
-            && let Some(path) = crate::process::find(sh, &rest[0])
-        {
-            return crate::process::exec(sh, &path, &rest, io).unwrap_or(1);
-        }
-        return match crate::builtins::run(sh, &rest, io) {
-            Some(Ok(s)) => s,
-            Some(Err(_)) => 1,
-            None => {
-                io.eprint(&format!("bash: {}: command not found\n", rest[0]));
-                127
+        for c in a[1..].chars() {
+            match c {
+                'p' => {}
+                'v' | 'V' => describe = Some(c),
+                _ => {
+                    io.eprint(&format!(
+                        "bash: command: -{c}: invalid option\ncommand: usage: command [-pVv] command [arg ...]\n"
+                    ));
+                    return Ok(2);
+                }
             }
-        };
+        }
+        i += 1;
     }
+    let rest = &args[i..];
+    match describe {
+        Some('V') => return Ok(kind_of(sh, "type", rest, io)),
+        Some(_) => {
+            // bash's `command -v`: an alias as its definition, a function, builtin or
+            // keyword by its name, a program by its path; status 1 if any was not found.
+            let mut status = 0;
+            for a in rest {
+                if let Some(v) = sh.aliases.get(a) {
+                    io.print(&format!("alias {a}='{v}'\n"));
+                } else if sh.functions.contains_key(a)
+                    || SHELL_ONLY.contains(&a.as_str())
+                    || KEYWORDS.contains(&a.as_str())
+                {
+                    io.print(&format!("{a}\n"));
+                } else if let Some(p) = crate::process::find(sh, a) {
+                    io.print(&format!("{}\n", p.display()));
+                } else if is_builtin(a) {
+                    io.print(&format!("/usr/bin/{a}\n"));
+                } else {
+                    status = 1;
+                }
+            }
+            return Ok(status);
+        }
+        None => {}
+    }
+    if rest.is_empty() {
+        return Ok(0);
+    }
+    if !is_shell_builtin(&rest[0])
+        && let Some(path) = crate::process::find(sh, &rest[0])
+    {
+        return crate::process::exec(sh, &path, rest, io);
+    }
+    match run(sh, rest, io) {
+        Some(r) => r,
+        None => {
+            io.eprint(&format!("bash: {}: command not found\n", rest[0]));
+            Ok(127)
+        }
+    }
+}
+
+/// bash's own builtins that burrow implements as built-in utilities (so `builtin kill` and
+/// `builtin printf` run, while `builtin cat` is refused as in bash).
+const BASH_BUILTIN_UTILITIES: &[&str] = &["kill"];
+
+/// `builtin NAME [ARG...]`: runs the shell builtin NAME, skipping functions and PATH.
+fn builtin(sh: &mut Shell, args: &[String], io: &Io) -> Status {
+    let Some(name) = args.first() else {
+        return Ok(0);
+    };
+    if !is_shell_builtin(name) && !BASH_BUILTIN_UTILITIES.contains(&name.as_str()) {
+        io.eprint(&format!("bash: builtin: {name}: not a shell builtin\n"));
+        return Ok(1);
+    }
+    match run(sh, args, io) {
+        Some(r) => r,
+        None => {
+            io.eprint(&format!("bash: builtin: {name}: not a shell builtin\n"));
+            Ok(1)
+        }
+    }
+}
+
+fn kind_of(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
     let mut status = 0;
     for a in args.iter().filter(|a| !a.starts_with('-')) {
         let builtin = is_builtin(a);
@@ -1623,6 +1796,12 @@ fn kind_of(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
     status
 }
 
+/// bash's reserved words (`command -v if` names them).
+const KEYWORDS: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
+    "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc",
+];
+
 const SHELL_ONLY: &[&str] = &[
     ":",
     "true",
@@ -1655,12 +1834,14 @@ const SHELL_ONLY: &[&str] = &[
     "unalias",
     "type",
     "command",
+    "builtin",
     "exec",
     "let",
     "wait",
     "hash",
     "shopt",
     "trap",
+    "getopts",
     "umask",
     "ulimit",
     "jobs",
@@ -1754,6 +1935,7 @@ fn option_list(sh: &Shell) -> Vec<(&'static str, bool)> {
         ("errexit", o.errexit),
         ("errtrace", o.errtrace),
         ("functrace", o.functrace),
+        ("noclobber", o.noclobber),
         ("noglob", o.noglob),
         ("nounset", o.nounset),
         ("pipefail", o.pipefail),
@@ -2122,4 +2304,117 @@ fn declare_functions(sh: &Shell, names: &[&String], only_names: bool, io: &Io) -
         }
     }
     status
+}
+
+thread_local! {
+    /// getopts' place inside a word of bundled options (`-abc`): (the OPTIND it belongs to,
+    /// the index of the next letter). bash keeps it out of sight too; setting OPTIND to
+    /// anything else starts over at the word's first letter.
+    static GETOPTS_POS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// `getopts OPTSTRING NAME [ARG...]`, as POSIX and bash define it: one option per call from
+/// the positional parameters (or ARGs) at `$OPTIND`, its argument in `$OPTARG`; status 1 at
+/// the end of the options. A leading `:` in OPTSTRING (or `OPTERR=0`) silences the errors.
+fn getopts(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+    let (Some(spec), Some(name)) = (args.first(), args.get(1)) else {
+        io.eprint("getopts: usage: getopts optstring name [arg ...]\n");
+        return 2;
+    };
+    if !is_identifier(name) {
+        io.eprint(&format!(
+            "bash: getopts: `{name}': not a valid identifier\n"
+        ));
+        return 1;
+    }
+    let words: Vec<String> = if args.len() > 2 {
+        args[2..].to_vec()
+    } else {
+        sh.positional.clone()
+    };
+    let silent = spec.starts_with(':');
+    let report = !silent && sh.get("OPTERR") != Some("0");
+    let mut optind: usize = sh
+        .get("OPTIND")
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|n| *n >= 1)
+        .unwrap_or(1);
+    let (at, pos) = GETOPTS_POS.with(|p| p.get());
+    let mut pos = if at == optind && pos > 1 { pos } else { 1 };
+    let end = |sh: &mut Shell, optind: usize| {
+        sh.set(name, "?");
+        sh.set("OPTIND", optind.to_string());
+        GETOPTS_POS.with(|p| p.set((0, 0)));
+        1
+    };
+    let Some(word) = words.get(optind - 1) else {
+        return end(sh, optind);
+    };
+    if pos == 1 {
+        if word == "--" {
+            return end(sh, optind + 1);
+        }
+        if !word.starts_with('-') || word == "-" {
+            return end(sh, optind);
+        }
+    }
+    let letters: Vec<char> = word.chars().collect();
+    let Some(&c) = letters.get(pos) else {
+        return end(sh, optind);
+    };
+    pos += 1;
+    let rest: String = letters[pos.min(letters.len())..].iter().collect();
+    let next_word = |optind: &mut usize, pos: &mut usize| {
+        *optind += 1;
+        *pos = 1;
+    };
+    let known = c != ':' && spec.contains(c);
+    let takes_arg = known && spec[spec.find(c).unwrap_or(0) + c.len_utf8()..].starts_with(':');
+    let arg0 = sh.arg0.clone();
+    if !known {
+        if pos >= letters.len() {
+            next_word(&mut optind, &mut pos);
+        }
+        if report {
+            io.eprint(&format!("{arg0}: illegal option -- {c}\n"));
+        }
+        sh.set(name, "?");
+        if silent {
+            sh.set("OPTARG", c.to_string());
+        } else {
+            sh.unset("OPTARG");
+        }
+    } else if takes_arg {
+        if !rest.is_empty() {
+            sh.set("OPTARG", rest);
+            next_word(&mut optind, &mut pos);
+            sh.set(name, c.to_string());
+        } else if let Some(value) = words.get(optind) {
+            sh.set("OPTARG", value.clone());
+            optind += 2;
+            pos = 1;
+            sh.set(name, c.to_string());
+        } else {
+            next_word(&mut optind, &mut pos);
+            if report {
+                io.eprint(&format!("{arg0}: option requires an argument -- {c}\n"));
+            }
+            if silent {
+                sh.set(name, ":");
+                sh.set("OPTARG", c.to_string());
+            } else {
+                sh.set(name, "?");
+                sh.unset("OPTARG");
+            }
+        }
+    } else {
+        if pos >= letters.len() {
+            next_word(&mut optind, &mut pos);
+        }
+        sh.unset("OPTARG");
+        sh.set(name, c.to_string());
+    }
+    sh.set("OPTIND", optind.to_string());
+    GETOPTS_POS.with(|p| p.set((optind, pos)));
+    0
 }

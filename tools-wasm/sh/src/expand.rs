@@ -1552,6 +1552,21 @@ fn map_first<I: Iterator<Item = char>>(v: &str, f: fn(char) -> I) -> String {
 }
 
 fn param_value_no_u(sh: &mut Shell, p: &Parameter, indirect: bool) -> Option<String> {
+    // `${@-x}`, `${a[@]-x}`, `${a[@]+"${a[@]}"}`: all the elements of something with none
+    // are unset for these tests, as in bash (a joined empty string would be "set").
+    let count = match p {
+        Parameter::Special(SpecialParameter::AllPositionalParameters { .. }) => {
+            Some(sh.positional.len())
+        }
+        Parameter::NamedWithAllIndices { name, .. } => Some(match sh.arrays.get(name) {
+            Some(a) => a.len(),
+            None => usize::from(sh.get(name).is_some()),
+        }),
+        _ => None,
+    };
+    if !indirect && count == Some(0) {
+        return None;
+    }
     let v = param_value(sh, p);
     if indirect {
         return v.and_then(|n| sh.get(&n).map(String::from));

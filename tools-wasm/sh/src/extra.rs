@@ -551,6 +551,7 @@ pub fn rg(sh: &Shell, args: &[String], io: &Io) -> i32 {
             stdin: io.stdin.clone(),
             out: sink,
             err: io.err.clone(),
+            fds: io.fds.clone(),
         };
         let status = crate::text::grep(sh, "rg", &g, &inner);
         let text = String::from_utf8_lossy(&buf.borrow()).into_owned();

@@ -9,15 +9,46 @@ use std::rc::Rc;
 
 thread_local! {
     /// The shell's own file descriptors as `exec` left them: 1 and 2 when redirected (the
-    /// shell's stdout and stderr write there), 3 and up when opened. They last for the call
-    /// (files are closed when it ends). A command's own redirections still win: they give it
-    /// other sinks.
-    static SHELL_FDS: RefCell<BTreeMap<i32, Sink>> = const { RefCell::new(BTreeMap::new()) };
+    /// shell's stdout and stderr write there), 3 and up when opened for output or input. They
+    /// last for the call (files are closed when it ends). A command's own redirections still
+    /// win: they give it other descriptors.
+    static SHELL_FDS: RefCell<BTreeMap<i32, Fd>> = const { RefCell::new(BTreeMap::new()) };
 }
 
-/// The sink `exec` gave descriptor `fd`, if any.
+/// An open descriptor above the standard three (or one `exec` moved): where its writes go,
+/// or what its reads consume (a cursor shared by everything that reads it, as a file offset
+/// is).
+#[derive(Clone)]
+pub enum Fd {
+    Out(Sink),
+    In(Input),
+}
+
+/// The sink `exec` gave descriptor `fd`, if it is open for output.
 pub fn shell_fd(fd: i32) -> Option<Sink> {
-    SHELL_FDS.with(|f| f.borrow().get(&fd).cloned())
+    SHELL_FDS.with(|f| match f.borrow().get(&fd) {
+        Some(Fd::Out(s)) => Some(s.clone()),
+        _ => None,
+    })
+}
+
+/// The input `exec` opened as descriptor `fd` (`exec 3< file`), if any.
+pub fn shell_input(fd: i32) -> Option<Input> {
+    SHELL_FDS.with(|f| match f.borrow().get(&fd) {
+        Some(Fd::In(i)) => Some(i.clone()),
+        _ => None,
+    })
+}
+
+/// Opens the shell's descriptor `fd` for reading `input` (None closes it).
+pub fn set_shell_input(fd: i32, input: Option<Input>) {
+    SHELL_FDS.with(|f| {
+        let mut f = f.borrow_mut();
+        match input {
+            Some(i) => f.insert(fd, Fd::In(i)),
+            None => f.remove(&fd),
+        }
+    });
 }
 
 /// Points the shell's descriptor `fd` at `sink` (None closes it).
@@ -29,18 +60,18 @@ pub fn set_shell_fd(fd: i32, sink: Option<Sink>) {
         match sink {
             Some(Sink::RealStdout) if fd == 1 => f.remove(&fd),
             Some(Sink::RealStderr) if fd == 2 => f.remove(&fd),
-            Some(s) => f.insert(fd, s),
+            Some(s) => f.insert(fd, Fd::Out(s)),
             None => f.remove(&fd),
         }
     });
 }
 
 /// The shell's descriptors (for a subshell to restore when it ends).
-pub fn shell_fds() -> BTreeMap<i32, Sink> {
+pub fn shell_fds() -> BTreeMap<i32, Fd> {
     SHELL_FDS.with(|f| f.borrow().clone())
 }
 
-pub fn restore_shell_fds(fds: BTreeMap<i32, Sink>) {
+pub fn restore_shell_fds(fds: BTreeMap<i32, Fd>) {
     SHELL_FDS.with(|f| *f.borrow_mut() = fds);
 }
 
@@ -198,6 +229,9 @@ pub struct Io {
     pub stdin: Input,
     pub out: Sink,
     pub err: Sink,
+    /// Descriptors 3 and up that the command's redirections opened (`3< file`, `4> log`,
+    /// `5<<EOF`); the shell's own (`exec`) are looked up after these.
+    pub fds: BTreeMap<i32, Fd>,
 }
 
 impl Io {
@@ -207,6 +241,38 @@ impl Io {
             stdin: input(Vec::new()),
             out: Sink::Null,
             err: Sink::Null,
+            fds: BTreeMap::new(),
+        }
+    }
+
+    /// Standard streams with no other descriptors open.
+    pub fn new(stdin: Input, out: Sink, err: Sink) -> Io {
+        Io {
+            stdin,
+            out,
+            err,
+            fds: BTreeMap::new(),
+        }
+    }
+
+    /// What reading descriptor `fd` reads: stdin for 0, else an input this command or
+    /// `exec` opened.
+    pub fn input_fd(&self, fd: i32) -> Option<Input> {
+        match (fd, self.fds.get(&fd)) {
+            (0, _) => Some(self.stdin.clone()),
+            (_, Some(Fd::In(i))) => Some(i.clone()),
+            (_, Some(Fd::Out(_))) => None,
+            (_, None) => shell_input(fd),
+        }
+    }
+
+    /// Where writing descriptor `fd` (3 and up) goes: an output this command or `exec`
+    /// opened.
+    pub fn output_fd(&self, fd: i32) -> Option<Sink> {
+        match self.fds.get(&fd) {
+            Some(Fd::Out(s)) => Some(s.clone()),
+            Some(Fd::In(_)) => None,
+            None => shell_fd(fd),
         }
     }
 

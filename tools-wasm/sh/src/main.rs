@@ -54,11 +54,7 @@ fn main() {
     let whole = stateless || args.iter().any(|a| a == "--whole-shell");
     let mut sh = if whole { state::fresh() } else { state::load() };
     let _ = std::env::set_current_dir(&sh.cwd);
-    let io = io::Io {
-        stdin: io::input(input),
-        out: io::Sink::Stdout,
-        err: io::Sink::Stderr,
-    };
+    let io = io::Io::new(io::input(input), io::Sink::Stdout, io::Sink::Stderr);
     let status = match sh.run_top(&script, &io) {
         // Without saved state this is a whole shell (`bash -c`), which ends here.
         Ok(s) if whole => sh.finish(s, &io),

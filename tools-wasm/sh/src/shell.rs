@@ -46,6 +46,9 @@ pub struct Options {
     pub errtrace: bool,
     #[serde(default)]
     pub functrace: bool,
+    /// `set -C`: `>` refuses to overwrite an existing regular file (`>|` still does).
+    #[serde(default)]
+    pub noclobber: bool,
     /// `trap` actions by condition (`EXIT`, `ERR`, signal names); "" ignores it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub traps: BTreeMap<String, String>,
@@ -531,8 +534,10 @@ impl Shell {
         if has_more {
             self.condition_depth += 1;
         }
-        // Whether the pipeline that gave the status was negated with `!` (exempt from -e).
-        let mut negated = list.first.bang;
+        // Whether the pipeline that gave the status was negated with `!` (exempt from -e),
+        // or is one compound command (its own commands met -e already: `{ a && b; }` that
+        // ends on a skipped `b` does not exit, as in bash).
+        let mut negated = list.first.bang || errexit_exempt(&list.first);
         let mut status = self.run_pipeline(&list.first, io);
         for (i, next) in list.additional.iter().enumerate() {
             let last = i + 1 == list.additional.len();
@@ -551,7 +556,7 @@ impl Shell {
                 self.condition_depth -= 1;
             }
             if run {
-                negated = p.bang;
+                negated = p.bang || errexit_exempt(p);
             }
             status = if run { self.run_pipeline(p, io) } else { Ok(s) };
             if last && !run {
@@ -661,9 +666,12 @@ impl Shell {
                 stdin: stdin.clone(),
                 out,
                 err: io.err.clone(),
+                fds: io.fds.clone(),
             };
+            // Each stage is a subshell: `set -e` ends the stage (not the shell) at its first
+            // failure, and the ERR trap is not inherited, as in bash.
             let mut sub = self.clone();
-            sub.condition_depth += 1;
+            sub.options.traps.remove("ERR");
             let s = match sub.run_command(cmd, &stage_io) {
                 Ok(s) => s,
                 Err(Flow::Exit(s)) | Err(Flow::Return(s)) | Err(Flow::Abort(s)) => s,
@@ -714,6 +722,7 @@ impl Shell {
                 stdin: input(input_bytes),
                 out: sub_io.out.clone(),
                 err: sub_io.err.clone(),
+                fds: sub_io.fds.clone(),
             };
             match copy.run_list(&sub.list, &child_io) {
                 Ok(_) | Err(Flow::Exit(_)) | Err(Flow::Return(_)) | Err(Flow::Abort(_)) => {}
@@ -872,7 +881,16 @@ impl Shell {
                         self.condition_depth += 1;
                         let c = self.run_list(&w.0, io);
                         self.condition_depth -= 1;
-                        let c = c?;
+                        // `while break; do`: break in the condition ends this loop, as in
+                        // bash, and so does a `continue` there (bash leaves the loop too).
+                        let c = match c {
+                            Err(Flow::Break(n)) if n > 1 => return Err(Flow::Break(n - 1)),
+                            Err(Flow::Continue(n)) if n > 1 => {
+                                return Err(Flow::Continue(n - 1));
+                            }
+                            Err(Flow::Break(_) | Flow::Continue(_)) => break,
+                            other => other?,
+                        };
                         if (c == 0) == until {
                             break;
                         }
@@ -976,7 +994,7 @@ impl Shell {
                                 }
                                 _ => None,
                             };
-                            let opened = src.filter(|n| *n >= 3).and_then(crate::io::shell_fd);
+                            let opened = src.filter(|n| *n >= 3).and_then(|n| io.output_fd(n));
                             let sink = match (src, opened) {
                                 (_, Some(s)) => s,
                                 (Some(1), _) => io.out.clone(),
@@ -991,26 +1009,70 @@ impl Shell {
                             };
                             set_fd(&mut io, fd, sink);
                         }
-                        (IoFileRedirectKind::DuplicateInput, _) => {}
+                        (IoFileRedirectKind::DuplicateInput, _) => {
+                            // `<&3`, `3<&0`, `<&-`: fd reads what the other reads (one shared
+                            // offset), or nothing once closed.
+                            let src = match target {
+                                IoFileRedirectTarget::Fd(s) => s.to_string(),
+                                IoFileRedirectTarget::Duplicate(w) => {
+                                    crate::expand::single(self, &w.value, &io)?
+                                }
+                                _ => String::new(),
+                            };
+                            if src == "-" {
+                                if fd == 0 {
+                                    io.stdin = input(Vec::new());
+                                } else {
+                                    io.fds.remove(&fd);
+                                }
+                                continue;
+                            }
+                            match src.parse::<i32>().ok().and_then(|n| io.input_fd(n)) {
+                                Some(from) => set_input(&mut io, fd, from),
+                                None => {
+                                    io.eprint(&format!("bash: {src}: Bad file descriptor\n"));
+                                    return Ok(None);
+                                }
+                            }
+                        }
                         (_, IoFileRedirectTarget::Filename(w)) => {
                             let name = crate::expand::single(self, &w.value, &io)?;
                             let path = self.path(&name);
                             match kind {
                                 IoFileRedirectKind::Read if name == "/dev/null" => {
-                                    io.stdin = input(Vec::new())
+                                    set_input(&mut io, fd, input(Vec::new()))
                                 }
                                 // `< /dev/stdin` leaves the input as it is.
-                                IoFileRedirectKind::Read if crate::sys::is_stdin(&path) => {}
-                                IoFileRedirectKind::Read => match crate::sys::read(&path) {
-                                    Ok(b) => io.stdin = input(b),
-                                    Err(e) => {
-                                        io.eprint(&format!(
-                                            "bash: {name}: {}\n",
-                                            crate::builtins::io_msg(&e)
-                                        ));
-                                        return Ok(None);
+                                IoFileRedirectKind::Read if crate::sys::is_stdin(&path) => {
+                                    let stdin = io.stdin.clone();
+                                    set_input(&mut io, fd, stdin);
+                                }
+                                // `<> file` is opened for reading and writing: created when
+                                // missing and never truncated, and read as the input.
+                                IoFileRedirectKind::Read | IoFileRedirectKind::ReadAndWrite => {
+                                    let opened = match kind {
+                                        IoFileRedirectKind::ReadAndWrite => {
+                                            std::fs::OpenOptions::new()
+                                                .read(true)
+                                                .write(true)
+                                                .create(true)
+                                                .truncate(false)
+                                                .open(&path)
+                                                .map(drop)
+                                        }
+                                        _ => Ok(()),
+                                    };
+                                    match opened.and_then(|()| crate::sys::read(&path)) {
+                                        Ok(b) => set_input(&mut io, fd, input(b)),
+                                        Err(e) => {
+                                            io.eprint(&format!(
+                                                "bash: {name}: {}\n",
+                                                crate::builtins::io_msg(&e)
+                                            ));
+                                            return Ok(None);
+                                        }
                                     }
-                                },
+                                }
                                 _ => {
                                     let append = matches!(kind, IoFileRedirectKind::Append);
                                     if name == "/dev/null" {
@@ -1030,6 +1092,15 @@ impl Shell {
                                     if let Some(buf) = crate::sys::output_buffer(&path) {
                                         set_fd(&mut io, fd, Sink::Buf(buf));
                                         continue;
+                                    }
+                                    if self.options.noclobber
+                                        && matches!(kind, IoFileRedirectKind::Write)
+                                        && path.is_file()
+                                    {
+                                        io.eprint(&format!(
+                                            "bash: {name}: cannot overwrite existing file\n"
+                                        ));
+                                        return Ok(None);
                                     }
                                     let f = std::fs::OpenOptions::new()
                                         .write(true)
@@ -1095,18 +1166,18 @@ impl Shell {
                         }
                     }
                 }
-                IoRedirect::HereDocument(_, doc) => {
+                IoRedirect::HereDocument(fd, doc) => {
                     let text = if doc.requires_expansion {
                         crate::expand::heredoc(self, &doc.doc.value, &io)?
                     } else {
                         doc.doc.value.clone()
                     };
-                    io.stdin = input(text.into_bytes());
+                    set_input(&mut io, fd.unwrap_or(0), input(text.into_bytes()));
                 }
-                IoRedirect::HereString(_, w) => {
+                IoRedirect::HereString(fd, w) => {
                     let mut text = crate::expand::single(self, &w.value, &io)?;
                     text.push('\n');
-                    io.stdin = input(text.into_bytes());
+                    set_input(&mut io, fd.unwrap_or(0), input(text.into_bytes()));
                 }
                 IoRedirect::OutputAndError(w, append) => {
                     let name = crate::expand::single(self, &w.value, &io)?;
@@ -1114,6 +1185,10 @@ impl Shell {
                         io.out = Sink::Null;
                         io.err = Sink::Null;
                         continue;
+                    }
+                    if self.options.noclobber && !*append && self.path(&name).is_file() {
+                        io.eprint(&format!("bash: {name}: cannot overwrite existing file\n"));
+                        return Ok(None);
                     }
                     let f = std::fs::OpenOptions::new()
                         .write(true)
@@ -1364,15 +1439,29 @@ impl Shell {
         Ok(status)
     }
 
-    /// `exec 3> file`, `exec >> log 2>&1`, `exec {fd}> file`, `exec 3>&-`: points the shell's
-    /// descriptors at files or other descriptors, or closes them. Input descriptors
-    /// (`exec 3< file`) are refused.
+    /// `exec 3> file`, `exec >> log 2>&1`, `exec {fd}> file`, `exec 3>&-`, `exec 3< file`,
+    /// `exec 4<<EOF`: points the shell's descriptors at files, here-documents or other
+    /// descriptors, or closes them. A new standard input (`exec < file`) is refused.
     fn exec_redirects(&mut self, names: &[String], redirects: &[IoRedirect], io: &Io) -> Status {
         let mut names = names.iter().filter_map(|n| fd_var(n));
         for r in redirects {
-            let IoRedirect::File(fd, kind, target) = r else {
-                io.eprint("bash: exec: here-documents and here-strings cannot be kept open in burrow's shell\n");
-                return Ok(1);
+            let (fd, kind, target) = match r {
+                IoRedirect::File(fd, kind, target) => (fd, kind, target),
+                IoRedirect::HereDocument(Some(fd), _) | IoRedirect::HereString(Some(fd), _)
+                    if *fd >= 3 =>
+                {
+                    let Some(opened) = self.apply_redirects(std::slice::from_ref(r), io)? else {
+                        return Ok(1);
+                    };
+                    crate::io::set_shell_input(*fd, opened.input_fd(*fd));
+                    continue;
+                }
+                _ => {
+                    io.eprint(
+                        "bash: exec: a new standard input cannot be kept open in burrow's shell\n",
+                    );
+                    return Ok(1);
+                }
             };
             let closing = match target {
                 IoFileRedirectTarget::Duplicate(w) => {
@@ -1408,9 +1497,17 @@ impl Shell {
                 crate::io::set_shell_fd(fd, closed);
                 continue;
             }
+            if input && fd >= 3 {
+                let one = IoRedirect::File(Some(fd), kind.clone(), target.clone());
+                let Some(opened) = self.apply_redirects(&[one], io)? else {
+                    return Ok(1);
+                };
+                crate::io::set_shell_input(fd, opened.input_fd(fd));
+                continue;
+            }
             if input {
                 io.eprint(&format!(
-                    "bash: exec: {fd}<: input descriptors cannot be kept open in burrow's shell\n"
+                    "bash: exec: {fd}<: a new standard input cannot be kept open in burrow's shell\n"
                 ));
                 return Ok(1);
             }
@@ -1668,6 +1765,7 @@ impl Shell {
             stdin: input(Vec::new()),
             out,
             err: io.err.clone(),
+            fds: io.fds.clone(),
         };
         let mut sub = self.subshell();
         // Like `( ... )`, its `exec` redirections end with it.
@@ -1769,10 +1867,42 @@ fn fd_var(word: &str) -> Option<&str> {
     .then_some(name)
 }
 
+/// Whether a pipeline's failure is left to the commands inside it under `set -e`: a lone
+/// brace group, `if`, `case`, `for`, `while` or `until` without redirections of its own (a
+/// subshell's failure, `(( ))`, `[[ ]]` and a failed redirection do count, as in bash).
+fn errexit_exempt(p: &Pipeline) -> bool {
+    match p.seq.as_slice() {
+        [Command::Compound(cc, None)] => matches!(
+            cc,
+            CompoundCommand::BraceGroup(_)
+                | CompoundCommand::IfClause(_)
+                | CompoundCommand::CaseClause(_)
+                | CompoundCommand::ForClause(_)
+                | CompoundCommand::ArithmeticForClause(_)
+                | CompoundCommand::WhileClause(_)
+                | CompoundCommand::UntilClause(_)
+        ),
+        _ => false,
+    }
+}
+
 fn set_fd(io: &mut Io, fd: i32, sink: Sink) {
     match fd {
         1 => io.out = sink,
         2 => io.err = sink,
-        _ => {}
+        0 => {}
+        _ => {
+            io.fds.insert(fd, crate::io::Fd::Out(sink));
+        }
+    }
+}
+
+/// Makes `fd` read `from` (0 is stdin).
+fn set_input(io: &mut Io, fd: i32, from: crate::io::Input) {
+    match fd {
+        0 => io.stdin = from,
+        _ => {
+            io.fds.insert(fd, crate::io::Fd::In(from));
+        }
     }
 }

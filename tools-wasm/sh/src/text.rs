@@ -1404,6 +1404,7 @@ pub fn xargs(sh: &mut Shell, args: &[String], io: &Io) -> Status {
         stdin: crate::io::input(Vec::new()),
         out: io.out.clone(),
         err: io.err.clone(),
+        fds: io.fds.clone(),
     };
     let mut run = |sh: &mut Shell, argv: Vec<String>| {
         let s = sh.dispatch(&argv, &run_io).unwrap_or(1);
