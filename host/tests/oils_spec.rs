@@ -175,11 +175,28 @@ out=
 for a in "$@"; do
   q="'"
   case $a in *"'"*) case $a in *'"'*) ;; *) q='"' ;; esac ;; esac
-  a=${a//\\/\\\\}
-  a=${a//$'\n'/\\n}
-  a=${a//$'\t'/\\t}
-  a=${a//$'\r'/\\r}
-  if [ "$q" = "'" ]; then a=${a//\'/\\\'}; fi
+  if printf '%s' "$a" | LC_ALL=C grep -q '[^ -~]'; then
+    # Bytes outside printable ASCII: Python 2's repr escapes each one.
+    r=
+    for h in $(printf '%s' "$a" | od -An -v -tx1); do
+      case $h in
+        5c) r="$r\\\\" ;;
+        0a) r="$r\n" ;;
+        09) r="$r\t" ;;
+        0d) r="$r\r" ;;
+        27) if [ "$q" = "'" ]; then r="$r\'"; else r="$r'"; fi ;;
+        2[0-9a-f]|[3-6][0-9a-f]|7[0-9a-e]) r="$r$(printf "\x$h")" ;;
+        *) r="$r\x$h" ;;
+      esac
+    done
+    a=$r
+  else
+    a=${a//\\/\\\\}
+    a=${a//$'\n'/\\n}
+    a=${a//$'\t'/\\t}
+    a=${a//$'\r'/\\r}
+    if [ "$q" = "'" ]; then a=${a//\'/\\\'}; fi
+  fi
   out="$out${out:+, }$q$a$q"
 done
 printf '[%s]\n' "$out"

@@ -180,29 +180,48 @@ fn echo(args: &[String], io: &Io) -> i32 {
     0
 }
 
+/// Bytes as UTF-8 text when they are, else one character per byte.
+fn lossless_text(b: Vec<u8>) -> String {
+    match String::from_utf8(b) {
+        Ok(t) => t,
+        Err(e) => e.into_bytes().into_iter().map(char::from).collect(),
+    }
+}
+
 /// Interprets echo -e / printf %b escapes as text (for `$'...'` and format strings): the
 /// bytes of [`escape_bytes`], as UTF-8 when they are, else one character per byte.
 pub fn backslash_escapes(s: &str) -> (String, bool) {
     let (b, stop) = escape_bytes(s);
-    let text = match String::from_utf8(b) {
-        Ok(t) => t,
-        Err(e) => e.into_bytes().into_iter().map(char::from).collect(),
-    };
+    let text = lossless_text(b);
     (text, stop)
 }
 
 /// Interprets echo -e / printf %b escapes into bytes (`\0NNN` and `\xHH` are single bytes,
 /// `\uHHHH` a character); the bool is true at `\c` (stop output).
 pub fn escape_bytes(s: &str) -> (Vec<u8>, bool) {
-    escapes(s, false)
+    escapes(s, Escapes::Echo)
 }
 
 /// printf's `%b`: echo -e's escapes, and also `\NNN` octal without the leading 0.
 fn escape_bytes_b(s: &str) -> (Vec<u8>, bool) {
-    escapes(s, true)
+    escapes(s, Escapes::PrintfB)
 }
 
-fn escapes(s: &str, bare_octal: bool) -> (Vec<u8>, bool) {
+/// `$'...'`: octal without the leading 0 as in `%b`, and `\cX` is control-X (not the end).
+pub fn ansi_c_escapes(s: &str) -> String {
+    lossless_text(escapes(s, Escapes::AnsiC).0)
+}
+
+/// Which reader of backslash escapes: they differ in octal forms and in `\c`.
+#[derive(Clone, Copy, PartialEq)]
+enum Escapes {
+    Echo,
+    PrintfB,
+    AnsiC,
+}
+
+fn escapes(s: &str, mode: Escapes) -> (Vec<u8>, bool) {
+    let bare_octal = mode != Escapes::Echo;
     let mut out = Vec::new();
     let mut chars = s.chars().peekable();
     let mut buf = [0u8; 4];
@@ -236,9 +255,16 @@ fn escapes(s: &str, bare_octal: bool) -> (Vec<u8>, bool) {
             Some('v') => out.push(0x0b),
             Some('e' | 'E') => out.push(0x1b),
             Some('\\') => out.push(b'\\'),
+            Some('c') if mode == Escapes::AnsiC => match chars.next() {
+                Some(x) if x.is_ascii() => out.push((x as u8) & 0x1f),
+                Some(x) => out.extend_from_slice(x.encode_utf8(&mut buf).as_bytes()),
+                None => out.extend_from_slice(b"\\c"),
+            },
             Some('c') => return (out, true),
+            // `\0NNN` in echo -e and `%b`; in `$'...'` the 0 is the first of three digits.
             Some('0') => {
-                let (v, _) = digits(8, 3, &mut chars);
+                let max = if mode == Escapes::AnsiC { 2 } else { 3 };
+                let (v, _) = digits(8, max, &mut chars);
                 out.push(v as u8);
             }
             Some(d @ '1'..='7') if bare_octal => {

@@ -638,9 +638,10 @@ fn unescape_backquoted(src: &str, in_double_quotes: bool) -> String {
     out
 }
 
-/// `$'...'` quoting: the escapes of `echo -e`, plus `\'` and `\"`.
+/// `$'...'` quoting: the escapes of `echo -e` (octal also without the leading 0, `\cX` a
+/// control character), plus `\'` and `\"`.
 fn ansi_c(s: &str) -> String {
-    crate::builtins::backslash_escapes(&s.replace("\\'", "'").replace("\\\"", "\"")).0
+    crate::builtins::ansi_c_escapes(&s.replace("\\'", "'").replace("\\\"", "\""))
 }
 
 /// Field splitting as POSIX and bash do it: IFS whitespace (space, tab, newline when in IFS)
@@ -1018,24 +1019,29 @@ fn param_value(sh: &mut Shell, p: &Parameter) -> Option<String> {
             SpecialParameter::LastBackgroundProcessId => String::new(),
             SpecialParameter::ShellName => sh.arg0.clone(),
         }),
-        Parameter::Named(n) => match n.as_str() {
-            "RANDOM" => Some(
-                (std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.subsec_nanos())
-                    .unwrap_or(0)
-                    % 32768)
-                    .to_string(),
-            ),
-            "PWD" => Some(sh.cwd.clone()),
-            "LINENO" => Some(sh.lineno.to_string()),
-            _ => sh.get(n).map(String::from),
-        },
+        Parameter::Named(n) => named(sh, n),
         Parameter::NamedWithIndex { name, index } => sh.array_get(name, index),
         Parameter::NamedWithAllIndices { name, .. } => match sh.arrays.get(name) {
             Some(a) => Some(a.values().join(&ifs_sep(sh))),
             None => sh.get(name).map(String::from),
         },
+    }
+}
+
+/// A variable by name, the shell's dynamic ones (`RANDOM`, `PWD`, `LINENO`) included.
+fn named(sh: &Shell, n: &str) -> Option<String> {
+    match n {
+        "RANDOM" => Some(
+            (std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0)
+                % 32768)
+                .to_string(),
+        ),
+        "PWD" => Some(sh.cwd.clone()),
+        "LINENO" => Some(sh.lineno.to_string()),
+        _ => sh.get(n).map(String::from),
     }
 }
 
@@ -1721,6 +1727,9 @@ pub fn arith_command(sh: &mut Shell, text: &str, io: &Io) -> Result<i32, Flow> {
 }
 
 /// Expands and evaluates an arithmetic expression: the value, or the error as bash words it.
+/// The end of the error a name unset under `set -u` gives in arithmetic.
+const UNBOUND: &str = ": unbound variable";
+
 fn arith_eval(sh: &mut Shell, text: &str, io: &Io) -> Result<Result<i64, String>, Flow> {
     let expanded = if text.contains('$') || text.contains('`') {
         single(sh, text, io)?
@@ -1739,8 +1748,16 @@ fn arith_eval(sh: &mut Shell, text: &str, io: &Io) -> Result<Result<i64, String>
             )));
         }
     };
-    Ok(arith(sh, &expr).map_err(|m| {
-        if m.ends_with("readonly variable") {
+    let value = arith(sh, &expr);
+    // `set -u` and an unset name: fatal, as `${x}` is.
+    if let Err(m) = &value
+        && m.ends_with(UNBOUND)
+    {
+        crate::sys::set_fatal();
+        return Err(err(sh, io, m));
+    }
+    Ok(value.map_err(|m| {
+        if m.ends_with("readonly variable") || m.ends_with(UNBOUND) {
             m
         } else {
             format!("{}: {m}", expanded.trim())
@@ -1749,7 +1766,7 @@ fn arith_eval(sh: &mut Shell, text: &str, io: &Io) -> Result<Result<i64, String>
 }
 
 fn var_num(sh: &Shell, name: &str) -> i64 {
-    str_num(sh, sh.get(name).unwrap_or(""))
+    str_num(sh, &named(sh, name).unwrap_or_default())
 }
 
 /// A variable's text as a number in arithmetic: a number, or an expression evaluated in turn.
@@ -1773,15 +1790,22 @@ fn str_num(sh: &Shell, v: &str) -> i64 {
     }
 }
 
-/// The value of a variable or an array element (`a[i+1]`, `A[key]`) in arithmetic.
-fn target_get(sh: &mut Shell, t: &ArithmeticTarget) -> i64 {
-    match t {
+/// The value of a variable or an array element (`a[i+1]`, `A[key]`) in arithmetic; under
+/// `set -u` a name that is not set at all is an error (an array's missing element is 0).
+fn target_get(sh: &mut Shell, t: &ArithmeticTarget) -> Result<i64, String> {
+    let name = match t {
+        ArithmeticTarget::Variable(n) | ArithmeticTarget::ArrayElement(n, _) => n,
+    };
+    if sh.options.nounset && named(sh, name).is_none() && !sh.arrays.contains_key(name) {
+        return Err(format!("{name}{UNBOUND}"));
+    }
+    Ok(match t {
         ArithmeticTarget::Variable(n) => var_num(sh, n),
         ArithmeticTarget::ArrayElement(n, index) => {
             let v = sh.array_get(n, &index.to_string()).unwrap_or_default();
             str_num(sh, &v)
         }
-    }
+    })
 }
 
 /// Assigns a variable or an array element in arithmetic.
@@ -1804,7 +1828,7 @@ fn target_set(sh: &mut Shell, t: &ArithmeticTarget, v: i64) -> Result<(), String
 fn arith(sh: &mut Shell, e: &ArithmeticExpr) -> Result<i64, String> {
     Ok(match e {
         ArithmeticExpr::Literal(n) => *n,
-        ArithmeticExpr::Reference(t) => target_get(sh, t),
+        ArithmeticExpr::Reference(t) => target_get(sh, t)?,
         ArithmeticExpr::UnaryOp(op, x) => {
             let v = arith(sh, x)?;
             match op {
@@ -1838,14 +1862,14 @@ fn arith(sh: &mut Shell, e: &ArithmeticExpr) -> Result<i64, String> {
             v
         }
         ArithmeticExpr::BinaryAssignment(op, t, v) => {
-            let cur = target_get(sh, t);
+            let cur = target_get(sh, t)?;
             let v = arith(sh, v)?;
             let r = binop(op, cur, v)?;
             target_set(sh, t, r)?;
             r
         }
         ArithmeticExpr::UnaryAssignment(op, t) => {
-            let cur = target_get(sh, t);
+            let cur = target_get(sh, t)?;
             let (new, result) = match op {
                 UnaryAssignmentOperator::PrefixIncrement => (cur + 1, cur + 1),
                 UnaryAssignmentOperator::PrefixDecrement => (cur - 1, cur - 1),
