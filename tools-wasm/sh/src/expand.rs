@@ -373,37 +373,43 @@ fn eval_pieces(
             }
             WordPiece::ParameterExpansion(pe) => {
                 // "${a[@]:off:len}" and "${@:off:len}": a slice of the elements, not of a
-                // string.
-                let sliced = match pe {
+                // string; "${a[*]:off:len}" and "${*:off:len}" join that slice by IFS.
+                let (sliced, joined) = match pe {
                     ParameterExpr::Substring {
                         parameter,
                         indirect: false,
                         offset,
                         length,
-                    } => match parameter {
-                        Parameter::NamedWithAllIndices {
-                            name,
-                            concatenate: false,
-                        } => Some(slice_elements(
-                            sh,
-                            Some(name),
-                            &offset.value,
-                            length.as_ref().map(|l| l.value.as_str()),
-                            io,
-                        )?),
-                        Parameter::Special(SpecialParameter::AllPositionalParameters {
-                            concatenate: false,
-                        }) => Some(slice_elements(
-                            sh,
-                            None,
-                            &offset.value,
-                            length.as_ref().map(|l| l.value.as_str()),
-                            io,
-                        )?),
-                        _ => None,
-                    },
-                    _ => None,
+                    } => {
+                        let (name, concatenate) = match parameter {
+                            Parameter::NamedWithAllIndices { name, concatenate } => {
+                                (Some(name), Some(*concatenate))
+                            }
+                            Parameter::Special(SpecialParameter::AllPositionalParameters {
+                                concatenate,
+                            }) => (None, Some(*concatenate)),
+                            _ => (None, None),
+                        };
+                        match concatenate {
+                            Some(c) => (
+                                Some(slice_elements(
+                                    sh,
+                                    name.map(String::as_str),
+                                    &offset.value,
+                                    length.as_ref().map(|l| l.value.as_str()),
+                                    io,
+                                )?),
+                                c,
+                            ),
+                            None => (None, false),
+                        }
+                    }
+                    _ => (None, false),
                 };
+                if joined && let Some(elems) = &sliced {
+                    f.push(elems.join(&ifs_sep(sh)), quoted, !quoted);
+                    continue;
+                }
                 // `${a[@]@A}` (the declaration), `${a[@]@K}` and `${a[@]@k}` (key-value
                 // pairs): of the whole array, not of each element.
                 if let ParameterExpr::Transform {
@@ -461,11 +467,7 @@ fn eval_pieces(
                     }
                     if concat {
                         // `${a[*]...}`: joined by IFS's first character, as `$*` is.
-                        let sep = match sh.get("IFS") {
-                            Some(ifs) => ifs.chars().next().map(String::from).unwrap_or_default(),
-                            None => " ".into(),
-                        };
-                        f.push(mapped.join(&sep), quoted, !quoted);
+                        f.push(mapped.join(&ifs_sep(sh)), quoted, !quoted);
                         continue;
                     }
                     vector = Some(mapped);
