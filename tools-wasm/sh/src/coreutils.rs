@@ -533,10 +533,13 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         }
         "cut" => return Some(Ok(crate::text::cut(sh, args, io))),
         "tr" => return Some(Ok(crate::text::tr(args, io))),
-        "rev" | "tac" | "nl" => {
+        "nl" => {
+            let a = args!(cmd, args, "", "bnwsvi", io);
+            return Some(Ok(nl(sh, &a, io)));
+        }
+        "rev" | "tac" => {
             let a = args!(cmd, args, "", "", io);
             let mut out = String::new();
-            let mut n = 0;
             for (_, data) in inputs(sh, cmd, &a.operands, io, &mut status) {
                 let text = String::from_utf8_lossy(&data).into_owned();
                 let mut ls: Vec<&str> = crate::text::lines(&text).collect();
@@ -546,11 +549,6 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 for l in ls {
                     match cmd {
                         "rev" => out.push_str(&l.chars().rev().collect::<String>()),
-                        "nl" if l.is_empty() => out.push_str("       "),
-                        "nl" => {
-                            n += 1;
-                            out.push_str(&format!("{n:>6}\t{l}"));
-                        }
                         _ => out.push_str(l),
                     }
                     out.push('\n');
@@ -1321,4 +1319,84 @@ fn seq_usage(io: &Io, msg: &str) -> i32 {
         "seq: {msg}\nTry 'seq --help' for more information.\n"
     ));
     1
+}
+
+/// GNU nl: `-b a|t|n` (which lines get numbers: all, non-empty, none), `-n ln|rn|rz`
+/// (left, right, zero-padded), `-w WIDTH`, `-s SEP`, `-v START`, `-i STEP`. The regular
+/// expression style (`-b pRE`) and the header/footer sections are refused, not ignored.
+fn nl(sh: &Shell, a: &Args, io: &Io) -> i32 {
+    let style = a.value('b').unwrap_or("t");
+    if !matches!(style, "a" | "t" | "n") {
+        let msg = if style.starts_with('p') {
+            "nl: the 'p' (regular expression) body numbering style is not supported in burrow\n"
+                .to_string()
+        } else {
+            format!(
+                "nl: invalid body numbering style: '{style}'\nTry 'nl --help' for more information.\n"
+            )
+        };
+        io.eprint(&msg);
+        return 1;
+    }
+    let format = a.value('n').unwrap_or("rn");
+    if !matches!(format, "ln" | "rn" | "rz") {
+        io.eprint(&format!(
+            "nl: invalid line numbering format: '{format}'\nTry 'nl --help' for more information.\n"
+        ));
+        return 1;
+    }
+    let number = |c: char, default: i64, what: &str| -> Result<i64, ()> {
+        match a.value(c) {
+            None => Ok(default),
+            Some(v) => v.trim().parse::<i64>().map_err(|_| {
+                io.eprint(&format!("nl: invalid {what}: '{v}'\n"));
+            }),
+        }
+    };
+    let (Ok(width), Ok(start), Ok(step)) = (
+        number('w', 6, "line number field width"),
+        number('v', 1, "starting line number"),
+        number('i', 1, "line number increment"),
+    ) else {
+        return 1;
+    };
+    if width < 1 {
+        io.eprint(&format!(
+            "nl: invalid line number field width: '{width}': Numerical result out of range\n"
+        ));
+        return 1;
+    }
+    let width = width as usize;
+    let sep = a.value('s').unwrap_or("\t");
+    let blank = " ".repeat(width + sep.chars().count());
+    let mut status = 0;
+    let mut out = String::new();
+    let mut n = start;
+    for (_, data) in inputs(sh, "nl", &a.operands, io, &mut status) {
+        let text = String::from_utf8_lossy(&data).into_owned();
+        for l in crate::text::lines(&text) {
+            let numbered = match style {
+                "a" => true,
+                "t" => !l.is_empty(),
+                _ => false,
+            };
+            if numbered {
+                let num = match format {
+                    "ln" => format!("{n:<width$}"),
+                    "rz" if n < 0 => format!("-{:0>w$}", n.unsigned_abs(), w = width - 1),
+                    "rz" => format!("{n:0>width$}"),
+                    _ => format!("{n:>width$}"),
+                };
+                out.push_str(&num);
+                out.push_str(sep);
+                n += step;
+            } else {
+                out.push_str(&blank);
+            }
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    io.print(&out);
+    status
 }
