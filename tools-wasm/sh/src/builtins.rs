@@ -2102,6 +2102,7 @@ const SHOPTS: &[&str] = &[
     "globstar",
     "nocaseglob",
     "nullglob",
+    "failglob",
     "inherit_errexit",
     "expand_aliases",
 ];
@@ -2196,7 +2197,6 @@ const KNOWN_SHOPTS: &[&str] = &[
     "execfail",
     "extdebug",
     "extquote",
-    "failglob",
     "force_fignore",
     "globasciiranges",
     "globskipdots",

@@ -75,7 +75,7 @@ pub fn words(
         for raw in brace_expand(&w.value) {
             let fields = expand_word(sh, &raw, io)?;
             for f in split_fields(sh, fields) {
-                out.extend(glob_field(sh, &f));
+                out.extend(glob_field(sh, &f, io)?);
             }
         }
     }
@@ -722,10 +722,12 @@ fn has_glob(sh: &Shell, segs: &[Seg]) -> bool {
     })
 }
 
-fn glob_field(sh: &Shell, segs: &[Seg]) -> Vec<String> {
+/// Pathname expansion of one field: its matches, or the field itself when none (nothing
+/// with `nullglob`; with `failglob`, bash's "no match" error, which ends the complete command).
+fn glob_field(sh: &Shell, segs: &[Seg], io: &Io) -> Result<Vec<String>, Flow> {
     let literal: String = segs.iter().map(|s| s.text.as_str()).collect();
     if sh.options.noglob || !has_glob(sh, segs) {
-        return vec![literal];
+        return Ok(vec![literal]);
     }
     let mut pat = String::new();
     for s in segs {
@@ -737,10 +739,14 @@ fn glob_field(sh: &Shell, segs: &[Seg]) -> Vec<String> {
         }
     }
     let matches = glob(sh, &pat);
+    if matches.is_empty() && sh.options.shopt("failglob") {
+        let _ = err(sh, io, &format!("no match: {literal}"));
+        return Err(Flow::Abort(1));
+    }
     if matches.is_empty() && !sh.options.shopt("nullglob") {
-        vec![literal]
+        Ok(vec![literal])
     } else {
-        matches
+        Ok(matches)
     }
 }
 
