@@ -643,6 +643,10 @@ enum SedCmd {
     Insert(String),
     Change(String),
     Translit(Vec<char>, Vec<char>),
+    /// `ADDR{`: the commands up to the item at this index (its `}`) run only on lines the
+    /// address selects.
+    Block(usize),
+    BlockEnd,
 }
 
 #[derive(Debug)]
@@ -657,6 +661,8 @@ fn sed_parse(script: &str, extended: bool) -> Result<Vec<SedItem>, String> {
     let chars: Vec<char> = script.chars().collect();
     let mut i = 0;
     let mut items = Vec::new();
+    // Indexes of the `{` items whose `}` has not come yet.
+    let mut open: Vec<usize> = Vec::new();
     let compile = |p: &str, icase: bool| -> Result<regex::Regex, String> {
         let p = if extended { ere(p) } else { bre_to_ere(p) };
         regex::RegexBuilder::new(&p)
@@ -813,7 +819,8 @@ fn sed_parse(script: &str, extended: bool) -> Result<Vec<SedItem>, String> {
                 let b = read_delim(&mut i, d);
                 SedCmd::Translit(a.chars().collect(), b.chars().collect())
             }
-            '{' | '}' => continue,
+            '{' => SedCmd::Block(usize::MAX),
+            '}' => SedCmd::BlockEnd,
             other => {
                 return Err(format!(
                     "-e expression #1, char {}: unknown command: `{other}'",
@@ -827,6 +834,19 @@ fn sed_parse(script: &str, extended: bool) -> Result<Vec<SedItem>, String> {
             negate,
             cmd,
         });
+        let k = items.len() - 1;
+        match items[k].cmd {
+            SedCmd::Block(_) => open.push(k),
+            SedCmd::BlockEnd => match open.pop() {
+                Some(start) => items[start].cmd = SedCmd::Block(k),
+                None => return Err(format!("-e expression #1, char {i}: unexpected `}}'")),
+            },
+            _ => {}
+        }
+    }
+    if !open.is_empty() {
+        // GNU sed reports an unclosed block at char 0.
+        return Err("-e expression #1, char 0: unmatched `{'".to_string());
     }
     Ok(items)
 }
@@ -841,7 +861,15 @@ fn sed_run(items: &[SedItem], text: &str, quiet: bool) -> String {
         let mut pat = line.to_string();
         let mut append = Vec::new();
         let mut deleted = false;
+        // Inside a block whose address did not select this line: skip to its `}`.
+        let mut skip_until: Option<usize> = None;
         for (k, it) in items.iter().enumerate() {
+            if let Some(end) = skip_until {
+                if k <= end {
+                    continue;
+                }
+                skip_until = None;
+            }
             let hit = |a: &Addr, p: &str| match a {
                 Addr::Line(l) => *l == lineno,
                 Addr::Last => lineno == n,
@@ -869,6 +897,12 @@ fn sed_run(items: &[SedItem], text: &str, quiet: bool) -> String {
                     }
                 }
             };
+            if let SedCmd::Block(end) = it.cmd {
+                if selected == it.negate {
+                    skip_until = Some(end);
+                }
+                continue;
+            }
             if selected == it.negate {
                 continue;
             }
@@ -926,6 +960,7 @@ fn sed_run(items: &[SedItem], text: &str, quiet: bool) -> String {
                     deleted = true;
                     break;
                 }
+                SedCmd::Block(_) | SedCmd::BlockEnd => {}
                 SedCmd::Translit(a, b) => {
                     pat = pat
                         .chars()
