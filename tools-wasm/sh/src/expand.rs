@@ -1765,7 +1765,7 @@ fn arith_eval(sh: &mut Shell, text: &str, io: &Io) -> Result<Result<i64, String>
         return Err(err(sh, io, m));
     }
     Ok(value.map_err(|m| {
-        if m.ends_with("readonly variable") || m.ends_with(UNBOUND) {
+        if m.ends_with("readonly variable") {
             m
         } else {
             format!("{}: {m}", expanded.trim())
