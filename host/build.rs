@@ -65,30 +65,15 @@ fn main() {
 
     precompile(&out, &manifest);
 
-    // The shell's utility names, for the sandbox's `/usr/bin` and `/bin` listings: the
-    // `NAMES` lists of its utility modules (one list per family, the shell's own registry).
-    let mut names: Vec<String> = [
-        "which", "env", "printenv", "echo", "printf", "true", "false", "test", "[", "pwd",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for file in [
-        "coreutils.rs",
-        "extra.rs",
-        "misc.rs",
-        "archive.rs",
-        "toolchain.rs",
-    ] {
-        let src = std::fs::read_to_string(root.join("tools-wasm/sh/src").join(file))
-            .unwrap_or_else(|e| panic!("cannot read the shell's {file}: {e}"));
-        let Some(start) = src.find("pub const NAMES: &[&str] = &[") else {
-            panic!("tools-wasm/sh/src/{file} has no `pub const NAMES` list");
-        };
-        let list = &src[start..];
-        let list = &list[..list.find("];").expect("end of NAMES")];
-        names.extend(list.split('"').skip(1).step_by(2).map(str::to_string));
-    }
+    // The shell's utility names, for the sandbox's `/usr/bin` and `/bin` listings: its
+    // registry of built-in utilities, and the shell builtins that are programs there too.
+    let registry = root.join("tools-wasm/sh/src/utils/registry.rs");
+    println!("cargo:rerun-if-changed={}", registry.display());
+    let mut names: Vec<String> = ["echo", "printf", "true", "false", "test", "[", "pwd"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    names.extend(sh_registry::UTILITIES.iter().map(|u| u.name.to_string()));
     names.sort();
     names.dedup();
     std::fs::write(
@@ -106,6 +91,11 @@ fn main() {
     b.append_dir_all(".", &fixture)
         .expect("pack fixtures/sample-repo");
     b.finish().expect("finish sample-repo.tar");
+}
+
+mod sh_registry {
+    #![allow(dead_code)]
+    include!("../tools-wasm/sh/src/utils/registry.rs");
 }
 
 mod engine_config {

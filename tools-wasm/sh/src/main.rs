@@ -8,38 +8,14 @@
 //! `--whole-shell` is the same but saves the state it ends with (the Claude Code family
 //! keeps the cwd that way).
 
-mod archive;
-mod awk;
-mod bc;
-mod builtins;
-mod coreutils;
-mod curl;
-mod disk;
-mod expand;
-mod extglob;
-mod extra;
-mod files;
-mod find;
-mod ignore_walk;
-mod io;
-mod jq;
-mod misc;
-mod od;
-mod patch;
-mod pip;
-mod process;
 mod shell;
-mod sort;
-mod state;
 mod sys;
-mod test;
-mod text;
-mod toolchain;
+mod utils;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--restart") {
-        state::reset();
+        shell::state::reset();
         return;
     }
     // With -c, the command's standard input is the shell's (as with `bash -c`: a worker's
@@ -52,9 +28,17 @@ fn main() {
     };
     let stateless = args.iter().any(|a| a == "--no-state");
     let whole = stateless || args.iter().any(|a| a == "--whole-shell");
-    let mut sh = if whole { state::fresh() } else { state::load() };
+    let mut sh = if whole {
+        shell::state::fresh()
+    } else {
+        shell::state::load()
+    };
     let _ = std::env::set_current_dir(&sh.cwd);
-    let io = io::Io::new(io::input(input), io::Sink::Stdout, io::Sink::Stderr);
+    let io = shell::io::Io::new(
+        shell::io::input(input),
+        shell::io::Sink::Stdout,
+        shell::io::Sink::Stderr,
+    );
     let status = match sh.run_top(&script, &io) {
         // Without saved state this is a whole shell (`bash -c`), which ends here.
         Ok(s) if whole => sh.finish(s, &io),
@@ -69,7 +53,7 @@ fn main() {
         Err(_) => 0,
     };
     if !stateless {
-        state::save(&sh);
+        shell::state::save(&sh);
     }
     sys::exit(status)
 }

@@ -24,11 +24,11 @@ thread_local! {
 thread_local! {
     /// The standard input of the command running now, which `/dev/stdin` and `/dev/fd/0`
     /// name (the sandbox's own `/dev/stdin` is the whole call's input, not a pipeline's).
-    static STDIN: std::cell::RefCell<Option<crate::io::Input>> = const { std::cell::RefCell::new(None) };
+    static STDIN: std::cell::RefCell<Option<crate::shell::io::Input>> = const { std::cell::RefCell::new(None) };
 }
 
 /// Runs `f` with `stdin` as what `/dev/stdin` reads.
-pub fn with_stdin<T>(stdin: &crate::io::Input, f: impl FnOnce() -> T) -> T {
+pub fn with_stdin<T>(stdin: &crate::shell::io::Input, f: impl FnOnce() -> T) -> T {
     let prev = STDIN.with(|s| s.borrow_mut().replace(stdin.clone()));
     let r = f();
     STDIN.with(|s| *s.borrow_mut() = prev);
@@ -117,7 +117,7 @@ pub fn read(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
     if is_stdin(path)
         && let Some(input) = STDIN.with(|s| s.borrow().clone())
     {
-        return Ok(crate::io::read_all(&input));
+        return Ok(crate::shell::io::read_all(&input));
     }
     let meta = std::fs::metadata(path)?;
     if !is_char_device(&meta.file_type()) {

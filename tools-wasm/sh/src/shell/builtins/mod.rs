@@ -1,0 +1,841 @@
+//! Shell builtins and the shell-level commands (`cd`, `export`, `read`, `set`, ...). The file
+//! and text utilities live in `crate::utils`.
+
+use std::io::Write as _;
+
+use crate::shell::io::Io;
+use crate::shell::{Flow, Shell, Status};
+
+mod declare;
+mod printf;
+mod read;
+mod settings;
+
+use declare::*;
+pub use declare::{declaration, dq};
+pub use printf::*;
+use read::*;
+use settings::*;
+
+/// strerror-style wording of an I/O error, as GNU tools print it.
+pub fn io_msg(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::NotFound => "No such file or directory".into(),
+        K::PermissionDenied => "Permission denied".into(),
+        K::AlreadyExists => "File exists".into(),
+        K::NotADirectory => "Not a directory".into(),
+        K::IsADirectory => "Is a directory".into(),
+        K::DirectoryNotEmpty => "Directory not empty".into(),
+        K::InvalidInput => "Invalid argument".into(),
+        _ if e.raw_os_error() == Some(32) => "Too many levels of symbolic links".into(),
+        _ if e.raw_os_error() == Some(48) => "Disk quota exceeded".into(),
+        _ => {
+            let s = e.to_string();
+            s.split(" (os error").next().unwrap_or(&s).to_string()
+        }
+    }
+}
+
+/// Runs `argv` if it names a builtin; None otherwise.
+pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
+    let name = argv[0].as_str();
+    let args = &argv[1..];
+    Some(match name {
+        ":" | "true" => Ok(0),
+        "false" => Ok(1),
+        "echo" => Ok(echo(args, io)),
+        "printf" => Ok(printf(sh, args, io)),
+        "cd" => Ok(cd(sh, args, io)),
+        "pwd" => {
+            io.print(&format!("{}\n", sh.cwd));
+            Ok(0)
+        }
+        "export" => Ok(export(sh, args, io)),
+        "unset" => Ok(unset(sh, args, io)),
+        "set" => Ok(set(sh, args, io)),
+        "local" | "declare" | "typeset" | "readonly" => local(sh, name, args, io),
+        "shift" => {
+            let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1);
+            if n > sh.positional.len() {
+                return Some(Ok(1));
+            }
+            sh.positional.drain(..n);
+            Ok(0)
+        }
+        "return" => Err(Flow::Return(
+            args.first()
+                .and_then(|a| a.parse::<i32>().ok())
+                .map_or(sh.last_status, |c| c & 0xff),
+        )),
+        "exit" => Err(Flow::Exit(
+            args.first()
+                .and_then(|a| a.parse::<i32>().ok())
+                .map(|c| c & 0xff)
+                .unwrap_or(sh.last_status),
+        )),
+        "break" | "continue" => loop_control(sh, name, args, io),
+        "test" | "[" => Ok(test(sh, name, args, io)),
+        "read" => read(sh, args, io),
+        "mapfile" | "readarray" => Ok(mapfile(sh, name, args, io)),
+        "source" | "." => source(sh, args, io),
+        "eval" => sh.run_script(&args.join(" "), io),
+        "alias" => Ok(alias(sh, args, io)),
+        "unalias" => {
+            for a in args {
+                sh.aliases.remove(a);
+            }
+            Ok(0)
+        }
+        "command" => command(sh, args, io),
+        "builtin" => builtin(sh, args, io),
+        "type" | "which" => Ok(kind_of(sh, name, args, io)),
+        "env" | "printenv" => {
+            let u = crate::utils::registry::find(name)?;
+            match crate::utils::options::gate(u, argv, io) {
+                crate::utils::options::Gate::Run(a) => Ok(env(sh, name, &a[1..], io)),
+                crate::utils::options::Gate::Done(code) => Ok(code),
+            }
+        }
+        "exec" if !args.is_empty() => sh.dispatch(args, io),
+        "exec" => Ok(0),
+        // `let EXPR...`: arithmetic, status 1 when the last value is 0.
+        "let" if args.is_empty() => {
+            io.eprint("bash: let: expression expected\n");
+            Ok(1)
+        }
+        "let" => (|| {
+            let mut last = 0;
+            for a in args {
+                last = crate::shell::expand::arith_str(sh, a, io)?;
+            }
+            Ok(i32::from(last == 0))
+        })(),
+        "trap" => Ok(trap(sh, args, io)),
+        "getopts" => Ok(getopts(sh, args, io)),
+        "shopt" => Ok(shopt(sh, args, io)),
+        // No background jobs in a sandboxed call: nothing to wait for or list.
+        "wait" | "hash" | "umask" | "ulimit" | "jobs" => Ok(0),
+        _ => return crate::utils::run(sh, argv, io),
+    })
+}
+
+/// `break [N]` and `continue [N]`. Outside a loop they do nothing (status 0); a count that
+/// is not a number ends the shell with 128, and one below 1 is refused and leaves every
+/// enclosing loop, as in bash.
+fn loop_control(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> Status {
+    let n = match args.first() {
+        None => 1,
+        Some(a) => match a.trim().parse::<i64>() {
+            Ok(n) if n >= 1 => n,
+            Ok(_) => {
+                io.eprint(&format!("bash: {name}: {a}: loop count out of range\n"));
+                sh.last_status = 1;
+                return match sh.loop_depth {
+                    0 => Ok(1),
+                    depth => Err(Flow::Break(depth)),
+                };
+            }
+            Err(_) => {
+                io.eprint(&format!("bash: {name}: {a}: numeric argument required\n"));
+                return Err(Flow::Exit(128));
+            }
+        },
+    };
+    if sh.loop_depth == 0 {
+        return Ok(0);
+    }
+    if args.len() > 1 {
+        // bash then leaves the loop, whichever of the two it was.
+        io.eprint(&format!("bash: {name}: too many arguments\n"));
+        return Err(Flow::Break(1));
+    }
+    let n = u32::try_from(n).unwrap_or(u32::MAX);
+    Err(if name == "break" {
+        Flow::Break(n)
+    } else {
+        Flow::Continue(n)
+    })
+}
+
+/// A name `printf -v` and `read` may assign: an identifier, or one with a `[subscript]`.
+fn is_assignable(name: &str) -> bool {
+    let base = match name.strip_suffix(']').and_then(|n| n.split_once('[')) {
+        Some((base, index)) if !index.is_empty() => base,
+        Some(_) => return false,
+        None => name,
+    };
+    is_identifier(base)
+}
+
+/// A shell variable name: a letter or `_`, then letters, digits and `_`.
+fn is_identifier(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn parse_spec(spec: &str) -> (bool, bool, usize, Option<usize>) {
+    let left = spec.contains('-');
+    let digits: String = spec
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let zero = spec
+        .trim_start_matches(['-', '+', ' ', '#'])
+        .starts_with('0');
+    let (w, p) = match digits.split_once('.') {
+        Some((w, p)) => (w, Some(p.parse().unwrap_or(0))),
+        None => (digits.as_str(), None),
+    };
+    (
+        left,
+        zero,
+        w.trim_start_matches('0').parse().unwrap_or(0),
+        p,
+    )
+}
+
+/// A printf integer argument as C's `strtoimax` with base 0 reads it, as bash does: leading
+/// blanks, a sign, `0x` (hex) and `0` (octal) prefixes; `'c` or `"c` is the character's
+/// code. The value of the longest numeric prefix, and whether the whole argument was one.
+fn parse_int_arg(s: &str) -> (i64, bool) {
+    if let Some(c) = s.strip_prefix('\'').or_else(|| s.strip_prefix('"')) {
+        return (c.chars().next().map_or(0, |c| c as i64), true);
+    }
+    let t = s.trim_start_matches([' ', '\t', '\n']);
+    if t.is_empty() {
+        return (0, s.is_empty());
+    }
+    let (neg, t) = match t.as_bytes()[0] {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (radix, digits) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(h) => (16, h),
+        None if t.len() > 1 && t.starts_with('0') => (8, &t[1..]),
+        None => (10, t),
+    };
+    let end = digits
+        .find(|c: char| !c.is_digit(radix))
+        .unwrap_or(digits.len());
+    let whole = end == digits.len() && (end > 0 || radix == 8);
+    let n = match i128::from_str_radix(&digits[..end], radix) {
+        Ok(n) => n,
+        Err(_) if end == 0 => 0,
+        Err(_) => i128::MAX,
+    };
+    let n = if neg { -n } else { n };
+    match i64::try_from(n) {
+        Ok(n) => (n, whole),
+        // Out of range: clamped, as strtoimax does, and reported.
+        Err(_) => (if neg { i64::MIN } else { i64::MAX }, false),
+    }
+}
+
+fn parse_int(s: &str) -> Option<i64> {
+    let t = s.trim();
+    if let Some(c) = t.strip_prefix('\'').or_else(|| t.strip_prefix('"')) {
+        return c.chars().next().map(|c| c as i64);
+    }
+    if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        return i64::from_str_radix(h, 16).ok();
+    }
+    t.parse().ok()
+}
+
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c))
+    {
+        return s.to_string();
+    }
+    if s.is_empty() {
+        return "''".into();
+    }
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c) {
+            out.push(c);
+        } else {
+            out.push('\\');
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn cd(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+    let target = match args
+        .iter()
+        .find(|a| !a.starts_with('-') || a.as_str() == "-")
+    {
+        None => sh.get("HOME").unwrap_or("/home/agent").to_string(),
+        Some(a) if a == "-" => match sh.get("OLDPWD") {
+            Some(o) => {
+                let o = o.to_string();
+                io.print(&format!("{o}\n"));
+                o
+            }
+            None => {
+                io.eprint("bash: cd: OLDPWD not set\n");
+                return 1;
+            }
+        },
+        Some(a) => a.clone(),
+    };
+    let path = normalize(&sh.path(&target).to_string_lossy());
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_dir() => {
+            let old = std::mem::replace(&mut sh.cwd, path.clone());
+            sh.set_exported("OLDPWD", old);
+            sh.set_exported("PWD", path.clone());
+            let _ = std::env::set_current_dir(&path);
+            0
+        }
+        Ok(_) => {
+            io.eprint(&format!("bash: cd: {target}: Not a directory\n"));
+            1
+        }
+        Err(e) => {
+            io.eprint(&format!("bash: cd: {target}: {}\n", io_msg(&e)));
+            1
+        }
+    }
+}
+
+/// Lexically normalises an absolute path (`.` and `..`).
+pub fn normalize(p: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn export(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+    let args: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    if args.is_empty() {
+        for (k, v) in &sh.vars {
+            if v.exported {
+                io.print(&format!(
+                    "declare -x {k}=\"{}\"\n",
+                    v.value.replace('"', "\\\"")
+                ));
+            }
+        }
+        return 0;
+    }
+    for a in args {
+        match a.split_once('=') {
+            Some((k, v)) => sh.set_exported(k, v),
+            None => {
+                let v = sh.get(a).unwrap_or("").to_string();
+                sh.set_exported(a, v);
+            }
+        }
+    }
+    0
+}
+
+/// `unset [-f] [-v] NAME...`: a variable (or array element) by default, a function when
+/// there is no variable of that name or with `-f`. A readonly variable stays.
+fn unset(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+    let (mut funcs, mut vars) = (false, false);
+    let (options, i) = option_letters(args, false);
+    for (_, c) in options {
+        match c {
+            'f' => funcs = true,
+            'v' => vars = true,
+            'n' => {
+                io.eprint("bash: unset: -n: not supported in burrow (no namerefs)\n");
+                return 2;
+            }
+            other => {
+                io.eprint(&format!(
+                    "bash: unset: -{other}: invalid option\nunset: usage: unset [-f] [-v] [-n] [name ...]\n"
+                ));
+                return 2;
+            }
+        }
+    }
+    let mut status = 0;
+    for a in &args[i..] {
+        if funcs && !vars {
+            sh.functions.remove(a);
+            continue;
+        }
+        let base = a.split_once('[').map_or(a.as_str(), |(n, _)| n);
+        if sh.has_attr(base, 'r') {
+            io.eprint(&format!(
+                "bash: unset: {base}: cannot unset: readonly variable\n"
+            ));
+            status = 1;
+            continue;
+        }
+        let exists = sh.vars.contains_key(base) || sh.arrays.contains_key(base);
+        sh.unset(a);
+        if base == a.as_str() {
+            sh.attrs.remove(a);
+            if !exists && !vars {
+                sh.functions.remove(a);
+            }
+        }
+    }
+    status
+}
+
+fn test(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
+    let mut args: Vec<String> = args.to_vec();
+    if name == "[" {
+        if args.last().map(String::as_str) != Some("]") {
+            io.eprint("bash: [: missing `]'\n");
+            return 2;
+        }
+        args.pop();
+    }
+    if args.is_empty() {
+        return 1;
+    }
+    match brush_parser::test_command::parse(&args) {
+        Ok(e) => match crate::shell::test::eval(sh, &e) {
+            Ok(true) => 0,
+            Ok(false) => 1,
+            Err(m) => {
+                io.eprint(&format!("bash: {name}: {m}\n"));
+                2
+            }
+        },
+        Err(_) => {
+            io.eprint(&format!("bash: {name}: syntax error\n"));
+            2
+        }
+    }
+}
+
+fn source(sh: &mut Shell, args: &[String], io: &Io) -> Status {
+    let Some(file) = args.first() else {
+        io.eprint("bash: source: filename argument required\n");
+        return Ok(2);
+    };
+    match std::fs::read_to_string(sh.path(file)) {
+        Ok(src) => {
+            let saved = std::mem::replace(&mut sh.positional, args[1..].to_vec());
+            let r = sh.run_script(&src, io);
+            if args.len() > 1 {
+                sh.positional = saved;
+            }
+            match r {
+                Err(Flow::Return(s)) => Ok(s),
+                other => other,
+            }
+        }
+        Err(e) => {
+            io.eprint(&format!("bash: {file}: {}\n", io_msg(&e)));
+            Ok(1)
+        }
+    }
+}
+
+fn alias(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+    if args.is_empty() {
+        for (k, v) in &sh.aliases {
+            io.print(&format!("alias {k}='{v}'\n"));
+        }
+        return 0;
+    }
+    let mut status = 0;
+    for a in args {
+        match a.split_once('=') {
+            Some((k, v)) => {
+                sh.aliases.insert(k.to_string(), v.to_string());
+            }
+            None => match sh.aliases.get(a) {
+                Some(v) => io.print(&format!("alias {a}='{v}'\n")),
+                None => {
+                    io.eprint(&format!("bash: alias: {a}: not found\n"));
+                    status = 1;
+                }
+            },
+        }
+    }
+    status
+}
+
+/// `command [-pVv] NAME [ARG...]`: runs NAME as a builtin or program, never as a function;
+/// `-v`/`-V` describe it instead. Only leading words are options (`command ls -l` keeps
+/// `-l`), and break/continue/return/exit act as they would without `command`.
+fn command(sh: &mut Shell, args: &[String], io: &Io) -> Status {
+    let mut describe = None;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if a.len() < 2 || !a.starts_with('-') {
+            break;
+        }
+        for c in a[1..].chars() {
+            match c {
+                'p' => {}
+                'v' | 'V' => describe = Some(c),
+                _ => {
+                    io.eprint(&format!(
+                        "bash: command: -{c}: invalid option\ncommand: usage: command [-pVv] command [arg ...]\n"
+                    ));
+                    return Ok(2);
+                }
+            }
+        }
+        i += 1;
+    }
+    let rest = &args[i..];
+    match describe {
+        Some('V') => return Ok(kind_of(sh, "type", rest, io)),
+        Some(_) => {
+            // bash's `command -v`: an alias as its definition, a function, builtin or
+            // keyword by its name, a program by its path; status 1 if any was not found.
+            let mut status = 0;
+            for a in rest {
+                if let Some(v) = sh.aliases.get(a) {
+                    io.print(&format!("alias {a}='{v}'\n"));
+                } else if sh.functions.contains_key(a)
+                    || SHELL_ONLY.contains(&a.as_str())
+                    || KEYWORDS.contains(&a.as_str())
+                {
+                    io.print(&format!("{a}\n"));
+                } else if let Some(p) = crate::shell::process::find(sh, a) {
+                    io.print(&format!("{}\n", p.display()));
+                } else if is_builtin(a) {
+                    io.print(&format!("/usr/bin/{a}\n"));
+                } else {
+                    status = 1;
+                }
+            }
+            return Ok(status);
+        }
+        None => {}
+    }
+    if rest.is_empty() {
+        return Ok(0);
+    }
+    if !is_shell_builtin(&rest[0])
+        && let Some(path) = crate::shell::process::find(sh, &rest[0])
+    {
+        return crate::shell::process::exec(sh, &path, rest, io);
+    }
+    match run(sh, rest, io) {
+        Some(r) => r,
+        None => {
+            io.eprint(&format!("bash: {}: command not found\n", rest[0]));
+            Ok(127)
+        }
+    }
+}
+
+/// bash's own builtins that burrow implements as built-in utilities (so `builtin kill` and
+/// `builtin printf` run, while `builtin cat` is refused as in bash).
+const BASH_BUILTIN_UTILITIES: &[&str] = &["kill"];
+
+/// `builtin NAME [ARG...]`: runs the shell builtin NAME, skipping functions and PATH.
+fn builtin(sh: &mut Shell, args: &[String], io: &Io) -> Status {
+    let Some(name) = args.first() else {
+        return Ok(0);
+    };
+    if !is_shell_builtin(name) && !BASH_BUILTIN_UTILITIES.contains(&name.as_str()) {
+        io.eprint(&format!("bash: builtin: {name}: not a shell builtin\n"));
+        return Ok(1);
+    }
+    match run(sh, args, io) {
+        Some(r) => r,
+        None => {
+            io.eprint(&format!("bash: builtin: {name}: not a shell builtin\n"));
+            Ok(1)
+        }
+    }
+}
+
+fn kind_of(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
+    let mut status = 0;
+    for a in args.iter().filter(|a| !a.starts_with('-')) {
+        let builtin = is_builtin(a);
+        let program = if SHELL_ONLY.contains(&a.as_str()) {
+            None
+        } else {
+            crate::shell::process::find(sh, a)
+        };
+        if name == "which" {
+            if let Some(p) = &program {
+                io.print(&format!("{}\n", p.display()));
+            } else if builtin && !SHELL_ONLY.contains(&a.as_str()) {
+                io.print(&format!("/usr/bin/{a}\n"));
+            } else {
+                status = 1;
+            }
+        } else if sh.aliases.contains_key(a) {
+            io.print(&format!("{a} is aliased to `{}'\n", sh.aliases[a]));
+        } else if sh.functions.contains_key(a) {
+            io.print(&format!("{a} is a function\n"));
+        } else if SHELL_ONLY.contains(&a.as_str()) {
+            io.print(&format!("{a} is a shell builtin\n"));
+        } else if let Some(p) = &program {
+            io.print(&format!("{a} is {}\n", p.display()));
+        } else if builtin {
+            io.print(&format!("{a} is /usr/bin/{a}\n"));
+        } else {
+            io.eprint(&format!("bash: type: {a}: not found\n"));
+            status = 1;
+        }
+    }
+    status
+}
+
+/// bash's reserved words (`command -v if` names them).
+const KEYWORDS: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
+    "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc",
+];
+
+const SHELL_ONLY: &[&str] = &[
+    ":",
+    "true",
+    "false",
+    "echo",
+    "printf",
+    "cd",
+    "pwd",
+    "export",
+    "unset",
+    "set",
+    "local",
+    "declare",
+    "typeset",
+    "readonly",
+    "shift",
+    "return",
+    "exit",
+    "break",
+    "continue",
+    "test",
+    "[",
+    "read",
+    "mapfile",
+    "readarray",
+    "source",
+    ".",
+    "eval",
+    "alias",
+    "unalias",
+    "type",
+    "command",
+    "builtin",
+    "exec",
+    "let",
+    "wait",
+    "hash",
+    "shopt",
+    "trap",
+    "getopts",
+    "umask",
+    "ulimit",
+    "jobs",
+];
+
+/// Whether `name` is part of the shell itself (never looked up on PATH).
+pub fn is_shell_builtin(name: &str) -> bool {
+    SHELL_ONLY.contains(&name)
+}
+
+pub fn is_builtin(name: &str) -> bool {
+    SHELL_ONLY.contains(&name)
+        || crate::utils::is_utility(name)
+        || matches!(name, "which" | "env" | "printenv")
+}
+
+fn env(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
+    if name == "printenv"
+        && let Some(v) = args.first()
+    {
+        return match sh.vars.get(v).filter(|v| v.exported) {
+            Some(v) => {
+                io.print(&format!("{}\n", v.value));
+                0
+            }
+            None => 1,
+        };
+    }
+    // Options (-i, -u NAME), then NAME=VALUE assignments, then the command, in a copy of the
+    // shell whose exported variables are the new environment.
+    let mut sub = sh.clone();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let unset = if a == "-i" || a == "-" || a == "--ignore-environment" {
+            sub.vars.retain(|_, v| !v.exported);
+            None
+        } else if a == "-u" {
+            i += 1;
+            args.get(i).cloned()
+        } else if let Some(n) = a.strip_prefix("--unset=") {
+            Some(n.to_string())
+        } else if let Some(n) = a.strip_prefix("-u") {
+            Some(n.to_string())
+        } else if a == "--" {
+            i += 1;
+            break;
+        } else {
+            break;
+        };
+        if let Some(n) = unset {
+            sub.vars.remove(&n);
+        }
+        i += 1;
+    }
+    let mut extra: Vec<(String, String)> = Vec::new();
+    while i < args.len() && args[i].contains('=') {
+        if let Some((k, v)) = args[i].split_once('=') {
+            sub.set_exported(k, v);
+            extra.push((k.to_string(), v.to_string()));
+        }
+        i += 1;
+    }
+    if i < args.len() {
+        return match sub.dispatch(&args[i..], io) {
+            Ok(s) | Err(Flow::Exit(s)) | Err(Flow::Abort(s)) => s,
+            Err(_) => 0,
+        };
+    }
+    // The environment as it was, then the new assignments in the order given.
+    let mut out = Vec::new();
+    for (k, v) in &sub.vars {
+        if v.exported && !extra.iter().any(|(n, _)| n == k) {
+            let _ = writeln!(out, "{k}={}", v.value);
+        }
+    }
+    for (k, v) in &extra {
+        let _ = writeln!(out, "{k}={v}");
+    }
+    io.out.write(&out);
+    0
+}
+
+thread_local! {
+    /// getopts' place inside a word of bundled options (`-abc`): (the OPTIND it belongs to,
+    /// the index of the next letter). bash keeps it out of sight too; setting OPTIND to
+    /// anything else starts over at the word's first letter.
+    static GETOPTS_POS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// `getopts OPTSTRING NAME [ARG...]`, as POSIX and bash define it: one option per call from
+/// the positional parameters (or ARGs) at `$OPTIND`, its argument in `$OPTARG`; status 1 at
+/// the end of the options. A leading `:` in OPTSTRING (or `OPTERR=0`) silences the errors.
+fn getopts(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+    let (Some(spec), Some(name)) = (args.first(), args.get(1)) else {
+        io.eprint("getopts: usage: getopts optstring name [arg ...]\n");
+        return 2;
+    };
+    if !is_identifier(name) {
+        io.eprint(&format!(
+            "bash: getopts: `{name}': not a valid identifier\n"
+        ));
+        return 1;
+    }
+    let words: Vec<String> = if args.len() > 2 {
+        args[2..].to_vec()
+    } else {
+        sh.positional.clone()
+    };
+    let silent = spec.starts_with(':');
+    let report = !silent && sh.get("OPTERR") != Some("0");
+    let mut optind: usize = sh
+        .get("OPTIND")
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|n| *n >= 1)
+        .unwrap_or(1);
+    let (at, pos) = GETOPTS_POS.with(|p| p.get());
+    let mut pos = if at == optind && pos > 1 { pos } else { 1 };
+    let end = |sh: &mut Shell, optind: usize| {
+        sh.set(name, "?");
+        sh.set("OPTIND", optind.to_string());
+        GETOPTS_POS.with(|p| p.set((0, 0)));
+        1
+    };
+    let Some(word) = words.get(optind - 1) else {
+        return end(sh, optind);
+    };
+    if pos == 1 {
+        if word == "--" {
+            return end(sh, optind + 1);
+        }
+        if !word.starts_with('-') || word == "-" {
+            return end(sh, optind);
+        }
+    }
+    let letters: Vec<char> = word.chars().collect();
+    let Some(&c) = letters.get(pos) else {
+        return end(sh, optind);
+    };
+    pos += 1;
+    let rest: String = letters[pos.min(letters.len())..].iter().collect();
+    let next_word = |optind: &mut usize, pos: &mut usize| {
+        *optind += 1;
+        *pos = 1;
+    };
+    let known = c != ':' && spec.contains(c);
+    let takes_arg = known && spec[spec.find(c).unwrap_or(0) + c.len_utf8()..].starts_with(':');
+    let arg0 = sh.arg0.clone();
+    if !known {
+        if pos >= letters.len() {
+            next_word(&mut optind, &mut pos);
+        }
+        if report {
+            io.eprint(&format!("{arg0}: illegal option -- {c}\n"));
+        }
+        sh.set(name, "?");
+        if silent {
+            sh.set("OPTARG", c.to_string());
+        } else {
+            sh.unset("OPTARG");
+        }
+    } else if takes_arg {
+        if !rest.is_empty() {
+            sh.set("OPTARG", rest);
+            next_word(&mut optind, &mut pos);
+            sh.set(name, c.to_string());
+        } else if let Some(value) = words.get(optind) {
+            sh.set("OPTARG", value.clone());
+            optind += 2;
+            pos = 1;
+            sh.set(name, c.to_string());
+        } else {
+            next_word(&mut optind, &mut pos);
+            if report {
+                io.eprint(&format!("{arg0}: option requires an argument -- {c}\n"));
+            }
+            if silent {
+                sh.set(name, ":");
+                sh.set("OPTARG", c.to_string());
+            } else {
+                sh.set(name, "?");
+                sh.unset("OPTARG");
+            }
+        }
+    } else {
+        if pos >= letters.len() {
+            next_word(&mut optind, &mut pos);
+        }
+        sh.unset("OPTARG");
+        sh.set(name, c.to_string());
+    }
+    sh.set("OPTIND", optind.to_string());
+    GETOPTS_POS.with(|p| p.set((optind, pos)));
+    0
+}

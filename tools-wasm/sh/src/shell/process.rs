@@ -1,0 +1,303 @@
+//! Commands that are neither functions nor builtins: found on PATH (or named by a path) and
+//! run. A WebAssembly program (`\0asm`) runs through the host's `burrow:sandbox/process`
+//! (wit/sandbox/process.wit) in the same transaction, with the shell's exported variables, cwd
+//! and the pipeline's input; a text file runs as a script, by this shell or by the interpreter
+//! its `#!` line names (looked up on PATH the same way).
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::shell::builtins::io_msg;
+use crate::shell::io::{Io, read_all};
+use crate::shell::{Flow, Shell, Status};
+
+/// Where `name` runs from: a path when it contains `/`, else the first `name` or `name.wasm`
+/// that is a file in a PATH directory.
+pub fn find(sh: &Shell, name: &str) -> Option<PathBuf> {
+    if name.is_empty() {
+        return None;
+    }
+    if name.contains('/') {
+        let p = crate::utils::coreutils::lexical(&sh.path(name));
+        return p.is_file().then_some(p);
+    }
+    let path = sh.get("PATH").unwrap_or_default();
+    for dir in path.split(':') {
+        let dir = if dir.is_empty() { "." } else { dir };
+        let base = sh.path(dir);
+        let mut names = vec![name.to_string()];
+        if !name.ends_with(".wasm") {
+            names.push(format!("{name}.wasm"));
+        }
+        // The sandbox's /usr/bin and /bin list the built-in utilities themselves: those run
+        // as builtins, not as (empty) programs.
+        if matches!(dir, "/usr/bin" | "/bin") && crate::shell::builtins::is_builtin(name) {
+            continue;
+        }
+        if let Some(listing) = fixed_dir(&base) {
+            if let Some(n) = names.iter().find(|n| listing.contains(n.as_str())) {
+                return Some(base.join(n));
+            }
+            continue;
+        }
+        for n in names {
+            let p = base.join(n);
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+thread_local! {
+    /// PATH directories that cannot change during this call, listed once: the files in each
+    /// (empty when it does not exist).
+    static FIXED: std::cell::RefCell<std::collections::HashMap<PathBuf, Rc<std::collections::HashSet<String>>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// The files of `dir` if it is outside the sandbox's writable mounts (the composed root and
+/// the read-only tool layer are fixed for a call), read once per call: a command looked up
+/// on PATH then costs no filesystem request per directory. None for a writable directory,
+/// which a command of this call may fill.
+fn fixed_dir(dir: &Path) -> Option<Rc<std::collections::HashSet<String>>> {
+    let s = dir.to_str()?;
+    let writable = ["/workspace", "/tmp", "/home", "/run"]
+        .iter()
+        .any(|w| s == *w || s.starts_with(&format!("{w}/")));
+    if writable || !s.starts_with('/') || s.contains("/..") {
+        return None;
+    }
+    FIXED.with(|f| {
+        let mut f = f.borrow_mut();
+        Some(
+            f.entry(dir.to_path_buf())
+                .or_insert_with(|| {
+                    let names = std::fs::read_dir(dir)
+                        .map(|rd| {
+                            rd.filter_map(|e| e.ok())
+                                .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+                                .filter_map(|e| e.file_name().into_string().ok())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    Rc::new(names)
+                })
+                .clone(),
+        )
+    })
+}
+
+/// Runs the program or script at `path` as `argv`; bash's errors (126, 127) when it cannot.
+pub fn exec(sh: &mut Shell, path: &Path, argv: &[String], io: &Io) -> Status {
+    let shown = &argv[0];
+    if let Some(guest) = installed(path) {
+        return Ok(spawn(sh, Program::Installed(guest), argv, &[], io));
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            io.eprint(&format!("bash: {shown}: {}\n", io_msg(&e)));
+            return Ok(126);
+        }
+    };
+    if bytes.starts_with(b"\0asm") {
+        return Ok(spawn(sh, Program::Bytes(bytes), argv, &[], io));
+    }
+    if let Some(line) = bytes.strip_prefix(b"#!") {
+        let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+        let line = String::from_utf8_lossy(line);
+        let mut words = line.split_whitespace();
+        let interp = words.next().unwrap_or_default();
+        let mut rest: Vec<String> = words.map(str::to_string).collect();
+        let mut name = interp.rsplit('/').next().unwrap_or_default().to_string();
+        if name == "env" && !rest.is_empty() {
+            name = rest.remove(0);
+        }
+        if !matches!(name.as_str(), "bash" | "sh" | "") {
+            let found = find(sh, &name);
+            // An interpreter burrow launches itself (`#!/usr/bin/env python3`).
+            if found.is_none() && crate::utils::is_python(name.as_str()) {
+                let mut args = vec![name];
+                args.extend(rest);
+                args.push(path.to_string_lossy().into_owned());
+                args.extend(argv[1..].iter().cloned());
+                return crate::utils::toolchain::run(sh, &args, io).unwrap_or(Ok(127));
+            }
+            let Some(found) = found else {
+                io.eprint(&format!(
+                    "bash: {shown}: {interp}: bad interpreter: No such file or directory\n"
+                ));
+                return Ok(126);
+            };
+            let mut args = vec![name];
+            args.extend(rest);
+            args.push(path.to_string_lossy().into_owned());
+            args.extend(argv[1..].iter().cloned());
+            return exec(sh, &found, &args, io);
+        }
+    } else if bytes.contains(&0) {
+        io.eprint(&format!(
+            "bash: {shown}: cannot execute binary file: Exec format error\n"
+        ));
+        return Ok(126);
+    }
+    // A script: a new shell that sees the exported variables only, as a child bash would.
+    let mut sub = Shell::new(&sh.cwd);
+    for (k, v) in &sh.vars {
+        if v.exported {
+            sub.set_exported(k, v.value.clone());
+        }
+    }
+    sub.arg0 = shown.clone();
+    sub.positional = argv[1..].to_vec();
+    let src = String::from_utf8_lossy(&bytes);
+    match sub.run_top(&src, io) {
+        Ok(s) | Err(Flow::Exit(s)) => Ok(s),
+        Err(_) => Ok(0),
+    }
+}
+
+/// Where a program comes from (see `program` in wit/sandbox/process.wit).
+#[cfg_attr(not(target_os = "wasi"), allow(dead_code))]
+pub enum Program {
+    /// Read by the shell.
+    Bytes(Vec<u8>),
+    /// In a read-only program directory (`/opt/burrow/...`): the host maps it itself.
+    Installed(String),
+}
+
+/// The guest path of `path` when it is a WebAssembly program in the sandbox's read-only
+/// program directories, which the host loads by path (a 26 MB interpreter is then neither
+/// read nor copied by the shell). Only its first four bytes are read here.
+fn installed(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let s = path.to_str()?;
+    if !s.starts_with("/opt/burrow/") || s.contains("/.") {
+        return None;
+    }
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .ok()?
+        .read_exact(&mut magic)
+        .ok()?;
+    (&magic == b"\0asm").then(|| s.to_string())
+}
+
+/// Runs a WebAssembly program through the host and copies its output to the shell's streams;
+/// `extra_env` is added to (or replaces in) the exported variables.
+pub fn spawn(
+    sh: &Shell,
+    program: Program,
+    argv: &[String],
+    extra_env: &[(String, String)],
+    io: &Io,
+) -> i32 {
+    let mut env: Vec<(String, String)> = sh
+        .vars
+        .iter()
+        .filter(|(_, v)| v.exported)
+        .filter(|(k, _)| !extra_env.iter().any(|(e, _)| e == *k))
+        .map(|(k, v)| (k.clone(), v.value.clone()))
+        .collect();
+    env.extend(extra_env.iter().cloned());
+    match host::run(
+        program,
+        argv.to_vec(),
+        env,
+        sh.cwd.clone(),
+        read_all(&io.stdin),
+    ) {
+        Ok(done) => {
+            // Interleaved as written, so a merged view reads as a terminal would.
+            let (mut o, mut e) = (0usize, 0usize);
+            for (fd, n) in &done.order {
+                let n = *n as usize;
+                if *fd == 2 {
+                    let end = (e + n).min(done.stderr.len());
+                    io.err.write(&done.stderr[e..end]);
+                    e = end;
+                } else {
+                    let end = (o + n).min(done.stdout.len());
+                    io.out.write(&done.stdout[o..end]);
+                    o = end;
+                }
+            }
+            io.out.write(&done.stdout[o..]);
+            io.err.write(&done.stderr[e..]);
+            done.exit_code & 0xff
+        }
+        Err(why) => {
+            io.eprint(&format!("bash: {}: {why}\n", argv[0]));
+            126
+        }
+    }
+}
+
+/// What the host answered.
+struct Done {
+    exit_code: i32,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    /// Runs of (1 stdout / 2 stderr, bytes) in write order.
+    order: Vec<(u8, u32)>,
+}
+
+#[cfg(target_os = "wasi")]
+mod host {
+    wit_bindgen::generate!({
+        path: "../../wit/sandbox",
+        world: "burrow:sandbox/shell",
+    });
+
+    use burrow::sandbox::process::{Command, Program, SpawnError, run as host_run};
+
+    pub(super) fn run(
+        program: super::Program,
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: String,
+        stdin: Vec<u8>,
+    ) -> Result<super::Done, String> {
+        let program = match program {
+            super::Program::Bytes(b) => Program::Bytes(b),
+            super::Program::Installed(p) => Program::Installed(p),
+        };
+        let cmd = Command {
+            program,
+            argv,
+            env,
+            cwd,
+            stdin,
+        };
+        match host_run(&cmd) {
+            Ok(e) => Ok(super::Done {
+                exit_code: e.exit_code,
+                stdout: e.stdout,
+                stderr: e.stderr,
+                order: e.order,
+            }),
+            Err(SpawnError::NotExecutable(why)) => {
+                Err(format!("cannot execute binary file: {why}"))
+            }
+            Err(SpawnError::TooDeep(n)) => Err(format!(
+                "cannot run: programs started from programs nest deeper than {n}"
+            )),
+        }
+    }
+}
+
+/// Outside a sandbox (the shell built natively for its unit tests) there is no host to ask.
+#[cfg(not(target_os = "wasi"))]
+mod host {
+    pub(super) fn run(
+        _program: super::Program,
+        _argv: Vec<String>,
+        _env: Vec<(String, String)>,
+        _cwd: String,
+        _stdin: Vec<u8>,
+    ) -> Result<super::Done, String> {
+        Err("cannot execute binary file: no burrow host to run WebAssembly".into())
+    }
+}

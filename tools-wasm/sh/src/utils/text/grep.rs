@@ -1,0 +1,475 @@
+//! `grep` (and `egrep`, `fgrep`, and `rg`'s search): BRE/ERE/fixed patterns, -r with
+//! --include/--exclude, context, counts, -o, -l/-L, -q, -m, and GNU's exit statuses.
+
+use super::*;
+
+pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
+    let mut pats: Vec<String> = Vec::new();
+    let (mut ops, mut flags) = (Vec::new(), std::collections::BTreeSet::new());
+    let (mut after, mut before) = (0usize, 0usize);
+    let (mut includes, mut excludes, mut exclude_dirs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut max_count: Option<usize> = None;
+    let mut ignore_mode: Option<bool> = None;
+    let mut from_file = false;
+    let mut i = 0;
+    let mut only_ops = false;
+    while i < args.len() {
+        let a = &args[i];
+        if only_ops || !a.starts_with('-') || a == "-" {
+            ops.push(a.clone());
+        } else if a == "--" {
+            only_ops = true;
+        } else if let Some(l) = a.strip_prefix("--") {
+            let (k, v) = l
+                .split_once('=')
+                .map(|(k, v)| (k, Some(v.to_string())))
+                .unwrap_or((l, None));
+            match k {
+                "include" => includes.extend(v),
+                "exclude" => excludes.extend(v),
+                "exclude-dir" => exclude_dirs.extend(v),
+                "recursive" => {
+                    flags.insert('r');
+                }
+                "ignore-case" => {
+                    flags.insert('i');
+                }
+                "line-number" => {
+                    flags.insert('n');
+                }
+                "count" => {
+                    flags.insert('c');
+                }
+                "files-with-matches" => {
+                    flags.insert('l');
+                }
+                "invert-match" => {
+                    flags.insert('v');
+                }
+                "word-regexp" => {
+                    flags.insert('w');
+                }
+                "only-matching" => {
+                    flags.insert('o');
+                }
+                "perl-regexp" => {
+                    flags.insert('P');
+                }
+                "color" | "colour" => {}
+                // rg's ignore files (`all`: .gitignore too, `dot`: .ignore/.rgignore only);
+                // the shell's own flag, not GNU grep's.
+                "burrow-ignore" if cmd == "rg" => {
+                    ignore_mode = match v.as_deref() {
+                        Some("all") => Some(true),
+                        Some("dot") => Some(false),
+                        _ => None,
+                    };
+                }
+                _ => {
+                    io.eprint(&format!("{cmd}: unrecognized option '--{k}'\nUsage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n"));
+                    return 2;
+                }
+            }
+        } else {
+            let body: Vec<char> = a[1..].chars().collect();
+            let mut j = 0;
+            while j < body.len() {
+                let c = body[j];
+                if "efABCm".contains(c) {
+                    let rest: String = body[j + 1..].iter().collect();
+                    let v = if !rest.is_empty() {
+                        rest
+                    } else {
+                        i += 1;
+                        match args.get(i) {
+                            Some(v) => v.clone(),
+                            None => {
+                                io.eprint(&format!("{cmd}: option requires an argument -- '{c}'\nUsage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n"));
+                                return 2;
+                            }
+                        }
+                    };
+                    match c {
+                        'e' => pats.push(v),
+                        // -f FILE: a pattern per line (an empty file has none: nothing
+                        // matches).
+                        'f' => {
+                            let data = if v == "-" {
+                                read_all(&io.stdin)
+                            } else {
+                                match crate::sys::read(sh.path(&v)) {
+                                    Ok(d) => d,
+                                    Err(e) => {
+                                        io.eprint(&format!("{cmd}: {v}: {}\n", io_msg(&e)));
+                                        return 2;
+                                    }
+                                }
+                            };
+                            let text = String::from_utf8_lossy(&data).into_owned();
+                            pats.extend(lines(&text).map(str::to_string));
+                            from_file = true;
+                        }
+                        'A' => after = v.parse().unwrap_or(0),
+                        'B' => before = v.parse().unwrap_or(0),
+                        'C' => {
+                            after = v.parse().unwrap_or(0);
+                            before = after;
+                        }
+                        _ => max_count = v.parse().ok(),
+                    }
+                    break;
+                } else if "rRnilLcvEFPowxqsHhIZ".contains(c) {
+                    flags.insert(c);
+                } else if c.is_ascii_digit() {
+                    let n: String = body[j..]
+                        .iter()
+                        .take_while(|c| c.is_ascii_digit())
+                        .collect();
+                    after = n.parse().unwrap_or(0);
+                    before = after;
+                    j += n.len();
+                    continue;
+                } else {
+                    io.eprint(&format!("{cmd}: invalid option -- '{c}'\nUsage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n"));
+                    return 2;
+                }
+                j += 1;
+            }
+        }
+        i += 1;
+    }
+    if pats.is_empty() && !from_file {
+        if ops.is_empty() {
+            io.eprint("Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n");
+            return 2;
+        }
+        pats.push(ops.remove(0));
+    }
+    let fixed = flags.contains(&'F') || cmd == "fgrep";
+    let extended = flags.contains(&'E') || cmd == "egrep";
+    // -P: Perl syntax, which the regex crate reads natively except look-around,
+    // back-references and \K; those are refused below, never matched differently.
+    let perl = flags.contains(&'P');
+    let parts: Vec<String> = pats
+        .iter()
+        .flat_map(|p| p.split('\n').map(String::from).collect::<Vec<_>>())
+        .map(|p| {
+            if fixed {
+                regex::escape(&p)
+            } else if perl {
+                p.clone()
+            } else if extended {
+                ere(&p)
+            } else {
+                bre_to_ere(&p)
+            }
+        })
+        .map(|p| {
+            if flags.contains(&'w') {
+                format!(r"\b(?:{p})\b")
+            } else if flags.contains(&'x') {
+                format!("^(?:{p})$")
+            } else {
+                p
+            }
+        })
+        .collect();
+    // A bytes regex over whole files (no UTF-8 copy, no per-line calls); `^`/`$` at line ends.
+    // No pattern at all (an empty -f file) matches no line.
+    let pattern = if parts.is_empty() {
+        r"\b\B".to_string()
+    } else {
+        parts
+            .iter()
+            .map(|p| format!("(?:{p})"))
+            .collect::<Vec<_>>()
+            .join("|")
+    };
+    let re = match regex::bytes::RegexBuilder::new(&pattern)
+        .case_insensitive(flags.contains(&'i'))
+        .multi_line(true)
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) if perl => {
+            io.eprint(&format!(
+                "{cmd}: this Perl regex needs a feature burrow's grep -P does not have (look-around, back-references, \\K or possessive quantifiers): {}\n",
+                regex_error(&e)
+            ));
+            return 2;
+        }
+        Err(e) => {
+            io.eprint(&format!("{cmd}: {}\n", regex_error(&e)));
+            return 2;
+        }
+    };
+    let recursive = flags.contains(&'r') || flags.contains(&'R');
+    if ops.is_empty() && recursive {
+        ops.push(".".into());
+    }
+    // Files are read one at a time as they are searched.
+    let mut targets: Vec<(String, Target)> = Vec::new();
+    let mut status_err = false;
+    if ops.is_empty() {
+        targets.push(("(standard input)".into(), Target::Data(read_all(&io.stdin))));
+    }
+    let glob_ok = |name: &str| {
+        let base = name.rsplit('/').next().unwrap_or(name);
+        (includes.is_empty()
+            || includes
+                .iter()
+                .any(|g| crate::shell::expand::pattern_matches(g, base)))
+            && !excludes
+                .iter()
+                .any(|g| crate::shell::expand::pattern_matches(g, base))
+    };
+    for o in &ops {
+        if o == "-" {
+            targets.push(("(standard input)".into(), Target::Data(read_all(&io.stdin))));
+            continue;
+        }
+        let p = sh.path(o);
+        match fs::metadata(&p) {
+            Ok(m) if m.is_dir() => {
+                if !recursive {
+                    io.eprint(&format!("{cmd}: {o}: Is a directory\n"));
+                    continue;
+                }
+                let mut all = Vec::new();
+                match ignore_mode {
+                    Some(vcs) => {
+                        crate::utils::ignore_walk::walk(&p, o.trim_end_matches('/'), vcs, &mut all)
+                    }
+                    None => walk_typed(&p, o.trim_end_matches('/'), &mut all),
+                }
+                for (disp, full, kind) in all {
+                    let excluded_dir = !exclude_dirs.is_empty()
+                        && disp.split('/').any(|seg| {
+                            exclude_dirs
+                                .iter()
+                                .any(|g| crate::shell::expand::pattern_matches(g, seg))
+                        });
+                    if excluded_dir || kind == Kind::Dir || !glob_ok(&disp) {
+                        continue;
+                    }
+                    // -r skips symlinks met on the way; -R follows them (to files).
+                    if kind == Kind::Symlink && (flags.contains(&'r') || full.is_dir()) {
+                        continue;
+                    }
+                    targets.push((disp, Target::Path(full)));
+                }
+            }
+            Ok(_) => targets.push((o.clone(), Target::Path(p))),
+            Err(e) => {
+                if !flags.contains(&'s') {
+                    io.eprint(&format!("{cmd}: {o}: {}\n", io_msg(&e)));
+                }
+                status_err = true;
+            }
+        }
+    }
+    // -Z: a NUL follows each file name instead of `:` or the newline.
+    let null = flags.contains(&'Z');
+    let after_name = if null { "\0" } else { "\n" };
+    let show_names = if flags.contains(&'h') {
+        false
+    } else {
+        flags.contains(&'H') || targets.len() > 1 || recursive
+    };
+    let mut any = false;
+    let mut out: Vec<u8> = Vec::new();
+    let invert = flags.contains(&'v');
+    let numbers = flags.contains(&'n');
+    for (name, target) in targets {
+        let data = match target {
+            Target::Data(d) => d,
+            Target::Path(p) => match crate::sys::read(&p) {
+                Ok(d) => d,
+                Err(_) => continue,
+            },
+        };
+        // Flush big outputs as they grow instead of holding them all.
+        if out.len() > 1 << 16 {
+            io.out.write(&out);
+            out.clear();
+        }
+        if memchr::memchr(0, &data).is_some() && !flags.contains(&'a') {
+            let matched = if invert {
+                lines_of(&data).any(|(s, e)| !re.is_match(&data[s..e]))
+            } else {
+                !matching_lines(&re, &data, 1).is_empty()
+            };
+            if matched {
+                any = true;
+                if !flags.contains(&'q')
+                    && !flags.contains(&'l')
+                    && !flags.contains(&'c')
+                    && !flags.contains(&'I')
+                {
+                    out.extend_from_slice(format!("Binary file {name} matches\n").as_bytes());
+                } else if flags.contains(&'l') {
+                    out.extend_from_slice(format!("{name}{after_name}").as_bytes());
+                }
+            }
+            continue;
+        }
+        let limit = max_count.unwrap_or(usize::MAX);
+        // (line index, start, end) of each shown line and whether it matched.
+        let hits: Vec<(usize, usize, usize)> = if invert || before > 0 || after > 0 {
+            lines_of(&data)
+                .enumerate()
+                .filter(|(_, (s, e))| re.is_match(&data[*s..*e]) != invert)
+                .map(|(i, (s, e))| (i, s, e))
+                .take(limit)
+                .collect()
+        } else {
+            matching_lines(&re, &data, limit)
+        };
+        if !hits.is_empty() {
+            any = true;
+        }
+        if flags.contains(&'q') {
+            if any {
+                io.out.write(&out);
+                return 0;
+            }
+            continue;
+        }
+        if flags.contains(&'l') {
+            if !hits.is_empty() {
+                out.extend_from_slice(format!("{name}{after_name}").as_bytes());
+            }
+            continue;
+        }
+        if flags.contains(&'L') {
+            if hits.is_empty() {
+                out.extend_from_slice(format!("{name}{after_name}").as_bytes());
+            }
+            continue;
+        }
+        if flags.contains(&'c') {
+            if show_names {
+                let sep = if null { "\0" } else { ":" };
+                out.extend_from_slice(format!("{name}{sep}{}\n", hits.len()).as_bytes());
+            } else {
+                out.extend_from_slice(format!("{}\n", hits.len()).as_bytes());
+            }
+            continue;
+        }
+        let prefix = |out: &mut Vec<u8>, i: usize, sep: u8| {
+            if show_names {
+                out.extend_from_slice(name.as_bytes());
+                out.push(if null { 0 } else { sep });
+            }
+            if numbers {
+                out.extend_from_slice((i + 1).to_string().as_bytes());
+                out.push(sep);
+            }
+        };
+        let shown: Vec<(usize, usize, usize, bool)> = if before > 0 || after > 0 {
+            let all: Vec<(usize, usize)> = lines_of(&data).collect();
+            let mut shown: Vec<(usize, usize, usize, bool)> = Vec::new();
+            let hitset: std::collections::HashSet<usize> = hits.iter().map(|h| h.0).collect();
+            for &(h, _, _) in &hits {
+                let first = h.saturating_sub(before);
+                let window = all
+                    .iter()
+                    .enumerate()
+                    .skip(first)
+                    .take(h + after + 1 - first);
+                for (j, &(s, e)) in window {
+                    if shown.last().is_none_or(|l| j > l.0) {
+                        shown.push((j, s, e, hitset.contains(&j)));
+                    }
+                }
+            }
+            shown
+        } else {
+            hits.iter().map(|&(i, s, e)| (i, s, e, true)).collect()
+        };
+        let mut prev: Option<usize> = None;
+        for (j, s, e, hit) in shown {
+            if (before > 0 || after > 0) && prev.is_some_and(|p| j > p + 1) {
+                out.extend_from_slice(b"--\n");
+            }
+            prev = Some(j);
+            let line = &data[s..e];
+            if !hit {
+                prefix(&mut out, j, b'-');
+                out.extend_from_slice(line);
+                out.push(b'\n');
+            } else if flags.contains(&'o') && !invert {
+                for m in re.find_iter(line) {
+                    if !m.as_bytes().is_empty() {
+                        prefix(&mut out, j, b':');
+                        out.extend_from_slice(m.as_bytes());
+                        out.push(b'\n');
+                    }
+                }
+            } else {
+                prefix(&mut out, j, b':');
+                out.extend_from_slice(line);
+                out.push(b'\n');
+            }
+        }
+    }
+    io.out.write(&out);
+    if status_err && !any {
+        2
+    } else if any {
+        0
+    } else {
+        1
+    }
+}
+
+/// A file to search: bytes already read (stdin) or a path read when its turn comes.
+pub(super) enum Target {
+    Data(Vec<u8>),
+    Path(std::path::PathBuf),
+}
+
+/// The (start, end) byte range of each line, newline excluded; a final newline ends the last
+/// line rather than starting an empty one.
+pub(super) fn lines_of(data: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut pos = 0;
+    std::iter::from_fn(move || {
+        if pos >= data.len() {
+            return None;
+        }
+        let s = pos;
+        let e = memchr::memchr(b'\n', &data[s..]).map_or(data.len(), |i| s + i);
+        pos = e + 1;
+        Some((s, e))
+    })
+}
+
+/// The lines of `data` that `re` matches, at most `limit`, as (line index, start, end). One
+/// regex scan over the whole buffer finds candidates; a candidate that spans lines is checked
+/// again on its first line alone, so the result is exactly the per-line answer.
+pub(super) fn matching_lines(
+    re: &regex::bytes::Regex,
+    data: &[u8],
+    limit: usize,
+) -> Vec<(usize, usize, usize)> {
+    let mut hits = Vec::new();
+    let (mut pos, mut line_no, mut counted) = (0usize, 0usize, 0usize);
+    while hits.len() < limit && pos < data.len() {
+        let Some(m) = re.find_at(data, pos) else {
+            break;
+        };
+        let at = m.start();
+        if at >= data.len() {
+            break;
+        }
+        let s = memchr::memrchr(b'\n', &data[pos..at]).map_or(pos, |i| pos + i + 1);
+        let e = memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |i| at + i);
+        if m.end() <= e || re.is_match(&data[s..e]) {
+            line_no += memchr::memchr_iter(b'\n', &data[counted..s]).count();
+            counted = s;
+            hits.push((line_no, s, e));
+        }
+        pos = e + 1;
+    }
+    hits
+}
