@@ -181,13 +181,19 @@ impl Sink {
             Sink::Buf(b) => b.borrow_mut().extend_from_slice(bytes),
             Sink::Pipe(p) => {
                 let mut p = p.borrow_mut();
-                if p.satisfied() {
-                    p.extra += bytes.len();
-                    p.broken = p.extra > PIPE_CAPACITY;
-                } else {
-                    p.lines += memchr::memchr_iter(b'\n', bytes).count();
-                    p.data.extend_from_slice(bytes);
-                }
+                // The part of this write the reader consumes; the rest is written past it,
+                // as one large write (`seq 100000 | head -1`) is in a kernel pipe.
+                let take = match p.wants {
+                    _ if p.satisfied() => 0,
+                    Wants::Lines(n) => memchr::memchr_iter(b'\n', bytes)
+                        .nth(n - p.lines - 1)
+                        .map_or(bytes.len(), |i| i + 1),
+                    Wants::Bytes(n) => (n - p.data.len()).min(bytes.len()),
+                };
+                p.lines += memchr::memchr_iter(b'\n', &bytes[..take]).count();
+                p.data.extend_from_slice(&bytes[..take]);
+                p.extra += bytes.len() - take;
+                p.broken = p.extra > PIPE_CAPACITY;
             }
             Sink::File(f) => {
                 let _ = f.borrow_mut().write_all(bytes);

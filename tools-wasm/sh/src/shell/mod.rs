@@ -513,6 +513,17 @@ fn reads_prefix(cmd: &Command) -> Option<crate::shell::io::Wants> {
     for item in sc.suffix.iter().flat_map(|p| p.0.iter()) {
         match item {
             ast::CommandPrefixOrSuffixItem::Word(w) => args.push(w.value.as_str()),
+            // Where head's output goes does not change what it reads (`head -2 >/dev/null`);
+            // a redirection of its input does.
+            ast::CommandPrefixOrSuffixItem::IoRedirect(IoRedirect::OutputAndError(..)) => {}
+            ast::CommandPrefixOrSuffixItem::IoRedirect(IoRedirect::File(
+                fd,
+                IoFileRedirectKind::Write
+                | IoFileRedirectKind::Append
+                | IoFileRedirectKind::Clobber
+                | IoFileRedirectKind::DuplicateOutput,
+                _,
+            )) if *fd != Some(0) => {}
             _ => return None,
         }
     }
