@@ -262,7 +262,8 @@ impl Shell {
 
     /// `exec 3> file`, `exec >> log 2>&1`, `exec {fd}> file`, `exec 3>&-`, `exec 3< file`,
     /// `exec 4<<EOF`: points the shell's descriptors at files, here-documents or other
-    /// descriptors, or closes them. A new standard input (`exec < file`) is refused.
+    /// descriptors, or closes them. `exec < file` (or a here-document, or `<&-`) gives the
+    /// shell a new standard input: what the commands after it read.
     pub(super) fn exec_redirects(
         &mut self,
         names: &[String],
@@ -282,11 +283,13 @@ impl Shell {
                     crate::shell::io::set_shell_input(*fd, opened.input_fd(*fd));
                     continue;
                 }
+                // `exec <<EOF` / `exec <<< word`: the shell's standard input from now on.
                 _ => {
-                    io.eprint(
-                        "bash: exec: a new standard input cannot be kept open in burrow's shell\n",
-                    );
-                    return Ok(1);
+                    let Some(opened) = self.apply_redirects(std::slice::from_ref(r), io)? else {
+                        return Ok(1);
+                    };
+                    replace_stdin(io, &opened.stdin);
+                    continue;
                 }
             };
             let closing = match target {
@@ -318,6 +321,10 @@ impl Shell {
                 (None, None) if input => 0,
                 (None, None) => 1,
             };
+            if closing && fd == 0 {
+                replace_stdin(io, &crate::shell::io::input(Vec::new()));
+                continue;
+            }
             if closing {
                 let closed = (fd <= 2).then_some(Sink::Null);
                 crate::shell::io::set_shell_fd(fd, closed);
@@ -331,9 +338,17 @@ impl Shell {
                 crate::shell::io::set_shell_input(fd, opened.input_fd(fd));
                 continue;
             }
+            if input && fd == 0 {
+                let one = IoRedirect::File(Some(0), kind.clone(), target.clone());
+                let Some(opened) = self.apply_redirects(&[one], io)? else {
+                    return Ok(1);
+                };
+                replace_stdin(io, &opened.stdin);
+                continue;
+            }
             if input {
                 io.eprint(&format!(
-                    "bash: exec: {fd}<: a new standard input cannot be kept open in burrow's shell\n"
+                    "bash: exec: {fd}<: reading from the shell's stdout or stderr is not supported in burrow's shell\n"
                 ));
                 return Ok(1);
             }
@@ -346,4 +361,14 @@ impl Shell {
         }
         Ok(0)
     }
+}
+
+/// Makes what `from` has left the shell's standard input: the input every later command of
+/// this shell reads (they share one cursor), as a new descriptor 0 would be.
+fn replace_stdin(io: &Io, from: &crate::shell::io::Input) {
+    if std::rc::Rc::ptr_eq(&io.stdin, from) {
+        return;
+    }
+    let rest = crate::shell::io::read_all(from);
+    *io.stdin.borrow_mut() = std::io::Cursor::new(rest);
 }
