@@ -149,6 +149,12 @@ pub fn extended(sh: &mut Shell, e: &ExtendedTestExpr, io: &Io) -> Result<bool, S
                 }
                 BinaryPredicate::StringMatchesRegex => {
                     let right = ex(sh, &b.value)?;
+                    // nocasematch: the regex ignores case too, as in bash.
+                    let right = if sh.options.shopt("nocasematch") {
+                        format!("(?i){right}")
+                    } else {
+                        right
+                    };
                     let re = regex::Regex::new(&right).map_err(|e| e.to_string())?;
                     // BASH_REMATCH: the whole match, then each group ("" when it took no
                     // part); empty when there is no match.

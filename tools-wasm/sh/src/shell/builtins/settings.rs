@@ -264,6 +264,7 @@ pub(super) const SHOPTS: &[&str] = &[
     "failglob",
     "inherit_errexit",
     "expand_aliases",
+    "nocasematch",
 ];
 
 /// `shopt [-s|-u] [-q] [NAME...]`: options of glob expansion; others bash has are refused.
@@ -373,7 +374,6 @@ pub(super) const KNOWN_SHOPTS: &[&str] = &[
     "login_shell",
     "mailwarn",
     "no_empty_cmd_completion",
-    "nocasematch",
     "noexpand_translation",
     "patsub_replacement",
     "progcomp",

@@ -268,10 +268,13 @@ pub fn pattern_matches(pat: &str, s: &str) -> bool {
 }
 
 /// [`pattern_matches`] for the shell's own patterns (`case`, `[[ == ]]`), which take bash's
-/// extended patterns when `shopt -s extglob` is on.
+/// extended patterns when `shopt -s extglob` is on and ignore case with `nocasematch`.
 pub fn shell_pattern_matches(sh: &Shell, pat: &str, s: &str) -> bool {
+    let nocase = sh.options.shopt("nocasematch");
     if sh.options.shopt("extglob") && crate::shell::extglob::has_ext(pat) {
-        crate::shell::extglob::matches(pat, s, false)
+        crate::shell::extglob::matches(pat, s, nocase)
+    } else if nocase {
+        regex::Regex::new(&format!("^(?si:{})$", pattern_body(pat))).is_ok_and(|r| r.is_match(s))
     } else {
         pattern_matches(pat, s)
     }
