@@ -72,30 +72,47 @@ impl Shell {
             return r;
         }
         self.subst_status = None;
-        // `export x=~/bin:~/lib`: a declaration builtin's assignment arguments get an
-        // assignment's tilde expansion (after `=` and each `:`), as in bash.
-        if words.first().is_some_and(|w| {
+        // A declaration builtin's assignment arguments (`export x=~/bin:~/lib`, `local f=$1`)
+        // are expanded as assignments are, as in bash: tildes after `=` and each `:`, and no
+        // field splitting or globbing of the value.
+        let declaring = words.first().is_some_and(|w| {
             matches!(
                 w.value.as_str(),
                 "export" | "readonly" | "declare" | "local" | "typeset"
             )
-        }) {
-            for w in words.iter_mut().skip(1) {
+        });
+        let mut assignment_args = vec![false; words.len()];
+        if declaring {
+            for (k, w) in words.iter_mut().enumerate().skip(1) {
                 if let Some(eq) = w.value.find('=')
-                    && w.value[..eq]
-                        .trim_end_matches('+')
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_')
                     && eq > 0
+                    && is_assignment_name(w.value[..eq].trim_end_matches('+'))
                 {
                     let (name, value) = w.value.split_at(eq + 1);
                     // `:` before the value makes a leading `~` one to expand as well.
                     let value = crate::shell::expand::assignment_tildes(self, &format!(":{value}"));
                     w.value = format!("{name}{}", &value[1..]);
+                    assignment_args[k] = true;
                 }
             }
         }
-        let argv = crate::shell::expand::words(self, &words, io)?;
+        let argv = if declaring {
+            let mut argv = Vec::new();
+            for (w, assignment) in words.iter().zip(&assignment_args) {
+                if *assignment {
+                    argv.extend(crate::shell::expand::assignment_argument(self, w, io)?);
+                } else {
+                    argv.extend(crate::shell::expand::words(
+                        self,
+                        std::slice::from_ref(w),
+                        io,
+                    )?);
+                }
+            }
+            argv
+        } else {
+            crate::shell::expand::words(self, &words, io)?
+        };
         // `exec` with only redirections (and `{var}` names for them) changes the shell's own
         // descriptors for the rest of the call.
         if argv.first().map(String::as_str) == Some("exec")
@@ -523,4 +540,17 @@ impl Shell {
         }
         Ok(text)
     }
+}
+
+/// Whether `s` is a variable name, or one with a subscript (`a[i]`), as an assignment's left
+/// side is written.
+fn is_assignment_name(s: &str) -> bool {
+    let name = match s.split_once('[') {
+        Some((n, rest)) if rest.ends_with(']') => n,
+        Some(_) => return false,
+        None => s,
+    };
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

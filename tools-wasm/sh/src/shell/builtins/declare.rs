@@ -81,6 +81,19 @@ pub(super) fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> Sta
             None => (a.clone(), None),
         };
         let append = a.split_once('=').is_some_and(|(k, _)| k.ends_with('+'));
+        // `declare a[2]=x`: an element of an array, as the assignment `a[2]=x` sets it.
+        if let (Some((base, sub)), Some(v)) = (
+            k.strip_suffix(']').and_then(|k| k.split_once('[')),
+            v.as_ref(),
+        ) && is_identifier(base)
+        {
+            if sh.readonly_refused(base, io) {
+                status = 1;
+                continue;
+            }
+            sh.array_set(base, sub, v.clone(), append);
+            continue;
+        }
         if !is_identifier(&k) {
             io.eprint(&format!("bash: {name}: `{a}': not a valid identifier\n"));
             status = 1;

@@ -91,6 +91,21 @@ pub fn words(
     Ok(out)
 }
 
+/// An assignment argument of a declaration builtin (`local x=$1`, `export P=$HOME/a b`):
+/// brace expansion makes a word of each form, as in bash, and each is expanded as an
+/// assignment's value is (no field splitting, no globbing).
+pub fn assignment_argument(
+    sh: &mut Shell,
+    word: &brush_parser::ast::Word,
+    io: &Io,
+) -> Result<Vec<String>, Flow> {
+    let mut out = Vec::new();
+    for raw in brace_expand(&word.value) {
+        out.push(single(sh, &raw, io)?);
+    }
+    Ok(out)
+}
+
 /// Expands one word to one string: no splitting, no globbing (assignments, redirections).
 pub fn single(sh: &mut Shell, raw: &str, io: &Io) -> Result<String, Flow> {
     let f = expand_word(sh, raw, io)?;
