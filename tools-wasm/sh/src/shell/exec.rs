@@ -174,8 +174,22 @@ impl Shell {
     pub(super) fn run_pipeline_inner(&mut self, p: &Pipeline, io: &Io) -> Status {
         if p.seq.len() == 1 {
             let r = self.run_command(&p.seq[0], io);
-            // bash sets PIPESTATUS after every pipeline, one command long included.
-            if let Ok(s) = &r {
+            // bash sets PIPESTATUS after every pipeline, one command long included, when that
+            // command is a simple one, a subshell, `[[ ]]` or `(( ))`; the other compound
+            // commands leave what their last inner command set (`case` without a match,
+            // nothing).
+            let sets = matches!(
+                &p.seq[0],
+                Command::Simple(_)
+                    | Command::ExtendedTest(..)
+                    | Command::Compound(
+                        CompoundCommand::Subshell(_) | CompoundCommand::Arithmetic(_),
+                        _
+                    )
+            );
+            if let Ok(s) = &r
+                && sets
+            {
                 self.arrays.insert(
                     "PIPESTATUS".into(),
                     Array::Indexed([(0, s.to_string())].into_iter().collect()),

@@ -506,7 +506,18 @@ fn reads_prefix(cmd: &Command) -> Option<crate::shell::io::Wants> {
     let Command::Simple(sc) = cmd else {
         return None;
     };
-    if sc.prefix.is_some() || sc.word_or_name.as_ref()?.value != "head" {
+    if sc.prefix.is_some() {
+        return None;
+    }
+    // Commands that never read their standard input: a writer into them meets SIGPIPE once
+    // it has filled the pipe (`cat /dev/urandom | sleep 1`).
+    if matches!(
+        sc.word_or_name.as_ref()?.value.as_str(),
+        "sleep" | "true" | "false" | ":" | "echo" | "printf" | "exit"
+    ) {
+        return Some(Wants::Bytes(0));
+    }
+    if sc.word_or_name.as_ref()?.value != "head" {
         return None;
     }
     let mut args = Vec::new();
