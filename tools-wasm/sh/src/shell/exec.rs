@@ -378,6 +378,14 @@ impl Shell {
                 Ok(0)
             }
             CompoundCommand::ForClause(f) => {
+                let name = &f.variable_name;
+                if name.is_empty()
+                    || name.starts_with(|c: char| c.is_ascii_digit())
+                    || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                {
+                    io.eprint(&format!("bash: `{name}': not a valid identifier\n"));
+                    return Ok(1);
+                }
                 let values = match &f.values {
                     Some(words) => crate::shell::expand::words(self, words, io)?,
                     None => self.positional.clone(),
