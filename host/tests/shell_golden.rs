@@ -249,6 +249,12 @@ fn sandbox_utilities_golden() {
             0,
         ),
         ("mktemp bad.X", "", 1),
+        // GNU's --preserve-root: never a recursive removal of the sandbox's root.
+        (
+            "rm -rf / 2>&1; echo rc=$?; rm -r /workspace/.. 2>&1 | head -n 1; ls -d /workspace/proj",
+            "rm: it is dangerous to operate recursively on '/'\nrm: use --no-preserve-root to override this failsafe\nrc=1\nrm: refusing to remove '.' or '..' directory: skipping '/workspace/..'\n/workspace/proj\n",
+            0,
+        ),
     ];
     let failures = mismatches(&sb, &id, cases);
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -601,6 +601,14 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                     status = 1;
                     continue;
                 }
+                // GNU's --preserve-root, always on.
+                if o.recursive && lexical(&sh.path(f)) == Path::new("/") {
+                    io.eprint(&format!(
+                        "rm: it is dangerous to operate recursively on '{f}'\nrm: use --no-preserve-root to override this failsafe\n"
+                    ));
+                    status = 1;
+                    continue;
+                }
                 if !rm_path(&sh.path(f), f, &o, io) {
                     status = 1;
                 }
