@@ -86,7 +86,7 @@ impl Shell {
             for (k, w) in words.iter_mut().enumerate().skip(1) {
                 if let Some(eq) = w.value.find('=')
                     && eq > 0
-                    && is_assignment_name(w.value[..eq].trim_end_matches('+'))
+                    && crate::shell::builtins::is_assignable(w.value[..eq].trim_end_matches('+'))
                 {
                     let (name, value) = w.value.split_at(eq + 1);
                     // `:` before the value makes a leading `~` one to expand as well.
@@ -540,17 +540,4 @@ impl Shell {
         }
         Ok(text)
     }
-}
-
-/// Whether `s` is a variable name, or one with a subscript (`a[i]`), as an assignment's left
-/// side is written.
-fn is_assignment_name(s: &str) -> bool {
-    let name = match s.split_once('[') {
-        Some((n, rest)) if rest.ends_with(']') => n,
-        Some(_) => return false,
-        None => s,
-    };
-    !name.is_empty()
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

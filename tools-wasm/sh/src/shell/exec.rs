@@ -379,10 +379,7 @@ impl Shell {
             }
             CompoundCommand::ForClause(f) => {
                 let name = &f.variable_name;
-                if name.is_empty()
-                    || name.starts_with(|c: char| c.is_ascii_digit())
-                    || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                {
+                if !crate::shell::builtins::is_identifier(name) {
                     io.eprint(&format!("bash: `{name}': not a valid identifier\n"));
                     return Ok(1);
                 }

@@ -28,6 +28,14 @@ fn modified(p: &Path) -> Option<std::time::SystemTime> {
     fs::symlink_metadata(p).ok()?.modified().ok()
 }
 
+/// Whether an existing `target` stays as it is: -n, -u with a target not older than `src`,
+/// or -i answered no to `question`.
+fn keeps_existing(o: &Opts, src: &Path, target: &Path, question: &str, io: &Io) -> bool {
+    o.no_clobber
+        || o.update && modified(target) >= modified(src)
+        || o.interactive && !confirm(io, question)
+}
+
 pub fn cp_mv(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     let mut o = Opts::default();
     let mut operands: Vec<String> = Vec::new();
@@ -180,19 +188,17 @@ fn one(
         return false;
     }
     // Whether an existing target is replaced (directories merge when copying).
-    let existing = fs::symlink_metadata(&target).ok();
-    if let Some(t) = &existing
+    if let Ok(t) = fs::symlink_metadata(&target)
         && !(cmd == "cp" && t.is_dir() && meta.is_dir())
+        && keeps_existing(
+            o,
+            &sp,
+            &target,
+            &format!("{cmd}: overwrite '{shown}'? "),
+            io,
+        )
     {
-        if o.no_clobber {
-            return true;
-        }
-        if o.update && modified(&target) >= modified(&sp) {
-            return true;
-        }
-        if o.interactive && !confirm(io, &format!("{cmd}: overwrite '{shown}'? ")) {
-            return true;
-        }
+        return true;
     }
     let r = if cmd == "mv" {
         fs::rename(&sp, &target).map(|()| {
@@ -317,11 +323,9 @@ impl Tree<'_> {
                 self.copy(&f, &t, &sf, &st)?;
                 continue;
             }
-            let exists = fs::symlink_metadata(&t).is_ok();
-            if exists && (o.no_clobber || o.update && modified(&t) >= modified(&f)) {
-                continue;
-            }
-            if exists && o.interactive && !confirm(io, &format!("cp: overwrite '{st}'? ")) {
+            if fs::symlink_metadata(&t).is_ok()
+                && keeps_existing(o, &f, &t, &format!("cp: overwrite '{st}'? "), io)
+            {
                 continue;
             }
             copy_entry(self.sh, &f, &t, &m, o)?;

@@ -15,7 +15,6 @@ use crate::shell::{Shell, Status};
 struct Args {
     flags: BTreeSet<char>,
     values: Vec<(char, String)>,
-    long: Vec<String>,
     operands: Vec<String>,
 }
 
@@ -34,19 +33,12 @@ impl Args {
 }
 
 /// Parses GNU-style options: `flags` take no value, `valued` take one (attached or next).
-/// `-NUM` is accepted as `-n NUM` when `numeric` is set (head/tail).
-fn parse(
-    cmd: &str,
-    args: &[String],
-    flags: &str,
-    valued: &str,
-    numeric: bool,
-    io: &Io,
-) -> Result<Args, i32> {
+/// The registry's gate has already refused what the utility does not implement and turned
+/// `-NUM` into `-n NUM`; long options left (the ones without a short form) are skipped.
+fn parse(cmd: &str, args: &[String], flags: &str, valued: &str, io: &Io) -> Result<Args, i32> {
     let mut a = Args {
         flags: BTreeSet::new(),
         values: Vec::new(),
-        long: Vec::new(),
         operands: Vec::new(),
     };
     let mut i = 0;
@@ -63,17 +55,11 @@ fn parse(
             i += 1;
             continue;
         }
-        if let Some(l) = s.strip_prefix("--") {
-            a.long.push(l.to_string());
+        if s.starts_with("--") {
             i += 1;
             continue;
         }
         let body: Vec<char> = s[1..].chars().collect();
-        if numeric && body.iter().all(|c| c.is_ascii_digit()) {
-            a.values.push(('n', body.iter().collect()));
-            i += 1;
-            continue;
-        }
         let mut j = 0;
         while j < body.len() {
             let c = body[j];
@@ -110,7 +96,7 @@ fn parse(
 
 macro_rules! args {
     ($cmd:expr, $args:expr, $flags:expr, $valued:expr, $io:expr) => {
-        match parse($cmd, $args, $flags, $valued, false, $io) {
+        match parse($cmd, $args, $flags, $valued, $io) {
             Ok(a) => a,
             Err(code) => return Some(Ok(code)),
         }
@@ -253,10 +239,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         }
         "ls" => return Some(Ok(ls(sh, args, io))),
         "head" | "tail" => {
-            let a = match parse(cmd, args, "qvf", "nc", true, io) {
-                Ok(a) => a,
-                Err(c) => return Some(Ok(c)),
-            };
+            let a = args!(cmd, args, "qvf", "nc", io);
             // A count: digits with GNU's suffixes (b, K/KiB, kB, M, ...), `+N` (tail: from
             // N) or `-N` (head: all but the last N).
             let count = |v: &str, what: &str| -> Result<(char, usize), i32> {
@@ -1032,7 +1015,10 @@ pub fn lexical(p: &Path) -> std::path::PathBuf {
 }
 
 fn ls(sh: &Shell, args: &[String], io: &Io) -> i32 {
-    let a = match parse("ls", args, "alAd1RhtrSFp", "", false, io) {
+    if let Some(s) = crate::utils::options::colour_refused("ls", args, 2, io) {
+        return s;
+    }
+    let a = match parse("ls", args, "alAd1RhtrSFp", "", io) {
         Ok(a) => a,
         Err(c) => return c,
     };

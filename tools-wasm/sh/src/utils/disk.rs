@@ -179,28 +179,10 @@ pub fn du(sh: &Shell, args: &[String], io: &Io) -> i32 {
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (long, None),
             };
+            // The gate hands the long options with a short form on as that form.
             let r = match (name, val) {
-                ("all", None) => set(&mut o.all, true),
                 ("apparent-size", None) => set(&mut o.apparent, true),
-                ("bytes", None) => {
-                    o.apparent = true;
-                    set_block("1", &mut o)
-                }
-                ("total", None) => set(&mut o.total, true),
-                ("human-readable", None) => set(&mut o.human, Some(1024)),
                 ("si", None) => set(&mut o.human, Some(1000)),
-                ("summarize", None) => set(&mut summarize, true),
-                ("separate-dirs", None) => set(&mut o.separate, true),
-                ("count-links" | "one-file-system" | "no-dereference", None) => Ok(()),
-                ("dereference", None) => set(&mut o.deref, true),
-                ("dereference-args", None) => set(&mut o.deref_args, true),
-                ("null", None) => set(&mut o.nul, true),
-                ("block-size", Some(v)) => set_block(&v, &mut o),
-                ("max-depth", Some(v)) => match v.parse() {
-                    Ok(n) => set(&mut o.max_depth, Some(n)),
-                    Err(_) => Err(usage(1, &format!("invalid maximum depth '{v}'"), io)),
-                },
-                ("threshold", Some(v)) => threshold(&v, &mut o, io),
                 _ => {
                     io.eprint(&format!(
                         "du: unrecognized option '{a}' (not supported in burrow)\nTry 'du --help' for more information.\n"

@@ -52,29 +52,21 @@ fn base64(sh: &Shell, args: &[String], io: &Io) -> i32 {
     while i < args.len() {
         let a = &args[i];
         i += 1;
-        let cols = if a == "-w" || a == "--wrap" {
-            i += 1;
-            args.get(i - 1).map(String::as_str)
-        } else {
-            a.strip_prefix("--wrap=").or_else(|| a.strip_prefix("-w"))
-        };
-        if a.starts_with("-w") || a.starts_with("--wrap") {
-            match cols.map(|c| (c, c.parse::<usize>())) {
-                Some((_, Ok(n))) => wrap = n,
-                Some((c, Err(_))) => {
-                    io.eprint(&format!("base64: invalid wrap size: '{c}'\n"));
-                    return 1;
-                }
-                None => {
-                    io.eprint("base64: option requires an argument -- 'w'\nTry 'base64 --help' for more information.\n");
-                    return 1;
+        // The gate hands each option on alone, its value as the next argument.
+        match a.as_str() {
+            "-w" => {
+                let c = args.get(i).cloned().unwrap_or_default();
+                i += 1;
+                match c.parse::<usize>() {
+                    Ok(n) => wrap = n,
+                    Err(_) => {
+                        io.eprint(&format!("base64: invalid wrap size: '{c}'\n"));
+                        return 1;
+                    }
                 }
             }
-            continue;
-        }
-        match a.as_str() {
-            "-d" | "--decode" => decode = true,
-            "-i" | "--ignore-garbage" => ignore_garbage = true,
+            "-d" => decode = true,
+            "-i" => ignore_garbage = true,
             _ => file = Some(a),
         }
     }
@@ -331,7 +323,8 @@ fn diff(sh: &Shell, args: &[String], io: &Io) -> i32 {
             }
         }
     }
-    let brief = short('q') || args.iter().any(|a| a == "--brief");
+    // The gate hands --brief and --recursive on as -q and -r.
+    let brief = short('q');
     if files.len() != 2 {
         io.eprint(&format!(
             "diff: {} operand after '{}'\ndiff: Try 'diff --help' for more information.\n",
@@ -342,9 +335,7 @@ fn diff(sh: &Shell, args: &[String], io: &Io) -> i32 {
     }
     let (a, b) = (files[0].clone(), files[1].clone());
     let is_dir = |p: &str| p != "-" && sh.path(p).is_dir();
-    let recursive = args.iter().any(|o| {
-        o == "--recursive" || (o.starts_with('-') && !o.starts_with("--") && o.contains(['r', 'R']))
-    });
+    let recursive = short('r');
     // A directory and a file: the file of the same name in the directory.
     let inside = |d: &str, f: &str| {
         let name = f.rsplit('/').next().unwrap_or(f);

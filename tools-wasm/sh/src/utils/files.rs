@@ -281,18 +281,15 @@ pub fn touch(sh: &Shell, args: &[String], io: &Io) -> i32 {
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
-        let mut value = |flag: &str| -> Option<String> {
-            if a.len() > flag.len() {
-                Some(a[flag.len()..].trim_start_matches('=').to_string())
-            } else {
-                i += 1;
-                args.get(i).cloned()
-            }
+        // The gate hands each option on alone, its value as the next argument.
+        let mut value = || -> String {
+            i += 1;
+            args.get(i).cloned().unwrap_or_default()
         };
-        if a == "-c" || a == "--no-create" {
+        if a == "-c" {
             no_create = true;
-        } else if a.starts_with("-d") || a.starts_with("--date") {
-            let v = value(if a.starts_with("--") { "--date" } else { "-d" }).unwrap_or_default();
+        } else if a == "-d" {
+            let v = value();
             match parse_date(&v) {
                 Some(t) => when = Some(t),
                 None => {
@@ -300,8 +297,8 @@ pub fn touch(sh: &Shell, args: &[String], io: &Io) -> i32 {
                     return 1;
                 }
             }
-        } else if a.starts_with("-t") {
-            let v = value("-t").unwrap_or_default();
+        } else if a == "-t" {
+            let v = value();
             match parse_touch_stamp(&v) {
                 Some(t) => when = Some(t),
                 None => {
@@ -309,13 +306,8 @@ pub fn touch(sh: &Shell, args: &[String], io: &Io) -> i32 {
                     return 1;
                 }
             }
-        } else if a.starts_with("-r") || a.starts_with("--reference") {
-            let v = value(if a.starts_with("--") {
-                "--reference"
-            } else {
-                "-r"
-            })
-            .unwrap_or_default();
+        } else if a == "-r" {
+            let v = value();
             match fs::metadata(sh.path(&v)) {
                 Ok(m) => when = Some(mtime(&m)),
                 Err(e) => {
@@ -386,15 +378,10 @@ pub fn date(sh: &Shell, args: &[String], io: &Io) -> i32 {
         let a = args[i].as_str();
         if let Some(f) = a.strip_prefix('+') {
             fmt = f.to_string();
-        } else if a == "-d" || a == "--date" || a.starts_with("--date=") || a.starts_with("-d") {
-            let v = if let Some(v) = a.strip_prefix("--date=") {
-                v.to_string()
-            } else if a.len() > 2 && a.starts_with("-d") {
-                a[2..].to_string()
-            } else {
-                i += 1;
-                args.get(i).cloned().unwrap_or_default()
-            };
+        } else if a == "-d" {
+            // The gate hands each option on alone, its value as the next argument.
+            i += 1;
+            let v = args.get(i).cloned().unwrap_or_default();
             match parse_date(&v) {
                 Some(x) => t = x,
                 None => {
@@ -402,7 +389,7 @@ pub fn date(sh: &Shell, args: &[String], io: &Io) -> i32 {
                     return 1;
                 }
             }
-        } else if a == "-r" || a == "--reference" {
+        } else if a == "-r" {
             i += 1;
             let f = args.get(i).cloned().unwrap_or_default();
             match fs::metadata(sh.path(&f)) {
@@ -446,7 +433,7 @@ pub fn date(sh: &Shell, args: &[String], io: &Io) -> i32 {
             return 1;
         } else if a == "-u" {
             // The sandbox's clock is UTC already.
-        } else if a == "-R" || a == "--rfc-email" {
+        } else if a == "-R" {
             fmt = "%a, %d %b %Y %H:%M:%S +0000".into();
         }
         i += 1;
@@ -510,63 +497,31 @@ fn canonical(sh: &Shell, path: &str, all: bool, parents: bool) -> Result<String,
 
 /// `readlink [-f|-e|-m] [-n] FILE...` and `realpath [-e|-m] [-s] FILE...`.
 pub fn resolve(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
-    // Long options: GNU's, as their short forms; --relative-to/--relative-base (realpath).
-    let mut short: Vec<String> = Vec::new();
+    // The gate hands each option on alone, the long ones with a short form as that form:
+    // what is left long is realpath's --relative-to/--relative-base.
     let (mut relative_to, mut relative_base) = (None, None);
-    for a in args.iter().filter(|a| a.starts_with("--") && a.len() > 2) {
-        let (name, value) = match a[2..].split_once('=') {
-            Some((n, v)) => (n, Some(v.to_string())),
-            None => (&a[2..], None),
-        };
-        let flag = match (cmd, name) {
-            (_, "canonicalize") => "-f",
-            (_, "canonicalize-existing") => "-e",
-            (_, "canonicalize-missing") => "-m",
-            (_, "quiet") => "-q",
-            ("readlink", "silent") => "-s",
-            ("readlink", "verbose") => "-v",
-            ("realpath", "physical") => "-P",
-            (_, "zero") => "-z",
-            ("readlink", "no-newline") => "-n",
-            ("realpath", "no-symlinks" | "strip") => "-s",
-            ("realpath", "relative-to") if value.is_some() => {
-                relative_to = value;
-                ""
-            }
-            ("realpath", "relative-base") if value.is_some() => {
-                relative_base = value;
-                ""
-            }
-            _ => {
-                io.eprint(&format!(
-                    "{cmd}: unrecognized option '{a}'\nTry '{cmd} --help' for more information.\n"
-                ));
-                return 1;
-            }
-        };
-        short.push(flag.to_string());
+    for a in args {
+        if let Some(v) = a.strip_prefix("--relative-to=") {
+            relative_to = Some(v.to_string());
+        } else if let Some(v) = a.strip_prefix("--relative-base=") {
+            relative_base = Some(v.to_string());
+        }
     }
-    let has = |f: &str| args.iter().chain(short.iter()).any(|a| a == f);
+    let has = |f: &str| args.iter().any(|a| a == f);
     let zero = has("-z");
     // The last of -q/-s and -v wins in GNU; here -v wins when both are given.
     let verbose = has("-v");
     let quiet = has("-q") && !verbose;
     let (mut mode, newline) = (if cmd == "realpath" { 'E' } else { ' ' }, !has("-n"));
-    for a in args
-        .iter()
-        .chain(short.iter())
-        .filter(|a| a.starts_with('-') && !a.starts_with("--") && a.len() > 1)
-    {
-        for c in a[1..].chars() {
-            match c {
-                'f' => mode = 'E',
-                'e' => mode = 'e',
-                'm' => mode = 'm',
-                _ => {}
-            }
+    for a in args {
+        match a.as_str() {
+            "-f" => mode = 'E',
+            "-e" => mode = 'e',
+            "-m" => mode = 'm',
+            _ => {}
         }
     }
-    let strip_only = cmd == "realpath" && (has("-s") || has("--no-symlinks"));
+    let strip_only = cmd == "realpath" && has("-s");
     let files: Vec<&String> = args
         .iter()
         .filter(|a| !a.starts_with('-') || a.as_str() == "-")
@@ -669,13 +624,9 @@ pub fn stat_format(sh: &Shell, args: &[String], io: &Io) -> Option<i32> {
         if a == "-c" {
             i += 1;
             fmt = Some((args.get(i).cloned().unwrap_or_default(), true));
-        } else if let Some(f) = a.strip_prefix("--format=") {
-            fmt = Some((f.to_string(), true));
         } else if let Some(f) = a.strip_prefix("--printf=") {
             fmt = Some((f.to_string(), false));
-        } else if let Some(f) = a.strip_prefix("-c") {
-            fmt = Some((f.to_string(), true));
-        } else if a == "-L" || a == "--dereference" {
+        } else if a == "-L" {
             deref = true;
         } else if !a.starts_with('-') {
             files.push(a.clone());

@@ -21,7 +21,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         "timeout" => return Some(timeout(sh, args, io)),
         "mktemp" => mktemp(sh, args, io),
         "uname" => {
-            let all = args.iter().any(|a| a == "-a" || a == "--all");
+            let all = args.iter().any(|a| a == "-a");
             let mut parts = Vec::new();
             for (flag, value) in [
                 ('s', "Linux"),
@@ -248,7 +248,7 @@ fn paste(sh: &Shell, args: &[String], io: &Io) -> i32 {
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
-        if a == "-s" || a == "--serial" {
+        if a == "-s" {
             serial = true;
         } else if a == "-d" {
             i += 1;
@@ -374,12 +374,12 @@ fn column(sh: &Shell, args: &[String], io: &Io) -> i32 {
     while i < args.len() {
         let a = &args[i];
         match a.as_str() {
-            "-t" | "--table" => {}
-            "-s" | "--separator" => {
+            "-t" => {}
+            "-s" => {
                 i += 1;
                 seps = args.get(i).cloned();
             }
-            "-o" | "--output-separator" => {
+            "-o" => {
                 i += 1;
                 out_sep = args.get(i).cloned().unwrap_or_default();
             }
@@ -438,9 +438,7 @@ fn column(sh: &Shell, args: &[String], io: &Io) -> i32 {
 
 /// `cmp [-s] FILE1 FILE2`: the first differing byte and line.
 fn cmp(sh: &Shell, args: &[String], io: &Io) -> i32 {
-    let silent = args
-        .iter()
-        .any(|a| a == "-s" || a == "--silent" || a == "--quiet");
+    let silent = args.iter().any(|a| a == "-s");
     let files: Vec<&String> = args
         .iter()
         .filter(|a| !a.starts_with('-') || a.as_str() == "-")
@@ -707,27 +705,6 @@ fn regex_match(s: &str, re: &str) -> Result<String, String> {
 /// (`--preserve-status`: 143, the status of a command killed by SIGTERM). The command is
 /// stopped at its next command or inside `sleep`; a single built-in utility that is
 /// still working when the time comes finishes first, then the status says it timed out.
-/// The number of a signal named as timeout and kill take it (`TERM`, `SIGTERM`, `15`).
-fn signal_number(s: &str) -> Option<i32> {
-    if let Ok(n) = s.parse::<i32>() {
-        return (1..=64).contains(&n).then_some(n);
-    }
-    let name = s.strip_prefix("SIG").unwrap_or(s);
-    [
-        ("HUP", 1),
-        ("INT", 2),
-        ("QUIT", 3),
-        ("KILL", 9),
-        ("USR1", 10),
-        ("USR2", 12),
-        ("ALRM", 14),
-        ("TERM", 15),
-    ]
-    .iter()
-    .find(|(n, _)| *n == name)
-    .map(|(_, v)| *v)
-}
-
 fn timeout(sh: &mut Shell, args: &[String], io: &Io) -> Status {
     let mut i = 0;
     let mut preserve = false;
@@ -739,7 +716,7 @@ fn timeout(sh: &mut Shell, args: &[String], io: &Io) -> Status {
             "-s" => {
                 i += 1;
                 let v = args.get(i).cloned().unwrap_or_default();
-                let Some(n) = signal_number(&v) else {
+                let Some(n) = crate::shell::builtins::signal_number(&v) else {
                     io.eprint(&format!(
                         "timeout: {v}: invalid signal\nTry 'timeout --help' for more information.\n"
                     ));
@@ -810,18 +787,16 @@ fn timeout(sh: &mut Shell, args: &[String], io: &Io) -> Status {
 /// `mktemp [-d] [-u] [-p DIR] [TEMPLATE]`: a new file or directory with a unique name, in
 /// $TMPDIR (default /tmp).
 fn mktemp(sh: &Shell, args: &[String], io: &Io) -> i32 {
-    let dir_mode = args.iter().any(|a| a == "-d" || a == "--directory");
-    let dry_run = args.iter().any(|a| a == "-u" || a == "--dry-run");
+    let dir_mode = args.iter().any(|a| a == "-d");
+    let dry_run = args.iter().any(|a| a == "-u");
     let mut base: Option<String> = None;
     let mut template: Option<String> = None;
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
-        if a == "-p" || a == "--tmpdir" {
+        if a == "-p" {
             i += 1;
             base = args.get(i).cloned();
-        } else if let Some(d) = a.strip_prefix("--tmpdir=") {
-            base = Some(d.to_string());
         } else if !a.starts_with('-') {
             template = Some(a.clone());
         }

@@ -210,30 +210,6 @@ pub fn gate(u: &Utility, argv: &[String], io: &Io) -> Gate {
                     }
                 },
             };
-            if u.name == "ls"
-                && matches!(full, "color" | "colour")
-                && let Some(v) = value.as_deref()
-                && ![
-                    "always", "yes", "force", "never", "no", "none", "auto", "tty", "if-tty",
-                ]
-                .contains(&v)
-            {
-                io.eprint(&format!(
-                    "ls: invalid argument '{v}' for '--{full}'\nValid arguments are:\n  - 'always', 'yes', 'force'\n  - 'never', 'no', 'none'\n  - 'auto', 'tty', 'if-tty'\nTry 'ls --help' for more information.\n"
-                ));
-                return Gate::Done(1);
-            }
-            // ls's bare --color means always; grep's means auto.
-            if matches!(full, "color" | "colour")
-                && (matches!(value.as_deref(), Some("always" | "yes" | "force"))
-                    || value.is_none() && u.name == "ls")
-            {
-                io.eprint(&format!(
-                    "{}: --{full}=always is not supported in burrow (its output is never coloured)\n",
-                    u.name
-                ));
-                return Gate::Done(u.usage_status);
-            }
             match (o.short, o.arg, value) {
                 (Some(c), Arg::Optional, Some(v)) => out.push(format!("-{c}{v}")),
                 (Some(c), _, Some(v)) => {
@@ -249,8 +225,8 @@ pub fn gate(u: &Utility, argv: &[String], io: &Io) -> Gate {
         // A cluster of short options: each must be known; a valued one takes the rest of the
         // cluster or the next argument. Each goes on alone (`-rn` as `-r -n`, `-k2` as
         // `-k 2`; an optional argument stays attached), so every utility's parser reads the
-        // one form; diff keeps the cluster, which it prints in its `diff -ru A B` lines.
-        let keep = u.name == "diff";
+        // one form, unless the utility keeps clusters (diff prints them in `diff -ru A B`).
+        let keep = u.keeps_clusters;
         if keep {
             out.push(a.clone());
         }
@@ -323,4 +299,41 @@ fn find_long<'a>(opts: &'a [Opt], name: &str) -> Result<&'a Opt, Vec<&'static st
         [(o, _), rest @ ..] if rest.iter().all(|(p, _)| std::ptr::eq(*p, *o)) => Ok(o),
         _ => Err(matches.iter().map(|(_, l)| *l).collect()),
     }
+}
+
+/// `--color[=WHEN]` / `--colour[=WHEN]` among a utility's arguments (as the gate hands them
+/// on, full names): burrow's output is never coloured, so `always` is refused, and so is ls's
+/// bare `--color`, which means always there (grep's means auto); ls also refuses a WHEN it
+/// does not know, with GNU's list. The status to end with, if refused.
+pub fn colour_refused(cmd: &str, args: &[String], status: i32, io: &Io) -> Option<i32> {
+    for a in args {
+        if a == "--" {
+            break;
+        }
+        let Some(rest) = a
+            .strip_prefix("--color")
+            .or_else(|| a.strip_prefix("--colour"))
+        else {
+            continue;
+        };
+        let name = &a[2..a.len() - rest.len()];
+        let when = rest.strip_prefix('=');
+        let known = [
+            "always", "yes", "force", "never", "no", "none", "auto", "tty", "if-tty",
+        ];
+        if cmd == "ls" && when.is_some_and(|w| !known.contains(&w)) {
+            io.eprint(&format!(
+                "ls: invalid argument '{}' for '--{name}'\nValid arguments are:\n  - 'always', 'yes', 'force'\n  - 'never', 'no', 'none'\n  - 'auto', 'tty', 'if-tty'\nTry 'ls --help' for more information.\n",
+                when.unwrap_or_default()
+            ));
+            return Some(1);
+        }
+        if matches!(when, Some("always" | "yes" | "force")) || when.is_none() && cmd == "ls" {
+            io.eprint(&format!(
+                "{cmd}: --{name}=always is not supported in burrow (its output is never coloured)\n"
+            ));
+            return Some(status);
+        }
+    }
+    None
 }

@@ -123,50 +123,17 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> i32 {
     while i < args.len() {
         let a = &args[i];
         i += 1;
+        // The gate hands the long options with a short form on as that form, each short
+        // option alone, and refuses what patch does not implement.
         if let Some(long) = a.strip_prefix("--") {
-            if long.is_empty() {
-                operands.extend(args[i..].iter().cloned());
-                break;
-            }
-            let (name, value) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (long, None),
-            };
-            let needs = matches!(
-                name,
-                "strip" | "input" | "output" | "directory" | "fuzz" | "reject-file"
-            );
-            let value = if needs {
-                match value.or_else(|| {
-                    i += 1;
-                    args.get(i - 1).cloned()
-                }) {
-                    Some(v) => v,
-                    None => return bad(format!("option '--{name}' requires an argument")),
+            match long {
+                "" => {
+                    operands.extend(args[i..].iter().cloned());
+                    break;
                 }
-            } else {
-                String::new()
-            };
-            match name {
-                "strip" => match value.parse() {
-                    Ok(n) => o.strip = Some(n),
-                    Err(_) => return bad(format!("strip count {value} is not a number")),
-                },
-                "reverse" => o.reverse = true,
-                "forward" => o.forward = true,
                 "dry-run" => o.dry_run = true,
-                "input" => o.input = Some(value),
-                "output" => o.output = Some(value),
-                "directory" => o.dir = Some(value),
-                "fuzz" => o.fuzz = value.parse().unwrap_or(2),
-                "silent" | "quiet" => o.silent = true,
-                "backup" => o.backup = true,
                 "no-backup-if-mismatch" => o.no_backup_mismatch = true,
                 "backup-if-mismatch" => o.no_backup_mismatch = false,
-                "remove-empty-files" => o.remove_empty = true,
-                "batch" => o.batch = true,
-                "force" => o.force = true,
-                "unified" | "posix" | "verbose" | "reject-file" => {}
                 _ => return bad(format!("unrecognized option '{a}'")),
             }
             continue;
@@ -180,7 +147,7 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> i32 {
         while j < flags.len() {
             let c = flags[j];
             j += 1;
-            if matches!(c, 'p' | 'i' | 'o' | 'd' | 'F' | 'r') {
+            if matches!(c, 'p' | 'i' | 'o' | 'd' | 'F') {
                 let rest: String = flags[j..].iter().collect();
                 let value = if !rest.is_empty() {
                     rest
@@ -211,7 +178,8 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> i32 {
                 'E' => o.remove_empty = true,
                 't' => o.batch = true,
                 'f' => o.force = true,
-                'u' | 'l' | 'v' | 'c' | 'n' | 'e' => {}
+                // -u: the patch is read as a unified diff, the one format burrow reads.
+                'u' => {}
                 _ => return bad(format!("invalid option -- '{c}'")),
             }
         }

@@ -72,6 +72,8 @@ pub struct Utility {
     /// cmp; 125 for env and timeout).
     pub usage_status: i32,
     pub style: Style,
+    /// Bundled short options reach the utility as written (`-ru`), not one by one.
+    pub keeps_clusters: bool,
     /// Where burrow's behaviour differs from GNU's on purpose, for the docs and --help.
     pub notes: &'static str,
 }
@@ -93,6 +95,7 @@ const fn u(
         options,
         usage_status: 1,
         style: Style::Gnu,
+        keeps_clusters: false,
         notes: "",
     }
 }
@@ -116,6 +119,10 @@ impl Utility {
     }
     const fn status(mut self, s: i32) -> Self {
         self.usage_status = s;
+        self
+    }
+    const fn clusters(mut self) -> Self {
+        self.keeps_clusters = true;
         self
     }
     const fn style(mut self, s: Style) -> Self {
@@ -280,6 +287,7 @@ pub const UTILITIES: &[Utility] = &[
         DIGEST_OPTIONS),
     u("diff", "extra", "[OPTION]... FILES", "Compare FILES line by line.",
         "-q/--brief -r/--recursive -u -U=NUM --unified[=NUM]").status(2)
+        .clusters()
         .style(Style::Prefixed),
     u("cmp", "misc", "[OPTION]... FILE1 [FILE2]", "Compare two files byte by byte.",
         "-s/--quiet/--silent").status(2)

@@ -15,6 +15,7 @@ use declare::*;
 pub use declare::{declaration, dq};
 pub use printf::*;
 use read::*;
+pub use settings::signal_number;
 use settings::*;
 
 /// strerror-style wording of an I/O error, as GNU tools print it.
@@ -159,7 +160,7 @@ fn loop_control(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> Status 
 }
 
 /// A name `printf -v` and `read` may assign: an identifier, or one with a `[subscript]`.
-fn is_assignable(name: &str) -> bool {
+pub fn is_assignable(name: &str) -> bool {
     let base = match name.strip_suffix(']').and_then(|n| n.split_once('[')) {
         Some((base, index)) if !index.is_empty() => base,
         Some(_) => return false,
@@ -169,7 +170,7 @@ fn is_assignable(name: &str) -> bool {
 }
 
 /// A shell variable name: a letter or `_`, then letters, digits and `_`.
-fn is_identifier(name: &str) -> bool {
+pub fn is_identifier(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

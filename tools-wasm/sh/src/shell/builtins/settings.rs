@@ -135,6 +135,18 @@ pub(super) const SIGNALS: &[&str] = &[
     "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
 ];
 
+/// The number of a signal named as `timeout -s` and `kill` take it (`TERM`, `SIGTERM`, `15`).
+pub fn signal_number(spec: &str) -> Option<i32> {
+    if let Ok(n) = spec.parse::<i32>() {
+        return (1..=64).contains(&n).then_some(n);
+    }
+    let name = spec.strip_prefix("SIG").unwrap_or(spec);
+    SIGNALS
+        .iter()
+        .position(|s| *s == name)
+        .map(|i| i as i32 + 1)
+}
+
 /// A condition as `trap` stores it: `EXIT`, `ERR`, or a signal name without `SIG`.
 pub(super) fn trap_name(spec: &str) -> Option<String> {
     let up = spec.to_ascii_uppercase();

@@ -196,7 +196,13 @@ pub(super) fn unescape(s: &str) -> String {
 
 /// A shell pattern as an anchored regex.
 pub fn pattern_regex(pat: &str) -> Option<regex::Regex> {
-    regex::Regex::new(&format!("^(?s:{})$", pattern_body(pat))).ok()
+    pattern_regex_case(pat, false)
+}
+
+/// [`pattern_regex`], ignoring case when `nocase`.
+fn pattern_regex_case(pat: &str, nocase: bool) -> Option<regex::Regex> {
+    let flags = if nocase { "si" } else { "s" };
+    regex::Regex::new(&format!("^(?{flags}:{})$", pattern_body(pat))).ok()
 }
 
 pub(super) fn pattern_body(pat: &str) -> String {
@@ -273,9 +279,7 @@ pub fn shell_pattern_matches(sh: &Shell, pat: &str, s: &str) -> bool {
     let nocase = sh.options.shopt("nocasematch");
     if sh.options.shopt("extglob") && crate::shell::extglob::has_ext(pat) {
         crate::shell::extglob::matches(pat, s, nocase)
-    } else if nocase {
-        regex::Regex::new(&format!("^(?si:{})$", pattern_body(pat))).is_ok_and(|r| r.is_match(s))
     } else {
-        pattern_matches(pat, s)
+        pattern_regex_case(pat, nocase).is_some_and(|r| r.is_match(s))
     }
 }

@@ -38,36 +38,12 @@ pub fn cut(sh: &Shell, args: &[String], io: &Io) -> i32 {
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
+        // The gate hands the long options with a short form on as that form, and the others
+        // as `--name` or `--name=value`.
         if let Some(long) = a.strip_prefix("--").filter(|l| !l.is_empty()) {
-            let (k, v) = match long.split_once('=') {
-                Some((k, v)) => (k, Some(v.to_string())),
-                None => (long, None),
-            };
-            let needs = matches!(
-                k,
-                "delimiter" | "fields" | "characters" | "bytes" | "output-delimiter"
-            );
-            let v = match (needs, v) {
-                (true, Some(v)) => Some(v),
-                (true, None) => {
-                    i += 1;
-                    match args.get(i) {
-                        Some(v) => Some(v.clone()),
-                        None => {
-                            io.eprint(&format!("cut: option '--{k}' requires an argument\nTry 'cut --help' for more information.\n"));
-                            return 1;
-                        }
-                    }
-                }
-                (false, _) => None,
-            };
-            match k {
-                "delimiter" => delim = v.and_then(|d| d.chars().next()).unwrap_or('\t'),
-                "fields" => fields = v,
-                "characters" | "bytes" => chars = v,
-                "output-delimiter" => out_delim = v,
-                "only-delimited" => suppress = true,
-                "complement" => complement = true,
+            match long.split_once('=') {
+                Some(("output-delimiter", v)) => out_delim = Some(v.to_string()),
+                None if long == "complement" => complement = true,
                 _ => {
                     io.eprint(&format!(
                         "cut: unrecognized option '{a}'\nTry 'cut --help' for more information.\n"

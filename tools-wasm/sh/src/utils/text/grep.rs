@@ -4,6 +4,9 @@
 use super::*;
 
 pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
+    if let Some(s) = crate::utils::options::colour_refused(cmd, args, 2, io) {
+        return s;
+    }
     let mut pats: Vec<String> = Vec::new();
     let (mut ops, mut flags) = (Vec::new(), std::collections::BTreeSet::new());
     let (mut after, mut before) = (0usize, 0usize);
@@ -24,37 +27,11 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
                 .split_once('=')
                 .map(|(k, v)| (k, Some(v.to_string())))
                 .unwrap_or((l, None));
+            // The gate hands the long options that have a short form on as that form.
             match k {
                 "include" => includes.extend(v),
                 "exclude" => excludes.extend(v),
                 "exclude-dir" => exclude_dirs.extend(v),
-                "recursive" => {
-                    flags.insert('r');
-                }
-                "ignore-case" => {
-                    flags.insert('i');
-                }
-                "line-number" => {
-                    flags.insert('n');
-                }
-                "count" => {
-                    flags.insert('c');
-                }
-                "files-with-matches" => {
-                    flags.insert('l');
-                }
-                "invert-match" => {
-                    flags.insert('v');
-                }
-                "word-regexp" => {
-                    flags.insert('w');
-                }
-                "only-matching" => {
-                    flags.insert('o');
-                }
-                "perl-regexp" => {
-                    flags.insert('P');
-                }
                 "color" | "colour" => {}
                 // rg's ignore files (`all`: .gitignore too, `dot`: .ignore/.rgignore only);
                 // the shell's own flag, not GNU grep's.

@@ -383,26 +383,19 @@ pub fn sed(sh: &Shell, args: &[String], io: &Io) -> i32 {
     while i < args.len() {
         let a = &args[i];
         match a.as_str() {
-            "-n" | "--quiet" | "--silent" => quiet = true,
-            "-E" | "-r" | "--regexp-extended" => extended = true,
+            "-n" => quiet = true,
+            "-E" | "-r" => extended = true,
             "-e" => {
                 i += 1;
                 scripts.extend(args.get(i).cloned());
             }
-            s if s.starts_with("-i") || s.starts_with("--in-place") => {
+            // The gate hands each option on alone, --in-place=SUFFIX as -iSUFFIX (a backup;
+            // `*` in SUFFIX is the file's name).
+            s if s.starts_with("-i") => {
                 inplace = true;
-                // -iSUFFIX / --in-place=SUFFIX keeps a backup (`*` in SUFFIX is the name).
-                let suffix = s
-                    .strip_prefix("--in-place")
-                    .map(|r| r.strip_prefix('=').unwrap_or(r))
-                    .unwrap_or(&s[2..]);
-                if !suffix.is_empty() {
-                    backup = Some(suffix.to_string());
+                if s.len() > 2 {
+                    backup = Some(s[2..].to_string());
                 }
-            }
-            s if s.starts_with('-') && s.len() > 1 && s[1..].chars().all(|c| "nEr".contains(c)) => {
-                quiet |= s.contains('n');
-                extended |= s.contains('E') || s.contains('r');
             }
             s if s.starts_with('-') && s.len() > 1 => {
                 io.eprint(&format!("sed: invalid option -- '{}'\nUsage: sed [OPTION]... {{script-only-if-no-other-script}} [input-file]...\n", &s[1..2]));
