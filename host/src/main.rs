@@ -51,6 +51,11 @@ enum SessionCmd {
         /// Start from a copy of a host directory or a .tar file.
         #[arg(long)]
         from: Option<PathBuf>,
+        /// Start from a clone of a git repository over HTTP(S), optionally at a branch or tag
+        /// (`URL#REF`). The clone is the session's first call and obeys its network policy
+        /// and secrets, so allow the host with --allow-net.
+        #[arg(long, value_name = "URL[#REF]", conflicts_with = "from")]
+        from_git: Option<String>,
         /// An environment variable of the session's shell and components (repeatable).
         #[arg(long, value_name = "KEY=VALUE")]
         env: Vec<String>,
@@ -837,6 +842,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Session(SessionCmd::New {
             name,
             from,
+            from_git,
             env,
             schema,
             timeout,
@@ -902,6 +908,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     info
                 }
                 None => sb.create_with(name.as_deref(), &settings)?,
+            };
+            if let Some(spec) = &from_git {
+                clone_into(&sb, &info.id, spec)?;
+            }
+            let info = match &from_git {
+                Some(_) => sb.info(&info.id)?,
+                None => info,
             };
             if json {
                 print_json(&info)?;
@@ -1255,6 +1268,31 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Prints a run's output and turns its outcome into the process's exit code: the guest's own
 /// code, 124 for a timeout and 125 for a trap or another limit (the session is then unchanged).
+/// `session new --from-git URL[#REF]`: the new session's first call clones the repository
+/// into its workspace with the session's own git (so its network policy and secrets apply);
+/// when the clone fails the session is deleted and git's message is the error.
+fn clone_into(sb: &burrow_host::Sandbox, id: &str, spec: &str) -> anyhow::Result<()> {
+    let (url, reference) = match spec.rsplit_once('#') {
+        Some((u, r)) if !r.is_empty() => (u, Some(r)),
+        _ => (spec, None),
+    };
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let mut cmd = String::from("git clone -q");
+    if let Some(r) = reference {
+        cmd.push_str(&format!(" --branch {}", quote(r)));
+    }
+    cmd.push_str(&format!(" -- {} .", quote(url)));
+    let failed = match sb.sh(id, &cmd) {
+        Ok(r) if r.report.exit_code == 0 => return Ok(()),
+        Ok(r) => String::from_utf8_lossy(&r.report.stderr)
+            .trim_end()
+            .to_string(),
+        Err(e) => e.to_string(),
+    };
+    let _ = sb.delete(id);
+    bail!("cannot clone {url}: {failed}")
+}
+
 fn finish_run(
     r: Result<burrow_host::RunResult, burrow_host::SessionError>,
 ) -> anyhow::Result<ExitCode> {

@@ -2,8 +2,6 @@
 
 use std::path::Path;
 
-use crate::shell::Shell;
-
 /// Whether a file type is a character device (the sandbox's `/dev/null`, `/dev/zero`...).
 /// std's WASI file types are stable only for files, directories and symlinks; in the
 /// sandbox every other kind is one of `/dev`'s character devices.
@@ -148,7 +146,7 @@ pub fn with_device_limit<T>(limit: u64, f: impl FnOnce() -> T) -> T {
 
 /// Creates a symlink at `link` (an absolute guest path) pointing at `target`.
 #[cfg(target_os = "wasi")]
-pub fn symlink(_sh: &Shell, target: &str, link: &Path) -> std::io::Result<()> {
+pub fn symlink(target: &str, link: &Path) -> std::io::Result<()> {
     let dirs = wasip2::filesystem::preopens::get_directories();
     let link = link.to_string_lossy();
     for (dir, root) in &dirs {
@@ -170,7 +168,7 @@ pub fn symlink(_sh: &Shell, target: &str, link: &Path) -> std::io::Result<()> {
 }
 
 #[cfg(not(target_os = "wasi"))]
-pub fn symlink(_sh: &Shell, target: &str, link: &Path) -> std::io::Result<()> {
+pub fn symlink(target: &str, link: &Path) -> std::io::Result<()> {
     std::os::unix::fs::symlink(target, link)
 }
 

@@ -220,7 +220,6 @@ fn append(
 /// permission and time handling is not implemented on wasm32. Paths that are absolute or
 /// climb out with `..` are refused, as GNU tar does.
 fn extract(
-    sh: &Shell,
     entry: &mut tar::Entry<'_, &[u8]>,
     base: &std::path::Path,
     name: &str,
@@ -252,7 +251,7 @@ fn extract(
                 .map(|t| t.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let _ = fs::remove_file(&dst);
-            crate::sys::symlink(sh, &target, &dst).map_err(msg)?;
+            crate::sys::symlink(&target, &dst).map_err(msg)?;
         }
         tar::EntryType::Link => return Err("hard links are not supported; skipped".into()),
         _ => {
@@ -495,7 +494,7 @@ fn tar(sh: &Shell, args: &[String], io: &Io) -> i32 {
                     io.print(&format!("{name}\n"));
                 }
                 if mode == 'x'
-                    && let Err(msg) = extract(sh, &mut entry, &base, &name)
+                    && let Err(msg) = extract(&mut entry, &base, &name)
                 {
                     io.eprint(&format!("tar: {name}: {msg}\n"));
                     status = 2;

@@ -175,7 +175,7 @@ fn one(
         } else {
             // Like GNU cp: the tree as it was is copied once, then the error.
             if o.recursive {
-                let _ = copy_tree(sh, &sp, &target, s, &shown, o, io);
+                let _ = copy_tree(&sp, &target, s, &shown, o, io);
             }
             io.eprint(&format!(
                 "cp: cannot copy a directory, '{s}', into itself, '{shown}'\n"
@@ -207,9 +207,9 @@ fn one(
             }
         })
     } else if meta.is_dir() {
-        copy_tree(sh, &sp, &target, s, &shown, o, io)
+        copy_tree(&sp, &target, s, &shown, o, io)
     } else {
-        copy_entry(sh, &sp, &target, &meta, o).map(|()| {
+        copy_entry(&sp, &target, &meta, o).map(|()| {
             if o.verbose {
                 io.print(&format!("'{s}' -> '{shown}'\n"));
             }
@@ -236,19 +236,13 @@ fn one(
 
 /// Copies a file or a symlink (as a symlink: cp -r and -a do not follow them inside trees),
 /// keeping its modification time with -p/-a.
-fn copy_entry(
-    sh: &Shell,
-    from: &Path,
-    to: &Path,
-    meta: &fs::Metadata,
-    o: &Opts,
-) -> std::io::Result<()> {
+fn copy_entry(from: &Path, to: &Path, meta: &fs::Metadata, o: &Opts) -> std::io::Result<()> {
     if meta.file_type().is_symlink() && o.recursive {
         let target = fs::read_link(from)?;
         if fs::symlink_metadata(to).is_ok() {
             fs::remove_file(to)?;
         }
-        return crate::sys::symlink(sh, &target.to_string_lossy(), to);
+        return crate::sys::symlink(&target.to_string_lossy(), to);
     }
     fs::copy(from, to)?;
     if o.preserve
@@ -265,7 +259,6 @@ fn copy_entry(
 /// A tree copy in progress: the directories it created (never copied again: `cp -r d d/sub`
 /// must not descend into its own copy).
 struct Tree<'a> {
-    sh: &'a Shell,
     o: &'a Opts,
     io: &'a Io,
     created: std::collections::HashSet<PathBuf>,
@@ -274,7 +267,6 @@ struct Tree<'a> {
 /// Copies the tree at `from` to `to` (merging into an existing directory), entries in name
 /// order, reporting each with -v.
 fn copy_tree(
-    sh: &Shell,
     from: &Path,
     to: &Path,
     shown_from: &str,
@@ -283,7 +275,6 @@ fn copy_tree(
     io: &Io,
 ) -> std::io::Result<()> {
     let mut t = Tree {
-        sh,
         o,
         io,
         created: Default::default(),
@@ -328,7 +319,7 @@ impl Tree<'_> {
             {
                 continue;
             }
-            copy_entry(self.sh, &f, &t, &m, o)?;
+            copy_entry(&f, &t, &m, o)?;
             if o.verbose {
                 io.print(&format!("'{sf}' -> '{st}'\n"));
             }

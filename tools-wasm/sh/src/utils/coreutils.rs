@@ -889,7 +889,7 @@ fn make_link(sh: &Shell, target: &str, link: &str, a: &Args, io: &Io) -> i32 {
     if a.has('f') && fs::symlink_metadata(&lp).is_ok_and(|m| !m.is_dir()) {
         let _ = fs::remove_file(&lp);
     }
-    match crate::sys::symlink(sh, target, &lp) {
+    match crate::sys::symlink(target, &lp) {
         Ok(()) => {
             if a.has('v') {
                 io.print(&format!("'{link}' -> '{target}'\n"));

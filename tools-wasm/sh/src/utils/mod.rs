@@ -2,7 +2,7 @@
 //! everyday set (`coreutils`, file metadata in `files`, `du` in `disk`), the text tools
 //! (`text`: grep, sed, cut, tr, xargs; `sort`; `awk`; `find`), calculators and data (`bc`,
 //! `jq`, `od`), archives and patches (`archive`, `patch`, `extra`: diff, digests, base64),
-//! the network (`curl`: curl and wget), the Python toolchain launcher and its `pip`
+//! the network (`curl`: curl and wget; `git`: clone over HTTP and the read-only porcelain), the Python toolchain launcher and its `pip`
 //! (`toolchain`, `pip`), and small sandbox answers (`misc`). `registry` names every one with
 //! its supported options and help text; `--help`, the option checks, the sandbox's
 //! `/usr/bin` listing and the option audit all read it.
@@ -17,6 +17,7 @@ pub mod disk;
 pub mod extra;
 pub mod files;
 pub mod find;
+pub mod git;
 pub mod ignore_walk;
 pub mod jq;
 pub mod misc;
@@ -44,6 +45,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         "misc" => misc::run(sh, &argv, io),
         "toolchain" | "pip" => toolchain::run(sh, &argv, io),
         "archive" => archive::run(sh, &argv, io),
+        "git" => Some(Ok(git::git(sh, &argv[1..], io))),
         "extra" | "awk" | "jq" | "patch" | "bc" | "curl" | "od" => extra::run(sh, &argv, io),
         _ => coreutils::run(sh, &argv, io),
     }

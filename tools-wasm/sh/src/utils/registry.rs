@@ -370,6 +370,7 @@ pub const UTILITIES: &[Utility] = &[
         .style(Style::Gzip),
     // ----- the network and the toolchain -----
     u("curl", "curl", "[options...] <url>", "Transfer a URL (through the session's network policy).", "").own(),
+    u("git", "git", "[-C <path>] <command> [<args>]", "The content tracker: clone over HTTP(S) through the session's network policy, status, log, rev-parse, branch, remote, ls-files, config (other commands say they are not supported).", "").own(),
     u("wget", "curl", "[OPTION]... [URL]...", "The non-interactive network downloader (through the session's network policy).", "").own(),
     u("python3", "toolchain", "[option] ... [-c cmd | -m mod | file | -] [arg] ...", "CPython 3.12 for WASI (`burrow toolchain install python`).", "").program(),
     u("python", "toolchain", "[option] ... [-c cmd | -m mod | file | -] [arg] ...", "python3.", "").program(),

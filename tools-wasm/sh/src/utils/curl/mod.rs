@@ -952,14 +952,44 @@ pub struct Fetched {
 /// GETs `url` through the session's egress as curl would, following up to 10 redirects,
 /// with `accept` as the Accept header. The error is curl's message for what failed.
 pub fn get(url: &str, accept: &str, agent: &str) -> Result<Fetched, String> {
+    send(
+        "GET",
+        url,
+        &[("Accept", accept), ("User-Agent", agent)],
+        None,
+    )
+}
+
+/// The scheme, `host[:port]` and whether credentials are written in `url`.
+pub fn url_parts(url: &str) -> Option<(String, String, bool)> {
+    let t = parse_url(url)?;
+    Some((t.scheme, t.authority, t.userinfo.is_some()))
+}
+
+/// A request for another utility (pip, git) through the session's egress: `method` with
+/// `headers` and `body`, credentials in the URL sent as HTTP Basic. A GET follows up to 10
+/// redirects (the final URL is in the answer); other methods are not redirected. The error is
+/// curl's message for what failed.
+pub fn send(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: Option<&[u8]>,
+) -> Result<Fetched, String> {
     let mut o = Opts::new();
-    o.headers.push(("Accept".into(), accept.into()));
-    o.headers.push(("User-Agent".into(), agent.into()));
+    for (k, v) in headers {
+        if k.eq_ignore_ascii_case("content-type") {
+            o.body_type = Some(v.to_string());
+        } else {
+            o.headers.push((k.to_string(), v.to_string()));
+        }
+    }
     let mut url = url.to_string();
     for _ in 0..=10 {
         let t = parse_url(&url).ok_or_else(|| format!("URL rejected: {url}"))?;
-        let resp = request(&o, &t, "GET", None).map_err(|(_, why)| why)?;
-        if matches!(resp.status, 301 | 302 | 303 | 307 | 308)
+        let resp = request(&o, &t, method, body).map_err(|(_, why)| why)?;
+        if method == "GET"
+            && matches!(resp.status, 301 | 302 | 303 | 307 | 308)
             && let Some(loc) = resp.header("location")
         {
             url = join_url(&t, &loc);

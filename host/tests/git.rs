@@ -1,0 +1,736 @@
+//! burrow's git against real git (Debian's `git`): repositories made by native git with
+//! fixed authors and dates, served by `git http-backend` behind a small CGI wrapper this test
+//! starts on 127.0.0.1. Clones through the session's network policy (allowed, denied, a
+//! private repository whose token is a session secret); the porcelain's output compared with
+//! native git's on the same repository after the same edits; the exported session checked
+//! by native `git fsck --strict`, `git status` and `git log`; a repository made by native git
+//! imported with `--from` and read by burrow's git.
+//!
+//! Without git installed the tests print one line and pass, unless BURROW_REQUIRE_GIT=1 (set
+//! by .ci/run) makes that a failure.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const TOKEN: &str = "ghp-test-token-0451";
+
+/// git's `http-backend`, if git is installed.
+fn http_backend() -> Option<PathBuf> {
+    let out = Command::new("git").arg("--exec-path").output().ok()?;
+    let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("git-http-backend");
+    p.is_file().then_some(p)
+}
+
+fn have_git() -> bool {
+    if http_backend().is_some() {
+        return true;
+    }
+    assert!(
+        std::env::var("BURROW_REQUIRE_GIT").as_deref() != Ok("1"),
+        "git and git-http-backend are required (BURROW_REQUIRE_GIT=1)"
+    );
+    eprintln!("skipping: git is not installed (apt-get install git)");
+    false
+}
+
+/// A command for native git with a clean environment (its own HOME, no system config, no
+/// prompts) and fixed identities.
+fn native(program: &str, dir: &Path) -> Command {
+    let home = std::env::temp_dir().join("burrow-git-test-home");
+    let _ = std::fs::create_dir_all(&home);
+    let mut c = Command::new(program);
+    c.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("LC_ALL", "C")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_AUTHOR_NAME", "Ada Lovelace")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_COMMITTER_NAME", "Ada Lovelace")
+        .env("GIT_COMMITTER_EMAIL", "ada@example.com");
+    c
+}
+
+/// `bash -c CMD` in `dir` under [`native`]'s environment.
+fn native_sh(dir: &Path, cmd: &str) -> std::process::Output {
+    native("bash", dir)
+        .args(["-c", cmd])
+        .output()
+        .expect("bash")
+}
+
+fn git(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = native("git", dir).args(args).output().expect("run git");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn git_ok(dir: &Path, args: &[&str]) -> String {
+    let (code, out, err) = git(dir, args);
+    assert_eq!(code, 0, "git {args:?}: {out}{err}");
+    out
+}
+
+/// Commits everything in `dir` with a fixed date.
+fn commit(dir: &Path, msg: &str, date: &str) {
+    git_ok(dir, &["add", "-A"]);
+    let out = native("git", dir)
+        .args(["commit", "-q", "-m", msg])
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .output()
+        .expect("git commit");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A repository with text, binary, nested, executable, CRLF and symlinked files, three
+/// commits on main, a branch `dev` with one more, an annotated and a lightweight tag; made in
+/// `work` and served bare from `root/NAME.git`.
+fn make_repo(base: &Path, root: &Path, name: &str) -> PathBuf {
+    let work = base.join(format!("{name}-src"));
+    std::fs::create_dir_all(&work).unwrap();
+    git_ok(&work, &["init", "-q", "-b", "main"]);
+    std::fs::write(
+        work.join("README.md"),
+        "# sample\n\nA repository for burrow's git.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(work.join("src/deep/er")).unwrap();
+    std::fs::write(work.join("src/lib.rs"), "pub fn one() -> u32 {\n    1\n}\n").unwrap();
+    std::fs::write(work.join("src/deep/er/x.txt"), "deep\n").unwrap();
+    commit(&work, "First commit", "1700000000 +0000");
+    let bin: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(work.join("data.bin"), &bin).unwrap();
+    std::fs::write(work.join("crlf.txt"), "one\r\ntwo\r\n").unwrap();
+    std::fs::write(work.join("run.sh"), "#!/bin/sh\necho run\n").unwrap();
+    let mut perm = std::fs::metadata(work.join("run.sh"))
+        .unwrap()
+        .permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(work.join("run.sh"), perm).unwrap();
+    std::os::unix::fs::symlink("src/lib.rs", work.join("link")).unwrap();
+    std::fs::write(work.join(".gitignore"), "*.log\nbuild/\n").unwrap();
+    commit(
+        &work,
+        "Add data, scripts and a link\n\nWith a body paragraph.",
+        "1700003600 +0100",
+    );
+    // A bigger file edited slightly, so the pack carries a delta.
+    let big: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(work.join("src/big.txt"), &big).unwrap();
+    commit(&work, "Add big", "1700007200 -0700");
+    std::fs::write(
+        work.join("src/big.txt"),
+        big.replace("line 1000\n", "line one thousand\n"),
+    )
+    .unwrap();
+    std::fs::rename(work.join("src/deep/er/x.txt"), work.join("src/moved.txt")).unwrap();
+    commit(&work, "Edit big, move x", "1700010800 +0000");
+    git_ok(&work, &["tag", "-a", "v1", "-m", "version 1"]);
+    git_ok(&work, &["tag", "light"]);
+    git_ok(&work, &["checkout", "-q", "-b", "dev"]);
+    std::fs::write(work.join("dev.txt"), "on dev\n").unwrap();
+    commit(&work, "Dev work", "1700014400 +0000");
+    git_ok(&work, &["checkout", "-q", "main"]);
+    let bare = root.join(format!("{name}.git"));
+    git_ok(
+        base,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            work.to_str().unwrap(),
+            bare.to_str().unwrap(),
+        ],
+    );
+    bare
+}
+
+/// `git http-backend` behind a CGI wrapper on 127.0.0.1: repositories under `root`, those
+/// under `root/private` only with the token as HTTP Basic password. Returns the port.
+fn serve(root: PathBuf) -> u16 {
+    let backend = http_backend().expect("git-http-backend");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            let (backend, root) = (backend.clone(), root.clone());
+            std::thread::spawn(move || {
+                let _ = cgi(conn, &backend, &root);
+            });
+        }
+    });
+    port
+}
+
+fn cgi(mut conn: std::net::TcpStream, backend: &Path, root: &Path) -> std::io::Result<()> {
+    let mut reader = BufReader::new(conn.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("GET").to_string();
+    let target = parts.next().unwrap_or("/").to_string();
+    let mut headers: Vec<(String, String)> = Vec::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 || h == "\r\n" {
+            break;
+        }
+        if let Some((k, v)) = h.trim_end().split_once(':') {
+            headers.push((k.to_ascii_lowercase(), v.trim().to_string()));
+        }
+    }
+    let header = |k: &str| headers.iter().find(|(h, _)| h == k).map(|(_, v)| v.clone());
+    let mut body = Vec::new();
+    if let Some(n) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
+        body.resize(n, 0);
+        reader.read_exact(&mut body)?;
+    } else if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size)?;
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            let mut chunk = vec![0; n + 2];
+            reader.read_exact(&mut chunk)?;
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..n]);
+        }
+    }
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    if path.starts_with("/private/") {
+        use base64::Engine;
+        let want = format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{TOKEN}"))
+        );
+        if header("authorization").as_deref() != Some(want.as_str()) {
+            write!(
+                conn,
+                "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            )?;
+            return Ok(());
+        }
+    }
+    let mut child = Command::new(backend)
+        .env_clear()
+        .env("GIT_PROJECT_ROOT", root)
+        .env("GIT_HTTP_EXPORT_ALL", "1")
+        .env("REQUEST_METHOD", &method)
+        .env("PATH_INFO", path)
+        .env("QUERY_STRING", query)
+        .env("CONTENT_TYPE", header("content-type").unwrap_or_default())
+        .env("CONTENT_LENGTH", body.len().to_string())
+        .env("GIT_PROTOCOL", header("git-protocol").unwrap_or_default())
+        .env("REMOTE_ADDR", "127.0.0.1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut stdin = child.stdin.take().expect("stdin");
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&body);
+    });
+    let mut out = Vec::new();
+    child.stdout.take().expect("stdout").read_to_end(&mut out)?;
+    let _ = feeder.join();
+    let _ = child.wait();
+    let split = out
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| (i, 4))
+        .or_else(|| out.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2)));
+    let (head, content) = match split {
+        Some((i, n)) => (
+            String::from_utf8_lossy(&out[..i]).into_owned(),
+            &out[i + n..],
+        ),
+        None => (String::new(), &out[..]),
+    };
+    let mut status = "200 OK".to_string();
+    let mut resp = String::new();
+    for l in head.lines() {
+        if let Some(s) = l.strip_prefix("Status:") {
+            status = s.trim().to_string();
+        } else if !l.is_empty() {
+            resp.push_str(l.trim_end());
+            resp.push_str("\r\n");
+        }
+    }
+    write!(
+        conn,
+        "HTTP/1.1 {status}\r\n{resp}content-length: {}\r\nconnection: close\r\n\r\n",
+        content.len()
+    )?;
+    conn.write_all(content)?;
+    Ok(())
+}
+
+/// A fixture: served repositories, a burrow store and a native scratch directory.
+struct Fixture {
+    cli: common::Cli,
+    tmp: tempfile::TempDir,
+    port: u16,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("served");
+        std::fs::create_dir_all(root.join("private")).unwrap();
+        make_repo(tmp.path(), &root, "repo");
+        make_repo(tmp.path(), &root.join("private"), "secret");
+        let port = serve(root);
+        Fixture {
+            cli: common::Cli::new(),
+            tmp,
+            port,
+        }
+    }
+
+    fn url(&self, name: &str) -> String {
+        format!("http://127.0.0.1:{}/{name}", self.port)
+    }
+
+    /// A new session allowed to reach the server.
+    fn session(&self, name: &str) {
+        self.cli.ok(&[
+            "session",
+            "new",
+            "--name",
+            name,
+            "--allow-net",
+            &format!("127.0.0.1:{}", self.port),
+        ]);
+    }
+
+    fn sh(&self, s: &str, cmd: &str) -> (i32, String, String) {
+        self.cli.run(&["sh", s, cmd])
+    }
+
+    /// A native clone of `name` in a fresh directory; its path.
+    fn native_clone(&self, name: &str, args: &[&str]) -> PathBuf {
+        let dir = self.tmp.path().join(format!("native-{}", rand_name()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut a = vec!["clone", "-q"];
+        a.extend_from_slice(args);
+        let url = self.url(name);
+        a.push(&url);
+        git_ok(&dir, &a);
+        let repo = dir.join(name.trim_end_matches(".git").rsplit('/').next().unwrap());
+        assert!(repo.is_dir());
+        repo
+    }
+
+    /// Runs each of `cmds` in session `s` (in directory `dir`) and natively in `native`:
+    /// the exit statuses and the stdouts must be the same.
+    fn same_as_native(&self, s: &str, dir: &str, native: &Path, cmds: &[&str]) {
+        for cmd in cmds {
+            let (code, out, err) = self.sh(s, &format!("cd {dir} && {cmd}"));
+            let bash = native_sh(native, cmd);
+            assert_eq!(
+                (code, out.as_str()),
+                (
+                    bash.status.code().unwrap_or(-1),
+                    String::from_utf8_lossy(&bash.stdout).as_ref()
+                ),
+                "{dir}: {cmd}: {err}"
+            );
+        }
+    }
+
+    fn export(&self, s: &str) -> PathBuf {
+        let dir = self.tmp.path().join(format!("export-{}", rand_name()));
+        self.cli.ok(&["export", s, dir.to_str().unwrap()]);
+        dir
+    }
+}
+
+fn rand_name() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    N.fetch_add(1, Ordering::SeqCst).to_string()
+}
+
+/// Every file under `dir` but `.git`: path -> content (symlinks as `-> target`).
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    fn walk(root: &Path, d: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if rel == ".git" {
+                continue;
+            }
+            let t = e.file_type().unwrap();
+            if t.is_symlink() {
+                let target = std::fs::read_link(&p).unwrap();
+                out.insert(rel, format!("-> {}", target.display()).into_bytes());
+            } else if t.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    walk(dir, dir, &mut out);
+    out
+}
+
+#[test]
+fn clone_gives_the_tree_and_repository_native_git_gives() {
+    if !have_git() {
+        return;
+    }
+    let f = Fixture::new();
+    f.session("gee");
+    let (code, out, err) = f.sh("gee", &format!("git clone {}", f.url("repo.git")));
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (0, "", "Cloning into 'repo'...\n")
+    );
+    let native = f.native_clone("repo.git", &[]);
+
+    // The same commands in both, the same answers.
+    f.same_as_native(
+        "gee",
+        "/workspace/repo",
+        &native,
+        &[
+            "git log",
+            "git log --oneline",
+            "git log -n 2 --format='%H %h %an <%ae> %at %s'",
+            "git log --format=%s%n%b dev",
+            "git log --oneline v1",
+            "git rev-parse HEAD",
+            "git rev-parse --abbrev-ref HEAD",
+            "git rev-parse HEAD~2 main^ origin/dev",
+            "git branch",
+            "git branch -a",
+            "git branch -r",
+            "git remote -v | sed 's/127.0.0.1:[0-9]*/HOST/'",
+            "git ls-files",
+            "git status",
+            "git status -s",
+            "git status --porcelain -b",
+            "cd src && git status && git ls-files && git rev-parse --show-prefix",
+            "git config remote.origin.fetch; git config branch.main.merge",
+            "git log --frobnicate",
+            "git status --frobnicate",
+            "git -C src log -1 --format=%s",
+        ],
+    );
+
+    let (code, _, err) = f.sh("gee", "cd /workspace/repo && git log --graph");
+    assert_eq!(
+        (code, err.as_str()),
+        (128, "fatal: 'git log --graph' is not supported in burrow\n")
+    );
+
+    // The checkout is the same files (an executable's mode aside: the sandbox keeps none).
+    let exported = f.export("gee");
+    let repo = exported.join("repo");
+    assert_eq!(tree(&repo), tree(&native));
+    // Native git finds a valid, clean repository with the same history.
+    git_ok(&repo, &["fsck", "--strict", "--no-progress"]);
+    assert_eq!(git_ok(&repo, &["status", "--porcelain"]), "");
+    assert_eq!(
+        git_ok(&repo, &["log", "--format=%H %s", "--all"]),
+        git_ok(&native, &["log", "--format=%H %s", "--all"])
+    );
+    assert_eq!(git_ok(&repo, &["show-ref"]), git_ok(&native, &["show-ref"]));
+}
+
+#[test]
+fn status_after_edits_matches_native() {
+    if !have_git() {
+        return;
+    }
+    let f = Fixture::new();
+    f.session("edits");
+    let (code, _, err) = f.sh("edits", &format!("git clone -q {}", f.url("repo.git")));
+    assert_eq!(code, 0, "{err}");
+    let native = f.native_clone("repo.git", &[]);
+    let edits = "echo more >> README.md && rm src/lib.rs && echo new > notes.txt && \
+                 mkdir -p newdir/sub && echo x > newdir/sub/f && echo log > debug.log && \
+                 mkdir -p build && echo o > build/out && mkdir -p empty && \
+                 printf 'one\\r\\ntwo\\r\\n' > crlf.txt";
+    let (code, _, err) = f.sh("edits", &format!("cd repo && {edits}"));
+    assert_eq!(code, 0, "{err}");
+    assert!(native_sh(&native, edits).status.success());
+    f.same_as_native(
+        "edits",
+        "/workspace/repo",
+        &native,
+        &[
+            "git status",
+            "git status -s",
+            "git status --porcelain --branch",
+            "cd src && git status && git status -s",
+        ],
+    );
+}
+
+#[test]
+fn shallow_and_branch_clones() {
+    if !have_git() {
+        return;
+    }
+    let f = Fixture::new();
+    f.session("depth");
+    for (args, dir) in [
+        ("--depth 1", "repo"),
+        ("--branch dev --single-branch", "dev-only"),
+        ("-b v1", "at-tag"),
+        ("--depth=2 -b dev", "two"),
+        ("--no-checkout", "bare-ish"),
+    ] {
+        let (code, _, err) = f.sh(
+            "depth",
+            &format!(
+                "cd /workspace && git clone -q {args} {} {dir}",
+                f.url("repo.git")
+            ),
+        );
+        assert_eq!(code, 0, "{args}: {err}");
+        let native = f.native_clone("repo.git", &args.split(' ').collect::<Vec<_>>());
+        f.same_as_native(
+            "depth",
+            &format!("/workspace/{dir}"),
+            &native,
+            &[
+                "git log --format='%H %s'",
+                "git branch -a",
+                "git status --porcelain -b",
+                "git config remote.origin.fetch",
+            ],
+        );
+    }
+    let exported = f.export("depth");
+    for dir in ["repo", "dev-only", "at-tag", "two", "bare-ish"] {
+        git_ok(&exported.join(dir), &["fsck", "--strict", "--no-progress"]);
+    }
+    // A branch that is not there.
+    let (code, _, err) = f.sh(
+        "depth",
+        &format!("cd /workspace && git clone -b nope {} x", f.url("repo.git")),
+    );
+    assert_eq!(code, 128);
+    assert!(
+        err.contains("fatal: Remote branch nope not found in upstream origin"),
+        "{err}"
+    );
+    let (_, out, _) = f.sh("depth", "ls x 2>&1; echo $?");
+    assert!(
+        out.ends_with("2\n"),
+        "nothing is left of a failed clone: {out}"
+    );
+}
+
+#[test]
+fn private_repositories_take_the_token_from_a_session_secret() {
+    if !have_git() {
+        return;
+    }
+    let f = Fixture::new();
+    let env = [("GH_TOKEN", TOKEN)];
+    let (code, _, err) = f.cli.run_env(
+        &env,
+        &[
+            "session",
+            "new",
+            "--name",
+            "priv",
+            "--allow-net",
+            &format!("127.0.0.1:{}", f.port),
+            "--secret",
+            "GH_TOKEN@127.0.0.1",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    // Without credentials: git's message when it cannot ask for them.
+    let url = f.url("private/secret.git");
+    let (code, _, err) = f
+        .cli
+        .run_env(&env, &["sh", "priv", &format!("git clone {url}")]);
+    let native = git(
+        f.tmp.path(),
+        &["clone", &url, f.tmp.path().join("nat").to_str().unwrap()],
+    );
+    assert_eq!(code, 128, "{err}");
+    assert_eq!(native.0, 128);
+    assert_eq!(
+        err.lines().last(),
+        native.2.lines().last(),
+        "burrow: {err}\nnative: {}",
+        native.2
+    );
+    // With the secret's placeholder in the URL, the host puts the token in.
+    let with = format!(
+        "http://x-access-token:$GH_TOKEN@127.0.0.1:{}/private/secret.git",
+        f.port
+    );
+    let (code, _, err) = f.cli.run_env(
+        &env,
+        &[
+            "sh",
+            "priv",
+            &format!("git clone -q {with} s && cd s && git log --oneline | wc -l"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    // The token itself never reaches the guest.
+    let (_, out, _) = f
+        .cli
+        .run_env(&env, &["sh", "priv", "cat s/.git/config; echo $GH_TOKEN"]);
+    assert!(!out.contains(TOKEN), "{out}");
+}
+
+#[test]
+fn denied_hosts_and_unsupported_commands_say_so() {
+    if !have_git() {
+        return;
+    }
+    let f = Fixture::new();
+    f.cli.ok(&["session", "new", "--name", "nonet"]);
+    let url = f.url("repo.git");
+    let (code, _, err) = f.sh("nonet", &format!("git clone {url}"));
+    assert_eq!(code, 128, "{err}");
+    assert!(
+        err.contains(&format!("fatal: unable to access '{url}/': ")) && err.contains("denied"),
+        "{err}"
+    );
+    let (_, out, _) = f.sh("nonet", "ls");
+    assert!(!out.contains("repo"), "{out}");
+    for (cmd, code, want) in [
+        (
+            "git commit -m x",
+            1,
+            "git: 'commit' is not supported in burrow\n",
+        ),
+        (
+            "git frobnicate",
+            1,
+            "git: 'frobnicate' is not a git command. See 'git --help'.\n",
+        ),
+        (
+            "git clone --frob x",
+            129,
+            "error: unknown option `frob'\nusage: git clone [<options>] [--] <repo> [<dir>]\n",
+        ),
+        (
+            "git clone",
+            129,
+            "fatal: You must specify a repository to clone.\n\nusage: git clone [<options>] [--] <repo> [<dir>]\n",
+        ),
+        (
+            "git status",
+            128,
+            "fatal: not a git repository (or any of the parent directories): .git\n",
+        ),
+    ] {
+        let (c, _, err) = f.sh("nonet", cmd);
+        assert_eq!((c, err.as_str()), (code, want), "{cmd}");
+    }
+    let (_, out, _) = f.sh("nonet", "which git; git --version");
+    assert!(out.starts_with("/usr/bin/git\ngit version "), "{out}");
+}
+
+#[test]
+fn a_repository_made_by_native_git_reads_the_same_in_burrow() {
+    if !have_git() {
+        return;
+    }
+    let f = Fixture::new();
+    let native = f.native_clone("repo.git", &[]);
+    // Loose objects and an index native git wrote, on top of the cloned pack.
+    std::fs::write(native.join("local.txt"), "local\n").unwrap();
+    commit(&native, "Local commit", "1700020000 +0200");
+    std::fs::write(native.join("README.md"), "changed\n").unwrap();
+    git_ok(&native, &["add", "README.md"]);
+    std::fs::write(native.join("untracked.txt"), "u\n").unwrap();
+    f.cli.ok(&[
+        "session",
+        "new",
+        "--name",
+        "imp",
+        "--from",
+        native.to_str().unwrap(),
+    ]);
+    f.same_as_native(
+        "imp",
+        "/workspace",
+        &native,
+        &[
+            "git status",
+            "git status -s -b",
+            "git log --oneline",
+            "git log -n 1",
+            "git branch -a",
+            "git ls-files",
+        ],
+    );
+}
+
+#[test]
+fn sessions_start_from_a_git_repository() {
+    if !have_git() {
+        return;
+    }
+    let f = Fixture::new();
+    let allow = format!("127.0.0.1:{}", f.port);
+    let url = f.url("repo.git");
+    f.cli.ok(&[
+        "session",
+        "new",
+        "--name",
+        "fromgit",
+        "--allow-net",
+        &allow,
+        "--from-git",
+        &format!("{url}#dev"),
+    ]);
+    let (code, out, err) = f.sh(
+        "fromgit",
+        "git status -s -b && cat dev.txt && git log --oneline | wc -l",
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "## dev...origin/dev\non dev\n5\n"),
+        "{err}"
+    );
+    // A clone that fails leaves no session behind, and says why.
+    let (code, _, err) = f.cli.run(&[
+        "session",
+        "new",
+        "--name",
+        "broken",
+        "--allow-net",
+        &allow,
+        "--from-git",
+        &format!("{url}#nope"),
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("Remote branch nope not found"), "{err}");
+    let list = f.cli.ok(&["session", "ls"]);
+    assert!(!list.contains("broken"), "{list}");
+    // Without a network rule, the policy's refusal.
+    let (code, _, err) = f.cli.run(&["session", "new", "--from-git", &url]);
+    assert_ne!(code, 0);
+    assert!(err.contains("denied"), "{err}");
+}

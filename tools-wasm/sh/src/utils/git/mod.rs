@@ -1,0 +1,326 @@
+//! `git`, run by the shell: `clone` over smart HTTP through the session's network policy
+//! (wasi:http, as curl and pip), and the read-only porcelain agents type after it (`status`,
+//! `log`, `rev-parse`, `branch`, `remote`, `ls-files`, `config --get`). Objects, packs, refs
+//! and the index are written exactly as git writes them, so an exported session is a
+//! repository native git reads (`git fsck --strict` clean).
+//!
+//! Every other git command answers `git: 'X' is not supported in burrow` with status 1, and
+//! an option a command does not implement is refused with git's own wording and status 129:
+//! an agent never gets a plausible but wrong answer.
+//!
+//! burrow writes its own git rather than compiling gitoxide to WebAssembly: the formats are
+//! small and stable, the network must go through the shell's wasi:http wire (policy, secret
+//! swap, audit), and the shell component stays one build.
+
+mod clone;
+mod object;
+mod pack;
+mod porcelain;
+mod remote;
+mod repo;
+
+use crate::shell::Shell;
+use crate::shell::io::Io;
+
+/// The version `git --version` reports: the git burrow's output follows, marked as burrow's.
+pub const VERSION: &str = "2.47.3.burrow";
+
+/// git's commands that burrow's git does not implement (yet): they are refused by name
+/// instead of being reported as unknown.
+const KNOWN: &[&str] = &[
+    "add",
+    "am",
+    "annotate",
+    "apply",
+    "archive",
+    "bisect",
+    "blame",
+    "bundle",
+    "cat-file",
+    "check-ignore",
+    "checkout",
+    "cherry",
+    "cherry-pick",
+    "clean",
+    "commit",
+    "commit-tree",
+    "count-objects",
+    "describe",
+    "diff",
+    "diff-files",
+    "diff-index",
+    "diff-tree",
+    "difftool",
+    "fetch",
+    "for-each-ref",
+    "format-patch",
+    "fsck",
+    "gc",
+    "grep",
+    "hash-object",
+    "help",
+    "init",
+    "log",
+    "ls-remote",
+    "ls-tree",
+    "merge",
+    "merge-base",
+    "mergetool",
+    "mv",
+    "notes",
+    "pull",
+    "push",
+    "range-diff",
+    "rebase",
+    "reflog",
+    "remote",
+    "repack",
+    "replace",
+    "reset",
+    "restore",
+    "revert",
+    "rm",
+    "shortlog",
+    "show",
+    "show-branch",
+    "show-ref",
+    "sparse-checkout",
+    "stash",
+    "submodule",
+    "switch",
+    "symbolic-ref",
+    "tag",
+    "update-index",
+    "update-ref",
+    "var",
+    "verify-pack",
+    "worktree",
+    "write-tree",
+];
+
+pub fn git(sh: &Shell, args: &[String], io: &Io) -> i32 {
+    let mut cwd = std::path::PathBuf::from(&sh.cwd);
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        match a.as_str() {
+            "-C" => {
+                let Some(p) = args.get(i + 1) else {
+                    io.eprint("error: no directory given for '-C' option\n");
+                    return 129;
+                };
+                cwd = cwd.join(p);
+                if !cwd.is_dir() {
+                    io.eprint(&format!(
+                        "fatal: cannot change to '{p}': No such file or directory\n"
+                    ));
+                    return 128;
+                }
+                i += 2;
+            }
+            // No pager ever runs here.
+            "--no-pager" | "-P" => i += 1,
+            "--version" | "version" => {
+                io.print(&format!("git version {VERSION}\n"));
+                return 0;
+            }
+            "--help" | "-h" => {
+                io.print(HELP);
+                return 0;
+            }
+            s if s.starts_with('-') => {
+                io.eprint(&format!("unknown option: {s}\n{GLOBAL_USAGE}"));
+                return 129;
+            }
+            _ => break,
+        }
+    }
+    let Some(cmd) = args.get(i) else {
+        io.print(HELP);
+        return 1;
+    };
+    let rest = &args[i + 1..];
+    let cwd_sh;
+    let sh = if cwd.to_string_lossy() != sh.cwd {
+        let mut s = sh.clone();
+        s.cwd = cwd.to_string_lossy().into_owned();
+        cwd_sh = s;
+        &cwd_sh
+    } else {
+        sh
+    };
+    match cmd.as_str() {
+        "clone" => clone::clone(sh, rest, io),
+        "status" | "log" | "rev-parse" | "branch" | "remote" | "ls-files" | "config" => {
+            porcelain::run(sh, cmd, rest, io)
+        }
+        c if KNOWN.contains(&c) => {
+            io.eprint(&format!("git: '{c}' is not supported in burrow\n"));
+            1
+        }
+        c => {
+            io.eprint(&format!(
+                "git: '{c}' is not a git command. See 'git --help'.\n"
+            ));
+            1
+        }
+    }
+}
+
+const GLOBAL_USAGE: &str =
+    "usage: git [-v | --version] [-h | --help] [-C <path>] [--no-pager] <command> [<args>]\n";
+
+const HELP: &str =
+    "usage: git [-v | --version] [-h | --help] [-C <path>] [--no-pager] <command> [<args>]
+
+burrow's git implements these commands:
+
+   clone      Clone a repository over HTTP(S) into a new directory
+   status     Show the working tree status
+   log        Show commit logs
+   rev-parse  Pick out and massage parameters
+   branch     List branches
+   remote     List the remotes
+   ls-files   Show the files in the index
+   config     Get repository or global options
+
+Other git commands answer that they are not supported in burrow.
+";
+
+/// git's options reader for one command: `--name=value` and `--name value`, bundled short
+/// flags (`-qn`), a short option's value attached (`-bmain`) or next.
+pub struct Args<'a> {
+    args: &'a [String],
+    i: usize,
+    queue: std::collections::VecDeque<String>,
+    pending: Option<String>,
+    /// Short options that take a value.
+    valued: &'static str,
+}
+
+impl<'a> Args<'a> {
+    pub fn new(args: &'a [String]) -> Args<'a> {
+        Args::with_values(args, "b")
+    }
+
+    pub fn with_values(args: &'a [String], valued: &'static str) -> Args<'a> {
+        Args {
+            args,
+            i: 0,
+            queue: Default::default(),
+            pending: None,
+            valued,
+        }
+    }
+
+    pub fn next(&mut self) -> Option<String> {
+        self.pending = None;
+        if let Some(q) = self.queue.pop_front() {
+            return Some(q);
+        }
+        let a = self.args.get(self.i)?.clone();
+        self.i += 1;
+        if let Some(long) = a.strip_prefix("--")
+            && let Some((name, value)) = long.split_once('=')
+        {
+            self.pending = Some(value.to_string());
+            return Some(format!("--{name}"));
+        }
+        if a.len() > 2 && a.starts_with('-') && !a.starts_with("--") {
+            let letters: Vec<char> = a[1..].chars().collect();
+            for (k, c) in letters.iter().enumerate() {
+                self.queue.push_back(format!("-{c}"));
+                if self.valued.contains(*c) {
+                    let rest: String = letters[k + 1..].iter().collect();
+                    if !rest.is_empty() {
+                        self.queue.push_back(rest);
+                    }
+                    break;
+                }
+            }
+            return self.queue.pop_front();
+        }
+        Some(a)
+    }
+
+    /// The value of the option just read.
+    pub fn value(&mut self, name: &str) -> Result<String, String> {
+        if let Some(v) = self.pending.take() {
+            return Ok(v);
+        }
+        if let Some(q) = self.queue.pop_front() {
+            return Ok(q);
+        }
+        match self.args.get(self.i) {
+            Some(v) => {
+                self.i += 1;
+                Ok(v.clone())
+            }
+            None => Err(format!("error: option `{name}' requires a value")),
+        }
+    }
+
+    /// The `=value` given to the option just read, if any.
+    pub fn pending_value(&mut self) -> Option<&str> {
+        self.pending.as_deref()
+    }
+
+    /// Fails when a flag was given a value (`--quiet=1`).
+    pub fn flag(&mut self, name: &str) -> Result<(), String> {
+        match self.pending.take() {
+            Some(_) => Err(format!("error: option `{name}' takes no value")),
+            None => Ok(()),
+        }
+    }
+
+    /// Everything after `--`.
+    pub fn rest(&mut self) -> Vec<String> {
+        let r = self.args[self.i..].to_vec();
+        self.i = self.args.len();
+        r
+    }
+
+    /// git's message for an option it does not know.
+    pub fn unknown(&self, s: &str) -> String {
+        match s.strip_prefix("--") {
+            Some(long) => format!("error: unknown option `{long}'"),
+            None => format!(
+                "error: unknown switch `{}'",
+                s.trim_start_matches('-').chars().next().unwrap_or('-')
+            ),
+        }
+    }
+}
+
+/// A usage error: the message, git's usage line, status 129.
+pub fn usage_error(io: &Io, msg: &str, usage: &str) -> i32 {
+    if !msg.is_empty() {
+        io.eprint(&format!("{msg}\n"));
+    }
+    io.eprint(&format!("usage: {usage}\n"));
+    129
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn options_read_as_git_reads_them() {
+        let v = strings(&["-qbmain", "--depth=1", "--branch", "dev", "url"]);
+        let mut a = Args::new(&v);
+        assert_eq!(a.next().as_deref(), Some("-q"));
+        assert_eq!(a.next().as_deref(), Some("-b"));
+        assert_eq!(a.value("branch").unwrap(), "main");
+        assert_eq!(a.next().as_deref(), Some("--depth"));
+        assert_eq!(a.value("depth").unwrap(), "1");
+        assert_eq!(a.next().as_deref(), Some("--branch"));
+        assert_eq!(a.value("branch").unwrap(), "dev");
+        assert_eq!(a.next().as_deref(), Some("url"));
+        assert_eq!(a.unknown("--frob"), "error: unknown option `frob'");
+        assert_eq!(a.unknown("-x"), "error: unknown switch `x'");
+    }
+}

@@ -1,0 +1,1266 @@
+//! The read-only porcelain: `status` (long, `-s`, `--porcelain`, `-b`), `log` (`--oneline`,
+//! `-n`, `--format`), `rev-parse`, `branch` (list, `-a`, `-r`), `remote` (`-v`), `ls-files`
+//! and `config --get`, with git's output for each.
+
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashSet};
+use std::path::{Path, PathBuf};
+
+use super::object::{self, Commit, Kind, Oid, hex, parse_commit, parse_hex, parse_tree};
+use super::repo::{IndexEntry, Repo, read_index};
+use super::{Args, usage_error};
+use crate::shell::Shell;
+use crate::shell::io::Io;
+
+pub fn run(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
+    let cwd = PathBuf::from(&sh.cwd);
+    if cmd == "config" && args.iter().any(|a| a == "--global") {
+        return config(sh, None, args, io);
+    }
+    let Some(repo) = Repo::discover(&cwd) else {
+        io.eprint("fatal: not a git repository (or any of the parent directories): .git\n");
+        return 128;
+    };
+    let r = match cmd {
+        "status" => status(&repo, &cwd, args, io),
+        "log" => log(&repo, args, io),
+        "rev-parse" => rev_parse(&repo, &cwd, args, io),
+        "branch" => branch(&repo, args, io),
+        "remote" => remote(&repo, args, io),
+        "ls-files" => ls_files(&repo, &cwd, args, io),
+        _ => return config(sh, Some(&repo), args, io),
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            io.eprint(&format!("{e}\n"));
+            128
+        }
+    }
+}
+
+/// A path as git prints it: in double quotes with C escapes when it has control characters,
+/// quotes, backslashes or bytes above ASCII (core.quotePath).
+fn quote(path: &[u8]) -> String {
+    if !path
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x7f)
+    {
+        return String::from_utf8_lossy(path).into_owned();
+    }
+    let mut s = String::from("\"");
+    for &b in path {
+        match b {
+            b'"' => s.push_str("\\\""),
+            b'\\' => s.push_str("\\\\"),
+            b'\t' => s.push_str("\\t"),
+            b'\n' => s.push_str("\\n"),
+            b'\r' => s.push_str("\\r"),
+            0x20..=0x7e => s.push(b as char),
+            _ => s.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    s.push('"');
+    s
+}
+
+/// `path` (from the top of the work tree) relative to `cwd` (also from the top).
+fn relative(path: &[u8], cwd: &[u8]) -> Vec<u8> {
+    if cwd.is_empty() {
+        return path.to_vec();
+    }
+    let p: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
+    let c: Vec<&[u8]> = cwd.split(|&b| b == b'/').collect();
+    let common = p.iter().zip(&c).take_while(|(a, b)| a == b).count();
+    let mut out = Vec::new();
+    for _ in common..c.len() {
+        out.extend_from_slice(b"../");
+    }
+    let rest = p[common..].join(&b'/');
+    out.extend_from_slice(&rest);
+    if out.is_empty() {
+        out.push(b'.');
+    }
+    out
+}
+
+/// The working directory from the top of the work tree (`src/lib`), empty at the top.
+fn prefix(repo: &Repo, cwd: &Path) -> Vec<u8> {
+    repo.work
+        .as_ref()
+        .and_then(|w| cwd.strip_prefix(w).ok())
+        .map(|p| p.to_string_lossy().as_bytes().to_vec())
+        .unwrap_or_default()
+}
+
+fn abbrev(oid: &Oid) -> String {
+    hex(oid)[..7].to_string()
+}
+
+/// A revision: `HEAD`, a branch, tag or remote-tracking name, a full or abbreviated id, any
+/// of them followed by `~N` or `^` steps.
+pub fn resolve(repo: &Repo, rev: &str) -> Option<Oid> {
+    let (base, steps) = match rev.find(['~', '^']) {
+        Some(i) => (&rev[..i], &rev[i..]),
+        None => (rev, ""),
+    };
+    let base = if base == "@" { "HEAD" } else { base };
+    let mut id = if base == "HEAD" {
+        repo.head().1?
+    } else if let Some(id) = [
+        base.to_string(),
+        format!("refs/{base}"),
+        format!("refs/tags/{base}"),
+        format!("refs/heads/{base}"),
+        format!("refs/remotes/{base}"),
+        format!("refs/remotes/{base}/HEAD"),
+    ]
+    .iter()
+    .filter(|n| n.starts_with("refs/"))
+    .find_map(|n| repo.resolve_ref(n))
+    {
+        id
+    } else if let Some(id) = parse_hex(base) {
+        id
+    } else {
+        abbreviated(repo, base)?
+    };
+    let mut s = steps;
+    while !s.is_empty() {
+        let (op, rest) = s.split_at(1);
+        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        s = &rest[digits.len()..];
+        let n: usize = if digits.is_empty() {
+            1
+        } else {
+            digits.parse().ok()?
+        };
+        let commit = |id: &Oid| -> Option<Commit> {
+            parse_commit(&repo.read_kind(id, Kind::Commit).ok()?).ok()
+        };
+        if op == "~" {
+            for _ in 0..n {
+                id = *commit(&id)?.parents.first()?;
+            }
+        } else if n == 0 {
+            id = object::hash(Kind::Commit, &repo.read_kind(&id, Kind::Commit).ok()?);
+        } else {
+            id = *commit(&id)?.parents.get(n - 1)?;
+        }
+    }
+    Some(id)
+}
+
+/// The one object whose id starts with `prefix` (4 to 39 hex digits).
+fn abbreviated(repo: &Repo, prefix: &str) -> Option<Oid> {
+    if prefix.len() < 4 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let p = prefix.to_ascii_lowercase();
+    let mut found: BTreeSet<Oid> = BTreeSet::new();
+    let dir = repo.objects().join(&p[..2]);
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        for e in rd.flatten() {
+            let name = format!("{}{}", &p[..2], e.file_name().to_string_lossy());
+            if name.starts_with(&p)
+                && let Some(id) = parse_hex(&name)
+            {
+                found.insert(id);
+            }
+        }
+    }
+    for id in repo.pack_ids() {
+        if hex(&id).starts_with(&p) {
+            found.insert(id);
+        }
+    }
+    (found.len() == 1)
+        .then(|| found.into_iter().next())
+        .flatten()
+}
+
+fn read_commit(repo: &Repo, id: &Oid) -> Result<Commit, String> {
+    parse_commit(&repo.read_kind(id, Kind::Commit)?)
+}
+
+/// The shallow boundary: commits whose parents are not in the repository.
+fn shallow(repo: &Repo) -> HashSet<Oid> {
+    std::fs::read_to_string(repo.git_dir.join("shallow"))
+        .map(|t| t.lines().filter_map(parse_hex).collect())
+        .unwrap_or_default()
+}
+
+/// The seconds and zone of an ident line's end (`Name <e> 1700000000 +0100`).
+fn ident_time(ident: &str) -> (i64, String) {
+    let mut parts = ident.rsplitn(3, ' ');
+    let zone = parts.next().unwrap_or("+0000").to_string();
+    let secs = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    (secs, zone)
+}
+
+fn ident_name_email(ident: &str) -> (String, String) {
+    let (name, rest) = ident.split_once(" <").unwrap_or((ident, ""));
+    let email = rest.split_once('>').map(|(e, _)| e).unwrap_or("");
+    (name.to_string(), email.to_string())
+}
+
+/// git's default date format: `Thu Apr 7 15:13:13 2005 -0700`, in the ident's own zone.
+fn git_date(secs: i64, zone: &str) -> String {
+    let sign = if zone.starts_with('-') { -1 } else { 1 };
+    let z: i64 = zone.trim_start_matches(['+', '-']).parse().unwrap_or(0);
+    let offset = sign * ((z / 100) * 3600 + (z % 100) * 60);
+    let t = secs + offset;
+    let days = t.div_euclid(86400);
+    let rem = t.rem_euclid(86400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z2 = days + 719_468;
+    let era = z2.div_euclid(146_097);
+    let doe = z2 - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{} {} {} {:02}:{:02}:{:02} {} {zone}",
+        DAYS[days.rem_euclid(7) as usize],
+        MONTHS[(m - 1) as usize],
+        d,
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        y
+    )
+}
+
+/// Commits reachable from `starts`, newest committer date first (git log's default order).
+fn walk(repo: &Repo, starts: &[Oid]) -> Result<Vec<(Oid, Commit)>, String> {
+    let boundary = shallow(repo);
+    let mut heap: BinaryHeap<(i64, u64, Oid)> = BinaryHeap::new();
+    let mut seen: HashSet<Oid> = HashSet::new();
+    let mut n = u64::MAX;
+    for s in starts {
+        if seen.insert(*s) {
+            let c = read_commit(repo, s)?;
+            heap.push((ident_time(&c.committer).0, n, *s));
+            n -= 1;
+        }
+    }
+    let mut out = Vec::new();
+    while let Some((_, _, id)) = heap.pop() {
+        let c = read_commit(repo, &id)?;
+        if !boundary.contains(&id) {
+            for p in &c.parents {
+                if seen.insert(*p) {
+                    let pc = read_commit(repo, p)?;
+                    heap.push((ident_time(&pc.committer).0, n, *p));
+                    n -= 1;
+                }
+            }
+        }
+        out.push((id, c));
+    }
+    Ok(out)
+}
+
+fn subject(message: &str) -> String {
+    // The first paragraph, its lines joined by spaces.
+    message
+        .split("\n\n")
+        .next()
+        .unwrap_or("")
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `--format` placeholders burrow implements; any other `%x` is refused.
+fn format_commit(fmt: &str, id: &Oid, c: &Commit) -> Result<String, String> {
+    let mut out = String::new();
+    let mut chars = fmt.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch != '%' {
+            out.push(ch);
+            continue;
+        }
+        let (an, ae) = ident_name_email(&c.author);
+        let (cn, ce) = ident_name_email(&c.committer);
+        let (at, az) = ident_time(&c.author);
+        let (ct, cz) = ident_time(&c.committer);
+        let two: String = chars.clone().take(2).collect();
+        let (text, used) = match two.as_str() {
+            "an" => (an, 2),
+            "ae" => (ae, 2),
+            "ad" => (git_date(at, &az), 2),
+            "at" => (at.to_string(), 2),
+            "cn" => (cn, 2),
+            "ce" => (ce, 2),
+            "cd" => (git_date(ct, &cz), 2),
+            "ct" => (ct.to_string(), 2),
+            _ => match chars.peek() {
+                Some('H') => (hex(id), 1),
+                Some('h') => (abbrev(id), 1),
+                Some('T') => (hex(&c.tree), 1),
+                Some('t') => (abbrev(&c.tree), 1),
+                Some('P') => (c.parents.iter().map(hex).collect::<Vec<_>>().join(" "), 1),
+                Some('p') => (
+                    c.parents.iter().map(abbrev).collect::<Vec<_>>().join(" "),
+                    1,
+                ),
+                Some('s') => (subject(&c.message), 1),
+                Some('b') => (
+                    c.message
+                        .split_once("\n\n")
+                        .map(|(_, b)| b.to_string())
+                        .unwrap_or_default(),
+                    1,
+                ),
+                Some('B') => (c.message.clone(), 1),
+                Some('n') => ("\n".to_string(), 1),
+                Some('%') => ("%".to_string(), 1),
+                other => {
+                    return Err(format!(
+                        "fatal: the format placeholder '%{}' is not supported in burrow",
+                        other.map(|c| c.to_string()).unwrap_or_default()
+                    ));
+                }
+            },
+        };
+        for _ in 0..used {
+            chars.next();
+        }
+        out.push_str(&text);
+    }
+    Ok(out)
+}
+
+/// Options of git log that burrow's does not implement (named as such when given).
+const LOG_OPTIONS_NOT_HERE: &[&str] = &[
+    "--graph",
+    "--stat",
+    "--shortstat",
+    "--numstat",
+    "--name-only",
+    "--name-status",
+    "-p",
+    "--patch",
+    "-u",
+    "--all",
+    "--branches",
+    "--tags",
+    "--remotes",
+    "--decorate",
+    "--follow",
+    "--reverse",
+    "--since",
+    "--after",
+    "--until",
+    "--before",
+    "--author",
+    "--committer",
+    "--grep",
+    "--first-parent",
+    "--merges",
+    "--no-merges",
+    "--abbrev-commit",
+    "--date",
+    "--color",
+    "--topo-order",
+    "--date-order",
+    "--left-right",
+    "--cherry-pick",
+    "-S",
+    "-G",
+    "--skip",
+    "--source",
+    "--full-history",
+    "--simplify-by-decoration",
+    "-L",
+];
+
+fn log(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
+    const USAGE: &str = "git log [<options>] [<revision-range>] [[--] <path>...]";
+    let mut max: Option<usize> = None;
+    let mut format: Option<String> = None;
+    let mut revs = Vec::new();
+    let mut a = Args::with_values(args, "n");
+    while let Some(arg) = a.next() {
+        let r: Result<(), String> = match arg.as_str() {
+            "--oneline" => a.flag("oneline").map(|_| format = Some("%h %s".into())),
+            "-n" | "--max-count" => a.value("max-count").and_then(|v| {
+                v.parse()
+                    .map(|n| max = Some(n))
+                    .map_err(|_| format!("fatal: '{v}': not an integer"))
+            }),
+            "--format" | "--pretty" => a.value("format").and_then(|v| {
+                let f = match v.as_str() {
+                    "oneline" => "%H %s".to_string(),
+                    "short" | "medium" | "full" | "fuller" | "raw" | "email" | "reference" => {
+                        return Err(format!(
+                            "fatal: the pretty format '{v}' is not supported in burrow"
+                        ));
+                    }
+                    _ => v
+                        .strip_prefix("format:")
+                        .or_else(|| v.strip_prefix("tformat:"))
+                        .unwrap_or(&v)
+                        .to_string(),
+                };
+                format = Some(f);
+                Ok(())
+            }),
+            "--" => {
+                if !a.rest().is_empty() {
+                    return Err("fatal: 'git log -- <path>' is not supported in burrow".into());
+                }
+                Ok(())
+            }
+            s if s.len() > 1
+                && s.starts_with('-')
+                && s[1..].bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                max = s[1..].parse().ok();
+                Ok(())
+            }
+            // Output options that change nothing here: there is no terminal to colour or
+            // decorate for.
+            "--no-decorate" | "--no-color" => Ok(()),
+            s if LOG_OPTIONS_NOT_HERE
+                .iter()
+                .any(|o| s == *o || s.strip_prefix(o).is_some_and(|r| r.starts_with('='))) =>
+            {
+                return Err(format!("fatal: 'git log {s}' is not supported in burrow"));
+            }
+            // git log reads revision options, not parse-options: its refusal is this.
+            s if s.starts_with('-') => {
+                return Err(format!("fatal: unrecognized argument: {s}"));
+            }
+            _ => {
+                revs.push(arg.clone());
+                Ok(())
+            }
+        };
+        if let Err(e) = r {
+            return Ok(usage_error(io, &e, USAGE));
+        }
+    }
+    let mut starts = Vec::new();
+    if revs.is_empty() {
+        match repo.head() {
+            (_, Some(id)) => starts.push(id),
+            (Some(b), None) => {
+                return Err(format!(
+                    "fatal: your current branch '{}' does not have any commits yet",
+                    b.trim_start_matches("refs/heads/")
+                ));
+            }
+            _ => return Err("fatal: bad default revision 'HEAD'".into()),
+        }
+    }
+    for r in &revs {
+        if r.contains("..") {
+            return Err(format!(
+                "fatal: revision ranges ('{r}') are not supported in burrow's git log"
+            ));
+        }
+        match resolve(repo, r) {
+            // A tag names its commit here.
+            Some(id) => starts.push(object::hash(
+                Kind::Commit,
+                &repo.read_kind(&id, Kind::Commit)?,
+            )),
+            None => {
+                return Err(format!(
+                    "fatal: ambiguous argument '{r}': unknown revision or path not in the working tree.\n\
+                     Use '--' to separate paths from revisions, like this:\n\
+                     'git <command> [<revision>...] -- [<file>...]'"
+                ));
+            }
+        }
+    }
+    let commits = walk(repo, &starts)?;
+    let mut out = String::new();
+    for (k, (id, c)) in commits.iter().take(max.unwrap_or(usize::MAX)).enumerate() {
+        match &format {
+            Some(f) => {
+                out.push_str(&format_commit(f, id, c)?);
+                out.push('\n');
+            }
+            None => {
+                if k > 0 {
+                    out.push('\n');
+                }
+                let (name, email) = ident_name_email(&c.author);
+                let (t, z) = ident_time(&c.author);
+                out.push_str(&format!("commit {}\n", hex(id)));
+                if c.parents.len() > 1 {
+                    let p: Vec<String> = c.parents.iter().map(abbrev).collect();
+                    out.push_str(&format!("Merge: {}\n", p.join(" ")));
+                }
+                out.push_str(&format!(
+                    "Author: {name} <{email}>\nDate:   {}\n\n",
+                    git_date(t, &z)
+                ));
+                // Every line indented, blank ones too, as git does.
+                for line in c.message.trim_end_matches('\n').lines() {
+                    out.push_str(&format!("    {line}\n"));
+                }
+            }
+        }
+    }
+    io.print(&out);
+    Ok(0)
+}
+
+fn rev_parse(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
+    let mut abbrev_ref = false;
+    let mut short = false;
+    let mut verify = false;
+    let mut out = String::new();
+    for a in args {
+        match a.as_str() {
+            "--abbrev-ref" => abbrev_ref = true,
+            "--short" => short = true,
+            "--verify" | "-q" | "--quiet" => verify = true,
+            "--show-toplevel" => match &repo.work {
+                Some(w) => out.push_str(&format!("{}\n", w.display())),
+                None => {
+                    return Err("fatal: this operation must be run in a work tree".into());
+                }
+            },
+            "--git-dir" => {
+                let g = repo.git_dir.as_path();
+                let shown = match g.strip_prefix(cwd) {
+                    Ok(rel) => rel.to_path_buf(),
+                    Err(_) => g.to_path_buf(),
+                };
+                out.push_str(&format!("{}\n", shown.display()));
+            }
+            "--is-inside-work-tree" => out.push_str(if repo.work.is_some() {
+                "true\n"
+            } else {
+                "false\n"
+            }),
+            "--is-bare-repository" => out.push_str(if repo.work.is_some() {
+                "false\n"
+            } else {
+                "true\n"
+            }),
+            "--show-prefix" => {
+                let p = prefix(repo, cwd);
+                if !p.is_empty() {
+                    out.push_str(&format!("{}/", String::from_utf8_lossy(&p)));
+                }
+                out.push('\n');
+            }
+            s if s.starts_with('-') => {
+                return Err(format!(
+                    "fatal: rev-parse option '{s}' is not supported in burrow"
+                ));
+            }
+            rev => {
+                if abbrev_ref {
+                    let name = if rev == "HEAD" {
+                        match repo.head() {
+                            (Some(b), _) => b.trim_start_matches("refs/heads/").to_string(),
+                            (None, Some(_)) => "HEAD".into(),
+                            (None, None) => return Err(unknown_rev(rev)),
+                        }
+                    } else if repo.resolve_ref(&format!("refs/heads/{rev}")).is_some()
+                        || repo.resolve_ref(&format!("refs/remotes/{rev}")).is_some()
+                    {
+                        rev.to_string()
+                    } else {
+                        return Err(unknown_rev(rev));
+                    };
+                    out.push_str(&format!("{name}\n"));
+                    continue;
+                }
+                match resolve(repo, rev) {
+                    Some(id) if short => out.push_str(&format!("{}\n", abbrev(&id))),
+                    Some(id) => out.push_str(&format!("{}\n", hex(&id))),
+                    None if verify => {
+                        io.print(&out);
+                        io.eprint("fatal: Needed a single revision\n");
+                        return Ok(128);
+                    }
+                    None => {
+                        io.print(&out);
+                        return Err(unknown_rev(rev));
+                    }
+                }
+            }
+        }
+    }
+    io.print(&out);
+    Ok(0)
+}
+
+/// What a detached HEAD was checked out from, as git finds it: the last `checkout: moving
+/// from A to B` in HEAD's reflog names B, and HEAD is "at" it while it still names the commit
+/// then checked out. None without such an entry (a clone of a tag writes none here).
+fn detached_from(repo: &Repo, head: &Oid) -> Option<(bool, String)> {
+    let log = std::fs::read_to_string(repo.git_dir.join("logs/HEAD")).ok()?;
+    let line = log
+        .lines()
+        .rev()
+        .find(|l| l.contains("\tcheckout: moving from "))?;
+    let new = parse_hex(line.split(' ').nth(1)?)?;
+    let target = line.rsplit_once(" to ")?.1.to_string();
+    let name = match parse_hex(&target) {
+        Some(id) => abbrev(&id),
+        None => target,
+    };
+    Some((new == *head, name))
+}
+
+fn unknown_rev(rev: &str) -> String {
+    format!(
+        "{rev}\nfatal: ambiguous argument '{rev}': unknown revision or path not in the working tree.\n\
+         Use '--' to separate paths from revisions, like this:\n\
+         'git <command> [<revision>...] -- [<file>...]'"
+    )
+}
+
+fn branch(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
+    let mut all = false;
+    let mut remotes = false;
+    let mut show_current = false;
+    for a in args {
+        match a.as_str() {
+            "-a" | "--all" => all = true,
+            "-r" | "--remotes" => remotes = true,
+            "--show-current" => show_current = true,
+            "-l" | "--list" => {}
+            s if s.starts_with('-') => {
+                return Err(format!(
+                    "fatal: 'git branch {s}' is not supported in burrow (burrow's git lists branches only)"
+                ));
+            }
+            _ => {
+                return Err("fatal: creating branches is not supported in burrow's git yet".into());
+            }
+        }
+    }
+    let (head_ref, head_id) = repo.head();
+    if show_current {
+        if let Some(b) = &head_ref {
+            io.print(&format!("{}\n", b.trim_start_matches("refs/heads/")));
+        }
+        return Ok(0);
+    }
+    let mut out = String::new();
+    if !remotes {
+        if head_ref.is_none()
+            && let Some(id) = head_id
+        {
+            match detached_from(repo, &id) {
+                Some((true, name)) => out.push_str(&format!("* (HEAD detached at {name})\n")),
+                Some((false, name)) => out.push_str(&format!("* (HEAD detached from {name})\n")),
+                None => out.push_str("* (no branch)\n"),
+            }
+        }
+        for (name, _) in repo.refs_under("refs/heads/") {
+            let mark = if head_ref.as_deref() == Some(name.as_str()) {
+                "* "
+            } else {
+                "  "
+            };
+            out.push_str(&format!(
+                "{mark}{}\n",
+                name.trim_start_matches("refs/heads/")
+            ));
+        }
+    }
+    if all || remotes {
+        let shown = |n: &str| -> String {
+            if all {
+                n.trim_start_matches("refs/").to_string()
+            } else {
+                n.trim_start_matches("refs/remotes/").to_string()
+            }
+        };
+        let mut names: Vec<String> = repo
+            .refs_under("refs/remotes/")
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        // A symbolic remote HEAD is listed with its target.
+        names.sort();
+        for n in names {
+            match repo.read_ref(&n) {
+                Some(super::repo::RefValue::Symbolic(t)) => out.push_str(&format!(
+                    "  {} -> {}\n",
+                    shown(&n),
+                    t.trim_start_matches("refs/remotes/")
+                )),
+                _ => out.push_str(&format!("  {}\n", shown(&n))),
+            }
+        }
+    }
+    io.print(&out);
+    Ok(0)
+}
+
+fn remotes_of(repo: &Repo) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(repo.git_dir.join("config")).unwrap_or_default();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let l = line.trim();
+        if let Some(name) = l
+            .strip_prefix("[remote \"")
+            .and_then(|r| r.strip_suffix("\"]"))
+        {
+            let url = repo
+                .config(&format!("remote.{name}.url"))
+                .unwrap_or_default();
+            out.push((name.to_string(), url));
+        }
+    }
+    out
+}
+
+fn remote(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
+    let verbose = match args.first().map(String::as_str) {
+        None => false,
+        Some("-v" | "--verbose") if args.len() == 1 => true,
+        Some("get-url") if args.len() == 2 => {
+            return match remotes_of(repo).into_iter().find(|(n, _)| *n == args[1]) {
+                Some((_, url)) => {
+                    io.print(&format!("{url}\n"));
+                    Ok(0)
+                }
+                None => {
+                    io.eprint(&format!("error: No such remote '{}'\n", args[1]));
+                    Ok(2)
+                }
+            };
+        }
+        Some(other) => {
+            return Err(format!(
+                "fatal: 'git remote {other}' is not supported in burrow (burrow's git lists remotes only)"
+            ));
+        }
+    };
+    let mut out = String::new();
+    for (name, url) in remotes_of(repo) {
+        if verbose {
+            out.push_str(&format!("{name}\t{url} (fetch)\n{name}\t{url} (push)\n"));
+        } else {
+            out.push_str(&format!("{name}\n"));
+        }
+    }
+    io.print(&out);
+    Ok(0)
+}
+
+fn load_index(repo: &Repo) -> Result<Vec<IndexEntry>, String> {
+    match std::fs::read(repo.git_dir.join("index")) {
+        Ok(d) => read_index(&d),
+        Err(_) => Ok(Vec::new()),
+    }
+}
+
+fn ls_files(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
+    if let Some(a) = args.iter().find(|a| a.starts_with('-')) {
+        return Err(format!(
+            "fatal: 'git ls-files {a}' is not supported in burrow"
+        ));
+    }
+    let pre = prefix(repo, cwd);
+    let mut out = String::new();
+    for e in load_index(repo)? {
+        let inside =
+            pre.is_empty() || (e.path.starts_with(&pre) && e.path.get(pre.len()) == Some(&b'/'));
+        if !inside {
+            continue;
+        }
+        let rel = relative(&e.path, &pre);
+        if !args.is_empty()
+            && !args.iter().any(|a| {
+                let a = a.trim_end_matches('/').as_bytes();
+                rel == a || (rel.starts_with(a) && rel.get(a.len()) == Some(&b'/')) || a == b"."
+            })
+        {
+            continue;
+        }
+        out.push_str(&quote(&rel));
+        out.push('\n');
+    }
+    io.print(&out);
+    Ok(0)
+}
+
+fn config(sh: &Shell, repo: Option<&Repo>, args: &[String], io: &Io) -> i32 {
+    let mut global = false;
+    let mut key = None;
+    for a in args {
+        match a.as_str() {
+            "--global" => global = true,
+            "--get" => {}
+            s if s.starts_with('-') => {
+                io.eprint(&format!("git: 'config {s}' is not supported in burrow (burrow's git reads config values only)\n"));
+                return 1;
+            }
+            k if key.is_none() => key = Some(k.to_string()),
+            _ => {
+                io.eprint("git: setting config values is not supported in burrow yet\n");
+                return 1;
+            }
+        }
+    }
+    let Some(key) = key else {
+        io.eprint("error: no action specified\n");
+        return 129;
+    };
+    let home = sh.get("HOME").unwrap_or("/home/agent").to_string();
+    let global_text =
+        std::fs::read_to_string(Path::new(&home).join(".gitconfig")).unwrap_or_default();
+    let value = if global {
+        super::repo::config_get(&global_text, &key)
+    } else {
+        repo.and_then(|r| r.config(&key))
+            .or_else(|| super::repo::config_get(&global_text, &key))
+    };
+    match value {
+        Some(v) => {
+            io.print(&format!("{v}\n"));
+            0
+        }
+        None => 1,
+    }
+}
+
+// ----- status -----
+
+/// HEAD's tree as path -> (mode, id).
+fn head_files(repo: &Repo, head: Option<Oid>) -> Result<BTreeMap<Vec<u8>, (u32, Oid)>, String> {
+    let mut out = BTreeMap::new();
+    let Some(id) = head else { return Ok(out) };
+    let tree = read_commit(repo, &id)?.tree;
+    fn walk(
+        repo: &Repo,
+        tree: &Oid,
+        prefix: &[u8],
+        out: &mut BTreeMap<Vec<u8>, (u32, Oid)>,
+    ) -> Result<(), String> {
+        for e in parse_tree(&repo.read_kind(tree, Kind::Tree)?)? {
+            let mut p = prefix.to_vec();
+            p.extend_from_slice(&e.name);
+            if e.is_tree() {
+                p.push(b'/');
+                walk(repo, &e.oid, &p, out)?;
+            } else {
+                out.insert(p, (e.mode, e.oid));
+            }
+        }
+        Ok(())
+    }
+    walk(repo, &tree, b"", &mut out)?;
+    Ok(out)
+}
+
+/// How a work tree file differs from its index entry.
+fn worktree_change(work: &Path, e: &IndexEntry) -> Option<char> {
+    let path = work.join(String::from_utf8_lossy(&e.path).as_ref());
+    if e.mode == 0o160000 {
+        return None;
+    }
+    let Ok(meta) = path.symlink_metadata() else {
+        return Some('D');
+    };
+    if meta.is_dir() {
+        return Some('D');
+    }
+    let is_link = meta.file_type().is_symlink();
+    if is_link != (e.mode == 0o120000) {
+        return Some('T');
+    }
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| (d.as_secs() as u32, d.subsec_nanos()));
+    if meta.len() as u32 == e.size && mtime == Some(e.mtime) && e.mtime != (0, 0) {
+        return None;
+    }
+    let data = if is_link {
+        std::fs::read_link(&path)
+            .ok()?
+            .to_string_lossy()
+            .into_owned()
+            .into_bytes()
+    } else {
+        std::fs::read(&path).ok()?
+    };
+    (object::hash(Kind::Blob, &data) != e.oid).then_some('M')
+}
+
+/// The ignore rules of one directory (its `.gitignore`).
+struct Ignores {
+    stack: Vec<ignore::gitignore::Gitignore>,
+}
+
+impl Ignores {
+    fn ignored(&self, path: &Path, is_dir: bool) -> bool {
+        for g in self.stack.iter().rev() {
+            match g.matched(path, is_dir) {
+                ignore::Match::Ignore(_) => return true,
+                ignore::Match::Whitelist(_) => return false,
+                ignore::Match::None => {}
+            }
+        }
+        false
+    }
+}
+
+/// Untracked files under `dir` (relative `rel`): whole untracked directories as `dir/`.
+fn untracked(
+    dir: &Path,
+    rel: &[u8],
+    tracked: &HashSet<Vec<u8>>,
+    tracked_dirs: &HashSet<Vec<u8>>,
+    ign: &mut Ignores,
+    out: &mut Vec<Vec<u8>>,
+) {
+    let gi = dir.join(".gitignore");
+    let pushed = gi.is_file();
+    if pushed {
+        ign.stack.push(ignore::gitignore::Gitignore::new(&gi).0);
+    }
+    let mut names: Vec<(String, bool)> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| {
+                    let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                    (e.file_name().to_string_lossy().into_owned(), is_dir)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    for (name, is_dir) in names {
+        if rel.is_empty() && name == ".git" {
+            continue;
+        }
+        let mut p = rel.to_vec();
+        p.extend_from_slice(name.as_bytes());
+        let full = dir.join(&name);
+        if is_dir {
+            if tracked_dirs.contains(&p) {
+                p.push(b'/');
+                untracked(&full, &p, tracked, tracked_dirs, ign, out);
+            } else if !ign.ignored(&full, true) && has_untracked_file(&full, ign) {
+                p.push(b'/');
+                out.push(p);
+            }
+        } else if !tracked.contains(&p) && !ign.ignored(&full, false) {
+            out.push(p);
+        }
+    }
+    if pushed {
+        ign.stack.pop();
+    }
+}
+
+/// Whether an untracked directory holds a file that is not ignored (git hides empty ones).
+fn has_untracked_file(dir: &Path, ign: &mut Ignores) -> bool {
+    let gi = dir.join(".gitignore");
+    let pushed = gi.is_file();
+    if pushed {
+        ign.stack.push(ignore::gitignore::Gitignore::new(&gi).0);
+    }
+    let found = std::fs::read_dir(dir).is_ok_and(|rd| {
+        rd.flatten().any(|e| {
+            let p = e.path();
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            !ign.ignored(&p, is_dir) && (!is_dir || has_untracked_file(&p, ign))
+        })
+    });
+    if pushed {
+        ign.stack.pop();
+    }
+    found
+}
+
+/// Commits in `a` not reachable from `b`, and the reverse.
+fn ahead_behind(repo: &Repo, a: Oid, b: Oid) -> Result<(usize, usize), String> {
+    let from_a: HashSet<Oid> = walk(repo, &[a])?.into_iter().map(|(id, _)| id).collect();
+    let from_b: HashSet<Oid> = walk(repo, &[b])?.into_iter().map(|(id, _)| id).collect();
+    Ok((
+        from_a.difference(&from_b).count(),
+        from_b.difference(&from_a).count(),
+    ))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "commit" } else { "commits" }
+}
+
+fn status(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
+    const USAGE: &str = "git status [<options>] [--] [<pathspec>...]";
+    let mut short = false;
+    let mut porcelain = false;
+    let mut show_branch = false;
+    let mut a = Args::with_values(args, "");
+    while let Some(arg) = a.next() {
+        let r = match arg.as_str() {
+            "-s" | "--short" => a.flag("short").map(|_| short = true),
+            "--porcelain" => {
+                porcelain = true;
+                match a.pending_value() {
+                    None | Some("v1") => Ok(()),
+                    Some(v) => Err(format!("fatal: unsupported porcelain version '{v}'")),
+                }
+            }
+            "-b" | "--branch" => a.flag("branch").map(|_| show_branch = true),
+            "--long" => a.flag("long").map(|_| short = false),
+            s if s.starts_with('-') => Err(a.unknown(s)),
+            _ => Err("fatal: 'git status <pathspec>' is not supported in burrow".into()),
+        };
+        if let Err(e) = r {
+            return Ok(usage_error(io, &e, USAGE));
+        }
+    }
+    let Some(work) = repo.work.clone() else {
+        return Err("fatal: this operation must be run in a work tree".into());
+    };
+    let (head_ref, head_id) = repo.head();
+    let head = head_files(repo, head_id)?;
+    let index = load_index(repo)?;
+    let mut staged: BTreeMap<Vec<u8>, char> = BTreeMap::new();
+    let mut unstaged: BTreeMap<Vec<u8>, char> = BTreeMap::new();
+    let mut in_index: HashSet<Vec<u8>> = HashSet::new();
+    let mut tracked_dirs: HashSet<Vec<u8>> = HashSet::new();
+    for e in &index {
+        in_index.insert(e.path.clone());
+        let mut p = e.path.as_slice();
+        while let Some(i) = p.iter().rposition(|&b| b == b'/') {
+            p = &p[..i];
+            tracked_dirs.insert(p.to_vec());
+        }
+        match head.get(&e.path) {
+            None => {
+                staged.insert(e.path.clone(), 'A');
+            }
+            Some((_, id)) if *id != e.oid => {
+                staged.insert(e.path.clone(), 'M');
+            }
+            _ => {}
+        }
+        if let Some(c) = worktree_change(&work, e) {
+            unstaged.insert(e.path.clone(), c);
+        }
+    }
+    for p in head.keys() {
+        if !in_index.contains(p) {
+            staged.insert(p.clone(), 'D');
+        }
+    }
+    let mut ign = Ignores { stack: Vec::new() };
+    let exclude = repo.git_dir.join("info/exclude");
+    if exclude.is_file() {
+        let mut b = ignore::gitignore::GitignoreBuilder::new(&work);
+        let _ = b.add(&exclude);
+        if let Ok(g) = b.build() {
+            ign.stack.push(g);
+        }
+    }
+    let mut new_files = Vec::new();
+    untracked(
+        &work,
+        b"",
+        &in_index,
+        &tracked_dirs,
+        &mut ign,
+        &mut new_files,
+    );
+
+    let branch_name = head_ref
+        .as_deref()
+        .map(|b| b.trim_start_matches("refs/heads/").to_string());
+    // The upstream: branch.<b>.remote and .merge.
+    let upstream = branch_name.as_ref().and_then(|b| {
+        let remote = repo.config(&format!("branch.{b}.remote"))?;
+        let merge = repo.config(&format!("branch.{b}.merge"))?;
+        Some(format!(
+            "{remote}/{}",
+            merge.trim_start_matches("refs/heads/")
+        ))
+    });
+    let tracking = match (&upstream, head_id) {
+        (Some(u), Some(h)) => match repo.resolve_ref(&format!("refs/remotes/{u}")) {
+            Some(up) => Some(Some(ahead_behind(repo, h, up)?)),
+            None => Some(None),
+        },
+        _ => None,
+    };
+
+    let pre = if porcelain {
+        Vec::new()
+    } else {
+        prefix(repo, cwd)
+    };
+    let show = |p: &[u8]| quote(&relative(p, &pre));
+    if short || porcelain {
+        let mut out = String::new();
+        if show_branch {
+            out.push_str("## ");
+            match (&branch_name, head_id) {
+                (Some(b), None) => out.push_str(&format!("No commits yet on {b}")),
+                (Some(b), Some(_)) => {
+                    out.push_str(b);
+                    if let Some(u) = &upstream {
+                        out.push_str(&format!("...{u}"));
+                        match tracking {
+                            Some(Some((0, 0))) | None => {}
+                            Some(Some((a, 0))) => out.push_str(&format!(" [ahead {a}]")),
+                            Some(Some((0, b))) => out.push_str(&format!(" [behind {b}]")),
+                            Some(Some((a, b))) => {
+                                out.push_str(&format!(" [ahead {a}, behind {b}]"))
+                            }
+                            Some(None) => out.push_str(" [gone]"),
+                        }
+                    }
+                }
+                (None, _) => out.push_str("HEAD (no branch)"),
+            }
+            out.push('\n');
+        }
+        let mut paths: BTreeSet<&Vec<u8>> = staged.keys().collect();
+        paths.extend(unstaged.keys());
+        for p in paths {
+            let x = staged.get(p).copied().unwrap_or(' ');
+            let y = unstaged.get(p).copied().unwrap_or(' ');
+            out.push_str(&format!("{x}{y} {}\n", show(p)));
+        }
+        for p in &new_files {
+            out.push_str(&format!("?? {}\n", show(p)));
+        }
+        io.print(&out);
+        return Ok(0);
+    }
+
+    let mut out = String::new();
+    match (&branch_name, head_id) {
+        (Some(b), _) => out.push_str(&format!("On branch {b}\n")),
+        (None, Some(id)) => match detached_from(repo, &id) {
+            Some((true, name)) => out.push_str(&format!("HEAD detached at {name}\n")),
+            Some((false, name)) => out.push_str(&format!("HEAD detached from {name}\n")),
+            None => out.push_str("Not currently on any branch.\n"),
+        },
+        (None, None) => {}
+    }
+    if let Some(u) = &upstream {
+        match tracking {
+            Some(Some((0, 0))) => out.push_str(&format!("Your branch is up to date with '{u}'.\n")),
+            Some(Some((a, 0))) => out.push_str(&format!(
+                "Your branch is ahead of '{u}' by {a} {}.\n  (use \"git push\" to publish your local commits)\n",
+                plural(a)
+            )),
+            Some(Some((0, b))) => out.push_str(&format!(
+                "Your branch is behind '{u}' by {b} {}, and can be fast-forwarded.\n  (use \"git pull\" to update your local branch)\n",
+                plural(b)
+            )),
+            Some(Some((a, b))) => out.push_str(&format!(
+                "Your branch and '{u}' have diverged,\nand have {a} and {b} different commits each, respectively.\n  (use \"git pull\" if you want to integrate the remote branch with yours)\n"
+            )),
+            Some(None) => out.push_str(&format!(
+                "Your branch is based on '{u}', but the upstream is gone.\n  (use \"git branch --unset-upstream\" to fixup)\n"
+            )),
+            None => {}
+        }
+        if tracking.is_some() {
+            out.push('\n');
+        }
+    }
+    if head_id.is_none() {
+        out.push_str("\nNo commits yet\n\n");
+    }
+    let label = |c: char| match c {
+        'A' => "new file:   ",
+        'D' => "deleted:    ",
+        'T' => "typechange: ",
+        _ => "modified:   ",
+    };
+    if !staged.is_empty() {
+        out.push_str("Changes to be committed:\n");
+        if head_id.is_some() {
+            out.push_str("  (use \"git restore --staged <file>...\" to unstage)\n");
+        } else {
+            out.push_str("  (use \"git rm --cached <file>...\" to unstage)\n");
+        }
+        for (p, c) in &staged {
+            out.push_str(&format!("\t{}{}\n", label(*c), show(p)));
+        }
+        out.push('\n');
+    }
+    if !unstaged.is_empty() {
+        out.push_str("Changes not staged for commit:\n");
+        if unstaged.values().any(|c| *c == 'D') {
+            out.push_str("  (use \"git add/rm <file>...\" to update what will be committed)\n");
+        } else {
+            out.push_str("  (use \"git add <file>...\" to update what will be committed)\n");
+        }
+        out.push_str("  (use \"git restore <file>...\" to discard changes in working directory)\n");
+        for (p, c) in &unstaged {
+            out.push_str(&format!("\t{}{}\n", label(*c), show(p)));
+        }
+        out.push('\n');
+    }
+    if !new_files.is_empty() {
+        out.push_str(
+            "Untracked files:\n  (use \"git add <file>...\" to include in what will be committed)\n",
+        );
+        for p in &new_files {
+            out.push_str(&format!("\t{}\n", show(p)));
+        }
+        out.push('\n');
+    }
+    if staged.is_empty() {
+        if !unstaged.is_empty() {
+            out.push_str("no changes added to commit (use \"git add\" and/or \"git commit -a\")\n");
+        } else if !new_files.is_empty() {
+            out.push_str(
+                "nothing added to commit but untracked files present (use \"git add\" to track)\n",
+            );
+        } else if head_id.is_none() {
+            out.push_str("nothing to commit (create/copy files and use \"git add\" to track)\n");
+        } else {
+            out.push_str("nothing to commit, working tree clean\n");
+        }
+    }
+    io.print(&out);
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_as_git_prints_them() {
+        assert_eq!(
+            git_date(1112911993, "-0700"),
+            "Thu Apr 7 15:13:13 2005 -0700"
+        );
+        assert_eq!(git_date(0, "+0000"), "Thu Jan 1 00:00:00 1970 +0000");
+        assert_eq!(
+            git_date(1764686181, "+0100"),
+            "Tue Dec 2 15:36:21 2025 +0100"
+        );
+    }
+
+    #[test]
+    fn paths_relative_and_quoted() {
+        assert_eq!(relative(b"src/a.rs", b"src"), b"a.rs");
+        assert_eq!(relative(b"README", b"src/x"), b"../../README");
+        assert_eq!(quote(b"a b"), "a b");
+        assert_eq!(quote("é".as_bytes()), "\"\\303\\251\"");
+    }
+}
