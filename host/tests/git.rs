@@ -618,11 +618,7 @@ fn denied_hosts_and_unsupported_commands_say_so() {
     let (_, out, _) = f.sh("nonet", "ls");
     assert!(!out.contains("repo"), "{out}");
     for (cmd, code, want) in [
-        (
-            "git commit -m x",
-            1,
-            "git: 'commit' is not supported in burrow\n",
-        ),
+        ("git stash", 1, "git: 'stash' is not supported in burrow\n"),
         (
             "git frobnicate",
             1,
@@ -733,4 +729,102 @@ fn sessions_start_from_a_git_repository() {
     let (code, _, err) = f.cli.run(&["session", "new", "--from-git", &url]);
     assert_ne!(code, 0);
     assert!(err.contains("denied"), "{err}");
+}
+
+#[test]
+fn commits_have_the_ids_native_git_gives_them() {
+    if !have_git() {
+        return;
+    }
+    let f = Fixture::new();
+    f.cli.ok(&["session", "new", "--name", "writes"]);
+    let native_root = f.tmp.path().join("native-writes");
+    std::fs::create_dir_all(native_root.join("proj")).unwrap();
+    let (code, _, err) = f.sh("writes", "mkdir -p /workspace/proj");
+    assert_eq!(code, 0, "{err}");
+    let who = "export GIT_AUTHOR_NAME='Ada Lovelace' GIT_AUTHOR_EMAIL=ada@example.com \
+               GIT_COMMITTER_NAME='Ada Lovelace' GIT_COMMITTER_EMAIL=ada@example.com";
+    let steps: &[(&str, &str)] = &[
+        (
+            "1700000000 +0000",
+            "git init -q -b main && git status && git status -s -b",
+        ),
+        ("1700000000 +0000", "git commit -m nothing; echo $?"),
+        (
+            "1700000000 +0000",
+            "mkdir -p src/deep && printf 'a\\nb\\nc\\n' > a.txt && echo 'fn main() {}' > src/main.rs \
+             && echo deep > src/deep/d.txt && printf 'no newline' > tail.txt && git add . && git status",
+        ),
+        (
+            "1700000100 +0100",
+            "git commit -m 'First commit' && git rev-parse HEAD && git log",
+        ),
+        (
+            "1700000200 -0500",
+            "printf 'a\\nB\\nc\\nd\\n' > a.txt && rm tail.txt && git status -s && git commit -am 'Second: edit and delete' -m 'A body.'",
+        ),
+        ("1700000300 +0000", "git commit -m 'nothing again'; echo $?"),
+        (
+            "1700000400 +0000",
+            "mv src/deep/d.txt src/moved.txt && git add -A && git status -s && git commit -q -m 'Move' && git log --oneline",
+        ),
+        (
+            "1700000500 +0000",
+            "printf '\\0\\1\\2binary' > blob.bin && echo '*.log' > .gitignore && echo x > x.log && git add blob.bin .gitignore && git add x.log; echo $?; git commit -m 'Binary and ignore'",
+        ),
+        (
+            "1700000600 +0000",
+            "git add nope; echo $?; cd src && echo sub > sub.txt && git add sub.txt ../a.txt && git status -s && cd .. && git commit -m 'From a subdirectory'",
+        ),
+        (
+            "1700000700 +0000",
+            "git checkout -b feature && echo f > feature.txt && git add feature.txt && git commit -m 'On feature' && git branch && git status -b -s",
+        ),
+        (
+            "1700000800 +0000",
+            "git branch topic && git branch && git branch -d topic && git branch topic2 HEAD~2 && git log --oneline topic2 && git branch -D topic2",
+        ),
+        (
+            "1700000900 +0000",
+            "git switch -c again && git checkout feature && git branch --show-current && git commit --allow-empty -m 'Empty on purpose' && git log --format='%H %T %P %s'",
+        ),
+    ];
+    for (date, step) in steps {
+        let script = format!(
+            "{who} GIT_AUTHOR_DATE='{date}' GIT_COMMITTER_DATE='{date}'; cd {{DIR}} && {step}"
+        );
+        let (code, out, err) = f.sh("writes", &script.replace("{DIR}", "/workspace/proj"));
+        let native = native_sh(&native_root, &script.replace("{DIR}", "proj"));
+        assert_eq!(
+            (code, out.as_str()),
+            (
+                native.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&native.stdout).as_ref()
+            ),
+            "{step}\nburrow stderr: {err}\nnative stderr: {}",
+            String::from_utf8_lossy(&native.stderr)
+        );
+    }
+    // Native git reads burrow's objects, refs and index as its own.
+    let exported = f.export("writes").join("proj");
+    git_ok(&exported, &["fsck", "--strict", "--no-progress"]);
+    assert_eq!(git_ok(&exported, &["status", "--porcelain"]), "");
+    assert_eq!(
+        git_ok(&exported, &["log", "--all", "--format=%H %T %s"]),
+        git_ok(
+            &native_root.join("proj"),
+            &["log", "--all", "--format=%H %T %s"]
+        )
+    );
+    // What burrow's git cannot do yet says so.
+    let (code, _, err) = f.sh("writes", "cd /workspace/proj && git checkout main");
+    assert_eq!(code, 128);
+    assert!(err.contains("not supported in burrow"), "{err}");
+    // Without an identity: git's message.
+    let (code, _, err) = f.sh(
+        "writes",
+        "cd /workspace/proj && unset GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL && git commit --allow-empty -m x",
+    );
+    assert_eq!(code, 128);
+    assert!(err.starts_with("Author identity unknown"), "{err}");
 }

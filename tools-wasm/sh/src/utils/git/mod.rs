@@ -1,6 +1,7 @@
 //! `git`, run by the shell: `clone` over smart HTTP through the session's network policy
-//! (wasi:http, as curl and pip), and the read-only porcelain agents type after it (`status`,
-//! `log`, `rev-parse`, `branch`, `remote`, `ls-files`, `config --get`). Objects, packs, refs
+//! (wasi:http, as curl and pip), the read-only porcelain agents type after it (`status`,
+//! `log`, `rev-parse`, `branch`, `remote`, `ls-files`, `config --get`), and the commands
+//! that record work (`init`, `add`, `commit`, new branches). Objects, packs, refs
 //! and the index are written exactly as git writes them, so an exported session is a
 //! repository native git reads (`git fsck --strict` clean).
 //!
@@ -18,6 +19,7 @@ mod pack;
 mod porcelain;
 mod remote;
 mod repo;
+mod write;
 
 use crate::shell::Shell;
 use crate::shell::io::Io;
@@ -59,7 +61,6 @@ const KNOWN: &[&str] = &[
     "grep",
     "hash-object",
     "help",
-    "init",
     "log",
     "ls-remote",
     "ls-tree",
@@ -150,6 +151,10 @@ pub fn git(sh: &Shell, args: &[String], io: &Io) -> i32 {
     };
     match cmd.as_str() {
         "clone" => clone::clone(sh, rest, io),
+        "init" => write::init(sh, rest, io),
+        "add" => write::add(sh, rest, io),
+        "commit" => write::commit(sh, rest, io),
+        "checkout" | "switch" => write::checkout_or_switch(sh, cmd, rest, io),
         "status" | "log" | "rev-parse" | "branch" | "remote" | "ls-files" | "config" => {
             porcelain::run(sh, cmd, rest, io)
         }
@@ -175,10 +180,15 @@ const HELP: &str =
 burrow's git implements these commands:
 
    clone      Clone a repository over HTTP(S) into a new directory
+   init       Create an empty Git repository
+   add        Add file contents to the index
+   commit     Record changes to the repository
+   checkout   Create a branch and switch to it (-b), or switch to one at the same commit
+   switch     The same (-c to create)
    status     Show the working tree status
    log        Show commit logs
    rev-parse  Pick out and massage parameters
-   branch     List branches
+   branch     List, create or delete branches
    remote     List the remotes
    ls-files   Show the files in the index
    config     Get repository or global options

@@ -40,7 +40,7 @@ pub fn run(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
 
 /// A path as git prints it: in double quotes with C escapes when it has control characters,
 /// quotes, backslashes or bytes above ASCII (core.quotePath).
-fn quote(path: &[u8]) -> String {
+pub(super) fn quote(path: &[u8]) -> String {
     if !path
         .iter()
         .any(|&b| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x7f)
@@ -64,7 +64,7 @@ fn quote(path: &[u8]) -> String {
 }
 
 /// `path` (from the top of the work tree) relative to `cwd` (also from the top).
-fn relative(path: &[u8], cwd: &[u8]) -> Vec<u8> {
+pub(super) fn relative(path: &[u8], cwd: &[u8]) -> Vec<u8> {
     if cwd.is_empty() {
         return path.to_vec();
     }
@@ -84,7 +84,7 @@ fn relative(path: &[u8], cwd: &[u8]) -> Vec<u8> {
 }
 
 /// The working directory from the top of the work tree (`src/lib`), empty at the top.
-fn prefix(repo: &Repo, cwd: &Path) -> Vec<u8> {
+pub(super) fn prefix(repo: &Repo, cwd: &Path) -> Vec<u8> {
     repo.work
         .as_ref()
         .and_then(|w| cwd.strip_prefix(w).ok())
@@ -92,7 +92,7 @@ fn prefix(repo: &Repo, cwd: &Path) -> Vec<u8> {
         .unwrap_or_default()
 }
 
-fn abbrev(oid: &Oid) -> String {
+pub(super) fn abbrev(oid: &Oid) -> String {
     hex(oid)[..7].to_string()
 }
 
@@ -178,7 +178,7 @@ fn abbreviated(repo: &Repo, prefix: &str) -> Option<Oid> {
         .flatten()
 }
 
-fn read_commit(repo: &Repo, id: &Oid) -> Result<Commit, String> {
+pub(super) fn read_commit(repo: &Repo, id: &Oid) -> Result<Commit, String> {
     parse_commit(&repo.read_kind(id, Kind::Commit)?)
 }
 
@@ -267,7 +267,7 @@ fn walk(repo: &Repo, starts: &[Oid]) -> Result<Vec<(Oid, Commit)>, String> {
     Ok(out)
 }
 
-fn subject(message: &str) -> String {
+pub(super) fn subject(message: &str) -> String {
     // The first paragraph, its lines joined by spaces.
     message
         .split("\n\n")
@@ -631,21 +631,37 @@ fn branch(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
     let mut all = false;
     let mut remotes = false;
     let mut show_current = false;
+    let mut delete = None;
+    let mut names = Vec::new();
     for a in args {
         match a.as_str() {
             "-a" | "--all" => all = true,
             "-r" | "--remotes" => remotes = true,
             "--show-current" => show_current = true,
             "-l" | "--list" => {}
+            "-d" | "--delete" => delete = Some(false),
+            "-D" => delete = Some(true),
             s if s.starts_with('-') => {
                 return Err(format!(
-                    "fatal: 'git branch {s}' is not supported in burrow (burrow's git lists branches only)"
+                    "fatal: 'git branch {s}' is not supported in burrow"
                 ));
             }
-            _ => {
-                return Err("fatal: creating branches is not supported in burrow's git yet".into());
-            }
+            _ => names.push(a.clone()),
         }
+    }
+    if let Some(force) = delete {
+        if names.is_empty() {
+            return Err("fatal: branch name required".into());
+        }
+        return Ok(super::write::delete_branches(repo, &names, force, io));
+    }
+    match names.as_slice() {
+        [] => {}
+        [name] => return super::write::create_branch(repo, name, None).map(|_| 0),
+        [name, start] => {
+            return super::write::create_branch(repo, name, Some(start)).map(|_| 0);
+        }
+        _ => return Err("fatal: too many arguments for a create operation".into()),
     }
     let (head_ref, head_id) = repo.head();
     if show_current {
@@ -759,7 +775,7 @@ fn remote(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
     Ok(0)
 }
 
-fn load_index(repo: &Repo) -> Result<Vec<IndexEntry>, String> {
+pub(super) fn load_index(repo: &Repo) -> Result<Vec<IndexEntry>, String> {
     match std::fs::read(repo.git_dir.join("index")) {
         Ok(d) => read_index(&d),
         Err(_) => Ok(Vec::new()),
@@ -839,7 +855,10 @@ fn config(sh: &Shell, repo: Option<&Repo>, args: &[String], io: &Io) -> i32 {
 // ----- status -----
 
 /// HEAD's tree as path -> (mode, id).
-fn head_files(repo: &Repo, head: Option<Oid>) -> Result<BTreeMap<Vec<u8>, (u32, Oid)>, String> {
+pub(super) fn head_files(
+    repo: &Repo,
+    head: Option<Oid>,
+) -> Result<BTreeMap<Vec<u8>, (u32, Oid)>, String> {
     let mut out = BTreeMap::new();
     let Some(id) = head else { return Ok(out) };
     let tree = read_commit(repo, &id)?.tree;
@@ -902,12 +921,58 @@ fn worktree_change(work: &Path, e: &IndexEntry) -> Option<char> {
 }
 
 /// The ignore rules of one directory (its `.gitignore`).
-struct Ignores {
+pub(super) struct Ignores {
     stack: Vec<ignore::gitignore::Gitignore>,
 }
 
 impl Ignores {
-    fn ignored(&self, path: &Path, is_dir: bool) -> bool {
+    /// No rules (`git add -f`).
+    pub(super) fn none() -> Ignores {
+        Ignores { stack: Vec::new() }
+    }
+
+    /// The rules of `.git/info/exclude`.
+    pub(super) fn new(repo: &Repo, work: &Path) -> Ignores {
+        let mut ign = Ignores { stack: Vec::new() };
+        let exclude = repo.git_dir.join("info/exclude");
+        if exclude.is_file() {
+            let mut b = ignore::gitignore::GitignoreBuilder::new(work);
+            let _ = b.add(&exclude);
+            if let Ok(g) = b.build() {
+                ign.stack.push(g);
+            }
+        }
+        ign
+    }
+
+    /// Those and the `.gitignore` files from the top of the work tree down to `dir`.
+    pub(super) fn for_dir(repo: &Repo, work: &Path, dir: &Path) -> Ignores {
+        let mut ign = Ignores::new(repo, work);
+        let mut d = work.to_path_buf();
+        ign.push_dir(&d);
+        if let Ok(rest) = dir.strip_prefix(work) {
+            for c in rest.components() {
+                d.push(c);
+                ign.push_dir(&d);
+            }
+        }
+        ign
+    }
+
+    pub(super) fn push_dir(&mut self, dir: &Path) -> bool {
+        let gi = dir.join(".gitignore");
+        let pushed = gi.is_file();
+        if pushed {
+            self.stack.push(ignore::gitignore::Gitignore::new(&gi).0);
+        }
+        pushed
+    }
+
+    pub(super) fn pop(&mut self) {
+        self.stack.pop();
+    }
+
+    pub(super) fn ignored(&self, path: &Path, is_dir: bool) -> bool {
         for g in self.stack.iter().rev() {
             match g.matched(path, is_dir) {
                 ignore::Match::Ignore(_) => return true,
@@ -919,20 +984,8 @@ impl Ignores {
     }
 }
 
-/// Untracked files under `dir` (relative `rel`): whole untracked directories as `dir/`.
-fn untracked(
-    dir: &Path,
-    rel: &[u8],
-    tracked: &HashSet<Vec<u8>>,
-    tracked_dirs: &HashSet<Vec<u8>>,
-    ign: &mut Ignores,
-    out: &mut Vec<Vec<u8>>,
-) {
-    let gi = dir.join(".gitignore");
-    let pushed = gi.is_file();
-    if pushed {
-        ign.stack.push(ignore::gitignore::Gitignore::new(&gi).0);
-    }
+/// The names in `dir`, sorted, each with whether it is a directory.
+pub(super) fn dir_entries(dir: &Path) -> Vec<(String, bool)> {
     let mut names: Vec<(String, bool)> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.flatten()
@@ -944,6 +997,20 @@ fn untracked(
         })
         .unwrap_or_default();
     names.sort();
+    names
+}
+
+/// Untracked files under `dir` (relative `rel`): whole untracked directories as `dir/`.
+fn untracked(
+    dir: &Path,
+    rel: &[u8],
+    tracked: &HashSet<Vec<u8>>,
+    tracked_dirs: &HashSet<Vec<u8>>,
+    ign: &mut Ignores,
+    out: &mut Vec<Vec<u8>>,
+) {
+    let pushed = ign.push_dir(dir);
+    let names = dir_entries(dir);
     for (name, is_dir) in names {
         if rel.is_empty() && name == ".git" {
             continue;
@@ -964,17 +1031,13 @@ fn untracked(
         }
     }
     if pushed {
-        ign.stack.pop();
+        ign.pop();
     }
 }
 
 /// Whether an untracked directory holds a file that is not ignored (git hides empty ones).
 fn has_untracked_file(dir: &Path, ign: &mut Ignores) -> bool {
-    let gi = dir.join(".gitignore");
-    let pushed = gi.is_file();
-    if pushed {
-        ign.stack.push(ignore::gitignore::Gitignore::new(&gi).0);
-    }
+    let pushed = ign.push_dir(dir);
     let found = std::fs::read_dir(dir).is_ok_and(|rd| {
         rd.flatten().any(|e| {
             let p = e.path();
@@ -983,26 +1046,47 @@ fn has_untracked_file(dir: &Path, ign: &mut Ignores) -> bool {
         })
     });
     if pushed {
-        ign.stack.pop();
+        ign.pop();
     }
     found
 }
 
+/// Every commit reachable from `id`.
+pub(super) fn reachable(repo: &Repo, id: Oid) -> Result<HashSet<Oid>, String> {
+    Ok(walk(repo, &[id])?.into_iter().map(|(c, _)| c).collect())
+}
+
 /// Commits in `a` not reachable from `b`, and the reverse.
 fn ahead_behind(repo: &Repo, a: Oid, b: Oid) -> Result<(usize, usize), String> {
-    let from_a: HashSet<Oid> = walk(repo, &[a])?.into_iter().map(|(id, _)| id).collect();
-    let from_b: HashSet<Oid> = walk(repo, &[b])?.into_iter().map(|(id, _)| id).collect();
+    let from_a = reachable(repo, a)?;
+    let from_b = reachable(repo, b)?;
     Ok((
         from_a.difference(&from_b).count(),
         from_b.difference(&from_a).count(),
     ))
 }
 
-fn plural(n: usize) -> &'static str {
+pub(super) fn plural(n: usize) -> &'static str {
     if n == 1 { "commit" } else { "commits" }
 }
 
+/// What `git commit` prints when there is nothing to commit: the long status, with its
+/// "Initial commit" heading on an unborn branch.
+pub(super) fn commit_status(repo: &Repo, cwd: &Path, io: &Io) -> Result<i32, String> {
+    status_as(repo, cwd, &[], io, true)
+}
+
 fn status(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
+    status_as(repo, cwd, args, io, false)
+}
+
+fn status_as(
+    repo: &Repo,
+    cwd: &Path,
+    args: &[String],
+    io: &Io,
+    for_commit: bool,
+) -> Result<i32, String> {
     const USAGE: &str = "git status [<options>] [--] [<pathspec>...]";
     let mut short = false;
     let mut porcelain = false;
@@ -1062,15 +1146,29 @@ fn status(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, Stri
             staged.insert(p.clone(), 'D');
         }
     }
-    let mut ign = Ignores { stack: Vec::new() };
-    let exclude = repo.git_dir.join("info/exclude");
-    if exclude.is_file() {
-        let mut b = ignore::gitignore::GitignoreBuilder::new(&work);
-        let _ = b.add(&exclude);
-        if let Ok(g) = b.build() {
-            ign.stack.push(g);
+    // Exact renames: a path gone from HEAD whose content a new path has (by new path).
+    // Renames with edits (git's similarity detection) show as a deletion and an addition.
+    let mut renames: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    let index_ids: BTreeMap<&Vec<u8>, Oid> = index.iter().map(|e| (&e.path, e.oid)).collect();
+    let gone: Vec<Vec<u8>> = staged
+        .iter()
+        .filter(|(_, c)| **c == 'D')
+        .map(|(p, _)| p.clone())
+        .collect();
+    for old in gone {
+        let id = head[&old].1;
+        let new = staged
+            .iter()
+            .find(|(p, c)| **c == 'A' && index_ids.get(p) == Some(&id) && !renames.contains_key(*p))
+            .map(|(p, _)| p.clone());
+        if let Some(new) = new {
+            staged.remove(&old);
+            staged.insert(new.clone(), 'R');
+            renames.insert(new, old);
         }
     }
+    // The top's .gitignore is read by `untracked` itself.
+    let mut ign = Ignores::new(repo, &work);
     let mut new_files = Vec::new();
     untracked(
         &work,
@@ -1137,7 +1235,10 @@ fn status(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, Stri
         for p in paths {
             let x = staged.get(p).copied().unwrap_or(' ');
             let y = unstaged.get(p).copied().unwrap_or(' ');
-            out.push_str(&format!("{x}{y} {}\n", show(p)));
+            match renames.get(p) {
+                Some(old) => out.push_str(&format!("{x}{y} {} -> {}\n", show(old), show(p))),
+                None => out.push_str(&format!("{x}{y} {}\n", show(p))),
+            }
         }
         for p in &new_files {
             out.push_str(&format!("?? {}\n", show(p)));
@@ -1180,12 +1281,17 @@ fn status(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, Stri
         }
     }
     if head_id.is_none() {
-        out.push_str("\nNo commits yet\n\n");
+        out.push_str(if for_commit {
+            "\nInitial commit\n\n"
+        } else {
+            "\nNo commits yet\n\n"
+        });
     }
     let label = |c: char| match c {
         'A' => "new file:   ",
         'D' => "deleted:    ",
         'T' => "typechange: ",
+        'R' => "renamed:    ",
         _ => "modified:   ",
     };
     if !staged.is_empty() {
@@ -1196,7 +1302,12 @@ fn status(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, Stri
             out.push_str("  (use \"git rm --cached <file>...\" to unstage)\n");
         }
         for (p, c) in &staged {
-            out.push_str(&format!("\t{}{}\n", label(*c), show(p)));
+            match renames.get(p) {
+                Some(old) => {
+                    out.push_str(&format!("\t{}{} -> {}\n", label(*c), show(old), show(p)))
+                }
+                None => out.push_str(&format!("\t{}{}\n", label(*c), show(p))),
+            }
         }
         out.push('\n');
     }
