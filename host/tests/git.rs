@@ -433,6 +433,12 @@ fn clone_gives_the_tree_and_repository_native_git_gives() {
             "git log --frobnicate",
             "git status --frobnicate",
             "git -C src log -1 --format=%s",
+            "git show --stat",
+            "git show HEAD~1",
+            "git diff HEAD~2 HEAD --stat",
+            "git diff v1 origin/dev",
+            "git diff HEAD~3..HEAD --name-status",
+            "git diff",
         ],
     );
 
@@ -482,6 +488,11 @@ fn status_after_edits_matches_native() {
             "git status -s",
             "git status --porcelain --branch",
             "cd src && git status && git status -s",
+            "git diff",
+            "git diff --stat",
+            "git diff --name-status",
+            "cd src && git diff --name-only . && git diff ../README.md",
+            "git diff --quiet; echo $?",
         ],
     );
 }
@@ -753,15 +764,22 @@ fn commits_have_the_ids_native_git_gives_them() {
         (
             "1700000000 +0000",
             "mkdir -p src/deep && printf 'a\\nb\\nc\\n' > a.txt && echo 'fn main() {}' > src/main.rs \
-             && echo deep > src/deep/d.txt && printf 'no newline' > tail.txt && git add . && git status",
+             && echo deep > src/deep/d.txt && printf 'no newline' > tail.txt && git add . && git status \
+             && git diff --cached && git diff --cached --stat",
         ),
         (
             "1700000100 +0100",
-            "git commit -m 'First commit' && git rev-parse HEAD && git log",
+            "git commit -m 'First commit' && git rev-parse HEAD && git log && git show",
         ),
         (
             "1700000200 -0500",
-            "printf 'a\\nB\\nc\\nd\\n' > a.txt && rm tail.txt && git status -s && git commit -am 'Second: edit and delete' -m 'A body.'",
+            "printf 'a\\nB\\nc\\nd\\n' > a.txt && rm tail.txt && git status -s && git diff && git diff --stat \
+             && git diff --name-only && git diff --name-status && git diff -- a.txt && git diff --cached",
+        ),
+        (
+            "1700000200 -0500",
+            "git commit -am 'Second: edit and delete' -m 'A body.' && git show && git show --stat HEAD \
+             && git show --name-status && git diff HEAD~1 HEAD && git diff HEAD~1..HEAD --stat",
         ),
         ("1700000300 +0000", "git commit -m 'nothing again'; echo $?"),
         (

@@ -14,6 +14,7 @@
 //! swap, audit), and the shell component stays one build.
 
 mod clone;
+mod diff;
 mod object;
 mod pack;
 mod porcelain;
@@ -30,7 +31,6 @@ pub const VERSION: &str = "2.47.3.burrow";
 /// git's commands that burrow's git does not implement (yet): they are refused by name
 /// instead of being reported as unknown.
 const KNOWN: &[&str] = &[
-    "add",
     "am",
     "annotate",
     "apply",
@@ -40,15 +40,12 @@ const KNOWN: &[&str] = &[
     "bundle",
     "cat-file",
     "check-ignore",
-    "checkout",
     "cherry",
     "cherry-pick",
     "clean",
-    "commit",
     "commit-tree",
     "count-objects",
     "describe",
-    "diff",
     "diff-files",
     "diff-index",
     "diff-tree",
@@ -82,13 +79,11 @@ const KNOWN: &[&str] = &[
     "revert",
     "rm",
     "shortlog",
-    "show",
     "show-branch",
     "show-ref",
     "sparse-checkout",
     "stash",
     "submodule",
-    "switch",
     "symbolic-ref",
     "tag",
     "update-index",
@@ -152,6 +147,8 @@ pub fn git(sh: &Shell, args: &[String], io: &Io) -> i32 {
     match cmd.as_str() {
         "clone" => clone::clone(sh, rest, io),
         "init" => write::init(sh, rest, io),
+        "diff" => diff::diff(sh, rest, io),
+        "show" => diff::show(sh, rest, io),
         "add" => write::add(sh, rest, io),
         "commit" => write::commit(sh, rest, io),
         "checkout" | "switch" => write::checkout_or_switch(sh, cmd, rest, io),
@@ -187,6 +184,8 @@ burrow's git implements these commands:
    switch     The same (-c to create)
    status     Show the working tree status
    log        Show commit logs
+   diff       Show changes between the index, the work tree and commits
+   show       Show a commit and its changes
    rev-parse  Pick out and massage parameters
    branch     List, create or delete branches
    remote     List the remotes

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::object::{self, Commit, Kind, Oid, hex, parse_commit, parse_hex, parse_tree};
+use super::object::{self, Commit, Kind, Oid, hex, parse_commit, parse_hex};
 use super::repo::{IndexEntry, Repo, read_index};
 use super::{Args, usage_error};
 use crate::shell::Shell;
@@ -339,6 +339,26 @@ fn format_commit(fmt: &str, id: &Oid, c: &Commit) -> Result<String, String> {
     Ok(out)
 }
 
+/// A commit as `git log` and `git show` print it by default (the medium format).
+pub(super) fn format_show_header(id: &Oid, c: &Commit) -> String {
+    let (name, email) = ident_name_email(&c.author);
+    let (t, z) = ident_time(&c.author);
+    let mut out = format!("commit {}\n", hex(id));
+    if c.parents.len() > 1 {
+        let p: Vec<String> = c.parents.iter().map(abbrev).collect();
+        out.push_str(&format!("Merge: {}\n", p.join(" ")));
+    }
+    out.push_str(&format!(
+        "Author: {name} <{email}>\nDate:   {}\n\n",
+        git_date(t, &z)
+    ));
+    // Every line indented, blank ones too, as git does.
+    for line in c.message.trim_end_matches('\n').lines() {
+        out.push_str(&format!("    {line}\n"));
+    }
+    out
+}
+
 /// Options of git log that burrow's does not implement (named as such when given).
 const LOG_OPTIONS_NOT_HERE: &[&str] = &[
     "--graph",
@@ -495,21 +515,7 @@ fn log(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
                 if k > 0 {
                     out.push('\n');
                 }
-                let (name, email) = ident_name_email(&c.author);
-                let (t, z) = ident_time(&c.author);
-                out.push_str(&format!("commit {}\n", hex(id)));
-                if c.parents.len() > 1 {
-                    let p: Vec<String> = c.parents.iter().map(abbrev).collect();
-                    out.push_str(&format!("Merge: {}\n", p.join(" ")));
-                }
-                out.push_str(&format!(
-                    "Author: {name} <{email}>\nDate:   {}\n\n",
-                    git_date(t, &z)
-                ));
-                // Every line indented, blank ones too, as git does.
-                for line in c.message.trim_end_matches('\n').lines() {
-                    out.push_str(&format!("    {line}\n"));
-                }
+                out.push_str(&format_show_header(id, c));
             }
         }
     }
@@ -852,24 +858,17 @@ fn config(sh: &Shell, repo: Option<&Repo>, args: &[String], io: &Io) -> i32 {
     }
 }
 
-// ----- status -----
-
-/// HEAD's tree as path -> (mode, id).
-pub(super) fn head_files(
-    repo: &Repo,
-    head: Option<Oid>,
-) -> Result<BTreeMap<Vec<u8>, (u32, Oid)>, String> {
+/// A tree's files as path -> (mode, id), recursively.
+pub(super) fn tree_files(repo: &Repo, tree: Oid) -> Result<BTreeMap<Vec<u8>, (u32, Oid)>, String> {
     let mut out = BTreeMap::new();
-    let Some(id) = head else { return Ok(out) };
-    let tree = read_commit(repo, &id)?.tree;
     fn walk(
         repo: &Repo,
-        tree: &Oid,
-        prefix: &[u8],
+        t: &Oid,
+        pre: &[u8],
         out: &mut BTreeMap<Vec<u8>, (u32, Oid)>,
     ) -> Result<(), String> {
-        for e in parse_tree(&repo.read_kind(tree, Kind::Tree)?)? {
-            let mut p = prefix.to_vec();
+        for e in super::object::parse_tree(&repo.read_kind(t, Kind::Tree)?)? {
+            let mut p = pre.to_vec();
             p.extend_from_slice(&e.name);
             if e.is_tree() {
                 p.push(b'/');
@@ -882,6 +881,19 @@ pub(super) fn head_files(
     }
     walk(repo, &tree, b"", &mut out)?;
     Ok(out)
+}
+
+// ----- status -----
+
+/// HEAD's tree as path -> (mode, id).
+pub(super) fn head_files(
+    repo: &Repo,
+    head: Option<Oid>,
+) -> Result<BTreeMap<Vec<u8>, (u32, Oid)>, String> {
+    match head {
+        Some(id) => tree_files(repo, read_commit(repo, &id)?.tree),
+        None => Ok(BTreeMap::new()),
+    }
 }
 
 /// How a work tree file differs from its index entry.

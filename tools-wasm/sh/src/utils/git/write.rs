@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::object::{Kind, Oid, hash, hex, loose_path};
-use super::porcelain::{Ignores, abbrev, load_index, quote, read_commit, resolve};
+use super::porcelain::{Ignores, abbrev, load_index, quote, read_commit, resolve, tree_files};
 use super::repo::{IndexEntry, Repo, write_index};
 use super::{Args, usage_error};
 use crate::shell::Shell;
@@ -734,11 +734,6 @@ fn do_commit(
     Ok(0)
 }
 
-/// Whether git's diff takes `data` as binary (a NUL in its first 8000 bytes).
-fn is_binary(data: &[u8]) -> bool {
-    data[..data.len().min(8000)].contains(&0)
-}
-
 /// The diffstat summary git prints after a commit: files changed, insertions, deletions,
 /// then create/delete mode lines. Exact renames are shown as git shows them.
 fn summary(repo: &Repo, old: Option<Oid>, new: Oid) -> Result<String, String> {
@@ -764,26 +759,9 @@ fn summary(repo: &Repo, old: Option<Oid>, new: Oid) -> Result<String, String> {
     let (mut ins, mut del) = (0usize, 0usize);
     let read = |id: &Oid| repo.read_kind(id, Kind::Blob);
     let mut count = |a: Option<&[u8]>, b: Option<&[u8]>| {
-        let a = a.unwrap_or(b"");
-        let b = b.unwrap_or(b"");
-        if is_binary(a) || is_binary(b) {
-            return;
-        }
-        let la: Vec<&[u8]> = a.split_inclusive(|&c| c == b'\n').collect();
-        let lb: Vec<&[u8]> = b.split_inclusive(|&c| c == b'\n').collect();
-        for op in similar::capture_diff_slices(similar::Algorithm::Myers, &la, &lb) {
-            match op {
-                similar::DiffOp::Insert { new_len, .. } => ins += new_len,
-                similar::DiffOp::Delete { old_len, .. } => del += old_len,
-                similar::DiffOp::Replace {
-                    old_len, new_len, ..
-                } => {
-                    ins += new_len;
-                    del += old_len;
-                }
-                similar::DiffOp::Equal { .. } => {}
-            }
-        }
+        let (i, d) = super::diff::counts(a.unwrap_or(b""), b.unwrap_or(b""));
+        ins += i;
+        del += d;
     };
     for (path, (mode, id)) in &after {
         match before.get(path) {
@@ -810,23 +788,7 @@ fn summary(repo: &Repo, old: Option<Oid>, new: Oid) -> Result<String, String> {
         // An empty commit: no stat line at all.
         return Ok(String::new());
     }
-    let mut out = format!(
-        " {files} {} changed",
-        if files == 1 { "file" } else { "files" }
-    );
-    if ins > 0 || del == 0 {
-        out.push_str(&format!(
-            ", {ins} {}(+)",
-            if ins == 1 { "insertion" } else { "insertions" }
-        ));
-    }
-    if del > 0 || ins == 0 {
-        out.push_str(&format!(
-            ", {del} {}(-)",
-            if del == 1 { "deletion" } else { "deletions" }
-        ));
-    }
-    out.push('\n');
+    let mut out = super::diff::changed_line(files, ins, del);
     // create/delete/rename lines in path order.
     let mut lines: Vec<(Vec<u8>, String)> = Vec::new();
     for p in &added {
@@ -855,7 +817,7 @@ fn summary(repo: &Repo, old: Option<Oid>, new: Oid) -> Result<String, String> {
 }
 
 /// git's compact form of a rename: `dir/{old => new}/rest`.
-fn rename_name(a: &[u8], b: &[u8]) -> String {
+pub(super) fn rename_name(a: &[u8], b: &[u8]) -> String {
     let mut pfx = 0;
     let mut i = 0;
     while i < a.len() && i < b.len() && a[i] == b[i] {
@@ -902,30 +864,6 @@ fn rename_name(a: &[u8], b: &[u8]) -> String {
     } else {
         format!("{} => {}", s(a), s(b))
     }
-}
-
-fn tree_files(repo: &Repo, tree: Oid) -> Result<BTreeMap<Vec<u8>, (u32, Oid)>, String> {
-    let mut out = BTreeMap::new();
-    fn walk(
-        repo: &Repo,
-        t: &Oid,
-        pre: &[u8],
-        out: &mut BTreeMap<Vec<u8>, (u32, Oid)>,
-    ) -> Result<(), String> {
-        for e in super::object::parse_tree(&repo.read_kind(t, Kind::Tree)?)? {
-            let mut p = pre.to_vec();
-            p.extend_from_slice(&e.name);
-            if e.is_tree() {
-                p.push(b'/');
-                walk(repo, &e.oid, &p, out)?;
-            } else {
-                out.insert(p, (e.mode, e.oid));
-            }
-        }
-        Ok(())
-    }
-    walk(repo, &tree, b"", &mut out)?;
-    Ok(out)
 }
 
 /// Whether `name` is a valid branch name (git check-ref-format's main rules).

@@ -1,0 +1,757 @@
+//! `git diff` (work tree against the index, `--cached` index against HEAD, one commit against
+//! the work tree, two commits or `A..B`; `--stat`, `--name-only`, `--name-status`, `-- PATHS`)
+//! and `git show` (a commit's header and its diff against its first parent), in git's
+//! unified format: `diff --git` headers, `index` lines, hunks with three lines of context and
+//! the default function-name context after `@@`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::object::{Kind, Oid, hash, hex};
+use super::porcelain::{
+    abbrev, format_show_header, load_index, prefix, quote, read_commit, resolve, tree_files,
+};
+use super::repo::Repo;
+use crate::shell::Shell;
+use crate::shell::io::Io;
+
+/// One side of a file in a diff.
+#[derive(Clone)]
+struct Side {
+    mode: u32,
+    oid: Oid,
+    data: Vec<u8>,
+}
+
+/// path -> (mode, id) with the content read on demand.
+type Files = BTreeMap<Vec<u8>, (u32, Oid)>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Patch,
+    Stat,
+    NameOnly,
+    NameStatus,
+}
+
+pub fn diff(sh: &Shell, args: &[String], io: &Io) -> i32 {
+    let cwd = PathBuf::from(&sh.cwd);
+    let Some(repo) = Repo::discover(&cwd) else {
+        io.eprint("fatal: not a git repository (or any of the parent directories): .git\n");
+        return 128;
+    };
+    match run_diff(&repo, &cwd, args, io) {
+        Ok(c) => c,
+        Err(e) => {
+            io.eprint(&format!("{e}\n"));
+            128
+        }
+    }
+}
+
+fn parse_format(a: &str, format: &mut Format) -> bool {
+    *format = match a {
+        "--stat" => Format::Stat,
+        "--name-only" => Format::NameOnly,
+        "--name-status" => Format::NameStatus,
+        "-p" | "--patch" | "-u" => Format::Patch,
+        _ => return false,
+    };
+    true
+}
+
+fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
+    let mut cached = false;
+    let mut format = Format::Patch;
+    let mut revs: Vec<String> = Vec::new();
+    let mut paths: Vec<String> = Vec::new();
+    let mut quiet = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        match a.as_str() {
+            "--cached" | "--staged" => cached = true,
+            "--quiet" | "--exit-code" => quiet = a == "--quiet",
+            "--no-color" | "--no-ext-diff" => {}
+            "--" => {
+                paths.extend(args[i..].iter().cloned());
+                break;
+            }
+            s if parse_format(s, &mut format) => {}
+            s if s.starts_with('-') => {
+                return Err(format!("fatal: 'git diff {s}' is not supported in burrow"));
+            }
+            s => {
+                if resolve_range(repo, s).is_some() {
+                    revs.push(s.to_string());
+                } else {
+                    // A path (git requires it to exist when not after --).
+                    let p = cwd.join(s);
+                    if p.symlink_metadata().is_err() {
+                        return Err(format!(
+                            "fatal: ambiguous argument '{s}': unknown revision or path not in the working tree.\n\
+                             Use '--' to separate paths from revisions, like this:\n\
+                             'git <command> [<revision>...] -- [<file>...]'"
+                        ));
+                    }
+                    paths.push(s.to_string());
+                    paths.extend(args[i..].iter().cloned());
+                    break;
+                }
+            }
+        }
+    }
+    let work = repo.work.clone();
+    let index_files = || -> Result<Files, String> {
+        Ok(load_index(repo)?
+            .into_iter()
+            .map(|e| (e.path, (e.mode, e.oid)))
+            .collect())
+    };
+    let commit_files = |rev: &str| -> Result<Files, String> {
+        let id = resolve(repo, rev).ok_or_else(|| bad_rev(rev))?;
+        let c = read_commit(repo, &id)?;
+        tree_files(repo, c.tree)
+    };
+    // (old, new, whether the new side is the work tree)
+    let (old, new, worktree): (Files, Files, bool) = match (revs.as_slice(), cached) {
+        ([], false) => (index_files()?, index_files()?, true),
+        ([], true) => {
+            let head = match repo.head().1 {
+                Some(h) => tree_files(repo, read_commit(repo, &h)?.tree)?,
+                None => BTreeMap::new(),
+            };
+            (head, index_files()?, false)
+        }
+        ([r], c) if r.contains("..") => {
+            if c {
+                return Err("fatal: --cached with a range is not supported".into());
+            }
+            let (a, b) = resolve_range(repo, r).ok_or_else(|| bad_rev(r))?;
+            (commit_files(&a)?, commit_files(&b)?, false)
+        }
+        ([r], true) => (commit_files(r)?, index_files()?, false),
+        ([r], false) => (commit_files(r)?, index_files()?, true),
+        ([a, b], false) => (commit_files(a)?, commit_files(b)?, false),
+        _ => return Err("fatal: this form of 'git diff' is not supported in burrow".into()),
+    };
+    let pre = prefix(repo, cwd);
+    let scopes: Vec<Vec<u8>> = paths.iter().map(|p| scope_of(&pre, p)).collect();
+    let wanted = |p: &[u8]| {
+        scopes.is_empty()
+            || scopes.iter().any(|s| {
+                s.is_empty() || p == &s[..] || (p.starts_with(s) && p.get(s.len()) == Some(&b'/'))
+            })
+    };
+    // The work tree side: each index path's current content.
+    let read_blob =
+        |id: &Oid| -> Result<Vec<u8>, String> { Ok(repo.read_kind(id, Kind::Blob)?.to_vec()) };
+    let mut changes: Vec<(Vec<u8>, Option<Side>, Option<Side>)> = Vec::new();
+    let mut all: Vec<&Vec<u8>> = old.keys().chain(new.keys()).collect();
+    all.sort();
+    all.dedup();
+    for p in all {
+        if !wanted(p) {
+            continue;
+        }
+        let a = old.get(p).map(|(m, id)| (*m, *id));
+        let b: Option<Side> = if worktree {
+            let Some(w) = &work else {
+                return Err("fatal: this operation must be run in a work tree".into());
+            };
+            let file = w.join(String::from_utf8_lossy(p).as_ref());
+            match file.symlink_metadata() {
+                Err(_) => None,
+                Ok(m) if m.is_dir() => None,
+                Ok(m) => {
+                    let data = if m.file_type().is_symlink() {
+                        std::fs::read_link(&file)
+                            .map(|t| t.to_string_lossy().into_owned().into_bytes())
+                            .unwrap_or_default()
+                    } else {
+                        std::fs::read(&file).unwrap_or_default()
+                    };
+                    let mode = if m.file_type().is_symlink() {
+                        0o120000
+                    } else {
+                        new.get(p).map(|x| x.0).unwrap_or(0o100644)
+                    };
+                    Some(Side {
+                        mode,
+                        oid: hash(Kind::Blob, &data),
+                        data,
+                    })
+                }
+            }
+        } else {
+            new.get(p).map(|(m, id)| Side {
+                mode: *m,
+                oid: *id,
+                data: Vec::new(),
+            })
+        };
+        if worktree && !new.contains_key(p) {
+            continue;
+        }
+        match (&a, &b) {
+            (Some((m, id)), Some(s)) if *id == s.oid && *m == s.mode => continue,
+            (None, None) => continue,
+            _ => {}
+        }
+        if a.is_some_and(|(m, _)| m == 0o160000) || b.as_ref().is_some_and(|s| s.mode == 0o160000) {
+            continue;
+        }
+        let a = match a {
+            Some((m, id)) => Some(Side {
+                mode: m,
+                oid: id,
+                data: read_blob(&id)?,
+            }),
+            None => None,
+        };
+        let b = match b {
+            Some(s) if !worktree => Some(Side {
+                data: read_blob(&s.oid)?,
+                ..s
+            }),
+            other => other,
+        };
+        changes.push((p.clone(), a, b));
+    }
+    let changes = pair_renames(changes);
+    if quiet {
+        return Ok(i32::from(!changes.is_empty()));
+    }
+    let shown = |p: &[u8]| -> Vec<u8> {
+        // Paths in a diff are from the top of the work tree, as git prints them.
+        p.to_vec()
+    };
+    let mut out = String::new();
+    match format {
+        Format::NameOnly => {
+            for c in &changes {
+                out.push_str(&quote(&shown(&c.path)));
+                out.push('\n');
+            }
+        }
+        Format::NameStatus => {
+            for c in &changes {
+                match (&c.from, &c.a, &c.b) {
+                    (Some(from), _, _) => out.push_str(&format!(
+                        "R100\t{}\t{}\n",
+                        quote(&shown(from)),
+                        quote(&shown(&c.path))
+                    )),
+                    (None, None, _) => out.push_str(&format!("A\t{}\n", quote(&shown(&c.path)))),
+                    (None, _, None) => out.push_str(&format!("D\t{}\n", quote(&shown(&c.path)))),
+                    _ => out.push_str(&format!("M\t{}\n", quote(&shown(&c.path)))),
+                }
+            }
+        }
+        Format::Stat => out.push_str(&stat(&changes)),
+        Format::Patch => {
+            for c in &changes {
+                out.push_str(&patch_of(c));
+            }
+        }
+    }
+    io.print(&out);
+    Ok(0)
+}
+
+/// One file's change; `from` is the old path of an exact rename.
+struct Change {
+    path: Vec<u8>,
+    from: Option<Vec<u8>>,
+    a: Option<Side>,
+    b: Option<Side>,
+}
+
+/// Pairs each deleted path with an added path of the same content (git's exact renames; its
+/// similarity detection of renames with edits is not done here).
+fn pair_renames(changes: Vec<(Vec<u8>, Option<Side>, Option<Side>)>) -> Vec<Change> {
+    let mut out: Vec<Change> = changes
+        .into_iter()
+        .map(|(path, a, b)| Change {
+            path,
+            from: None,
+            a,
+            b,
+        })
+        .collect();
+    let deleted: Vec<usize> = (0..out.len())
+        .filter(|&i| out[i].a.is_some() && out[i].b.is_none())
+        .collect();
+    let mut gone = Vec::new();
+    for d in deleted {
+        let Some(oid) = out[d].a.as_ref().map(|s| s.oid) else {
+            continue;
+        };
+        let found = (0..out.len()).find(|&i| {
+            out[i].a.is_none()
+                && out[i].from.is_none()
+                && out[i].b.as_ref().is_some_and(|s| s.oid == oid)
+        });
+        if let Some(i) = found {
+            out[i].from = Some(out[d].path.clone());
+            out[i].a = out[d].a.take();
+            gone.push(d);
+        }
+    }
+    let mut k = 0;
+    out.retain(|_| {
+        k += 1;
+        !gone.contains(&(k - 1))
+    });
+    out
+}
+
+fn patch_of(c: &Change) -> String {
+    match &c.from {
+        Some(from) => format!(
+            "diff --git a/{f} b/{t}\nsimilarity index 100%\nrename from {f}\nrename to {t}\n",
+            f = String::from_utf8_lossy(from),
+            t = String::from_utf8_lossy(&c.path)
+        ),
+        None => patch(&c.path, c.a.as_ref(), c.b.as_ref()),
+    }
+}
+
+fn bad_rev(r: &str) -> String {
+    format!(
+        "fatal: ambiguous argument '{r}': unknown revision or path not in the working tree.\n\
+         Use '--' to separate paths from revisions, like this:\n\
+         'git <command> [<revision>...] -- [<file>...]'"
+    )
+}
+
+/// `A..B` as its two ends (an empty end is HEAD); a single revision as itself.
+fn resolve_range(repo: &Repo, s: &str) -> Option<(String, String)> {
+    match s.split_once("..") {
+        Some((a, b)) => {
+            let a = if a.is_empty() { "HEAD" } else { a };
+            let b = if b.is_empty() { "HEAD" } else { b };
+            (resolve(repo, a).is_some() && resolve(repo, b).is_some())
+                .then(|| (a.to_string(), b.to_string()))
+        }
+        None => resolve(repo, s).map(|_| (s.to_string(), s.to_string())),
+    }
+}
+
+/// A pathspec from the working directory as a path from the top.
+fn scope_of(pre: &[u8], p: &str) -> Vec<u8> {
+    let mut parts: Vec<Vec<u8>> = if pre.is_empty() {
+        Vec::new()
+    } else {
+        pre.split(|&b| b == b'/').map(<[u8]>::to_vec).collect()
+    };
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c.as_bytes().to_vec()),
+        }
+    }
+    parts.join(&b'/')
+}
+
+fn is_binary(d: &[u8]) -> bool {
+    d[..d.len().min(8000)].contains(&0)
+}
+
+fn lines(d: &[u8]) -> Vec<&[u8]> {
+    d.split_inclusive(|&b| b == b'\n').collect()
+}
+
+/// Insertions and deletions between two texts (0, 0 for binary).
+pub fn counts(a: &[u8], b: &[u8]) -> (usize, usize) {
+    if is_binary(a) || is_binary(b) {
+        return (0, 0);
+    }
+    let (la, lb) = (lines(a), lines(b));
+    let mut ins = 0;
+    let mut del = 0;
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &la, &lb) {
+        let (_, o, n) = op.as_tag_tuple();
+        match op.tag() {
+            similar::DiffTag::Insert => ins += n.len(),
+            similar::DiffTag::Delete => del += o.len(),
+            similar::DiffTag::Replace => {
+                ins += n.len();
+                del += o.len();
+            }
+            similar::DiffTag::Equal => {}
+        }
+    }
+    (ins, del)
+}
+
+/// The default function-name context of a hunk: the nearest line before it that starts
+/// with a letter, `_` or `$`.
+fn funcname(old: &[&[u8]], before: usize) -> String {
+    for l in old[..before.min(old.len())].iter().rev() {
+        if l.first()
+            .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_' || c == b'$')
+        {
+            let t = String::from_utf8_lossy(l);
+            let t = t.trim_end();
+            let t: String = t.chars().take(80).collect();
+            return format!(" {}", t.trim_end());
+        }
+    }
+    String::new()
+}
+
+fn range(start: usize, len: usize) -> String {
+    match len {
+        0 => format!("{start},0"),
+        1 => format!("{}", start + 1),
+        n => format!("{},{n}", start + 1),
+    }
+}
+
+/// One file's patch in git's format.
+fn patch(path: &[u8], a: Option<&Side>, b: Option<&Side>) -> String {
+    let p = String::from_utf8_lossy(path);
+    let mut out = format!("diff --git a/{p} b/{p}\n");
+    let zero = "0000000";
+    match (a, b) {
+        (None, Some(b)) => {
+            out.push_str(&format!(
+                "new file mode {:06o}\nindex {zero}..{}\n",
+                b.mode,
+                abbrev(&b.oid)
+            ));
+        }
+        (Some(a), None) => {
+            out.push_str(&format!(
+                "deleted file mode {:06o}\nindex {}..{zero}\n",
+                a.mode,
+                abbrev(&a.oid)
+            ));
+        }
+        (Some(a), Some(b)) => {
+            if a.mode != b.mode {
+                out.push_str(&format!(
+                    "old mode {:06o}\nnew mode {:06o}\n",
+                    a.mode, b.mode
+                ));
+            }
+            if a.oid == b.oid {
+                return out;
+            }
+            if a.mode == b.mode {
+                out.push_str(&format!(
+                    "index {}..{} {:06o}\n",
+                    abbrev(&a.oid),
+                    abbrev(&b.oid),
+                    a.mode
+                ));
+            } else {
+                out.push_str(&format!("index {}..{}\n", abbrev(&a.oid), abbrev(&b.oid)));
+            }
+        }
+        (None, None) => return String::new(),
+    }
+    let ad: &[u8] = a.map(|s| s.data.as_slice()).unwrap_or(b"");
+    let bd: &[u8] = b.map(|s| s.data.as_slice()).unwrap_or(b"");
+    let an = if a.is_some() {
+        format!("a/{p}")
+    } else {
+        "/dev/null".into()
+    };
+    let bn = if b.is_some() {
+        format!("b/{p}")
+    } else {
+        "/dev/null".into()
+    };
+    if is_binary(ad) || is_binary(bd) {
+        out.push_str(&format!("Binary files {an} and {bn} differ\n"));
+        return out;
+    }
+    if ad.is_empty() && bd.is_empty() {
+        return out;
+    }
+    out.push_str(&format!("--- {an}\n+++ {bn}\n"));
+    let (la, lb) = (lines(ad), lines(bd));
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &la, &lb);
+    for group in similar::group_diff_ops(ops, 3) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let os = first.old_range().start;
+        let oe = last.old_range().end;
+        let ns = first.new_range().start;
+        let ne = last.new_range().end;
+        out.push_str(&format!(
+            "@@ -{} +{} @@{}\n",
+            range(os, oe - os),
+            range(ns, ne - ns),
+            funcname(&la, os)
+        ));
+        let line = |out: &mut String, mark: char, l: &[u8]| {
+            out.push(mark);
+            out.push_str(&String::from_utf8_lossy(l));
+            if !l.ends_with(b"\n") {
+                out.push_str("\n\\ No newline at end of file\n");
+            }
+        };
+        for op in &group {
+            for r in op.old_range() {
+                if matches!(op.tag(), similar::DiffTag::Equal) {
+                    line(&mut out, ' ', la[r]);
+                } else {
+                    line(&mut out, '-', la[r]);
+                }
+            }
+            if !matches!(op.tag(), similar::DiffTag::Equal) {
+                for r in op.new_range() {
+                    line(&mut out, '+', lb[r]);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `--stat`: one line per file and the summary, as git prints them for an 80-column width.
+fn stat(changes: &[Change]) -> String {
+    struct Row {
+        name: String,
+        ins: usize,
+        del: usize,
+        binary: Option<(usize, usize)>,
+    }
+    let mut rows = Vec::new();
+    for c in changes {
+        let ad: &[u8] = c.a.as_ref().map(|s| s.data.as_slice()).unwrap_or(b"");
+        let bd: &[u8] = c.b.as_ref().map(|s| s.data.as_slice()).unwrap_or(b"");
+        let binary = (is_binary(ad) || is_binary(bd)).then_some((ad.len(), bd.len()));
+        let (ins, del) = counts(ad, bd);
+        let name = match &c.from {
+            Some(f) => super::write::rename_name(f, &c.path),
+            None => quote(&c.path),
+        };
+        rows.push(Row {
+            name,
+            ins,
+            del,
+            binary,
+        });
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let name_w = rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let max_change = rows.iter().map(|r| r.ins + r.del).max().unwrap_or(0);
+    let count_w = rows
+        .iter()
+        .map(|r| {
+            if r.binary.is_some() {
+                3
+            } else {
+                (r.ins + r.del).to_string().len()
+            }
+        })
+        .max()
+        .unwrap_or(1);
+    // git's layout for 80 columns: " NAME | COUNT GRAPH" with 6 columns of punctuation
+    // and margin; the graph gets the rest (scaled when the largest change does not fit).
+    let graph_w = 80usize.saturating_sub(6 + count_w + name_w).max(6);
+    let scale = |n: usize| -> usize {
+        if n == 0 {
+            0
+        } else {
+            1 + n * (graph_w - 1) / max_change
+        }
+    };
+    let mut out = String::new();
+    let (mut ti, mut td) = (0, 0);
+    for r in &rows {
+        let pad = name_w - r.name.chars().count();
+        match r.binary {
+            Some((a, b)) => out.push_str(&format!(
+                " {}{} | {:>count_w$} {a} -> {b} bytes\n",
+                r.name,
+                " ".repeat(pad),
+                "Bin"
+            )),
+            None => {
+                let total = r.ins + r.del;
+                let (mut pi, mut pd) = (r.ins, r.del);
+                if graph_w <= max_change {
+                    let mut t = scale(total);
+                    if t < 2 && pi > 0 && pd > 0 {
+                        t = 2;
+                    }
+                    if pi < pd {
+                        pi = scale(pi);
+                        pd = t - pi;
+                    } else {
+                        pd = scale(pd);
+                        pi = t - pd;
+                    }
+                }
+                out.push_str(&format!(
+                    " {}{} | {:>count_w$}{}\n",
+                    r.name,
+                    " ".repeat(pad),
+                    total,
+                    if pi + pd == 0 {
+                        String::new()
+                    } else {
+                        format!(" {}{}", "+".repeat(pi), "-".repeat(pd))
+                    }
+                ));
+            }
+        }
+        ti += r.ins;
+        td += r.del;
+    }
+    out.push_str(&changed_line(rows.len(), ti, td));
+    out
+}
+
+/// git's ` N files changed, I insertions(+), D deletions(-)` line (a zero part is left out
+/// unless both are zero).
+pub(super) fn changed_line(files: usize, ins: usize, del: usize) -> String {
+    let plural = |n: usize, one: &'static str, many: &'static str| if n == 1 { one } else { many };
+    let mut out = format!(" {files} {} changed", plural(files, "file", "files"));
+    if ins > 0 || del == 0 {
+        out.push_str(&format!(
+            ", {ins} {}(+)",
+            plural(ins, "insertion", "insertions")
+        ));
+    }
+    if del > 0 || ins == 0 {
+        out.push_str(&format!(
+            ", {del} {}(-)",
+            plural(del, "deletion", "deletions")
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+/// `git show [REV]`: the commit as `git log` prints it, then its diff against its first
+/// parent (`--stat`, `--name-only`, `--name-status` as in diff).
+pub fn show(sh: &Shell, args: &[String], io: &Io) -> i32 {
+    let cwd = PathBuf::from(&sh.cwd);
+    let Some(repo) = Repo::discover(&cwd) else {
+        io.eprint("fatal: not a git repository (or any of the parent directories): .git\n");
+        return 128;
+    };
+    let mut format = Format::Patch;
+    let mut rev = None;
+    for a in args {
+        if parse_format(a, &mut format) {
+            continue;
+        }
+        if a.starts_with('-') {
+            io.eprint(&format!(
+                "fatal: 'git show {a}' is not supported in burrow\n"
+            ));
+            return 128;
+        }
+        if rev.replace(a.clone()).is_some() {
+            io.eprint("fatal: 'git show' of several objects is not supported in burrow\n");
+            return 128;
+        }
+    }
+    let rev = rev.unwrap_or_else(|| "HEAD".into());
+    let r = (|| -> Result<(), String> {
+        let id = resolve(&repo, &rev).ok_or_else(|| bad_rev(&rev))?;
+        let id = hash(Kind::Commit, &repo.read_kind(&id, Kind::Commit)?);
+        let c = read_commit(&repo, &id)?;
+        if c.parents.len() > 1 {
+            return Err("fatal: 'git show' of a merge commit is not supported in burrow".into());
+        }
+        let mut out = format_show_header(&id, &c);
+        let old = match c.parents.first() {
+            Some(p) => hex(p),
+            None => String::new(),
+        };
+        let new = hex(&id);
+        let mut sub = vec![];
+        match format {
+            Format::Stat => sub.push("--stat".to_string()),
+            Format::NameOnly => sub.push("--name-only".to_string()),
+            Format::NameStatus => sub.push("--name-status".to_string()),
+            Format::Patch => {}
+        }
+        // The diff part, through diff's own machinery (against the empty tree for a root).
+        let cap = crate::shell::io::Sink::buffer();
+        let sub_io = Io::new(io.stdin.clone(), cap.0.clone(), io.err.clone());
+        if old.is_empty() {
+            let files = tree_files(&repo, c.tree)?;
+            let mut text = String::new();
+            let changes: Vec<Change> = files
+                .iter()
+                .map(|(p, (m, oid))| {
+                    let data = repo
+                        .read_kind(oid, Kind::Blob)
+                        .map(|d| d.to_vec())
+                        .unwrap_or_default();
+                    let b = Side {
+                        mode: *m,
+                        oid: *oid,
+                        data,
+                    };
+                    Change {
+                        path: p.clone(),
+                        from: None,
+                        a: None,
+                        b: Some(b),
+                    }
+                })
+                .collect();
+            match format {
+                Format::Patch => {
+                    for c in &changes {
+                        text.push_str(&patch_of(c));
+                    }
+                }
+                Format::Stat => text.push_str(&stat(&changes)),
+                Format::NameOnly => {
+                    for c in &changes {
+                        text.push_str(&format!("{}\n", quote(&c.path)));
+                    }
+                }
+                Format::NameStatus => {
+                    for c in &changes {
+                        text.push_str(&format!("A\t{}\n", quote(&c.path)));
+                    }
+                }
+            }
+            if !text.is_empty() {
+                out.push('\n');
+                out.push_str(&text);
+            }
+        } else {
+            sub.push(old);
+            sub.push(new);
+            run_diff(&repo, &cwd, &sub, &sub_io)?;
+            let text = String::from_utf8_lossy(&cap.1.borrow()).into_owned();
+            if !text.is_empty() {
+                out.push('\n');
+                out.push_str(&text);
+            }
+        }
+        io.print(&out);
+        Ok(())
+    })();
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            io.eprint(&format!("{e}\n"));
+            128
+        }
+    }
+}
