@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::json;
 
+pub mod git;
 mod just_bash;
 mod python;
 
@@ -219,6 +220,7 @@ pub fn run(cfg: BenchConfig, report: &mut dyn FnMut(&Measure)) -> R<Vec<Measure>
     http(&mut cx, report)?;
     egress(&mut cx, report)?;
     python::python(&mut cx, report)?;
+    git::git(&mut cx, report)?;
     Ok(cx.out)
 }
 

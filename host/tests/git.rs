@@ -11,22 +11,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 const TOKEN: &str = "ghp-test-token-0451";
 
-/// git's `http-backend`, if git is installed.
-fn http_backend() -> Option<PathBuf> {
-    let out = Command::new("git").arg("--exec-path").output().ok()?;
-    let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("git-http-backend");
-    p.is_file().then_some(p)
-}
-
 fn have_git() -> bool {
-    if http_backend().is_some() {
+    if burrow_host::bench::git::http_backend().is_some() {
         return true;
     }
     assert!(
@@ -159,126 +150,10 @@ fn make_repo(base: &Path, root: &Path, name: &str) -> PathBuf {
     bare
 }
 
-/// `git http-backend` behind a CGI wrapper on 127.0.0.1: repositories under `root`, those
-/// under `root/private` only with the token as HTTP Basic password. Returns the port.
+/// `git http-backend` behind burrow bench's CGI wrapper on 127.0.0.1: repositories under
+/// `root`, those under `root/private` only with the token as HTTP Basic password.
 fn serve(root: PathBuf) -> u16 {
-    let backend = http_backend().expect("git-http-backend");
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { continue };
-            let (backend, root) = (backend.clone(), root.clone());
-            std::thread::spawn(move || {
-                let _ = cgi(conn, &backend, &root);
-            });
-        }
-    });
-    port
-}
-
-fn cgi(mut conn: std::net::TcpStream, backend: &Path, root: &Path) -> std::io::Result<()> {
-    let mut reader = BufReader::new(conn.try_clone()?);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("GET").to_string();
-    let target = parts.next().unwrap_or("/").to_string();
-    let mut headers: Vec<(String, String)> = Vec::new();
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h)? == 0 || h == "\r\n" {
-            break;
-        }
-        if let Some((k, v)) = h.trim_end().split_once(':') {
-            headers.push((k.to_ascii_lowercase(), v.trim().to_string()));
-        }
-    }
-    let header = |k: &str| headers.iter().find(|(h, _)| h == k).map(|(_, v)| v.clone());
-    let mut body = Vec::new();
-    if let Some(n) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
-        body.resize(n, 0);
-        reader.read_exact(&mut body)?;
-    } else if header("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
-        loop {
-            let mut size = String::new();
-            reader.read_line(&mut size)?;
-            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-            let mut chunk = vec![0; n + 2];
-            reader.read_exact(&mut chunk)?;
-            if n == 0 {
-                break;
-            }
-            body.extend_from_slice(&chunk[..n]);
-        }
-    }
-    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
-    if path.starts_with("/private/") {
-        use base64::Engine;
-        let want = format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{TOKEN}"))
-        );
-        if header("authorization").as_deref() != Some(want.as_str()) {
-            write!(
-                conn,
-                "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-            )?;
-            return Ok(());
-        }
-    }
-    let mut child = Command::new(backend)
-        .env_clear()
-        .env("GIT_PROJECT_ROOT", root)
-        .env("GIT_HTTP_EXPORT_ALL", "1")
-        .env("REQUEST_METHOD", &method)
-        .env("PATH_INFO", path)
-        .env("QUERY_STRING", query)
-        .env("CONTENT_TYPE", header("content-type").unwrap_or_default())
-        .env("CONTENT_LENGTH", body.len().to_string())
-        .env("GIT_PROTOCOL", header("git-protocol").unwrap_or_default())
-        .env("REMOTE_ADDR", "127.0.0.1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let mut stdin = child.stdin.take().expect("stdin");
-    let feeder = std::thread::spawn(move || {
-        let _ = stdin.write_all(&body);
-    });
-    let mut out = Vec::new();
-    child.stdout.take().expect("stdout").read_to_end(&mut out)?;
-    let _ = feeder.join();
-    let _ = child.wait();
-    let split = out
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map(|i| (i, 4))
-        .or_else(|| out.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2)));
-    let (head, content) = match split {
-        Some((i, n)) => (
-            String::from_utf8_lossy(&out[..i]).into_owned(),
-            &out[i + n..],
-        ),
-        None => (String::new(), &out[..]),
-    };
-    let mut status = "200 OK".to_string();
-    let mut resp = String::new();
-    for l in head.lines() {
-        if let Some(s) = l.strip_prefix("Status:") {
-            status = s.trim().to_string();
-        } else if !l.is_empty() {
-            resp.push_str(l.trim_end());
-            resp.push_str("\r\n");
-        }
-    }
-    write!(
-        conn,
-        "HTTP/1.1 {status}\r\n{resp}content-length: {}\r\nconnection: close\r\n\r\n",
-        content.len()
-    )?;
-    conn.write_all(content)?;
-    Ok(())
+    burrow_host::bench::git::serve_git_http(root, Some(TOKEN.to_string())).expect("serve git")
 }
 
 /// A fixture: served repositories, a burrow store and a native scratch directory.
