@@ -681,6 +681,14 @@ fn commits_have_the_ids_native_git_gives_them() {
             "1700000900 +0000",
             "git switch -c again && git checkout feature && git branch --show-current && git commit --allow-empty -m 'Empty on purpose' && git log --format='%H %T %P %s'",
         ),
+        (
+            "1700001000 +0000",
+            "unset GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL \
+             && git config user.name 'Grace Hopper' && git config user.email grace@example.com \
+             && git config user.name && git config --unset user.email && git config user.email; \
+             git config user.email grace@example.com && git config --list | grep ^user \
+             && git commit --allow-empty -m 'By config' && git log -1 --format='%an <%ae> %H'",
+        ),
     ];
     for (date, step) in steps {
         let script = format!(
@@ -709,6 +717,16 @@ fn commits_have_the_ids_native_git_gives_them() {
             &["log", "--all", "--format=%H %T %s"]
         )
     );
+    // The global config lives in $HOME/.gitconfig.
+    let (code, out, err) = f.sh(
+        "writes",
+        "git config --global user.name 'Global Name' && git config --global user.name && cat ~/.gitconfig",
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "Global Name\n[user]\n\tname = Global Name\n"),
+        "{err}"
+    );
     // What burrow's git cannot do yet says so.
     let (code, _, err) = f.sh("writes", "cd /workspace/proj && git checkout main");
     assert_eq!(code, 128);
@@ -716,7 +734,9 @@ fn commits_have_the_ids_native_git_gives_them() {
     // Without an identity: git's message.
     let (code, _, err) = f.sh(
         "writes",
-        "cd /workspace/proj && unset GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL && git commit --allow-empty -m x",
+        "cd /workspace/proj && unset GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL \
+         && git config --unset user.name && git config --unset user.email \
+         && git config --global --unset user.name && git commit --allow-empty -m x",
     );
     assert_eq!(code, 128);
     assert!(err.starts_with("Author identity unknown"), "{err}");

@@ -1,6 +1,6 @@
 //! The read-only porcelain: `status` (long, `-s`, `--porcelain`, `-b`), `log` (`--oneline`,
 //! `-n`, `--format`), `rev-parse`, `branch` (list, `-a`, `-r`), `remote` (`-v`), `ls-files`
-//! and `config --get`, with git's output for each.
+//! and `config` (get, set, unset, list), with git's output for each.
 
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashSet};
 use std::path::{Path, PathBuf};
@@ -13,8 +13,8 @@ use crate::shell::io::Io;
 
 pub fn run(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     let cwd = PathBuf::from(&sh.cwd);
-    if cmd == "config" && args.iter().any(|a| a == "--global") {
-        return config(sh, None, args, io);
+    if cmd == "config" {
+        return config(sh, Repo::discover(&cwd).as_ref(), args, io);
     }
     let Some(repo) = Repo::discover(&cwd) else {
         io.eprint("fatal: not a git repository (or any of the parent directories): .git\n");
@@ -818,36 +818,94 @@ fn ls_files(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
     Ok(0)
 }
 
+/// `git config`: get (`KEY`, `--get KEY`), set (`KEY VALUE`), `--unset KEY` and
+/// `--list`, in the repository's `.git/config` or with `--global` in `$HOME/.gitconfig`.
 fn config(sh: &Shell, repo: Option<&Repo>, args: &[String], io: &Io) -> i32 {
     let mut global = false;
-    let mut key = None;
+    let mut unset = false;
+    let mut list = false;
+    let mut rest: Vec<&String> = Vec::new();
     for a in args {
         match a.as_str() {
             "--global" => global = true,
+            "--local" => global = false,
             "--get" => {}
+            "--unset" => unset = true,
+            "-l" | "--list" => list = true,
             s if s.starts_with('-') => {
-                io.eprint(&format!("git: 'config {s}' is not supported in burrow (burrow's git reads config values only)\n"));
+                io.eprint(&format!("git: 'config {s}' is not supported in burrow\n"));
                 return 1;
             }
-            k if key.is_none() => key = Some(k.to_string()),
-            _ => {
-                io.eprint("git: setting config values is not supported in burrow yet\n");
-                return 1;
-            }
+            _ => rest.push(a),
         }
     }
-    let Some(key) = key else {
+    let home = sh.get("HOME").unwrap_or("/home/agent").to_string();
+    let global_path = Path::new(&home).join(".gitconfig");
+    let global_text = std::fs::read_to_string(&global_path).unwrap_or_default();
+    let local_path = repo.map(|r| r.git_dir.join("config"));
+    let local_text = local_path
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_default();
+    if list {
+        let mut out = String::new();
+        for t in if global {
+            vec![&global_text]
+        } else {
+            vec![&global_text, &local_text]
+        } {
+            for (k, v) in super::repo::config_entries(t) {
+                out.push_str(&format!("{k}={v}\n"));
+            }
+        }
+        io.print(&out);
+        return 0;
+    }
+    let Some(key) = rest.first() else {
         io.eprint("error: no action specified\n");
         return 129;
     };
-    let home = sh.get("HOME").unwrap_or("/home/agent").to_string();
-    let global_text =
-        std::fs::read_to_string(Path::new(&home).join(".gitconfig")).unwrap_or_default();
-    let value = if global {
-        super::repo::config_get(&global_text, &key)
+    if !key.contains('.') || key.starts_with('.') || key.ends_with('.') {
+        io.eprint(&format!("error: key does not contain a section: {key}\n"));
+        return 2;
+    }
+    let target = if global {
+        Some(global_path.clone())
     } else {
-        repo.and_then(|r| r.config(&key))
-            .or_else(|| super::repo::config_get(&global_text, &key))
+        local_path.clone()
+    };
+    if unset || rest.len() == 2 {
+        let Some(target) = target else {
+            io.eprint("fatal: not in a git directory\n");
+            return 128;
+        };
+        let text = if global { &global_text } else { &local_text };
+        let new = if unset {
+            match super::repo::config_unset(text, key) {
+                Some(t) => t,
+                None => return 5,
+            }
+        } else {
+            super::repo::config_set(text, key, rest[1])
+        };
+        if let Err(e) = std::fs::write(&target, new) {
+            io.eprint(&format!(
+                "error: could not write config file {}: {e}\n",
+                target.display()
+            ));
+            return 4;
+        }
+        return 0;
+    }
+    if rest.len() > 2 {
+        io.eprint("error: wrong number of arguments, should be from 1 to 2\n");
+        return 129;
+    }
+    let value = if global {
+        super::repo::config_get(&global_text, key)
+    } else {
+        super::repo::config_get(&local_text, key)
+            .or_else(|| super::repo::config_get(&global_text, key))
     };
     match value {
         Some(v) => {

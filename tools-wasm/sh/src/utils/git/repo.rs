@@ -233,6 +233,139 @@ pub fn config_get(text: &str, key: &str) -> Option<String> {
     found
 }
 
+/// `(section, subsection, name)` of a config key, the section and name lowercased as git
+/// compares them.
+fn split_key(key: &str) -> Option<(String, Option<String>, String)> {
+    let (section, name) = key.rsplit_once('.')?;
+    let (sec, sub) = match section.split_once('.') {
+        Some((s, sub)) => (s, Some(sub.to_string())),
+        None => (section, None),
+    };
+    Some((sec.to_ascii_lowercase(), sub, name.to_ascii_lowercase()))
+}
+
+/// A section header line's section and subsection.
+fn header_of(line: &str) -> Option<(String, Option<String>)> {
+    let h = line.trim().strip_prefix('[')?.strip_suffix(']')?;
+    Some(match h.split_once(' ') {
+        Some((s, rest)) => (
+            s.to_ascii_lowercase(),
+            Some(rest.trim().trim_matches('"').to_string()),
+        ),
+        None => match h.split_once('.') {
+            // The old `[section.sub]` form.
+            Some((s, sub)) => (s.to_ascii_lowercase(), Some(sub.to_string())),
+            None => (h.to_ascii_lowercase(), None),
+        },
+    })
+}
+
+/// A value as git writes it: quoted when it has leading or trailing spaces or a comment
+/// character, with `"` and `\` escaped.
+fn quote_value(v: &str) -> String {
+    let escaped = v.replace('\\', "\\\\").replace('"', "\\\"");
+    if v.starts_with(' ') || v.ends_with(' ') || v.contains(['#', ';']) {
+        format!("\"{escaped}\"")
+    } else {
+        escaped
+    }
+}
+
+/// Config text with `key` set to `value` (its last occurrence replaced, or added to its
+/// section, or a new section at the end).
+pub fn config_set(text: &str, key: &str, value: &str) -> String {
+    let Some((sec, sub, name)) = split_key(key) else {
+        return text.to_string();
+    };
+    let leaf = key.rsplit_once('.').map(|(_, n)| n).unwrap_or(key);
+    let line = format!("\t{leaf} = {}", quote_value(value));
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut in_section = false;
+    let mut last_key = None;
+    let mut section_end = None;
+    for (i, l) in lines.iter().enumerate() {
+        if let Some((s, su)) = header_of(l) {
+            in_section = s == sec && su == sub;
+            if in_section {
+                section_end = Some(i);
+            }
+            continue;
+        }
+        if in_section {
+            section_end = Some(i);
+            let k = l.split('=').next().unwrap_or("").trim();
+            if k.eq_ignore_ascii_case(&name) {
+                last_key = Some(i);
+            }
+        }
+    }
+    match (last_key, section_end) {
+        (Some(i), _) => lines[i] = line,
+        (None, Some(i)) => lines.insert(i + 1, line),
+        (None, None) => {
+            lines.push(match &sub {
+                Some(su) => format!("[{sec} \"{su}\"]"),
+                None => format!("[{sec}]"),
+            });
+            lines.push(line);
+        }
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+/// Config text without `key`; None when it was not set.
+pub fn config_unset(text: &str, key: &str) -> Option<String> {
+    let (sec, sub, name) = split_key(key)?;
+    let mut in_section = false;
+    let mut found = false;
+    let mut out = String::new();
+    for l in text.lines() {
+        if let Some((s, su)) = header_of(l) {
+            in_section = s == sec && su == sub;
+        } else if in_section
+            && l.split('=')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .eq_ignore_ascii_case(&name)
+        {
+            found = true;
+            continue;
+        }
+        out.push_str(l);
+        out.push('\n');
+    }
+    found.then_some(out)
+}
+
+/// Every `section[.sub].key=value` of config text, as `git config --list` prints them.
+pub fn config_entries(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    for l in text.lines() {
+        let t = l.trim();
+        if t.is_empty() || t.starts_with('#') || t.starts_with(';') {
+            continue;
+        }
+        if let Some((s, sub)) = header_of(t) {
+            current = Some(match sub {
+                Some(su) => format!("{s}.{su}"),
+                None => s,
+            });
+            continue;
+        }
+        let Some(c) = &current else { continue };
+        let (k, v) = match t.split_once('=') {
+            Some((k, v)) => (k.trim(), v.trim().trim_matches('"').to_string()),
+            None => (t, "true".to_string()),
+        };
+        out.push((format!("{c}.{}", k.to_ascii_lowercase()), v));
+    }
+    out
+}
+
 /// One entry of the index.
 #[derive(Clone, Debug)]
 pub struct IndexEntry {
@@ -338,6 +471,26 @@ mod tests {
             Some("https://x/y.git")
         );
         assert_eq!(config_get(c, "remote.other.url"), None);
+    }
+
+    #[test]
+    fn config_is_set_and_unset_as_git_does() {
+        let c = "[core]\n\tbare = false\n";
+        let c = config_set(c, "user.name", "Ada Lovelace");
+        assert_eq!(c, "[core]\n\tbare = false\n[user]\n\tname = Ada Lovelace\n");
+        let c = config_set(&c, "user.email", "ada@example.com");
+        let c = config_set(&c, "user.name", "Ada");
+        assert_eq!(config_get(&c, "user.name").as_deref(), Some("Ada"));
+        assert_eq!(
+            config_get(&c, "user.email").as_deref(),
+            Some("ada@example.com")
+        );
+        let c = config_set(&c, "remote.up.url", "https://x");
+        assert!(c.ends_with("[remote \"up\"]\n\turl = https://x\n"), "{c}");
+        let c = config_unset(&c, "user.name").unwrap();
+        assert_eq!(config_get(&c, "user.name"), None);
+        assert!(config_unset(&c, "user.name").is_none());
+        assert_eq!(config_entries(&c)[0], ("core.bare".into(), "false".into()));
     }
 
     #[test]
