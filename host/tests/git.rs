@@ -289,6 +289,7 @@ fn clone_gives_the_tree_and_repository_native_git_gives() {
         &[
             "git log",
             "git log --oneline",
+            "git log -10 --oneline && git log -2 --oneline && git log -n1 --oneline",
             "git log -n 2 --format='%H %h %an <%ae> %at %s'",
             "git log --format=%s%n%b dev",
             "git log --oneline v1",

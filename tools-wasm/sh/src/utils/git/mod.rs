@@ -234,7 +234,12 @@ impl<'a> Args<'a> {
             self.pending = Some(value.to_string());
             return Some(format!("--{name}"));
         }
-        if a.len() > 2 && a.starts_with('-') && !a.starts_with("--") {
+        // Bundled short flags; `-10` (a count) stays whole.
+        if a.len() > 2
+            && a.starts_with('-')
+            && !a.starts_with("--")
+            && !a[1..].bytes().all(|b| b.is_ascii_digit())
+        {
             let letters: Vec<char> = a[1..].chars().collect();
             for (k, c) in letters.iter().enumerate() {
                 self.queue.push_back(format!("-{c}"));

@@ -147,7 +147,10 @@ impl Remote {
             .strip_suffix("/info/refs?service=git-upload-pack")
             .unwrap_or(&url)
             .to_string();
-        if resp.content_type != "application/x-git-upload-pack-advertisement" {
+        if !resp
+            .content_type
+            .starts_with("application/x-git-upload-pack-advertisement")
+        {
             return Err(format!(
                 "fatal: {url}/info/refs not valid: is this a git repository?\n\
                  (burrow's git speaks the smart HTTP protocol only; this server answered as a dumb HTTP server)"
