@@ -236,36 +236,8 @@ fn run(o: &Opts, url: &str, dir: &Path, io: &Io) -> Result<(), String> {
     }
 
     // The repository.
-    let w = |p: &Path, data: &[u8]| -> Result<(), String> {
-        if let Some(d) = p.parent() {
-            std::fs::create_dir_all(d)
-                .map_err(|e| format!("fatal: could not create {}: {e}", d.display()))?;
-        }
-        std::fs::write(p, data).map_err(|e| format!("fatal: could not write {}: {e}", p.display()))
-    };
-    for d in [
-        "objects/info",
-        "objects/pack",
-        "refs/heads",
-        "refs/tags",
-        "info",
-        "hooks",
-    ] {
-        std::fs::create_dir_all(git.join(d)).map_err(|e| {
-            format!(
-                "fatal: could not create work tree dir '{}': {e}",
-                dir.display()
-            )
-        })?;
-    }
-    w(
-        &git.join("description"),
-        b"Unnamed repository; edit this file 'description' to name the repository.\n",
-    )?;
-    w(
-        &git.join("info/exclude"),
-        b"# git ls-files --others --exclude-from=.git/info/exclude\n# Lines that start with '#' are comments.\n# For a project mostly in C, the following would be a good set of\n# exclude patterns (uncomment them if you want to use them):\n# *.[oa]\n# *~\n",
-    )?;
+    let w = super::write::write_file;
+    super::write::skeleton(&git)?;
     let have = |id: &Oid| {
         index
             .as_ref()
@@ -321,9 +293,7 @@ fn run(o: &Opts, url: &str, dir: &Path, io: &Io) -> Result<(), String> {
             format!("ref: refs/remotes/origin/{b}\n").as_bytes(),
         )?;
     }
-    let mut config = String::from(
-        "[core]\n\trepositoryformatversion = 0\n\tfilemode = false\n\tbare = false\n\tlogallrefupdates = true\n",
-    );
+    let mut config = String::from(super::write::CORE_CONFIG);
     config.push_str(&format!("[remote \"origin\"]\n\turl = {url}\n"));
     let target = match &checkout {
         Checkout::Branch(b, _) | Checkout::Unborn(b) => Some(b.clone()),
@@ -488,12 +458,7 @@ fn checkout_tree(
             std::fs::write(&path, &data[..]).map_err(fail)?;
             path.metadata().map_err(fail)?
         };
-        let mtime = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map(|d| (d.as_secs() as u32, d.subsec_nanos()))
-            .unwrap_or((0, 0));
+        let mtime = super::repo::mtime_of(&meta);
         out.push(IndexEntry {
             path: full,
             mode: if e.mode == 0o120000 || e.mode == 0o100755 {

@@ -970,12 +970,7 @@ fn worktree_change(work: &Path, e: &IndexEntry) -> Option<char> {
     if is_link != (e.mode == 0o120000) {
         return Some('T');
     }
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| (d.as_secs() as u32, d.subsec_nanos()));
-    if meta.len() as u32 == e.size && mtime == Some(e.mtime) && e.mtime != (0, 0) {
+    if meta.len() as u32 == e.size && super::repo::mtime_of(&meta) == e.mtime && e.mtime != (0, 0) {
         return None;
     }
     let data = if is_link {

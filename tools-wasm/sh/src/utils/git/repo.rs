@@ -376,6 +376,16 @@ pub struct IndexEntry {
     pub mtime: (u32, u32),
 }
 
+/// A file's modification time as the index keeps it (seconds, nanoseconds); (0, 0) when
+/// unknown, which never matches a stat check.
+pub fn mtime_of(meta: &std::fs::Metadata) -> (u32, u32) {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| (d.as_secs() as u32, d.subsec_nanos()))
+        .unwrap_or((0, 0))
+}
+
 /// The index file (version 2, no extensions) for `entries`, which must be sorted by path.
 pub fn write_index(entries: &[IndexEntry]) -> Vec<u8> {
     let mut out = b"DIRC".to_vec();

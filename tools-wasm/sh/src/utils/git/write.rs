@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::object::{Kind, Oid, hash, hex, loose_path};
 use super::porcelain::{Ignores, abbrev, load_index, quote, read_commit, resolve, tree_files};
-use super::repo::{IndexEntry, Repo, write_index};
+use super::repo::{IndexEntry, Repo, mtime_of, write_index};
 use super::{Args, usage_error};
 use crate::shell::Shell;
 use crate::shell::io::Io;
@@ -35,7 +35,8 @@ pub fn write_object(repo: &Repo, kind: Kind, data: &[u8]) -> Result<Oid, String>
     Ok(oid)
 }
 
-fn write_file(p: &Path, data: &[u8]) -> Result<(), String> {
+/// Writes a file of the repository, making its directory first.
+pub(super) fn write_file(p: &Path, data: &[u8]) -> Result<(), String> {
     if let Some(d) = p.parent() {
         std::fs::create_dir_all(d)
             .map_err(|e| format!("fatal: cannot create {}: {e}", d.display()))?;
@@ -43,8 +44,12 @@ fn write_file(p: &Path, data: &[u8]) -> Result<(), String> {
     std::fs::write(p, data).map_err(|e| format!("fatal: cannot write {}: {e}", p.display()))
 }
 
-/// The skeleton git's `init` writes (no hooks or samples).
-pub fn init_layout(git: &Path, branch: &str, extra_config: &str) -> Result<(), String> {
+/// The `[core]` section git's `init` writes (file modes off: the sandbox keeps none).
+pub(super) const CORE_CONFIG: &str = "[core]\n\trepositoryformatversion = 0\n\tfilemode = false\n\tbare = false\n\tlogallrefupdates = true\n";
+
+/// The directories, description and info/exclude git's `init` and `clone` write (no hooks
+/// or samples).
+pub(super) fn skeleton(git: &Path) -> Result<(), String> {
     for d in [
         "objects/info",
         "objects/pack",
@@ -64,17 +69,17 @@ pub fn init_layout(git: &Path, branch: &str, extra_config: &str) -> Result<(), S
         &git.join("info/exclude"),
         b"# git ls-files --others --exclude-from=.git/info/exclude\n# Lines that start with '#' are comments.\n# For a project mostly in C, the following would be a good set of\n# exclude patterns (uncomment them if you want to use them):\n# *.[oa]\n# *~\n",
     )?;
+    Ok(())
+}
+
+/// A new repository: the skeleton, HEAD on `branch`, the core config.
+pub(super) fn init_layout(git: &Path, branch: &str) -> Result<(), String> {
+    skeleton(git)?;
     write_file(
         &git.join("HEAD"),
         format!("ref: refs/heads/{branch}\n").as_bytes(),
     )?;
-    write_file(
-        &git.join("config"),
-        format!(
-            "[core]\n\trepositoryformatversion = 0\n\tfilemode = false\n\tbare = false\n\tlogallrefupdates = true\n{extra_config}"
-        )
-        .as_bytes(),
-    )
+    write_file(&git.join("config"), CORE_CONFIG.as_bytes())
 }
 
 /// A value of the global config (`$HOME/.gitconfig`).
@@ -137,7 +142,7 @@ pub fn init(sh: &Shell, args: &[String], io: &Io) -> i32 {
     }
     if let Err(e) = std::fs::create_dir_all(&top)
         .map_err(|e| e.to_string())
-        .and_then(|_| init_layout(&git, &name, ""))
+        .and_then(|_| init_layout(&git, &name))
     {
         io.eprint(&format!("{e}\n"));
         return 128;
@@ -214,12 +219,7 @@ fn stage(
         return Ok(None);
     };
     let oid = write_object(repo, Kind::Blob, &data)?;
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| (d.as_secs() as u32, d.subsec_nanos()))
-        .unwrap_or((0, 0));
+    let mtime = mtime_of(&meta);
     Ok(Some(IndexEntry {
         path: rel,
         mode,
