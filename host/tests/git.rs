@@ -728,10 +728,28 @@ fn commits_have_the_ids_native_git_gives_them() {
         (0, "Global Name\n[user]\n\tname = Global Name\n"),
         "{err}"
     );
-    // What burrow's git cannot do yet says so.
-    let (code, _, err) = f.sh("writes", "cd /workspace/proj && git checkout main");
-    assert_eq!(code, 128);
-    assert!(err.contains("not supported in burrow"), "{err}");
+    // What burrow's git cannot do yet says so, and changes nothing.
+    for (cmd, code) in [
+        ("git checkout -p", 128),
+        ("git checkout --orphan x", 128),
+        ("git reset --keep HEAD~1", 128),
+        ("git restore --patch a.txt", 128),
+        ("git tag -s v9", 128),
+        ("git stash", 1),
+    ] {
+        let (c, _, err) = f.sh(
+            "writes",
+            &format!("cd /workspace/proj && {cmd}; git status --porcelain -b"),
+        );
+        assert_eq!(c, 0, "{cmd}: {err}");
+        assert!(err.contains("is not supported in burrow"), "{cmd}: {err}");
+        let _ = code;
+    }
+    let (c, _, err) = f.sh("writes", "cd /workspace/proj && git checkout -p");
+    assert_eq!(
+        (c, err.as_str()),
+        (128, "fatal: 'git checkout -p' is not supported in burrow\n")
+    );
     // Without an identity: git's message.
     let (code, _, err) = f.sh(
         "writes",
@@ -741,4 +759,99 @@ fn commits_have_the_ids_native_git_gives_them() {
     );
     assert_eq!(code, 128);
     assert!(err.starts_with("Author identity unknown"), "{err}");
+}
+
+/// The sequences of `git_corpus.txt`, each from the same setup in its own directory, run by
+/// burrow's git and by native git: exit status, stdout, stderr and the resulting state
+/// (status, every ref's commits with their ids, HEAD, the work tree's files and contents)
+/// must be the same, and native `git fsck --strict` must accept every repository burrow
+/// left.
+#[test]
+fn the_corpus_runs_as_native_git_runs_it() {
+    if !have_git() {
+        return;
+    }
+    let text = include_str!("git_corpus.txt");
+    let (setup, sequences) = parse_corpus(text);
+    assert!(sequences.len() >= 120, "{} sequences", sequences.len());
+    let f = Fixture::new();
+    f.cli.ok(&["session", "new", "--name", "corpus"]);
+    let native_root = f.tmp.path().join("native-corpus");
+    let native_home = f.tmp.path().join("native-corpus-home");
+    std::fs::create_dir_all(&native_home).unwrap();
+    let who = "export GIT_AUTHOR_NAME='Ada Lovelace' GIT_AUTHOR_EMAIL=ada@example.com \
+               GIT_COMMITTER_NAME='Ada Lovelace' GIT_COMMITTER_EMAIL=ada@example.com \
+               GIT_AUTHOR_DATE='1700000000 +0000' GIT_COMMITTER_DATE='1700000000 +0000'";
+    let mut failures = Vec::new();
+    for (n, (title, body)) in sequences.iter().enumerate() {
+        let script = |dir: &str| {
+            format!(
+                "{who}\nmkdir -p {dir} && cd {dir} || exit 99\n(\n{setup}\n{{\n{body}\n}}\n\
+                 echo \"--- exit $?\"\ncd {dir}\necho '--- state'\ngit status --porcelain -b\n\
+                 git log --all --format='%H %P %s'\ncat .git/HEAD\n\
+                 find . -path ./.git -prune -o -print | LC_ALL=C sort\n\
+                 find . -path ./.git -prune -o -type f -print | LC_ALL=C sort | xargs md5sum\n)"
+            )
+        };
+        let (code, out, err) = f.sh("corpus", &script(&format!("/workspace/c/{n}")));
+        let dir = native_root.join(n.to_string());
+        let native = native("bash", f.tmp.path())
+            .env("HOME", &native_home)
+            .args(["-c", &script(dir.to_str().unwrap())])
+            .output()
+            .expect("bash");
+        let want = (
+            native.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&native.stdout).into_owned(),
+            String::from_utf8_lossy(&native.stderr).into_owned(),
+        );
+        if (code, &out, &err) != (want.0, &want.1, &want.2) {
+            failures.push(format!(
+                "### {title}\n{body}\n--- burrow ({code})\n{out}--- burrow stderr\n{err}--- native ({})\n{}--- native stderr\n{}",
+                want.0, want.1, want.2
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} sequences differ from native git:\n\n{}",
+        failures.len(),
+        sequences.len(),
+        failures.join("\n\n")
+    );
+    // Every repository burrow left is one native git accepts.
+    let exported = f.export("corpus").join("c");
+    for n in 0..sequences.len() {
+        git_ok(
+            &exported.join(n.to_string()),
+            &["fsck", "--strict", "--no-progress"],
+        );
+    }
+}
+
+/// The corpus file's setup and its (title, body) sequences.
+fn parse_corpus(text: &str) -> (String, Vec<(String, String)>) {
+    let mut setup = String::new();
+    let mut seqs: Vec<(String, String)> = Vec::new();
+    let mut in_setup = false;
+    for line in text.lines() {
+        if line.starts_with("# ") || line == "#" {
+            continue;
+        }
+        if line == "%%% setup" {
+            in_setup = true;
+        } else if let Some(t) = line.strip_prefix("### ") {
+            in_setup = false;
+            seqs.push((t.to_string(), String::new()));
+        } else if in_setup {
+            setup.push_str(line);
+            setup.push('\n');
+        } else if let Some((_, body)) = seqs.last_mut()
+            && !line.is_empty()
+        {
+            body.push_str(line);
+            body.push('\n');
+        }
+    }
+    (setup, seqs)
 }

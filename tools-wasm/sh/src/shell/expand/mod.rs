@@ -14,7 +14,7 @@ use crate::shell::io::Io;
 use crate::shell::{Flow, Shell, parser_options};
 
 mod arith;
-mod glob;
+pub mod glob;
 mod params;
 
 pub use arith::*;

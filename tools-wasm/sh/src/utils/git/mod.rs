@@ -15,11 +15,14 @@
 
 mod clone;
 mod diff;
+mod files;
 mod object;
 mod pack;
 mod porcelain;
 mod remote;
 mod repo;
+mod tag;
+mod worktree;
 mod write;
 
 use crate::shell::Shell;
@@ -64,7 +67,6 @@ const KNOWN: &[&str] = &[
     "merge",
     "merge-base",
     "mergetool",
-    "mv",
     "notes",
     "pull",
     "push",
@@ -74,10 +76,7 @@ const KNOWN: &[&str] = &[
     "remote",
     "repack",
     "replace",
-    "reset",
-    "restore",
     "revert",
-    "rm",
     "shortlog",
     "show-branch",
     "show-ref",
@@ -85,7 +84,6 @@ const KNOWN: &[&str] = &[
     "stash",
     "submodule",
     "symbolic-ref",
-    "tag",
     "update-index",
     "update-ref",
     "var",
@@ -151,7 +149,12 @@ pub fn git(sh: &Shell, args: &[String], io: &Io) -> i32 {
         "show" => diff::show(sh, rest, io),
         "add" => write::add(sh, rest, io),
         "commit" => write::commit(sh, rest, io),
-        "checkout" | "switch" => write::checkout_or_switch(sh, cmd, rest, io),
+        "checkout" | "switch" => worktree::checkout_or_switch(sh, cmd, rest, io),
+        "restore" => worktree::restore(sh, rest, io),
+        "reset" => worktree::reset(sh, rest, io),
+        "rm" => files::rm(sh, rest, io),
+        "mv" => files::mv(sh, rest, io),
+        "tag" => tag::tag(sh, rest, io),
         "status" | "log" | "rev-parse" | "branch" | "remote" | "ls-files" | "config" => {
             porcelain::run(sh, cmd, rest, io)
         }
@@ -302,6 +305,24 @@ impl<'a> Args<'a> {
                 s.trim_start_matches('-').chars().next().unwrap_or('-')
             ),
         }
+    }
+}
+
+/// Refuses an option of git's that burrow's git does not implement (status 128).
+pub fn not_here(io: &Io, cmd: &str, arg: &str) -> i32 {
+    io.eprint(&format!(
+        "fatal: 'git {cmd} {arg}' is not supported in burrow\n"
+    ));
+    128
+}
+
+/// The repository the shell's working directory is in, with that directory, or git's
+/// refusal outside one (status 128).
+pub fn open_repo(sh: &Shell, io: &Io) -> Result<(repo::Repo, std::path::PathBuf), i32> {
+    let cwd = std::path::PathBuf::from(&sh.cwd);
+    match repo::Repo::discover(&cwd) {
+        Some(r) => Ok((r, cwd)),
+        None => Err(worktree::not_a_repo(io)),
     }
 }
 

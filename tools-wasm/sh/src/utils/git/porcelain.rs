@@ -124,6 +124,9 @@ pub fn resolve(repo: &Repo, rev: &str) -> Option<Oid> {
     } else {
         abbreviated(repo, base)?
     };
+    if !steps.is_empty() {
+        id = object::hash(Kind::Commit, &repo.read_kind(&id, Kind::Commit).ok()?);
+    }
     let mut s = steps;
     while !s.is_empty() {
         let (op, rest) = s.split_at(1);
@@ -190,21 +193,21 @@ fn shallow(repo: &Repo) -> HashSet<Oid> {
 }
 
 /// The seconds and zone of an ident line's end (`Name <e> 1700000000 +0100`).
-fn ident_time(ident: &str) -> (i64, String) {
+pub(super) fn ident_time(ident: &str) -> (i64, String) {
     let mut parts = ident.rsplitn(3, ' ');
     let zone = parts.next().unwrap_or("+0000").to_string();
     let secs = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
     (secs, zone)
 }
 
-fn ident_name_email(ident: &str) -> (String, String) {
+pub(super) fn ident_name_email(ident: &str) -> (String, String) {
     let (name, rest) = ident.split_once(" <").unwrap_or((ident, ""));
     let email = rest.split_once('>').map(|(e, _)| e).unwrap_or("");
     (name.to_string(), email.to_string())
 }
 
 /// git's default date format: `Thu Apr 7 15:13:13 2005 -0700`, in the ident's own zone.
-fn git_date(secs: i64, zone: &str) -> String {
+pub(super) fn git_date(secs: i64, zone: &str) -> String {
     let sign = if zone.starts_with('-') { -1 } else { 1 };
     let z: i64 = zone.trim_start_matches(['+', '-']).parse().unwrap_or(0);
     let offset = sign * ((z / 100) * 3600 + (z % 100) * 60);
@@ -370,7 +373,6 @@ const LOG_OPTIONS_NOT_HERE: &[&str] = &[
     "-p",
     "--patch",
     "-u",
-    "--all",
     "--branches",
     "--tags",
     "--remotes",
@@ -408,9 +410,11 @@ fn log(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
     let mut max: Option<usize> = None;
     let mut format: Option<String> = None;
     let mut revs = Vec::new();
+    let mut all = false;
     let mut a = Args::with_values(args, "n");
     while let Some(arg) = a.next() {
         let r: Result<(), String> = match arg.as_str() {
+            "--all" => a.flag("all").map(|_| all = true),
             "--oneline" => a.flag("oneline").map(|_| format = Some("%h %s".into())),
             "-n" | "--max-count" => a.value("max-count").and_then(|v| {
                 v.parse()
@@ -470,7 +474,18 @@ fn log(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
         }
     }
     let mut starts = Vec::new();
-    if revs.is_empty() {
+    if all {
+        // Every ref and HEAD: tags name their commits, other objects are left out.
+        let refs = repo.refs_under("refs/");
+        for id in refs.iter().map(|(_, id)| *id).chain(repo.head().1) {
+            if let Ok(c) = repo.read_kind(&id, Kind::Commit) {
+                let c = object::hash(Kind::Commit, &c);
+                if !starts.contains(&c) {
+                    starts.push(c);
+                }
+            }
+        }
+    } else if revs.is_empty() {
         match repo.head() {
             (_, Some(id)) => starts.push(id),
             (Some(b), None) => {
@@ -617,10 +632,34 @@ fn detached_from(repo: &Repo, head: &Oid) -> Option<(bool, String)> {
         .rev()
         .find(|l| l.contains("\tcheckout: moving from "))?;
     let new = parse_hex(line.split(' ').nth(1)?)?;
-    let target = line.rsplit_once(" to ")?.1.to_string();
-    let name = match parse_hex(&target) {
-        Some(id) => abbrev(&id),
-        None => target,
+    let target = line.rsplit_once(" to ")?.1;
+    // The name is shown when it is a ref still at the commit checked out (tags and
+    // remote-tracking branches shortened), else that commit's abbreviated id.
+    let candidates = [
+        target.to_string(),
+        format!("refs/{target}"),
+        format!("refs/tags/{target}"),
+        format!("refs/heads/{target}"),
+        format!("refs/remotes/{target}"),
+        format!("refs/remotes/{target}/HEAD"),
+    ];
+    let found = candidates
+        .iter()
+        .filter(|n| n.starts_with("refs/") || repo.git_dir.join(n).is_file())
+        .find_map(|n| Some((n.clone(), repo.resolve_ref(n)?)));
+    let name = match found {
+        Some((full, id))
+            if id == new
+                || repo
+                    .read_kind(&id, Kind::Commit)
+                    .is_ok_and(|d| object::hash(Kind::Commit, &d) == new) =>
+        {
+            full.strip_prefix("refs/tags/")
+                .or_else(|| full.strip_prefix("refs/remotes/"))
+                .unwrap_or(&full)
+                .to_string()
+        }
+        _ => abbrev(&new),
     };
     Some((new == *head, name))
 }
@@ -955,7 +994,7 @@ pub(super) fn head_files(
 }
 
 /// How a work tree file differs from its index entry.
-fn worktree_change(work: &Path, e: &IndexEntry) -> Option<char> {
+pub(super) fn worktree_change(work: &Path, e: &IndexEntry) -> Option<char> {
     let path = work.join(String::from_utf8_lossy(&e.path).as_ref());
     if e.mode == 0o160000 {
         return None;
@@ -1121,6 +1160,61 @@ pub(super) fn reachable(repo: &Repo, id: Oid) -> Result<HashSet<Oid>, String> {
     Ok(walk(repo, &[id])?.into_iter().map(|(c, _)| c).collect())
 }
 
+/// The upstream of branch `b` (`branch.<b>.remote` and `.merge`), as `origin/main`.
+pub(super) fn upstream_of(repo: &Repo, b: &str) -> Option<String> {
+    let remote = repo.config(&format!("branch.{b}.remote"))?;
+    let merge = repo.config(&format!("branch.{b}.merge"))?;
+    // Without the remote's fetch refspec there is no remote-tracking ref to compare with.
+    repo.config(&format!("remote.{remote}.fetch"))?;
+    Some(format!(
+        "{remote}/{}",
+        merge.trim_start_matches("refs/heads/")
+    ))
+}
+
+/// How far HEAD is ahead of and behind `upstream`: None without one, Some(None) when the
+/// upstream's ref is gone.
+pub(super) type Tracking = Option<Option<(usize, usize)>>;
+
+pub(super) fn tracking_of(
+    repo: &Repo,
+    upstream: Option<&str>,
+    head: Option<Oid>,
+) -> Result<Tracking, String> {
+    Ok(match (upstream, head) {
+        (Some(u), Some(h)) => match repo.resolve_ref(&format!("refs/remotes/{u}")) {
+            Some(up) => Some(Some(ahead_behind(repo, h, up)?)),
+            None => Some(None),
+        },
+        _ => None,
+    })
+}
+
+/// git's tracking lines ("Your branch is up to date with 'origin/main'."), as status and
+/// checkout print them.
+pub(super) fn tracking_text(u: &str, tracking: Tracking) -> String {
+    let mut out = String::new();
+    match tracking {
+            Some(Some((0, 0))) => out.push_str(&format!("Your branch is up to date with '{u}'.\n")),
+            Some(Some((a, 0))) => out.push_str(&format!(
+                "Your branch is ahead of '{u}' by {a} {}.\n  (use \"git push\" to publish your local commits)\n",
+                plural(a)
+            )),
+            Some(Some((0, b))) => out.push_str(&format!(
+                "Your branch is behind '{u}' by {b} {}, and can be fast-forwarded.\n  (use \"git pull\" to update your local branch)\n",
+                plural(b)
+            )),
+            Some(Some((a, b))) => out.push_str(&format!(
+                "Your branch and '{u}' have diverged,\nand have {a} and {b} different commits each, respectively.\n  (use \"git pull\" if you want to integrate the remote branch with yours)\n"
+            )),
+            Some(None) => out.push_str(&format!(
+                "Your branch is based on '{u}', but the upstream is gone.\n  (use \"git branch --unset-upstream\" to fixup)\n"
+            )),
+            None => {}
+        }
+    out
+}
+
 /// Commits in `a` not reachable from `b`, and the reverse.
 fn ahead_behind(repo: &Repo, a: Oid, b: Oid) -> Result<(usize, usize), String> {
     let from_a = reachable(repo, a)?;
@@ -1248,21 +1342,8 @@ fn status_as(
         .as_deref()
         .map(|b| b.trim_start_matches("refs/heads/").to_string());
     // The upstream: branch.<b>.remote and .merge.
-    let upstream = branch_name.as_ref().and_then(|b| {
-        let remote = repo.config(&format!("branch.{b}.remote"))?;
-        let merge = repo.config(&format!("branch.{b}.merge"))?;
-        Some(format!(
-            "{remote}/{}",
-            merge.trim_start_matches("refs/heads/")
-        ))
-    });
-    let tracking = match (&upstream, head_id) {
-        (Some(u), Some(h)) => match repo.resolve_ref(&format!("refs/remotes/{u}")) {
-            Some(up) => Some(Some(ahead_behind(repo, h, up)?)),
-            None => Some(None),
-        },
-        _ => None,
-    };
+    let upstream = branch_name.as_deref().and_then(|b| upstream_of(repo, b));
+    let tracking = tracking_of(repo, upstream.as_deref(), head_id)?;
 
     let pre = if porcelain {
         Vec::new()
@@ -1323,24 +1404,7 @@ fn status_as(
         (None, None) => {}
     }
     if let Some(u) = &upstream {
-        match tracking {
-            Some(Some((0, 0))) => out.push_str(&format!("Your branch is up to date with '{u}'.\n")),
-            Some(Some((a, 0))) => out.push_str(&format!(
-                "Your branch is ahead of '{u}' by {a} {}.\n  (use \"git push\" to publish your local commits)\n",
-                plural(a)
-            )),
-            Some(Some((0, b))) => out.push_str(&format!(
-                "Your branch is behind '{u}' by {b} {}, and can be fast-forwarded.\n  (use \"git pull\" to update your local branch)\n",
-                plural(b)
-            )),
-            Some(Some((a, b))) => out.push_str(&format!(
-                "Your branch and '{u}' have diverged,\nand have {a} and {b} different commits each, respectively.\n  (use \"git pull\" if you want to integrate the remote branch with yours)\n"
-            )),
-            Some(None) => out.push_str(&format!(
-                "Your branch is based on '{u}', but the upstream is gone.\n  (use \"git branch --unset-upstream\" to fixup)\n"
-            )),
-            None => {}
-        }
+        out.push_str(&tracking_text(u, tracking));
         if tracking.is_some() {
             out.push('\n');
         }

@@ -171,21 +171,21 @@ hint: \tgit branch -m <name>
 ";
 
 /// The index as a map by path.
-fn index_map(repo: &Repo) -> Result<BTreeMap<Vec<u8>, IndexEntry>, String> {
+pub(super) fn index_map(repo: &Repo) -> Result<BTreeMap<Vec<u8>, IndexEntry>, String> {
     Ok(load_index(repo)?
         .into_iter()
         .map(|e| (e.path.clone(), e))
         .collect())
 }
 
-fn save_index(repo: &Repo, map: &BTreeMap<Vec<u8>, IndexEntry>) -> Result<(), String> {
+pub(super) fn save_index(repo: &Repo, map: &BTreeMap<Vec<u8>, IndexEntry>) -> Result<(), String> {
     let entries: Vec<IndexEntry> = map.values().cloned().collect();
     write_file(&repo.git_dir.join("index"), &write_index(&entries))
 }
 
 /// An index entry for the file at `path` (its blob written), or None if it is not a file
 /// or symlink.
-fn stage(
+pub(super) fn stage(
     repo: &Repo,
     path: &Path,
     rel: Vec<u8>,
@@ -315,7 +315,7 @@ pub fn add(sh: &Shell, args: &[String], io: &Io) -> i32 {
 }
 
 /// A pathspec as a path from the top of the work tree (`.` and `..` resolved lexically).
-fn spec_path(work: &Path, cwd: &Path, spec: &str) -> Result<Vec<u8>, String> {
+pub(super) fn spec_path(work: &Path, cwd: &Path, spec: &str) -> Result<Vec<u8>, String> {
     let pre = cwd
         .strip_prefix(work)
         .map(Path::to_path_buf)
@@ -506,7 +506,7 @@ fn write_trees(repo: &Repo, entries: &[&IndexEntry], prefix_len: usize) -> Resul
 }
 
 /// `Name <email> SECONDS ZONE` for the author or committer.
-fn ident(sh: &Shell, repo: &Repo, who: &str) -> Result<String, String> {
+pub(super) fn ident(sh: &Shell, repo: &Repo, who: &str) -> Result<String, String> {
     let var = |k: &str| env(sh, &format!("GIT_{who}_{k}")).map(str::to_string);
     let conf = |k: &str| repo.config(k).or_else(|| global(sh, k));
     let name = var("NAME").or_else(|| conf("user.name"));
@@ -574,7 +574,7 @@ fn parse_date(d: &str) -> Option<String> {
 
 /// git's `whitespace` cleanup of a `-m` message: trailing spaces off each line, runs of blank
 /// lines made one, none at the start or end, one newline at the end.
-fn clean_message(m: &str) -> String {
+pub(super) fn clean_message(m: &str) -> String {
     let mut out: Vec<&str> = Vec::new();
     let mut blank = false;
     for line in m.lines() {
@@ -601,6 +601,7 @@ pub fn commit(sh: &Shell, args: &[String], io: &Io) -> i32 {
     let mut all = false;
     let mut allow_empty = false;
     let mut quiet = false;
+    let mut amend = Amend::default();
     let mut a = Args::with_values(args, "mF");
     while let Some(arg) = a.next() {
         let r = match arg.as_str() {
@@ -613,8 +614,11 @@ pub fn commit(sh: &Shell, args: &[String], io: &Io) -> i32 {
             "-a" | "--all" => a.flag("all").map(|_| all = true),
             "--allow-empty" => a.flag("allow-empty").map(|_| allow_empty = true),
             "-q" | "--quiet" => a.flag("quiet").map(|_| quiet = true),
-            "--amend" | "--fixup" | "--squash" | "-c" | "-C" | "--author" | "--date" | "-S"
-            | "--signoff" | "-s" | "--interactive" | "--patch" | "-p" | "--trailer" => {
+            "--amend" => a.flag("amend").map(|_| amend.on = true),
+            "--no-edit" => a.flag("no-edit").map(|_| amend.no_edit = true),
+            "--reset-author" => a.flag("reset-author").map(|_| amend.reset_author = true),
+            "--fixup" | "--squash" | "-c" | "-C" | "--author" | "--date" | "-S" | "--signoff"
+            | "-s" | "--interactive" | "--patch" | "-p" | "--trailer" => {
                 io.eprint(&format!(
                     "fatal: 'git commit {arg}' is not supported in burrow\n"
                 ));
@@ -639,13 +643,21 @@ pub fn commit(sh: &Shell, args: &[String], io: &Io) -> i32 {
         io.eprint("fatal: not a git repository (or any of the parent directories): .git\n");
         return 128;
     };
-    match do_commit(sh, &repo, &messages, all, allow_empty, quiet, io) {
+    match do_commit(sh, &repo, &messages, all, allow_empty, quiet, &amend, io) {
         Ok(code) => code,
         Err(e) => {
             io.eprint(&format!("{e}\n"));
             128
         }
     }
+}
+
+/// `commit --amend` and what goes with it.
+#[derive(Default)]
+pub(super) struct Amend {
+    on: bool,
+    no_edit: bool,
+    reset_author: bool,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -656,13 +668,29 @@ fn do_commit(
     all: bool,
     allow_empty: bool,
     quiet: bool,
+    amend: &Amend,
     io: &Io,
 ) -> Result<i32, String> {
     let Some(work) = repo.work.clone() else {
         return Err("fatal: this operation must be run in a work tree".into());
     };
+    // --amend: the commit HEAD is at is replaced; its parents, author and (with --no-edit)
+    // message are kept.
+    let amended = match (amend.on, repo.head().1) {
+        (false, _) => None,
+        (true, None) => return Err("fatal: You have nothing to amend.".into()),
+        (true, Some(h)) => Some(read_commit(repo, &h)?),
+    };
+    let messages: Vec<String> = match &amended {
+        Some(c) if messages.is_empty() && amend.no_edit => vec![c.message.clone()],
+        _ => messages.to_vec(),
+    };
     if messages.is_empty() {
-        return Err("fatal: burrow's git has no editor: give the message with -m or -F".into());
+        return Err(if amend.on {
+            "fatal: burrow's git has no editor: give the message with -m or -F, or keep it with --no-edit".into()
+        } else {
+            "fatal: burrow's git has no editor: give the message with -m or -F".into()
+        });
     }
     if all {
         // -a: every tracked file's current content (deleted ones leave the index).
@@ -686,11 +714,22 @@ fn do_commit(
     let (head_ref, head_id) = repo.head();
     let entries: Vec<&IndexEntry> = index.iter().collect();
     let tree = write_trees(repo, &entries, 0)?;
-    let parent_tree = match head_id {
-        Some(h) => Some(read_commit(repo, &h)?.tree),
+    let parents: Vec<Oid> = match &amended {
+        Some(c) => c.parents.clone(),
+        None => head_id.into_iter().collect(),
+    };
+    let parent_tree = match parents.first() {
+        Some(p) => Some(read_commit(repo, p)?.tree),
         None => None,
     };
-    if !allow_empty && (parent_tree == Some(tree) || (head_id.is_none() && index.is_empty())) {
+    if amended.is_some() && !allow_empty && parent_tree == Some(tree) && parents.len() == 1 {
+        io.eprint("You asked to amend the most recent commit, but doing so would make\nit empty. You can repeat your command with --allow-empty, or you can\nremove the commit entirely with \"git reset HEAD^\".\n");
+        return Ok(1);
+    }
+    if amended.is_none()
+        && !allow_empty
+        && (parent_tree == Some(tree) || (head_id.is_none() && index.is_empty()))
+    {
         // git's status says what there is (or is not) to commit; the status is 1.
         super::porcelain::commit_status(repo, Path::new(&sh.cwd), io)?;
         return Ok(1);
@@ -700,11 +739,14 @@ fn do_commit(
         io.eprint("Aborting commit due to empty commit message.\n");
         return Ok(1);
     }
-    let author = ident(sh, repo, "AUTHOR")?;
+    let author = match &amended {
+        Some(c) if !amend.reset_author => c.author.clone(),
+        _ => ident(sh, repo, "AUTHOR")?,
+    };
     let committer = ident(sh, repo, "COMMITTER")?;
     let mut body = format!("tree {}\n", hex(&tree));
-    if let Some(p) = head_id {
-        body.push_str(&format!("parent {}\n", hex(&p)));
+    for p in &parents {
+        body.push_str(&format!("parent {}\n", hex(p)));
     }
     body.push_str(&format!(
         "author {author}\ncommitter {committer}\n\n{message}"
@@ -729,6 +771,18 @@ fn do_commit(
     };
     let subject = super::porcelain::subject(&message);
     let mut out = format!("[{branch}{root} {}] {subject}\n", abbrev(&id));
+    // git names the author when it is not the committer, and the date when it was kept.
+    let (an, ae) = super::porcelain::ident_name_email(&author);
+    if (an.clone(), ae.clone()) != super::porcelain::ident_name_email(&committer) {
+        out.push_str(&format!(" Author: {an} <{ae}>\n"));
+    }
+    if amended.is_some() && !amend.reset_author {
+        let (secs, zone) = super::porcelain::ident_time(&author);
+        out.push_str(&format!(
+            " Date: {}\n",
+            super::porcelain::git_date(secs, &zone)
+        ));
+    }
     out.push_str(&summary(repo, parent_tree, tree)?);
     io.print(&out);
     Ok(0)
@@ -867,7 +921,7 @@ pub(super) fn rename_name(a: &[u8], b: &[u8]) -> String {
 }
 
 /// Whether `name` is a valid branch name (git check-ref-format's main rules).
-fn valid_branch(name: &str) -> bool {
+pub(super) fn valid_branch(name: &str) -> bool {
     !name.is_empty()
         && !name.starts_with('-')
         && !name.starts_with('/')
@@ -886,7 +940,9 @@ fn valid_branch(name: &str) -> bool {
 /// Creates branch `name` at `start` (HEAD by default).
 pub fn create_branch(repo: &Repo, name: &str, start: Option<&str>) -> Result<Oid, String> {
     if !valid_branch(name) {
-        return Err(format!("fatal: '{name}' is not a valid branch name"));
+        return Err(format!(
+            "fatal: '{name}' is not a valid branch name\nhint: See `man git check-ref-format`\nhint: Disable this message with \"git config advice.refSyntax false\""
+        ));
     }
     if repo.resolve_ref(&format!("refs/heads/{name}")).is_some() {
         return Err(format!("fatal: a branch named '{name}' already exists"));
@@ -941,109 +997,10 @@ pub fn delete_branches(repo: &Repo, names: &[String], force: bool, io: &Io) -> i
                 continue;
             }
         }
-        let loose = repo.git_dir.join(&r);
-        let _ = std::fs::remove_file(&loose);
-        let packed = repo.git_dir.join("packed-refs");
-        if let Ok(text) = std::fs::read_to_string(&packed) {
-            let mut out = String::new();
-            let mut skip_peel = false;
-            for line in text.lines() {
-                if skip_peel && line.starts_with('^') {
-                    continue;
-                }
-                skip_peel = line.ends_with(&format!(" {r}"));
-                if !skip_peel {
-                    out.push_str(line);
-                    out.push('\n');
-                }
-            }
-            let _ = std::fs::write(&packed, out);
-        }
+        super::tag::remove_ref(repo, &r);
         io.print(&format!("Deleted branch {n} (was {}).\n", abbrev(&id)));
     }
     code
-}
-
-/// `checkout -b NAME [START]` / `switch -c NAME [START]`: a new branch, HEAD on it. Only a
-/// start at HEAD's own commit is supported (the work tree stays as it is).
-pub fn new_branch_checkout(
-    repo: &Repo,
-    name: &str,
-    start: Option<&str>,
-    io: &Io,
-) -> Result<i32, String> {
-    if let Some(s) = start {
-        let want = resolve(repo, s).ok_or_else(|| {
-            format!("fatal: '{s}' is not a commit and a branch '{name}' cannot be created from it")
-        })?;
-        let want = hash(Kind::Commit, &repo.read_kind(&want, Kind::Commit)?);
-        if Some(want) != repo.head().1 {
-            return Err(format!(
-                "fatal: 'git checkout -b {name} {s}' from another commit is not supported in burrow (switching the work tree is not implemented yet)"
-            ));
-        }
-    }
-    if repo.head().1.is_none() {
-        // An unborn branch is just renamed.
-        if !valid_branch(name) {
-            return Err(format!("fatal: '{name}' is not a valid branch name"));
-        }
-    } else {
-        create_branch(repo, name, None)?;
-    }
-    write_file(
-        &repo.git_dir.join("HEAD"),
-        format!("ref: refs/heads/{name}\n").as_bytes(),
-    )?;
-    io.eprint(&format!("Switched to a new branch '{name}'\n"));
-    Ok(0)
-}
-
-/// `checkout B` / `switch B` onto a branch at HEAD's own commit.
-pub fn switch_existing(repo: &Repo, name: &str, io: &Io) -> Result<i32, String> {
-    let r = format!("refs/heads/{name}");
-    let Some(id) = repo.resolve_ref(&r) else {
-        return Err(format!(
-            "error: pathspec '{name}' did not match any file(s) known to git"
-        ));
-    };
-    if repo.head().0.as_deref() == Some(r.as_str()) {
-        io.eprint(&format!("Already on '{name}'\n"));
-        return Ok(0);
-    }
-    if Some(id) != repo.head().1 {
-        return Err(format!(
-            "fatal: switching to '{name}', which is at another commit, is not supported in burrow yet (the work tree would have to change)"
-        ));
-    }
-    write_file(&repo.git_dir.join("HEAD"), format!("ref: {r}\n").as_bytes())?;
-    io.eprint(&format!("Switched to branch '{name}'\n"));
-    Ok(0)
-}
-
-pub fn checkout_or_switch(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
-    let cwd = PathBuf::from(&sh.cwd);
-    let Some(repo) = Repo::discover(&cwd) else {
-        io.eprint("fatal: not a git repository (or any of the parent directories): .git\n");
-        return 128;
-    };
-    let create = if cmd == "checkout" { "-b" } else { "-c" };
-    let r = match args {
-        [flag, name] if flag == create => new_branch_checkout(&repo, name, None, io),
-        [flag, name, start] if flag == create => new_branch_checkout(&repo, name, Some(start), io),
-        [name] if !name.starts_with('-') => switch_existing(&repo, name, io),
-        _ => Err(format!(
-            "fatal: 'git {cmd} {}' is not supported in burrow",
-            args.join(" ")
-        )),
-    };
-    match r {
-        Ok(c) => c,
-        Err(e) => {
-            io.eprint(&format!("{e}\n"));
-            if e.starts_with("error:") { 1 } else { 128 }
-        }
-    }
 }
 
 #[cfg(test)]
