@@ -775,43 +775,63 @@ fn the_corpus_runs_as_native_git_runs_it() {
     let (setup, sequences) = parse_corpus(text);
     assert!(sequences.len() >= 120, "{} sequences", sequences.len());
     let f = Fixture::new();
-    f.cli.ok(&["session", "new", "--name", "corpus"]);
     let native_root = f.tmp.path().join("native-corpus");
     let native_home = f.tmp.path().join("native-corpus-home");
     std::fs::create_dir_all(&native_home).unwrap();
     let who = "export GIT_AUTHOR_NAME='Ada Lovelace' GIT_AUTHOR_EMAIL=ada@example.com \
                GIT_COMMITTER_NAME='Ada Lovelace' GIT_COMMITTER_EMAIL=ada@example.com \
                GIT_AUTHOR_DATE='1700000000 +0000' GIT_COMMITTER_DATE='1700000000 +0000'";
-    let mut failures = Vec::new();
-    for (n, (title, body)) in sequences.iter().enumerate() {
-        let script = |dir: &str| {
-            format!(
-                "{who}\nmkdir -p {dir} && cd {dir} || exit 99\n(\n{setup}\n{{\n{body}\n}}\n\
-                 echo \"--- exit $?\"\ncd {dir}\necho '--- state'\ngit status --porcelain -b\n\
-                 git log --all --format='%H %P %s'\ncat .git/HEAD\n\
-                 find . -path ./.git -prune -o -print | LC_ALL=C sort\n\
-                 find . -path ./.git -prune -o -type f -print | LC_ALL=C sort | xargs md5sum\n)"
-            )
-        };
-        let (code, out, err) = f.sh("corpus", &script(&format!("/workspace/c/{n}")));
-        let dir = native_root.join(n.to_string());
-        let native = native("bash", f.tmp.path())
-            .env("HOME", &native_home)
-            .args(["-c", &script(dir.to_str().unwrap())])
-            .output()
-            .expect("bash");
-        let want = (
-            native.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&native.stdout).into_owned(),
-            String::from_utf8_lossy(&native.stderr).into_owned(),
-        );
-        if (code, &out, &err) != (want.0, &want.1, &want.2) {
-            failures.push(format!(
-                "### {title}\n{body}\n--- burrow ({code})\n{out}--- burrow stderr\n{err}--- native ({})\n{}--- native stderr\n{}",
-                want.0, want.1, want.2
-            ));
-        }
-    }
+    // Two stores with a session each, one per thread: the sequences are independent.
+    const LANES: usize = 2;
+    let clis: Vec<common::Cli> = (0..LANES).map(|_| common::Cli::new()).collect();
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let lanes: Vec<_> = (0..LANES)
+            .map(|lane| {
+                let (f, cli, setup, sequences) = (&f, &clis[lane], &setup, &sequences);
+                let (native_root, native_home) = (&native_root, &native_home);
+                scope.spawn(move || {
+                    let session = format!("corpus{lane}");
+                    cli.ok(&["session", "new", "--name", &session]);
+                    let mut failures = Vec::new();
+                    for (n, (title, body)) in sequences.iter().enumerate() {
+                        if n % LANES != lane {
+                            continue;
+                        }
+                        let script = |dir: &str| {
+                            format!(
+                                "{who}\nmkdir -p {dir} && cd {dir} || exit 99\n(\n{setup}\n{{\n{body}\n}}\n\
+                                 echo \"--- exit $?\"\ncd {dir}\necho '--- state'\ngit status --porcelain -b\n\
+                                 git log --all --format='%H %P %s'\ncat .git/HEAD\n\
+                                 find . -path ./.git -prune -o -print | LC_ALL=C sort\n\
+                                 find . -path ./.git -prune -o -type f -print | LC_ALL=C sort | xargs md5sum\n)"
+                            )
+                        };
+                        let (code, out, err) =
+                            cli.run(&["sh", &session, &script(&format!("/workspace/c/{n}"))]);
+                        let dir = native_root.join(n.to_string());
+                        let native = native("bash", f.tmp.path())
+                            .env("HOME", native_home)
+                            .args(["-c", &script(dir.to_str().unwrap())])
+                            .output()
+                            .expect("bash");
+                        let want = (
+                            native.status.code().unwrap_or(-1),
+                            String::from_utf8_lossy(&native.stdout).into_owned(),
+                            String::from_utf8_lossy(&native.stderr).into_owned(),
+                        );
+                        if (code, &out, &err) != (want.0, &want.1, &want.2) {
+                            failures.push(format!(
+                                "### {title}\n{body}\n--- burrow ({code})\n{out}--- burrow stderr\n{err}--- native ({})\n{}--- native stderr\n{}",
+                                want.0, want.1, want.2
+                            ));
+                        }
+                    }
+                    failures
+                })
+            })
+            .collect();
+        lanes.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
     assert!(
         failures.is_empty(),
         "{} of {} sequences differ from native git:\n\n{}",
@@ -820,12 +840,16 @@ fn the_corpus_runs_as_native_git_runs_it() {
         failures.join("\n\n")
     );
     // Every repository burrow left is one native git accepts.
-    let exported = f.export("corpus").join("c");
-    for n in 0..sequences.len() {
-        git_ok(
-            &exported.join(n.to_string()),
-            &["fsck", "--strict", "--no-progress"],
-        );
+    for (lane, cli) in clis.iter().enumerate() {
+        let dir = f.tmp.path().join(format!("export-corpus{lane}"));
+        cli.ok(&["export", &format!("corpus{lane}"), dir.to_str().unwrap()]);
+        let exported = dir.join("c");
+        for n in (0..sequences.len()).filter(|n| n % LANES == lane) {
+            git_ok(
+                &exported.join(n.to_string()),
+                &["fsck", "--strict", "--no-progress"],
+            );
+        }
     }
 }
 

@@ -439,6 +439,7 @@ fn checkout_tree(
                     oid: e.oid,
                     size: 0,
                     mtime: (0, 0),
+                    stage: 0,
                 });
                 continue;
             }
@@ -469,6 +470,7 @@ fn checkout_tree(
             oid: e.oid,
             size: meta.len() as u32,
             mtime,
+            stage: 0,
         });
     }
     Ok(())

@@ -307,6 +307,31 @@ fn pair_renames(changes: Vec<(Vec<u8>, Option<Side>, Option<Side>)>) -> Vec<Chan
     out
 }
 
+/// `--stat` of the change from `before` to `after` (two trees' files).
+pub(super) fn stat_of(repo: &Repo, before: &Files, after: &Files) -> Result<String, String> {
+    let mut paths: std::collections::BTreeSet<&Vec<u8>> = before.keys().collect();
+    paths.extend(after.keys());
+    let side = |v: Option<&(u32, Oid)>| -> Result<Option<Side>, String> {
+        match v {
+            Some(&(mode, oid)) if mode != 0o160000 => Ok(Some(Side {
+                mode,
+                oid,
+                data: repo.read_kind(&oid, Kind::Blob)?.to_vec(),
+            })),
+            _ => Ok(None),
+        }
+    };
+    let mut changes = Vec::new();
+    for p in paths {
+        let (a, b) = (before.get(p), after.get(p));
+        if a == b {
+            continue;
+        }
+        changes.push((p.clone(), side(a)?, side(b)?));
+    }
+    Ok(stat(&pair_renames(changes)))
+}
+
 fn patch_of(c: &Change) -> String {
     match &c.from {
         Some(from) => format!(

@@ -16,6 +16,7 @@
 mod clone;
 mod diff;
 mod files;
+mod merge;
 mod object;
 mod pack;
 mod porcelain;
@@ -64,7 +65,6 @@ const KNOWN: &[&str] = &[
     "log",
     "ls-remote",
     "ls-tree",
-    "merge",
     "merge-base",
     "mergetool",
     "notes",
@@ -153,6 +153,7 @@ pub fn git(sh: &Shell, args: &[String], io: &Io) -> i32 {
         "restore" => worktree::restore(sh, rest, io),
         "reset" => worktree::reset(sh, rest, io),
         "rm" => files::rm(sh, rest, io),
+        "merge" => merge::merge(sh, rest, io),
         "mv" => files::mv(sh, rest, io),
         "tag" => tag::tag(sh, rest, io),
         "status" | "log" | "rev-parse" | "branch" | "remote" | "ls-files" | "config" => {

@@ -820,7 +820,23 @@ fn remote(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
     Ok(0)
 }
 
+/// The index's merged (stage 0) entries.
 pub(super) fn load_index(repo: &Repo) -> Result<Vec<IndexEntry>, String> {
+    Ok(load_all(repo)?
+        .into_iter()
+        .filter(|e| e.stage == 0)
+        .collect())
+}
+
+/// The index's unmerged entries (stages 1-3), a merge's conflicts.
+pub(super) fn load_conflicts(repo: &Repo) -> Result<Vec<IndexEntry>, String> {
+    Ok(load_all(repo)?
+        .into_iter()
+        .filter(|e| e.stage != 0)
+        .collect())
+}
+
+fn load_all(repo: &Repo) -> Result<Vec<IndexEntry>, String> {
     match std::fs::read(repo.git_dir.join("index")) {
         Ok(d) => read_index(&d),
         Err(_) => Ok(Vec::new()),
@@ -1305,6 +1321,37 @@ fn status_as(
             staged.insert(p.clone(), 'D');
         }
     }
+    // Unmerged paths (a merge's conflicts), by the stages the index has for them.
+    let mut stages: BTreeMap<Vec<u8>, u8> = BTreeMap::new();
+    for e in load_conflicts(repo)? {
+        *stages.entry(e.path).or_default() |= 1 << e.stage;
+    }
+    let unmerged: BTreeMap<Vec<u8>, &str> = stages
+        .into_iter()
+        .map(|(p, s)| {
+            let code = match s >> 1 {
+                0b111 => "UU",
+                0b110 => "AA",
+                0b011 => "UD",
+                0b101 => "DU",
+                0b010 => "AU",
+                0b100 => "UA",
+                _ => "UU",
+            };
+            (p, code)
+        })
+        .collect();
+    for p in unmerged.keys() {
+        staged.remove(p);
+        unstaged.remove(p);
+        in_index.insert(p.clone());
+        let mut d = p.as_slice();
+        while let Some(i) = d.iter().rposition(|&b| b == b'/') {
+            d = &d[..i];
+            tracked_dirs.insert(d.to_vec());
+        }
+    }
+    let merging = super::merge::merge_head(repo).is_some();
     // Exact renames: a path gone from HEAD whose content a new path has (by new path).
     // Renames with edits (git's similarity detection) show as a deletion and an addition.
     let mut renames: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
@@ -1378,7 +1425,12 @@ fn status_as(
         }
         let mut paths: BTreeSet<&Vec<u8>> = staged.keys().collect();
         paths.extend(unstaged.keys());
+        paths.extend(unmerged.keys());
         for p in paths {
+            if let Some(code) = unmerged.get(p) {
+                out.push_str(&format!("{code} {}\n", show(p)));
+                continue;
+            }
             let x = staged.get(p).copied().unwrap_or(' ');
             let y = unstaged.get(p).copied().unwrap_or(' ');
             match renames.get(p) {
@@ -1416,6 +1468,13 @@ fn status_as(
             "\nNo commits yet\n\n"
         });
     }
+    if merging {
+        if unmerged.is_empty() {
+            out.push_str("All conflicts fixed but you are still merging.\n  (use \"git commit\" to conclude merge)\n\n");
+        } else {
+            out.push_str("You have unmerged paths.\n  (fix conflicts and run \"git commit\")\n  (use \"git merge --abort\" to abort the merge)\n\n");
+        }
+    }
     let label = |c: char| match c {
         'A' => "new file:   ",
         'D' => "deleted:    ",
@@ -1425,7 +1484,9 @@ fn status_as(
     };
     if !staged.is_empty() {
         out.push_str("Changes to be committed:\n");
-        if head_id.is_some() {
+        // During a merge git gives no hint here.
+        if merging {
+        } else if head_id.is_some() {
             out.push_str("  (use \"git restore --staged <file>...\" to unstage)\n");
         } else {
             out.push_str("  (use \"git rm --cached <file>...\" to unstage)\n");
@@ -1437,6 +1498,26 @@ fn status_as(
                 }
                 None => out.push_str(&format!("\t{}{}\n", label(*c), show(p))),
             }
+        }
+        out.push('\n');
+    }
+    if !unmerged.is_empty() {
+        out.push_str("Unmerged paths:\n");
+        if unmerged.values().all(|c| *c == "UU" || *c == "AA") {
+            out.push_str("  (use \"git add <file>...\" to mark resolution)\n");
+        } else {
+            out.push_str("  (use \"git add/rm <file>...\" as appropriate to mark resolution)\n");
+        }
+        for (p, c) in &unmerged {
+            let l = match *c {
+                "AA" => "both added:      ",
+                "UD" => "deleted by them: ",
+                "DU" => "deleted by us:   ",
+                "AU" => "added by us:     ",
+                "UA" => "added by them:   ",
+                _ => "both modified:   ",
+            };
+            out.push_str(&format!("\t{l}{}\n", show(p)));
         }
         out.push('\n');
     }
@@ -1463,7 +1544,7 @@ fn status_as(
         out.push('\n');
     }
     if staged.is_empty() {
-        if !unstaged.is_empty() {
+        if !unstaged.is_empty() || !unmerged.is_empty() {
             out.push_str("no changes added to commit (use \"git add\" and/or \"git commit -a\")\n");
         } else if !new_files.is_empty() {
             out.push_str(

@@ -374,6 +374,8 @@ pub struct IndexEntry {
     pub oid: Oid,
     pub size: u32,
     pub mtime: (u32, u32),
+    /// 0, or 1-3 for an unmerged path's base, ours and theirs.
+    pub stage: u8,
 }
 
 /// A file's modification time as the index keeps it (seconds, nanoseconds); (0, 0) when
@@ -400,7 +402,8 @@ pub fn write_index(entries: &[IndexEntry]) -> Vec<u8> {
             out.extend_from_slice(&v.to_be_bytes());
         }
         out.extend_from_slice(&e.oid);
-        out.extend_from_slice(&(e.path.len().min(0xfff) as u16).to_be_bytes());
+        let flags = e.path.len().min(0xfff) as u16 | (u16::from(e.stage & 3) << 12);
+        out.extend_from_slice(&flags.to_be_bytes());
         out.extend_from_slice(&e.path);
         // NUL-padded to a multiple of 8, at least one NUL.
         let len = out.len() - start;
@@ -463,6 +466,7 @@ pub fn read_index(data: &[u8]) -> Result<Vec<IndexEntry>, String> {
             oid,
             size,
             mtime,
+            stage: ((flags >> 12) & 3) as u8,
         });
     }
     Ok(out)
@@ -512,6 +516,7 @@ mod tests {
                 oid: [1; 20],
                 size: 3,
                 mtime: (5, 6),
+                stage: 0,
             },
             IndexEntry {
                 path: b"dir/a-rather-long-name.rs".to_vec(),
@@ -519,6 +524,7 @@ mod tests {
                 oid: [2; 20],
                 size: 9,
                 mtime: (7, 8),
+                stage: 2,
             },
         ];
         let back = read_index(&write_index(&e)).unwrap();
@@ -526,5 +532,7 @@ mod tests {
         assert_eq!(back[1].path, e[1].path);
         assert_eq!(back[1].mode, 0o100755);
         assert_eq!(back[0].oid, [1; 20]);
+        // An unmerged entry keeps its stage.
+        assert_eq!((back[0].stage, back[1].stage), (0, 2));
     }
 }

@@ -13,7 +13,9 @@ use super::porcelain::{
     upstream_of, worktree_change,
 };
 use super::repo::{IndexEntry, Repo, mtime_of};
-use super::write::{index_map, save_index, spec_path, valid_branch, write_file};
+use super::write::{
+    index_map, save_index, save_index_resolved, spec_path, valid_branch, write_file,
+};
 use super::{Args, usage_error};
 use crate::shell::Shell;
 use crate::shell::io::Io;
@@ -59,6 +61,7 @@ pub(super) fn write_entry(
             oid,
             size: 0,
             mtime: (0, 0),
+            stage: 0,
         });
     }
     let data = repo.read_kind(&oid, Kind::Blob)?;
@@ -85,6 +88,7 @@ pub(super) fn write_entry(
         oid,
         size: meta.len() as u32,
         mtime: mtime_of(&meta),
+        stage: 0,
     })
 }
 
@@ -120,6 +124,7 @@ fn entry_from_tree(p: &[u8], mode: u32, oid: Oid, old: Option<&IndexEntry>) -> I
             oid,
             size: 0,
             mtime: (0, 0),
+            stage: 0,
         },
     }
 }
@@ -628,8 +633,22 @@ fn switch_to(
     let from = head_files(repo, old_id)?;
     let to = head_files(repo, new_id)?;
     let mut index = index_map(repo)?;
-    two_way(repo, &work, &from, &to, &mut index, o.force, "checkout")?;
-    save_index(repo, &index)?;
+    if o.force {
+        hard_reset(repo, &work, old_id, &to, &mut index)?;
+    } else {
+        let conflicts = super::porcelain::load_conflicts(repo)?;
+        if !conflicts.is_empty() {
+            let mut names: Vec<String> = conflicts
+                .iter()
+                .map(|e| format!("{}: needs merge\n", String::from_utf8_lossy(&e.path)))
+                .collect();
+            names.dedup();
+            io.print(&names.concat());
+            return Err("error: you need to resolve your current index first".into());
+        }
+        two_way(repo, &work, &from, &to, &mut index, false, "checkout")?;
+        save_index(repo, &index)?;
+    }
     let mut out = String::new();
     let mut err = String::new();
     if !o.quiet && !o.force {
@@ -973,6 +992,25 @@ fn restore_paths(
     save_index(repo, &index)
 }
 
+/// The index and work tree made `to`'s, from HEAD at `head`: local changes and conflicts
+/// dropped (a conflicted file that `to` does not have is removed).
+pub(super) fn hard_reset(
+    repo: &Repo,
+    work: &Path,
+    head: Option<Oid>,
+    to: &Files,
+    index: &mut Index,
+) -> Result<(), String> {
+    for e in super::porcelain::load_conflicts(repo)? {
+        if !to.contains_key(&e.path) && !index.contains_key(&e.path) {
+            remove_entry(work, &e.path);
+        }
+    }
+    let from = head_files(repo, head)?;
+    two_way(repo, work, &from, to, index, true, "reset")?;
+    save_index_resolved(repo, index)
+}
+
 /// The files of the commit `rev` names.
 fn commit_files(repo: &Repo, rev: &str) -> Result<Files, String> {
     let id = resolve(repo, rev).ok_or_else(|| format!("fatal: could not resolve {rev}"))?;
@@ -1161,25 +1199,22 @@ fn do_reset(
         // An unborn branch: the index empties (mixed), nothing else moves.
         if mode != Some("soft") {
             index.clear();
-            save_index(repo, &index)?;
+            save_index_resolved(repo, &index)?;
         }
         return Ok(0);
     };
     match mode.unwrap_or("mixed") {
         "soft" => {}
-        "hard" => {
-            let from = head_files(repo, head)?;
-            two_way(repo, &work, &from, &to, &mut index, true, "reset")?;
-            save_index(repo, &index)?;
-        }
+        "hard" => hard_reset(repo, &work, head, &to, &mut index)?,
         _ => {
             let old = std::mem::take(&mut index);
             for (p, &(m, o)) in &to {
                 index.insert(p.clone(), entry_from_tree(p, m, o, old.get(p)));
             }
-            save_index(repo, &index)?;
+            save_index_resolved(repo, &index)?;
         }
     }
+    super::merge::clear_state(repo);
     let (head_ref, _) = repo.head();
     let r = head_ref.unwrap_or_else(|| "HEAD".into());
     write_file(

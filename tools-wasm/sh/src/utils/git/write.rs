@@ -178,7 +178,24 @@ pub(super) fn index_map(repo: &Repo) -> Result<BTreeMap<Vec<u8>, IndexEntry>, St
         .collect())
 }
 
+/// Writes the index: `map`'s entries, and the unmerged entries of paths `map` does not
+/// have (staging a path resolves its conflict).
 pub(super) fn save_index(repo: &Repo, map: &BTreeMap<Vec<u8>, IndexEntry>) -> Result<(), String> {
+    let mut entries: Vec<IndexEntry> = map.values().cloned().collect();
+    entries.extend(
+        super::porcelain::load_conflicts(repo)?
+            .into_iter()
+            .filter(|e| !map.contains_key(&e.path)),
+    );
+    entries.sort_by(|a, b| a.path.cmp(&b.path).then(a.stage.cmp(&b.stage)));
+    write_file(&repo.git_dir.join("index"), &write_index(&entries))
+}
+
+/// Writes the index as `map` alone: every conflict dropped (reset, a forced checkout).
+pub(super) fn save_index_resolved(
+    repo: &Repo,
+    map: &BTreeMap<Vec<u8>, IndexEntry>,
+) -> Result<(), String> {
     let entries: Vec<IndexEntry> = map.values().cloned().collect();
     write_file(&repo.git_dir.join("index"), &write_index(&entries))
 }
@@ -226,6 +243,7 @@ pub(super) fn stage(
         oid,
         size: meta.len() as u32,
         mtime,
+        stage: 0,
     }))
 }
 
@@ -459,7 +477,11 @@ fn add_paths(
 }
 
 /// Builds the trees of `index` (written as loose objects) and returns the root's id.
-fn write_trees(repo: &Repo, entries: &[&IndexEntry], prefix_len: usize) -> Result<Oid, String> {
+pub(super) fn write_trees(
+    repo: &Repo,
+    entries: &[&IndexEntry],
+    prefix_len: usize,
+) -> Result<Oid, String> {
     // (sort key, mode, name, id); a directory sorts as `name/`.
     let mut items: Vec<(Vec<u8>, u32, Vec<u8>, Oid)> = Vec::new();
     let mut i = 0;
@@ -681,8 +703,19 @@ fn do_commit(
         (true, None) => return Err("fatal: You have nothing to amend.".into()),
         (true, Some(h)) => Some(read_commit(repo, &h)?),
     };
-    let messages: Vec<String> = match &amended {
-        Some(c) if messages.is_empty() && amend.no_edit => vec![c.message.clone()],
+    // An unfinished merge: the commit concludes it, with MERGE_MSG by default.
+    let merging = if amend.on {
+        None
+    } else {
+        super::merge::merge_head(repo)
+    };
+    let messages: Vec<String> = match (&amended, merging) {
+        (Some(c), _) if messages.is_empty() && amend.no_edit => vec![c.message.clone()],
+        (None, Some(_)) if messages.is_empty() => {
+            std::fs::read_to_string(repo.git_dir.join("MERGE_MSG"))
+                .map(|m| vec![m])
+                .unwrap_or_default()
+        }
         _ => messages.to_vec(),
     };
     if messages.is_empty() {
@@ -695,7 +728,14 @@ fn do_commit(
     if all {
         // -a: every tracked file's current content (deleted ones leave the index).
         let mut index = index_map(repo)?;
-        let keys: Vec<Vec<u8>> = index.keys().cloned().collect();
+        let mut keys: Vec<Vec<u8>> = index.keys().cloned().collect();
+        // Unmerged paths are staged as the work tree has them, as git's -a does.
+        keys.extend(
+            super::porcelain::load_conflicts(repo)?
+                .into_iter()
+                .map(|e| e.path),
+        );
+        keys.dedup();
         for k in keys {
             let path = work.join(String::from_utf8_lossy(&k).as_ref());
             let old = index.get(&k).map(|e| e.mode);
@@ -710,13 +750,23 @@ fn do_commit(
         }
         save_index(repo, &index)?;
     }
+    let conflicts = super::porcelain::load_conflicts(repo)?;
+    if !conflicts.is_empty() {
+        let mut names: Vec<String> = conflicts
+            .iter()
+            .map(|e| format!("U\t{}\n", String::from_utf8_lossy(&e.path)))
+            .collect();
+        names.dedup();
+        io.print(&names.concat());
+        return Err("error: Committing is not possible because you have unmerged files.\nhint: Fix them up in the work tree, and then use 'git add/rm <file>'\nhint: as appropriate to mark resolution and make a commit.\nfatal: Exiting because of an unresolved conflict.".into());
+    }
     let index = load_index(repo)?;
     let (head_ref, head_id) = repo.head();
     let entries: Vec<&IndexEntry> = index.iter().collect();
     let tree = write_trees(repo, &entries, 0)?;
     let parents: Vec<Oid> = match &amended {
         Some(c) => c.parents.clone(),
-        None => head_id.into_iter().collect(),
+        None => head_id.into_iter().chain(merging).collect(),
     };
     let parent_tree = match parents.first() {
         Some(p) => Some(read_commit(repo, p)?.tree),
@@ -727,6 +777,7 @@ fn do_commit(
         return Ok(1);
     }
     if amended.is_none()
+        && merging.is_none()
         && !allow_empty
         && (parent_tree == Some(tree) || (head_id.is_none() && index.is_empty()))
     {
@@ -757,6 +808,9 @@ fn do_commit(
         &repo.git_dir.join(&target),
         format!("{}\n", hex(&id)).as_bytes(),
     )?;
+    if merging.is_some() {
+        super::merge::clear_state(repo);
+    }
     if quiet {
         return Ok(0);
     }
@@ -783,7 +837,10 @@ fn do_commit(
             super::porcelain::git_date(secs, &zone)
         ));
     }
-    out.push_str(&summary(repo, parent_tree, tree)?);
+    // A merge commit's summary is its header alone.
+    if merging.is_none() {
+        out.push_str(&summary(repo, parent_tree, tree)?);
+    }
     io.print(&out);
     Ok(0)
 }
@@ -796,6 +853,25 @@ fn summary(repo: &Repo, old: Option<Oid>, new: Oid) -> Result<String, String> {
         None => BTreeMap::new(),
     };
     let after = tree_files(repo, new)?;
+    summary_of(repo, &before, &after, false)
+}
+
+/// The diffstat a merge or pull prints: `--stat`'s lines, then the create, delete and
+/// rename lines.
+pub(super) fn tree_stat(
+    repo: &Repo,
+    before: &BTreeMap<Vec<u8>, (u32, Oid)>,
+    after: &BTreeMap<Vec<u8>, (u32, Oid)>,
+) -> Result<String, String> {
+    summary_of(repo, before, after, true)
+}
+
+fn summary_of(
+    repo: &Repo,
+    before: &BTreeMap<Vec<u8>, (u32, Oid)>,
+    after: &BTreeMap<Vec<u8>, (u32, Oid)>,
+    full_stat: bool,
+) -> Result<String, String> {
     let mut added: Vec<&Vec<u8>> = after.keys().filter(|k| !before.contains_key(*k)).collect();
     let mut deleted: Vec<&Vec<u8>> = before.keys().filter(|k| !after.contains_key(*k)).collect();
     // Exact renames: a deleted path whose blob a new path has.
@@ -817,7 +893,7 @@ fn summary(repo: &Repo, old: Option<Oid>, new: Oid) -> Result<String, String> {
         ins += i;
         del += d;
     };
-    for (path, (mode, id)) in &after {
+    for (path, (mode, id)) in after {
         match before.get(path) {
             Some((m, old)) if old == id && m == mode => {}
             Some((_, old)) => {
@@ -842,7 +918,11 @@ fn summary(repo: &Repo, old: Option<Oid>, new: Oid) -> Result<String, String> {
         // An empty commit: no stat line at all.
         return Ok(String::new());
     }
-    let mut out = super::diff::changed_line(files, ins, del);
+    let mut out = if full_stat {
+        super::diff::stat_of(repo, before, after)?
+    } else {
+        super::diff::changed_line(files, ins, del)
+    };
     // create/delete/rename lines in path order.
     let mut lines: Vec<(Vec<u8>, String)> = Vec::new();
     for p in &added {
