@@ -505,7 +505,11 @@ fn denied_hosts_and_unsupported_commands_say_so() {
     let (_, out, _) = f.sh("nonet", "ls");
     assert!(!out.contains("repo"), "{out}");
     for (cmd, code, want) in [
-        ("git stash", 1, "git: 'stash' is not supported in burrow\n"),
+        (
+            "git rebase main",
+            1,
+            "git: 'rebase' is not supported in burrow\n",
+        ),
         (
             "git frobnicate",
             1,
@@ -735,7 +739,7 @@ fn commits_have_the_ids_native_git_gives_them() {
         ("git reset --keep HEAD~1", 128),
         ("git restore --patch a.txt", 128),
         ("git tag -s v9", 128),
-        ("git stash", 1),
+        ("git rebase main", 1),
     ] {
         let (c, _, err) = f.sh(
             "writes",
@@ -878,4 +882,164 @@ fn parse_corpus(text: &str) -> (String, Vec<(String, String)>) {
         }
     }
     (setup, seqs)
+}
+
+/// fetch, pull and ls-remote against the served repository, after the upstream moves:
+/// burrow's clone and a native clone run the same commands with the same dates, and the
+/// exit statuses, stdouts, stderrs (git's ref update tables) and resulting refs match.
+#[test]
+fn fetch_pull_and_ls_remote_match_native() {
+    if !have_git() {
+        return;
+    }
+    let f = Fixture::new();
+    f.session("sync");
+    let url = f.url("repo.git");
+    let (code, _, err) = f.sh("sync", &format!("cd /workspace && git clone -q {url}"));
+    assert_eq!(code, 0, "{err}");
+    let native = f.native_clone("repo.git", &[]);
+    let upstream = f.tmp.path().join("repo-src");
+    let bare = f.tmp.path().join("served/repo.git");
+    let who = "export GIT_AUTHOR_NAME='Ada Lovelace' GIT_AUTHOR_EMAIL=ada@example.com \
+               GIT_COMMITTER_NAME='Ada Lovelace' GIT_COMMITTER_EMAIL=ada@example.com";
+    let same = |step: &str, date: &str| {
+        let script = format!(
+            "{who} GIT_AUTHOR_DATE='{date}' GIT_COMMITTER_DATE='{date}'; {step}; echo \"exit $?\"; \
+             git status -sb; git log --all --format='%H %P %s'; cat .git/FETCH_HEAD 2>/dev/null"
+        );
+        let (code, out, err) = f.sh("sync", &format!("cd /workspace/repo && {script}"));
+        let n = native_sh(&native, &script);
+        assert_eq!(
+            (code, out.as_str(), err.as_str()),
+            (
+                n.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&n.stdout).as_ref(),
+                String::from_utf8_lossy(&n.stderr).as_ref()
+            ),
+            "{step}"
+        );
+    };
+    let push_upstream = |cmds: &str| {
+        let out = native_sh(
+            &upstream,
+            &format!(
+                "{who}; {cmds} && git push -q --tags {} main dev feature2 2>&1",
+                bare.display()
+            ),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    };
+    same(
+        "git fetch && git ls-remote && git ls-remote --heads && git ls-remote origin main",
+        "1700020000 +0000",
+    );
+    // The upstream moves on: a commit on main, a new branch, an annotated tag.
+    push_upstream(
+        "export GIT_AUTHOR_DATE='1700030000 +0000' GIT_COMMITTER_DATE='1700030000 +0000' \
+         && echo up >> README.md && git commit -q -am 'Upstream edit' \
+         && git branch feature2 && git tag -a v2 -m 'version 2'",
+    );
+    same("git fetch", "1700040000 +0000");
+    same("git fetch; git ls-remote --tags", "1700040000 +0000");
+    same("git pull", "1700040000 +0000");
+    // Both sides move: pull refuses without a policy, then merges.
+    push_upstream(
+        "export GIT_AUTHOR_DATE='1700050000 +0000' GIT_COMMITTER_DATE='1700050000 +0000' \
+         && echo more >> src/lib.rs && git commit -q -am 'Upstream lib'",
+    );
+    same(
+        "echo local > local.txt && git add local.txt && git commit -q -m 'Local work' && git pull",
+        "1700060000 +0000",
+    );
+    same("git pull --ff-only", "1700060000 +0000");
+    same(
+        "git pull --no-rebase && git log --oneline -3",
+        "1700070000 +0000",
+    );
+    same("git pull", "1700070000 +0000");
+    // A conflict through pull.
+    push_upstream(
+        "export GIT_AUTHOR_DATE='1700080000 +0000' GIT_COMMITTER_DATE='1700080000 +0000' \
+         && echo upstream > README.md && git commit -q -am 'Upstream README'",
+    );
+    same(
+        "echo mine > README.md && git commit -q -am 'My README' && git -c pull.rebase=false pull; cat README.md; git merge --abort",
+        "1700090000 +0000",
+    );
+    // A pruned branch.
+    let out = native_sh(
+        &upstream,
+        &format!("git push -q {} :feature2", bare.display()),
+    );
+    assert!(out.status.success());
+    same("git fetch --prune", "1700090000 +0000");
+
+    // push: burrow to the served repository, native git to a copy of it, same commands.
+    let bare2 = f.tmp.path().join("served/repo2.git");
+    let out = native_sh(
+        f.tmp.path(),
+        &format!(
+            "cp -r {b} {b2} && git config -f {b}/config http.receivepack true \
+             && git config -f {b2}/config http.receivepack true",
+            b = bare.display(),
+            b2 = bare2.display()
+        ),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    git_ok(
+        &native,
+        &["remote", "set-url", "origin", &f.url("repo2.git")],
+    );
+    let pushed = |step: &str, date: &str| {
+        let script = format!(
+            "{who} GIT_AUTHOR_DATE='{date}' GIT_COMMITTER_DATE='{date}'; {step}; echo \"exit $?\"; \
+             git status -sb; git log --all --format='%H %P %s'; git ls-remote origin"
+        );
+        let (code, out, err) = f.sh("sync", &format!("cd /workspace/repo && {script}"));
+        let n = native_sh(&native, &script);
+        let fix = |b: &[u8]| String::from_utf8_lossy(b).replace("repo2.git", "repo.git");
+        assert_eq!(
+            (code, out.as_str(), err.as_str()),
+            (
+                n.status.code().unwrap_or(-1),
+                fix(&n.stdout).as_str(),
+                fix(&n.stderr).as_str()
+            ),
+            "{step}"
+        );
+    };
+    pushed("git push", "1700100000 +0000");
+    pushed(
+        "git reset -q --hard origin/main && echo pushed > pushed.txt && git add pushed.txt \
+         && git commit -q -m Pushed && git push",
+        "1700100000 +0000",
+    );
+    pushed("git push", "1700100000 +0000");
+    pushed("git push origin HEAD:newb", "1700100000 +0000");
+    pushed("git checkout -q -b topic && git push", "1700100000 +0000");
+    pushed(
+        "git push -u origin topic && git config branch.topic.merge",
+        "1700100000 +0000",
+    );
+    pushed("git push origin --delete newb", "1700100000 +0000");
+    pushed(
+        "git tag -a v3 -m 'version 3' && git push origin v3",
+        "1700110000 +0000",
+    );
+    pushed(
+        "git reset -q --hard HEAD~1 && git commit -q --allow-empty -m Diverge && git push origin topic",
+        "1700120000 +0000",
+    );
+    pushed("git push -f origin topic && git push", "1700120000 +0000");
+    pushed("git push origin nosuch", "1700120000 +0000");
+    // The served repository is one native git accepts.
+    git_ok(&bare, &["fsck", "--strict", "--no-progress"]);
 }

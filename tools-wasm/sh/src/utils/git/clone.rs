@@ -229,7 +229,7 @@ fn run(o: &Opts, url: &str, dir: &Path, io: &Io) -> Result<(), String> {
                 }
             }
         };
-        let fetched = remote.fetch(&wants, o.depth, &mut progress, o.quiet || !o.progress)?;
+        let fetched = remote.fetch(&wants, &[], o.depth, &mut progress, o.quiet || !o.progress)?;
         index = Some(pack::index(&fetched.pack)?);
         pack_bytes = fetched.pack;
         shallow = fetched.shallow;

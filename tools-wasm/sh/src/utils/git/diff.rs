@@ -309,6 +309,18 @@ fn pair_renames(changes: Vec<(Vec<u8>, Option<Side>, Option<Side>)>) -> Vec<Chan
 
 /// `--stat` of the change from `before` to `after` (two trees' files).
 pub(super) fn stat_of(repo: &Repo, before: &Files, after: &Files) -> Result<String, String> {
+    Ok(stat(&changes_of(repo, before, after)?))
+}
+
+/// The patch from `before` to `after` (two trees' files).
+pub(super) fn patch_of_trees(repo: &Repo, before: &Files, after: &Files) -> Result<String, String> {
+    Ok(changes_of(repo, before, after)?
+        .iter()
+        .map(patch_of)
+        .collect())
+}
+
+fn changes_of(repo: &Repo, before: &Files, after: &Files) -> Result<Vec<Change>, String> {
     let mut paths: std::collections::BTreeSet<&Vec<u8>> = before.keys().collect();
     paths.extend(after.keys());
     let side = |v: Option<&(u32, Oid)>| -> Result<Option<Side>, String> {
@@ -329,7 +341,7 @@ pub(super) fn stat_of(repo: &Repo, before: &Files, after: &Files) -> Result<Stri
         }
         changes.push((p.clone(), side(a)?, side(b)?));
     }
-    Ok(stat(&pair_renames(changes)))
+    Ok(pair_renames(changes))
 }
 
 fn patch_of(c: &Change) -> String {

@@ -5,6 +5,7 @@
 //! `merge --abort` undoes.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::Path;
 
 use super::object::{Kind, Oid, hex};
 use super::porcelain::{abbrev, head_files, reachable, read_commit, resolve};
@@ -14,6 +15,9 @@ use super::write::{index_map, save_index, write_file, write_object};
 use super::{Args, usage_error};
 use crate::shell::Shell;
 use crate::shell::io::Io;
+
+/// What `merge --ff-only` and `pull --ff-only` say of diverged histories.
+pub(super) const NOT_FAST_FORWARD: &str = "hint: Diverging branches can't be fast-forwarded, you need to either:\nhint:\nhint: \tgit merge --no-ff\nhint:\nhint: or:\nhint:\nhint: \tgit rebase\nhint:\nhint: Disable this message with \"git config advice.diverging false\"\nfatal: Not possible to fast-forward, aborting.";
 
 /// Forgets an unfinished merge (reset, commit, --abort).
 pub(super) fn clear_state(repo: &Repo) {
@@ -222,11 +226,54 @@ pub(super) struct Merged {
     pub messages: String,
 }
 
+impl Merged {
+    /// Leaves the conflicts for the user: each conflicted file's merged text (markers and
+    /// all) in the work tree, and the index as `index` with every unmerged path as its
+    /// stages 1-3 (base, ours, theirs).
+    pub(super) fn write_conflicts(
+        &self,
+        repo: &Repo,
+        work: &Path,
+        index: &Index,
+    ) -> Result<(), String> {
+        for (p, data) in &self.contents {
+            let path = work.join(String::from_utf8_lossy(p).as_ref());
+            std::fs::write(&path, data)
+                .map_err(|e| format!("error: unable to write {}: {e}", path.display()))?;
+        }
+        let mut entries: Vec<IndexEntry> = index
+            .iter()
+            .filter(|(p, _)| !self.conflicts.contains_key(*p))
+            .map(|(_, e)| e.clone())
+            .collect();
+        for (p, sides) in &self.conflicts {
+            for (k, s) in sides.iter().enumerate() {
+                if let Some((mode, oid)) = s {
+                    entries.push(IndexEntry {
+                        path: p.clone(),
+                        mode: *mode,
+                        oid: *oid,
+                        size: 0,
+                        mtime: (0, 0),
+                        stage: k as u8 + 1,
+                    });
+                }
+            }
+        }
+        entries.sort_by(|a, b| a.path.cmp(&b.path).then(a.stage.cmp(&b.stage)));
+        write_file(
+            &repo.git_dir.join("index"),
+            &super::repo::write_index(&entries),
+        )
+    }
+}
+
 pub(super) fn merge_trees(
     repo: &Repo,
     base: &Files,
     ours: &Files,
     theirs: &Files,
+    ours_name: &str,
     theirs_name: &str,
 ) -> Result<Merged, String> {
     let mut paths: BTreeSet<&Vec<u8>> = base.keys().collect();
@@ -274,7 +321,7 @@ pub(super) fn merge_trees(
                         .insert(p.clone(), [b.copied(), o.copied(), t.copied()]);
                     continue;
                 }
-                let (data, n) = merge_files(&base_data, &od, &td, "HEAD", theirs_name);
+                let (data, n) = merge_files(&base_data, &od, &td, ours_name, theirs_name);
                 if n == 0 {
                     let id = write_object(repo, Kind::Blob, &data)?;
                     m.files.insert(p.clone(), (mode, id));
@@ -391,7 +438,7 @@ pub(super) fn merge_commit(
         return Ok(0);
     }
     if o.ff_only {
-        return Err("hint: Diverging branches can't be fast-forwarded, you need to either:\nhint:\nhint: \tgit merge --no-ff\nhint:\nhint: or:\nhint:\nhint: \tgit rebase\nhint:\nhint: Disable this message with \"git config advice.diverging false\"\nfatal: Not possible to fast-forward, aborting.".into());
+        return Err(NOT_FAST_FORWARD.into());
     }
     // The index must be HEAD's, and no file the merge changes may have local changes.
     let staged: Vec<&Vec<u8>> = index
@@ -414,7 +461,7 @@ pub(super) fn merge_commit(
         Some(b) => head_files(repo, Some(b))?,
         None => Files::new(),
     };
-    let merged = merge_trees(repo, &base_files, &ours_files, &theirs_files, label)?;
+    let merged = merge_trees(repo, &base_files, &ours_files, &theirs_files, "HEAD", label)?;
     // Local changes to files the merge rewrites refuse it, before anything is written.
     let dirty: Vec<&Vec<u8>> = merged
         .files
@@ -464,35 +511,7 @@ pub(super) fn merge_commit(
         }
     });
     if !merged.conflicts.is_empty() {
-        for (p, data) in &merged.contents {
-            let path = work.join(String::from_utf8_lossy(p).as_ref());
-            std::fs::write(&path, data)
-                .map_err(|e| format!("error: unable to write {}: {e}", path.display()))?;
-        }
-        let mut entries: Vec<IndexEntry> = index
-            .iter()
-            .filter(|(p, _)| !merged.conflicts.contains_key(*p))
-            .map(|(_, e)| e.clone())
-            .collect();
-        for (p, sides) in &merged.conflicts {
-            for (k, s) in sides.iter().enumerate() {
-                if let Some((mode, oid)) = s {
-                    entries.push(IndexEntry {
-                        path: p.clone(),
-                        mode: *mode,
-                        oid: *oid,
-                        size: 0,
-                        mtime: (0, 0),
-                        stage: k as u8 + 1,
-                    });
-                }
-            }
-        }
-        entries.sort_by(|a, b| a.path.cmp(&b.path).then(a.stage.cmp(&b.stage)));
-        write_file(
-            &repo.git_dir.join("index"),
-            &super::repo::write_index(&entries),
-        )?;
+        merged.write_conflicts(repo, &work, &index)?;
         write_file(
             &repo.git_dir.join("MERGE_HEAD"),
             format!("{}\n", hex(&theirs)).as_bytes(),

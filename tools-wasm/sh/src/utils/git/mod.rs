@@ -1,9 +1,10 @@
-//! `git`, run by the shell: `clone` over smart HTTP through the session's network policy
-//! (wasi:http, as curl and pip), the read-only porcelain agents type after it (`status`,
-//! `log`, `rev-parse`, `branch`, `remote`, `ls-files`, `config --get`), and the commands
-//! that record work (`init`, `add`, `commit`, new branches). Objects, packs, refs
-//! and the index are written exactly as git writes them, so an exported session is a
-//! repository native git reads (`git fsck --strict` clean).
+//! `git`, run by the shell: `clone`, `fetch`, `pull`, `push` and `ls-remote` over smart
+//! HTTP through the session's network policy (wasi:http, as curl and pip); the porcelain
+//! agents type (`status`, `log`, `diff`, `show`, `rev-parse`, `branch`, `remote`,
+//! `ls-files`, `config`); and the commands that change the repository (`init`, `add`,
+//! `commit`, `checkout`/`switch`, `restore`, `reset`, `rm`, `mv`, `tag`, `merge`, `stash`).
+//! Objects, packs, refs, reflogs and the index are written exactly as git writes them, so an
+//! exported session is a repository native git reads (`git fsck --strict` clean).
 //!
 //! Every other git command answers `git: 'X' is not supported in burrow` with status 1, and
 //! an option a command does not implement is refused with git's own wording and status 129:
@@ -20,8 +21,11 @@ mod merge;
 mod object;
 mod pack;
 mod porcelain;
+mod push;
 mod remote;
 mod repo;
+mod stash;
+mod sync;
 mod tag;
 mod worktree;
 mod write;
@@ -54,7 +58,6 @@ const KNOWN: &[&str] = &[
     "diff-index",
     "diff-tree",
     "difftool",
-    "fetch",
     "for-each-ref",
     "format-patch",
     "fsck",
@@ -63,13 +66,10 @@ const KNOWN: &[&str] = &[
     "hash-object",
     "help",
     "log",
-    "ls-remote",
     "ls-tree",
     "merge-base",
     "mergetool",
     "notes",
-    "pull",
-    "push",
     "range-diff",
     "rebase",
     "reflog",
@@ -81,7 +81,6 @@ const KNOWN: &[&str] = &[
     "show-branch",
     "show-ref",
     "sparse-checkout",
-    "stash",
     "submodule",
     "symbolic-ref",
     "update-index",
@@ -94,9 +93,24 @@ const KNOWN: &[&str] = &[
 
 pub fn git(sh: &Shell, args: &[String], io: &Io) -> i32 {
     let mut cwd = std::path::PathBuf::from(&sh.cwd);
+    let mut overrides: Vec<(String, String)> = Vec::new();
     let mut i = 0;
     while let Some(a) = args.get(i) {
         match a.as_str() {
+            "-c" => {
+                let Some(kv) = args.get(i + 1) else {
+                    io.eprint("error: -c expects a configuration string\n");
+                    return 129;
+                };
+                // `-c key` alone sets a boolean true, as git reads it.
+                let (k, v) = kv.split_once('=').unwrap_or((kv, "true"));
+                if !k.contains('.') {
+                    io.eprint(&format!("error: key does not contain a section: {k}\nfatal: unable to parse command-line config\n"));
+                    return 128;
+                }
+                overrides.push((k.to_string(), v.to_string()));
+                i += 2;
+            }
             "-C" => {
                 let Some(p) = args.get(i + 1) else {
                     io.eprint("error: no directory given for '-C' option\n");
@@ -142,7 +156,11 @@ pub fn git(sh: &Shell, args: &[String], io: &Io) -> i32 {
     } else {
         sh
     };
-    match cmd.as_str() {
+    repo::with_overrides(overrides, || dispatch(sh, cmd, rest, io))
+}
+
+fn dispatch(sh: &Shell, cmd: &str, rest: &[String], io: &Io) -> i32 {
+    match cmd {
         "clone" => clone::clone(sh, rest, io),
         "init" => write::init(sh, rest, io),
         "diff" => diff::diff(sh, rest, io),
@@ -154,6 +172,11 @@ pub fn git(sh: &Shell, args: &[String], io: &Io) -> i32 {
         "reset" => worktree::reset(sh, rest, io),
         "rm" => files::rm(sh, rest, io),
         "merge" => merge::merge(sh, rest, io),
+        "fetch" => sync::fetch(sh, rest, io),
+        "pull" => sync::pull(sh, rest, io),
+        "ls-remote" => sync::ls_remote(sh, rest, io),
+        "push" => push::push(sh, rest, io),
+        "stash" => stash::stash(sh, rest, io),
         "mv" => files::mv(sh, rest, io),
         "tag" => tag::tag(sh, rest, io),
         "status" | "log" | "rev-parse" | "branch" | "remote" | "ls-files" | "config" => {

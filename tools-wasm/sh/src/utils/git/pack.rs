@@ -281,6 +281,36 @@ pub fn index(pack: &[u8]) -> Result<Index, String> {
 }
 
 /// The `.idx` (version 2) for `index`.
+/// A pack of whole (undeltified, zlib-compressed) objects, as `push` sends it.
+pub fn write_pack(objects: &[(Kind, std::rc::Rc<Vec<u8>>)]) -> Result<Vec<u8>, String> {
+    use std::io::Write as _;
+    let mut out = b"PACK".to_vec();
+    out.extend_from_slice(&2u32.to_be_bytes());
+    out.extend_from_slice(&(objects.len() as u32).to_be_bytes());
+    for (kind, data) in objects {
+        // Type and size: 3 type bits and 4 size bits, then 7 size bits a byte.
+        let mut size = data.len();
+        let mut byte = ((*kind as u8) << 4) | (size & 0x0f) as u8;
+        size >>= 4;
+        while size > 0 {
+            out.push(byte | 0x80);
+            byte = (size & 0x7f) as u8;
+            size >>= 7;
+        }
+        out.push(byte);
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(data)
+            .map_err(|e| format!("fatal: cannot compress an object: {e}"))?;
+        out.extend(
+            z.finish()
+                .map_err(|e| format!("fatal: cannot compress an object: {e}"))?,
+        );
+    }
+    let sum = super::object::sha1(&out);
+    out.extend_from_slice(&sum);
+    Ok(out)
+}
+
 pub fn write_idx(index: &Index) -> Vec<u8> {
     let mut out = Vec::with_capacity(1072 + index.entries.len() * 28);
     out.extend_from_slice(b"\xfftOc");

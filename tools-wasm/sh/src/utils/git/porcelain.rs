@@ -1247,6 +1247,10 @@ pub(super) fn plural(n: usize) -> &'static str {
 
 /// What `git commit` prints when there is nothing to commit: the long status, with its
 /// "Initial commit" heading on an unborn branch.
+pub(super) fn long_status(repo: &Repo, cwd: &Path, io: &Io) -> Result<i32, String> {
+    status_as(repo, cwd, &[], io, false)
+}
+
 pub(super) fn commit_status(repo: &Repo, cwd: &Path, io: &Io) -> Result<i32, String> {
     status_as(repo, cwd, &[], io, true)
 }
@@ -1503,6 +1507,9 @@ fn status_as(
     }
     if !unmerged.is_empty() {
         out.push_str("Unmerged paths:\n");
+        if !merging && head_id.is_some() {
+            out.push_str("  (use \"git restore --staged <file>...\" to unstage)\n");
+        }
         if unmerged.values().all(|c| *c == "UU" || *c == "AA") {
             out.push_str("  (use \"git add <file>...\" to mark resolution)\n");
         } else {

@@ -114,6 +114,19 @@ fn auth_failed(url: &str) -> String {
     }
 }
 
+/// git's message for an HTTP status other than 200 from the server at `url`.
+fn http_status(status: u16, url: &str) -> Result<(), String> {
+    match status {
+        200 => Ok(()),
+        401 | 403 => Err(auth_failed(url)),
+        404 => Err(format!("fatal: repository '{url}/' not found")),
+        s => Err(unable(
+            url,
+            &format!("The requested URL returned error: {s}"),
+        )),
+    }
+}
+
 impl Remote {
     /// Discovers the server: `GET info/refs?service=git-upload-pack` asking for protocol v2.
     pub fn connect(url: &str) -> Result<Remote, String> {
@@ -131,17 +144,7 @@ impl Remote {
             None,
         )
         .map_err(|why| unable(&url, &why))?;
-        match resp.status {
-            200 => {}
-            401 | 403 => return Err(auth_failed(&url)),
-            404 => return Err(format!("fatal: repository '{url}/' not found")),
-            s => {
-                return Err(unable(
-                    &url,
-                    &format!("The requested URL returned error: {s}"),
-                ));
-            }
-        }
+        http_status(resp.status, &url)?;
         let base = resp
             .url
             .strip_suffix("/info/refs?service=git-upload-pack")
@@ -212,14 +215,8 @@ impl Remote {
             Some(&body),
         )
         .map_err(|why| unable(&self.url, &why))?;
-        match resp.status {
-            200 => Ok(resp.body),
-            401 | 403 => Err(auth_failed(&self.url)),
-            s => Err(unable(
-                &self.url,
-                &format!("The requested URL returned error: {s}"),
-            )),
-        }
+        http_status(resp.status, &self.url)?;
+        Ok(resp.body)
     }
 
     /// `ls-refs`: HEAD, branches and tags (with symref targets and peeled tags).
@@ -273,6 +270,7 @@ impl Remote {
     pub fn fetch(
         &self,
         wants: &[Oid],
+        haves: &[Oid],
         depth: Option<u32>,
         progress: &mut dyn FnMut(&[u8]),
         quiet: bool,
@@ -285,6 +283,11 @@ impl Remote {
         args.push("include-tag".into());
         for w in wants {
             args.push(format!("want {}", super::object::hex(w)));
+        }
+        // What we have: the server leaves out what these reach (no thin pack is asked
+        // for, so the pack stays self-contained).
+        for h in haves {
+            args.push(format!("have {}", super::object::hex(h)));
         }
         if let Some(d) = depth {
             if !fetch_caps.split(' ').any(|c| c == "shallow") {
@@ -329,6 +332,137 @@ impl Remote {
             }
         }
         Ok(Fetched { pack, shallow })
+    }
+}
+
+/// A receive-pack endpoint (what `push` talks to): its refs and capabilities.
+pub struct Receiver {
+    pub url: String,
+    base: String,
+    pub refs: Vec<(String, Oid)>,
+    pub caps: Vec<String>,
+}
+
+impl Receiver {
+    /// `GET info/refs?service=git-receive-pack`: the protocol v0 advertisement.
+    pub fn connect(url: &str) -> Result<Receiver, String> {
+        let url = url.trim_end_matches('/').to_string();
+        let first = format!("{url}/info/refs?service=git-receive-pack");
+        let resp = curl::send(
+            "GET",
+            &first,
+            &[
+                ("Accept", "*/*"),
+                ("User-Agent", AGENT),
+                ("Pragma", "no-cache"),
+            ],
+            None,
+        )
+        .map_err(|why| unable(&url, &why))?;
+        http_status(resp.status, &url)?;
+        if !resp
+            .content_type
+            .starts_with("application/x-git-receive-pack-advertisement")
+        {
+            return Err(format!(
+                "fatal: {url}/info/refs not valid: is this a git repository?"
+            ));
+        }
+        let base = resp
+            .url
+            .strip_suffix("/info/refs?service=git-receive-pack")
+            .unwrap_or(&url)
+            .to_string();
+        let mut r = Reader::new(&resp.body);
+        let mut line = r.line()?;
+        if line.as_deref() == Some("# service=git-receive-pack") {
+            let _ = r.next()?;
+            line = r.line()?;
+        }
+        let mut refs = Vec::new();
+        let mut caps = Vec::new();
+        while let Some(l) = line {
+            let (head, c) = l.split_once('\0').unwrap_or((&l, ""));
+            if !c.is_empty() {
+                caps = c.split(' ').map(str::to_string).collect();
+            }
+            if let Some((id, name)) = head.split_once(' ')
+                && name != "capabilities^{}"
+            {
+                let oid =
+                    parse_hex(id).ok_or_else(|| format!("fatal: invalid advertisement: {head}"))?;
+                refs.push((name.to_string(), oid));
+            }
+            line = r.line()?;
+        }
+        Ok(Receiver {
+            url,
+            base,
+            refs,
+            caps,
+        })
+    }
+
+    /// Sends `commands` (`old new ref`) and the pack; the server's report lines
+    /// (`unpack ok`, `ok REF`, `ng REF REASON`).
+    pub fn push(&self, commands: &[String], pack: Option<&[u8]>) -> Result<Vec<String>, String> {
+        let side_band = self.caps.iter().any(|c| c == "side-band-64k");
+        let mut body = Vec::new();
+        for (i, c) in commands.iter().enumerate() {
+            if i == 0 {
+                let mut caps = String::from("report-status");
+                if side_band {
+                    caps.push_str(" side-band-64k");
+                }
+                caps.push_str(&format!(" agent={AGENT}"));
+                body.extend(pkt(&format!("{c}\0{caps}\n")));
+            } else {
+                body.extend(pkt(&format!("{c}\n")));
+            }
+        }
+        body.extend_from_slice(b"0000");
+        if let Some(p) = pack {
+            body.extend_from_slice(p);
+        }
+        let resp = curl::send(
+            "POST",
+            &format!("{}/git-receive-pack", self.base),
+            &[
+                ("Accept", "application/x-git-receive-pack-result"),
+                ("Content-Type", "application/x-git-receive-pack-request"),
+                ("User-Agent", AGENT),
+            ],
+            Some(&body),
+        )
+        .map_err(|why| unable(&self.url, &why))?;
+        http_status(resp.status, &self.url)?;
+        // The report, inside band 1 when side-band is on.
+        let report = if side_band {
+            let mut r = Reader::new(&resp.body);
+            let mut data = Vec::new();
+            while let Some(p) = r.next()? {
+                let Pkt::Data(d) = p else { break };
+                match d.first() {
+                    Some(1) => data.extend_from_slice(&d[1..]),
+                    Some(3) => {
+                        return Err(format!(
+                            "remote: {}",
+                            String::from_utf8_lossy(&d[1..]).trim_end()
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            data
+        } else {
+            resp.body
+        };
+        let mut r = Reader::new(&report);
+        let mut out = Vec::new();
+        while let Some(l) = r.line()? {
+            out.push(l);
+        }
+        Ok(out)
     }
 }
 

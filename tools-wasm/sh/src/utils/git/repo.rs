@@ -181,10 +181,42 @@ impl Repo {
         out.into_iter().collect()
     }
 
-    /// A value of `.git/config` (`section.key` or `section.sub.key`), the last one set.
+    /// A value of `.git/config` (`section.key` or `section.sub.key`), the last one set; a
+    /// `git -c key=value` of this command wins.
     pub fn config(&self, key: &str) -> Option<String> {
+        if let Some(v) = OVERRIDES.with(|o| {
+            o.borrow()
+                .iter()
+                .rev()
+                .find(|(k, _)| same_key(k, key))
+                .map(|(_, v)| v.clone())
+        }) {
+            return Some(v);
+        }
         let text = std::fs::read_to_string(self.git_dir.join("config")).ok()?;
         config_get(&text, key)
+    }
+}
+
+thread_local! {
+    /// `git -c key=value` settings of the command running.
+    static OVERRIDES: std::cell::RefCell<Vec<(String, String)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with `overrides` (`git -c`) in force.
+pub fn with_overrides<T>(overrides: Vec<(String, String)>, f: impl FnOnce() -> T) -> T {
+    let old = OVERRIDES.with(|o| std::mem::replace(&mut *o.borrow_mut(), overrides));
+    let r = f();
+    OVERRIDES.with(|o| *o.borrow_mut() = old);
+    r
+}
+
+/// Whether two config keys name the same setting: section and key ignore case, a
+/// subsection does not.
+fn same_key(a: &str, b: &str) -> bool {
+    match (split_key(a), split_key(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
     }
 }
 
