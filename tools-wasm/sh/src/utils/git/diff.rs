@@ -705,7 +705,7 @@ pub fn show(sh: &Shell, args: &[String], io: &Io) -> i32 {
     let rev = rev.unwrap_or_else(|| "HEAD".into());
     let r = (|| -> Result<(), String> {
         let id = resolve(&repo, &rev).ok_or_else(|| bad_rev(&rev))?;
-        let id = hash(Kind::Commit, &repo.read_kind(&id, Kind::Commit)?);
+        let id = repo.peel_commit(&id)?;
         let c = read_commit(&repo, &id)?;
         if c.parents.len() > 1 {
             return Err("fatal: 'git show' of a merge commit is not supported in burrow".into());

@@ -63,10 +63,7 @@ pub fn rm(sh: &Shell, args: &[String], io: &Io) -> i32 {
     };
     match do_rm(&repo, &cwd, &specs, &o, io) {
         Ok(c) => c,
-        Err(e) => {
-            io.eprint(&format!("{e}\n"));
-            if e.starts_with("error:") { 1 } else { 128 }
-        }
+        Err(e) => super::fail(io, &e),
     }
 }
 

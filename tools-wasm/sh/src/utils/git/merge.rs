@@ -650,7 +650,7 @@ pub fn merge(sh: &Shell, args: &[String], io: &Io) -> i32 {
             io.eprint(&format!("merge: {rev} - not something we can merge\n"));
             return Ok(1);
         };
-        let id = super::object::hash(Kind::Commit, &repo.read_kind(&id, Kind::Commit)?);
+        let id = repo.peel_commit(&id)?;
         let name = if repo.resolve_ref(&format!("refs/heads/{rev}")).is_some() {
             format!("branch '{rev}'")
         } else if repo.resolve_ref(&format!("refs/remotes/{rev}")).is_some() {
@@ -664,15 +664,7 @@ pub fn merge(sh: &Shell, args: &[String], io: &Io) -> i32 {
     })();
     match r {
         Ok(c) => c,
-        Err(e) => {
-            io.eprint(&format!("{e}\n"));
-            // git's status follows its last word: `fatal:` is 128.
-            if e.starts_with("error:") && !e.contains("\nfatal:") {
-                1
-            } else {
-                128
-            }
-        }
+        Err(e) => super::fail(io, &e),
     }
 }
 

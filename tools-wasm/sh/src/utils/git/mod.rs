@@ -332,6 +332,17 @@ impl<'a> Args<'a> {
     }
 }
 
+/// Prints a command's failure and gives git's status for it: 1 for an `error:` alone, 128
+/// when it is (or ends in) a `fatal:`.
+pub fn fail(io: &Io, e: &str) -> i32 {
+    io.eprint(&format!("{e}\n"));
+    if e.starts_with("error:") && !e.contains("\nfatal:") {
+        1
+    } else {
+        128
+    }
+}
+
 /// Refuses an option of git's that burrow's git does not implement (status 128).
 pub fn not_here(io: &Io, cmd: &str, arg: &str) -> i32 {
     io.eprint(&format!(

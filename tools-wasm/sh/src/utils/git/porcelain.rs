@@ -125,7 +125,7 @@ pub fn resolve(repo: &Repo, rev: &str) -> Option<Oid> {
         abbreviated(repo, base)?
     };
     if !steps.is_empty() {
-        id = object::hash(Kind::Commit, &repo.read_kind(&id, Kind::Commit).ok()?);
+        id = repo.peel_commit(&id).ok()?;
     }
     let mut s = steps;
     while !s.is_empty() {
@@ -145,12 +145,17 @@ pub fn resolve(repo: &Repo, rev: &str) -> Option<Oid> {
                 id = *commit(&id)?.parents.first()?;
             }
         } else if n == 0 {
-            id = object::hash(Kind::Commit, &repo.read_kind(&id, Kind::Commit).ok()?);
+            id = repo.peel_commit(&id).ok()?;
         } else {
             id = *commit(&id)?.parents.get(n - 1)?;
         }
     }
     Some(id)
+}
+
+/// The commit a revision names (a tag peeled to it), or None.
+pub(super) fn resolve_commit(repo: &Repo, rev: &str) -> Option<Oid> {
+    repo.peel_commit(&resolve(repo, rev)?).ok()
 }
 
 /// The one object whose id starts with `prefix` (4 to 39 hex digits).
@@ -478,11 +483,10 @@ fn log(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
         // Every ref and HEAD: tags name their commits, other objects are left out.
         let refs = repo.refs_under("refs/");
         for id in refs.iter().map(|(_, id)| *id).chain(repo.head().1) {
-            if let Ok(c) = repo.read_kind(&id, Kind::Commit) {
-                let c = object::hash(Kind::Commit, &c);
-                if !starts.contains(&c) {
-                    starts.push(c);
-                }
+            if let Ok(c) = repo.peel_commit(&id)
+                && !starts.contains(&c)
+            {
+                starts.push(c);
             }
         }
     } else if revs.is_empty() {
@@ -505,10 +509,7 @@ fn log(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
         }
         match resolve(repo, r) {
             // A tag names its commit here.
-            Some(id) => starts.push(object::hash(
-                Kind::Commit,
-                &repo.read_kind(&id, Kind::Commit)?,
-            )),
+            Some(id) => starts.push(repo.peel_commit(&id)?),
             None => {
                 return Err(format!(
                     "fatal: ambiguous argument '{r}': unknown revision or path not in the working tree.\n\
@@ -648,17 +649,11 @@ fn detached_from(repo: &Repo, head: &Oid) -> Option<(bool, String)> {
         .filter(|n| n.starts_with("refs/") || repo.git_dir.join(n).is_file())
         .find_map(|n| Some((n.clone(), repo.resolve_ref(n)?)));
     let name = match found {
-        Some((full, id))
-            if id == new
-                || repo
-                    .read_kind(&id, Kind::Commit)
-                    .is_ok_and(|d| object::hash(Kind::Commit, &d) == new) =>
-        {
-            full.strip_prefix("refs/tags/")
-                .or_else(|| full.strip_prefix("refs/remotes/"))
-                .unwrap_or(&full)
-                .to_string()
-        }
+        Some((full, id)) if id == new || repo.peel_commit(&id).is_ok_and(|c| c == new) => full
+            .strip_prefix("refs/tags/")
+            .or_else(|| full.strip_prefix("refs/remotes/"))
+            .unwrap_or(&full)
+            .to_string(),
         _ => abbrev(&new),
     };
     Some((new == *head, name))
@@ -1295,7 +1290,9 @@ fn status_as(
     };
     let (head_ref, head_id) = repo.head();
     let head = head_files(repo, head_id)?;
-    let index = load_index(repo)?;
+    // One read of the index: merged entries, and a merge's conflicts.
+    let (conflicts, index): (Vec<IndexEntry>, Vec<IndexEntry>) =
+        load_all(repo)?.into_iter().partition(|e| e.stage != 0);
     let mut staged: BTreeMap<Vec<u8>, char> = BTreeMap::new();
     let mut unstaged: BTreeMap<Vec<u8>, char> = BTreeMap::new();
     let mut in_index: HashSet<Vec<u8>> = HashSet::new();
@@ -1327,7 +1324,7 @@ fn status_as(
     }
     // Unmerged paths (a merge's conflicts), by the stages the index has for them.
     let mut stages: BTreeMap<Vec<u8>, u8> = BTreeMap::new();
-    for e in load_conflicts(repo)? {
+    for e in conflicts {
         *stages.entry(e.path).or_default() |= 1 << e.stage;
     }
     let unmerged: BTreeMap<Vec<u8>, &str> = stages

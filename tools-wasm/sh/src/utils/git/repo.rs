@@ -77,11 +77,21 @@ impl Repo {
 
     /// Reads an object that must be of `kind` (tags are peeled to it).
     pub fn read_kind(&self, oid: &Oid, kind: Kind) -> Result<Rc<Vec<u8>>, String> {
+        self.peel(oid, kind).map(|(_, data)| data)
+    }
+
+    /// The commit `oid` is or a tag names (its id).
+    pub fn peel_commit(&self, oid: &Oid) -> Result<Oid, String> {
+        self.peel(oid, Kind::Commit).map(|(id, _)| id)
+    }
+
+    /// The object of `kind` that `oid` is, or that the tags from it lead to: its id and data.
+    pub fn peel(&self, oid: &Oid, kind: Kind) -> Result<(Oid, Rc<Vec<u8>>), String> {
         let mut oid = *oid;
         for _ in 0..16 {
             let (k, data) = self.read(&oid)?;
             if k == kind {
-                return Ok(data);
+                return Ok((oid, data));
             }
             if k == Kind::Tag
                 && let Some(t) = object::tag_target(&data)

@@ -17,17 +17,10 @@ use crate::shell::io::Io;
 
 /// The stash reflog's entries, newest first: (commit, message).
 fn entries(repo: &Repo) -> Vec<(Oid, String)> {
-    let text = std::fs::read_to_string(repo.git_dir.join("logs/refs/stash")).unwrap_or_default();
-    let mut out: Vec<(Oid, String)> = text
-        .lines()
-        .filter_map(|l| {
-            let (head, msg) = l.split_once('\t')?;
-            let new = parse_hex(head.split(' ').nth(1)?)?;
-            Some((new, msg.to_string()))
-        })
-        .collect();
-    out.reverse();
-    out
+    raw_entries(repo)
+        .into_iter()
+        .map(|(id, _, msg)| (id, msg))
+        .collect()
 }
 
 /// Rewrites the stash reflog (newest first in `list`) and `refs/stash`.

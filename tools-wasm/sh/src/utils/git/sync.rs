@@ -414,8 +414,7 @@ pub fn fetch(sh: &Shell, args: &[String], io: &Io) -> i32 {
     };
     for n in names {
         if let Err(e) = fetch_remote(&repo, &n, prune, tags, quiet, io) {
-            io.eprint(&format!("{e}\n"));
-            return if e.starts_with("error:") { 1 } else { 128 };
+            return super::fail(io, &e);
         }
     }
     0

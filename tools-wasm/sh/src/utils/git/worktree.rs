@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use super::object::{Kind, Oid, hex};
 use super::porcelain::{
-    abbrev, head_files, read_commit, resolve, subject, tracking_of, tracking_text, tree_files,
-    upstream_of, worktree_change,
+    abbrev, head_files, read_commit, resolve, resolve_commit, subject, tracking_of, tracking_text,
+    tree_files, upstream_of, worktree_change,
 };
 use super::repo::{IndexEntry, Repo, mtime_of};
 use super::write::{
@@ -445,10 +445,7 @@ pub fn checkout_or_switch(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i3
     };
     match r {
         Ok(c) => c,
-        Err(e) => {
-            io.eprint(&format!("{e}\n"));
-            if e.starts_with("error:") { 1 } else { 128 }
-        }
+        Err(e) => super::fail(io, &e),
     }
 }
 
@@ -538,14 +535,7 @@ fn switch_to(
     let mut branch: Option<String> = None;
     let mut create: Option<NewBranch> = None;
     let new_id: Option<Oid>;
-    let commit_of = |rev: &str| -> Option<Oid> {
-        let id = resolve(repo, rev)?;
-        repo.read_kind(&id, Kind::Commit).ok()?;
-        Some(super::object::hash(
-            Kind::Commit,
-            &repo.read_kind(&id, Kind::Commit).ok()?,
-        ))
-    };
+    let commit_of = |rev: &str| resolve_commit(repo, rev);
     if let Some((name, reset)) = &o.new_branch {
         if !valid_branch(name) {
             return Err(format!(
@@ -819,11 +809,7 @@ fn checkout_paths(
         Some(rev) => {
             let id =
                 resolve(repo, rev).ok_or_else(|| format!("fatal: invalid reference: {rev}"))?;
-            let tree = read_commit(
-                repo,
-                &super::object::hash(Kind::Commit, &repo.read_kind(&id, Kind::Commit)?),
-            )?
-            .tree;
+            let tree = read_commit(repo, &repo.peel_commit(&id)?)?.tree;
             Some((tree, tree_files(repo, tree)?))
         }
         None => None,
@@ -921,10 +907,7 @@ pub fn restore(sh: &Shell, args: &[String], io: &Io) -> i32 {
     }
     match restore_paths(&repo, &cwd, source.as_deref(), staged, worktree, &specs) {
         Ok(()) => 0,
-        Err(e) => {
-            io.eprint(&format!("{e}\n"));
-            if e.starts_with("error:") { 1 } else { 128 }
-        }
+        Err(e) => super::fail(io, &e),
     }
 }
 
@@ -1014,8 +997,7 @@ pub(super) fn hard_reset(
 /// The files of the commit `rev` names.
 fn commit_files(repo: &Repo, rev: &str) -> Result<Files, String> {
     let id = resolve(repo, rev).ok_or_else(|| format!("fatal: could not resolve {rev}"))?;
-    let id = super::object::hash(Kind::Commit, &repo.read_kind(&id, Kind::Commit)?);
-    tree_files(repo, read_commit(repo, &id)?.tree)
+    tree_files(repo, read_commit(repo, &repo.peel_commit(&id)?)?.tree)
 }
 
 /// The work tree's changes against the index, as reset lists them (`M\tpath`).
@@ -1099,13 +1081,7 @@ fn do_reset(
     io: &Io,
 ) -> Result<i32, String> {
     let work = work_of(repo)?;
-    let commit_of = |rev: &str| -> Option<Oid> {
-        let id = resolve(repo, rev)?;
-        Some(super::object::hash(
-            Kind::Commit,
-            &repo.read_kind(&id, Kind::Commit).ok()?,
-        ))
-    };
+    let commit_of = |rev: &str| resolve_commit(repo, rev);
     let lenient = dashdash.is_some();
     // The first operand is the commit when it names one (or before `--`).
     let (rev, specs): (Option<String>, Vec<String>) = match dashdash {

@@ -1041,7 +1041,7 @@ pub fn create_branch(repo: &Repo, name: &str, start: Option<&str>) -> Result<Oid
             )
         })?,
     };
-    let id = hash(Kind::Commit, &repo.read_kind(&id, Kind::Commit)?);
+    let id = repo.peel_commit(&id)?;
     write_file(
         &repo.git_dir.join(format!("refs/heads/{name}")),
         format!("{}\n", hex(&id)).as_bytes(),
