@@ -4,13 +4,15 @@
 //! unified format: `diff --git` headers, `index` lines, hunks with three lines of context and
 //! the default function-name context after `@@`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use super::object::{Kind, Oid, hash, hex};
+use super::object::{Commit, Kind, Oid, hash};
 use super::porcelain::{
     abbrev, format_show_header, load_index, prefix, quote, read_commit, resolve, tree_files,
+    worktree_change,
 };
+use super::repo::IndexEntry;
 use super::repo::Repo;
 use crate::shell::Shell;
 use crate::shell::io::Io;
@@ -27,7 +29,7 @@ struct Side {
 type Files = BTreeMap<Vec<u8>, (u32, Oid)>;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Format {
+pub(super) enum Format {
     Patch,
     Stat,
     NameOnly,
@@ -49,7 +51,7 @@ pub fn diff(sh: &Shell, args: &[String], io: &Io) -> i32 {
     }
 }
 
-fn parse_format(a: &str, format: &mut Format) -> bool {
+pub(super) fn parse_format(a: &str, format: &mut Format) -> bool {
     *format = match a {
         "--stat" => Format::Stat,
         "--name-only" => Format::NameOnly,
@@ -103,12 +105,17 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
         }
     }
     let work = repo.work.clone();
+    // The index, read once: its entries' stat data lets the work tree side skip every file
+    // that has not changed since it was staged, as git does, instead of hashing it.
+    let entries = load_index(repo)?;
     let index_files = || -> Result<Files, String> {
-        Ok(load_index(repo)?
-            .into_iter()
-            .map(|e| (e.path, (e.mode, e.oid)))
+        Ok(entries
+            .iter()
+            .map(|e| (e.path.clone(), (e.mode, e.oid)))
             .collect())
     };
+    let by_path: HashMap<&[u8], &IndexEntry> =
+        entries.iter().map(|e| (e.path.as_slice(), e)).collect();
     let commit_files = |rev: &str| -> Result<Files, String> {
         let id = resolve(repo, rev).ok_or_else(|| bad_rev(rev))?;
         let c = read_commit(repo, &id)?;
@@ -138,15 +145,11 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
     };
     let pre = prefix(repo, cwd);
     let scopes: Vec<Vec<u8>> = paths.iter().map(|p| scope_of(&pre, p)).collect();
-    let wanted = |p: &[u8]| {
-        scopes.is_empty()
-            || scopes.iter().any(|s| {
-                s.is_empty() || p == &s[..] || (p.starts_with(s) && p.get(s.len()) == Some(&b'/'))
-            })
-    };
+    let wanted = |p: &[u8]| in_scopes(&scopes, p);
     // The work tree side: each index path's current content.
     let read_blob =
         |id: &Oid| -> Result<Vec<u8>, String> { Ok(repo.read_kind(id, Kind::Blob)?.to_vec()) };
+    let empty = hash(Kind::Blob, b"");
     let mut changes: Vec<(Vec<u8>, Option<Side>, Option<Side>)> = Vec::new();
     let mut all: Vec<&Vec<u8>> = old.keys().chain(new.keys()).collect();
     all.sort();
@@ -161,27 +164,37 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
                 return Err("fatal: this operation must be run in a work tree".into());
             };
             let file = w.join(String::from_utf8_lossy(p).as_ref());
-            match file.symlink_metadata() {
-                Err(_) => None,
-                Ok(m) if m.is_dir() => None,
-                Ok(m) => {
-                    let data = if m.file_type().is_symlink() {
-                        std::fs::read_link(&file)
-                            .map(|t| t.to_string_lossy().into_owned().into_bytes())
-                            .unwrap_or_default()
-                    } else {
-                        std::fs::read(&file).unwrap_or_default()
-                    };
-                    let mode = if m.file_type().is_symlink() {
-                        0o120000
-                    } else {
-                        new.get(p).map(|x| x.0).unwrap_or(0o100644)
-                    };
-                    Some(Side {
-                        mode,
-                        oid: hash(Kind::Blob, &data),
-                        data,
-                    })
+            let staged = by_path.get(p.as_slice());
+            if let Some(e) = staged.filter(|e| worktree_change(w, e).is_none()) {
+                // As staged: its content is the index's blob, read below if it is shown.
+                Some(Side {
+                    mode: e.mode,
+                    oid: e.oid,
+                    data: Vec::new(),
+                })
+            } else {
+                match file.symlink_metadata() {
+                    Err(_) => None,
+                    Ok(m) if m.is_dir() => None,
+                    Ok(m) => {
+                        let data = if m.file_type().is_symlink() {
+                            std::fs::read_link(&file)
+                                .map(|t| t.to_string_lossy().into_owned().into_bytes())
+                                .unwrap_or_default()
+                        } else {
+                            std::fs::read(&file).unwrap_or_default()
+                        };
+                        let mode = if m.file_type().is_symlink() {
+                            0o120000
+                        } else {
+                            new.get(p).map(|x| x.0).unwrap_or(0o100644)
+                        };
+                        Some(Side {
+                            mode,
+                            oid: hash(Kind::Blob, &data),
+                            data,
+                        })
+                    }
                 }
             }
         } else {
@@ -211,7 +224,7 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
             None => None,
         };
         let b = match b {
-            Some(s) if !worktree => Some(Side {
+            Some(s) if !worktree || (s.data.is_empty() && s.oid != empty) => Some(Side {
                 data: read_blob(&s.oid)?,
                 ..s
             }),
@@ -223,41 +236,76 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
     if quiet {
         return Ok(i32::from(!changes.is_empty()));
     }
-    let shown = |p: &[u8]| -> Vec<u8> {
-        // Paths in a diff are from the top of the work tree, as git prints them.
-        p.to_vec()
-    };
+    io.print(&render(&changes, format));
+    Ok(0)
+}
+
+/// Whether a path from the top is in one of the pathspecs (a file, or a directory's
+/// contents; an empty pathspec is the whole tree). No pathspecs means every path.
+pub(super) fn in_scopes(scopes: &[Vec<u8>], p: &[u8]) -> bool {
+    scopes.is_empty()
+        || scopes.iter().any(|s| {
+            s.is_empty() || p == &s[..] || (p.starts_with(s) && p.get(s.len()) == Some(&b'/'))
+        })
+}
+
+/// Changes in one of git's diff formats. Paths are from the top of the work tree, as git
+/// prints them whatever the working directory.
+fn render(changes: &[Change], format: Format) -> String {
     let mut out = String::new();
     match format {
         Format::NameOnly => {
-            for c in &changes {
-                out.push_str(&quote(&shown(&c.path)));
+            for c in changes {
+                out.push_str(&quote(&c.path));
                 out.push('\n');
             }
         }
         Format::NameStatus => {
-            for c in &changes {
+            for c in changes {
                 match (&c.from, &c.a, &c.b) {
-                    (Some(from), _, _) => out.push_str(&format!(
-                        "R100\t{}\t{}\n",
-                        quote(&shown(from)),
-                        quote(&shown(&c.path))
-                    )),
-                    (None, None, _) => out.push_str(&format!("A\t{}\n", quote(&shown(&c.path)))),
-                    (None, _, None) => out.push_str(&format!("D\t{}\n", quote(&shown(&c.path)))),
-                    _ => out.push_str(&format!("M\t{}\n", quote(&shown(&c.path)))),
+                    (Some(from), _, _) => {
+                        out.push_str(&format!("R100\t{}\t{}\n", quote(from), quote(&c.path)))
+                    }
+                    (None, None, _) => out.push_str(&format!("A\t{}\n", quote(&c.path))),
+                    (None, _, None) => out.push_str(&format!("D\t{}\n", quote(&c.path))),
+                    _ => out.push_str(&format!("M\t{}\n", quote(&c.path))),
                 }
             }
         }
-        Format::Stat => out.push_str(&stat(&changes)),
+        Format::Stat => out.push_str(&stat(changes)),
         Format::Patch => {
-            for c in &changes {
+            for c in changes {
                 out.push_str(&patch_of(c));
             }
         }
     }
-    io.print(&out);
-    Ok(0)
+    out
+}
+
+/// A commit's diff against its first parent (the empty tree for a root), limited to the
+/// pathspecs, in `format`: what `git log -p`/`--stat` and `git show` print under the header.
+/// A merge has none, as git shows no diff for merges without `-m`/`--cc`.
+pub(super) fn commit_diff(
+    repo: &Repo,
+    c: &Commit,
+    format: Format,
+    scopes: &[Vec<u8>],
+) -> Result<String, String> {
+    if c.parents.len() > 1 {
+        return Ok(String::new());
+    }
+    let limit = |files: Files| -> Files {
+        files
+            .into_iter()
+            .filter(|(p, _)| in_scopes(scopes, p))
+            .collect()
+    };
+    let before = match c.parents.first() {
+        Some(p) => limit(tree_files(repo, read_commit(repo, p)?.tree)?),
+        None => Files::new(),
+    };
+    let after = limit(tree_files(repo, c.tree)?);
+    Ok(render(&changes_of(repo, &before, &after)?, format))
 }
 
 /// One file's change; `from` is the old path of an exact rename.
@@ -339,7 +387,11 @@ fn changes_of(repo: &Repo, before: &Files, after: &Files) -> Result<Vec<Change>,
         if a == b {
             continue;
         }
-        changes.push((p.clone(), side(a)?, side(b)?));
+        let (a, b) = (side(a)?, side(b)?);
+        // A submodule's commit moving is not a file change.
+        if a.is_some() || b.is_some() {
+            changes.push((p.clone(), a, b));
+        }
     }
     Ok(pair_renames(changes))
 }
@@ -377,7 +429,7 @@ fn resolve_range(repo: &Repo, s: &str) -> Option<(String, String)> {
 }
 
 /// A pathspec from the working directory as a path from the top.
-fn scope_of(pre: &[u8], p: &str) -> Vec<u8> {
+pub(super) fn scope_of(pre: &[u8], p: &str) -> Vec<u8> {
     let mut parts: Vec<Vec<u8>> = if pre.is_empty() {
         Vec::new()
     } else {
@@ -711,75 +763,10 @@ pub fn show(sh: &Shell, args: &[String], io: &Io) -> i32 {
             return Err("fatal: 'git show' of a merge commit is not supported in burrow".into());
         }
         let mut out = format_show_header(&id, &c);
-        let old = match c.parents.first() {
-            Some(p) => hex(p),
-            None => String::new(),
-        };
-        let new = hex(&id);
-        let mut sub = vec![];
-        match format {
-            Format::Stat => sub.push("--stat".to_string()),
-            Format::NameOnly => sub.push("--name-only".to_string()),
-            Format::NameStatus => sub.push("--name-status".to_string()),
-            Format::Patch => {}
-        }
-        // The diff part, through diff's own machinery (against the empty tree for a root).
-        let cap = crate::shell::io::Sink::buffer();
-        let sub_io = Io::new(io.stdin.clone(), cap.0.clone(), io.err.clone());
-        if old.is_empty() {
-            let files = tree_files(&repo, c.tree)?;
-            let mut text = String::new();
-            let changes: Vec<Change> = files
-                .iter()
-                .map(|(p, (m, oid))| {
-                    let data = repo
-                        .read_kind(oid, Kind::Blob)
-                        .map(|d| d.to_vec())
-                        .unwrap_or_default();
-                    let b = Side {
-                        mode: *m,
-                        oid: *oid,
-                        data,
-                    };
-                    Change {
-                        path: p.clone(),
-                        from: None,
-                        a: None,
-                        b: Some(b),
-                    }
-                })
-                .collect();
-            match format {
-                Format::Patch => {
-                    for c in &changes {
-                        text.push_str(&patch_of(c));
-                    }
-                }
-                Format::Stat => text.push_str(&stat(&changes)),
-                Format::NameOnly => {
-                    for c in &changes {
-                        text.push_str(&format!("{}\n", quote(&c.path)));
-                    }
-                }
-                Format::NameStatus => {
-                    for c in &changes {
-                        text.push_str(&format!("A\t{}\n", quote(&c.path)));
-                    }
-                }
-            }
-            if !text.is_empty() {
-                out.push('\n');
-                out.push_str(&text);
-            }
-        } else {
-            sub.push(old);
-            sub.push(new);
-            run_diff(&repo, &cwd, &sub, &sub_io)?;
-            let text = String::from_utf8_lossy(&cap.1.borrow()).into_owned();
-            if !text.is_empty() {
-                out.push('\n');
-                out.push_str(&text);
-            }
+        let text = commit_diff(&repo, &c, format, &[])?;
+        if !text.is_empty() {
+            out.push('\n');
+            out.push_str(&text);
         }
         io.print(&out);
         Ok(())

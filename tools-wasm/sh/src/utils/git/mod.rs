@@ -17,6 +17,7 @@
 mod clone;
 mod diff;
 mod files;
+mod log;
 mod merge;
 mod object;
 mod pack;

@@ -2,7 +2,7 @@
 //! `-n`, `--format`), `rev-parse`, `branch` (list, `-a`, `-r`), `remote` (`-v`), `ls-files`
 //! and `config` (get, set, unset, list), with git's output for each.
 
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::object::{self, Commit, Kind, Oid, hex, parse_commit, parse_hex};
@@ -22,7 +22,7 @@ pub fn run(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     };
     let r = match cmd {
         "status" => status(&repo, &cwd, args, io),
-        "log" => log(&repo, args, io),
+        "log" => super::log::log(&repo, &cwd, args, io),
         "rev-parse" => rev_parse(&repo, &cwd, args, io),
         "branch" => branch(&repo, args, io),
         "remote" => remote(&repo, args, io),
@@ -191,7 +191,7 @@ pub(super) fn read_commit(repo: &Repo, id: &Oid) -> Result<Commit, String> {
 }
 
 /// The shallow boundary: commits whose parents are not in the repository.
-fn shallow(repo: &Repo) -> HashSet<Oid> {
+pub(super) fn shallow(repo: &Repo) -> HashSet<Oid> {
     std::fs::read_to_string(repo.git_dir.join("shallow"))
         .map(|t| t.lines().filter_map(parse_hex).collect())
         .unwrap_or_default()
@@ -246,35 +246,6 @@ pub(super) fn git_date(secs: i64, zone: &str) -> String {
 }
 
 /// Commits reachable from `starts`, newest committer date first (git log's default order).
-fn walk(repo: &Repo, starts: &[Oid]) -> Result<Vec<(Oid, Commit)>, String> {
-    let boundary = shallow(repo);
-    let mut heap: BinaryHeap<(i64, u64, Oid)> = BinaryHeap::new();
-    let mut seen: HashSet<Oid> = HashSet::new();
-    let mut n = u64::MAX;
-    for s in starts {
-        if seen.insert(*s) {
-            let c = read_commit(repo, s)?;
-            heap.push((ident_time(&c.committer).0, n, *s));
-            n -= 1;
-        }
-    }
-    let mut out = Vec::new();
-    while let Some((_, _, id)) = heap.pop() {
-        let c = read_commit(repo, &id)?;
-        if !boundary.contains(&id) {
-            for p in &c.parents {
-                if seen.insert(*p) {
-                    let pc = read_commit(repo, p)?;
-                    heap.push((ident_time(&pc.committer).0, n, *p));
-                    n -= 1;
-                }
-            }
-        }
-        out.push((id, c));
-    }
-    Ok(out)
-}
-
 pub(super) fn subject(message: &str) -> String {
     // The first paragraph, its lines joined by spaces.
     message
@@ -285,66 +256,6 @@ pub(super) fn subject(message: &str) -> String {
         .map(str::trim)
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// `--format` placeholders burrow implements; any other `%x` is refused.
-fn format_commit(fmt: &str, id: &Oid, c: &Commit) -> Result<String, String> {
-    let mut out = String::new();
-    let mut chars = fmt.chars().peekable();
-    while let Some(ch) = chars.next() {
-        if ch != '%' {
-            out.push(ch);
-            continue;
-        }
-        let (an, ae) = ident_name_email(&c.author);
-        let (cn, ce) = ident_name_email(&c.committer);
-        let (at, az) = ident_time(&c.author);
-        let (ct, cz) = ident_time(&c.committer);
-        let two: String = chars.clone().take(2).collect();
-        let (text, used) = match two.as_str() {
-            "an" => (an, 2),
-            "ae" => (ae, 2),
-            "ad" => (git_date(at, &az), 2),
-            "at" => (at.to_string(), 2),
-            "cn" => (cn, 2),
-            "ce" => (ce, 2),
-            "cd" => (git_date(ct, &cz), 2),
-            "ct" => (ct.to_string(), 2),
-            _ => match chars.peek() {
-                Some('H') => (hex(id), 1),
-                Some('h') => (abbrev(id), 1),
-                Some('T') => (hex(&c.tree), 1),
-                Some('t') => (abbrev(&c.tree), 1),
-                Some('P') => (c.parents.iter().map(hex).collect::<Vec<_>>().join(" "), 1),
-                Some('p') => (
-                    c.parents.iter().map(abbrev).collect::<Vec<_>>().join(" "),
-                    1,
-                ),
-                Some('s') => (subject(&c.message), 1),
-                Some('b') => (
-                    c.message
-                        .split_once("\n\n")
-                        .map(|(_, b)| b.to_string())
-                        .unwrap_or_default(),
-                    1,
-                ),
-                Some('B') => (c.message.clone(), 1),
-                Some('n') => ("\n".to_string(), 1),
-                Some('%') => ("%".to_string(), 1),
-                other => {
-                    return Err(format!(
-                        "fatal: the format placeholder '%{}' is not supported in burrow",
-                        other.map(|c| c.to_string()).unwrap_or_default()
-                    ));
-                }
-            },
-        };
-        for _ in 0..used {
-            chars.next();
-        }
-        out.push_str(&text);
-    }
-    Ok(out)
 }
 
 /// A commit as `git log` and `git show` print it by default (the medium format).
@@ -365,178 +276,6 @@ pub(super) fn format_show_header(id: &Oid, c: &Commit) -> String {
         out.push_str(&format!("    {line}\n"));
     }
     out
-}
-
-/// Options of git log that burrow's does not implement (named as such when given).
-const LOG_OPTIONS_NOT_HERE: &[&str] = &[
-    "--graph",
-    "--stat",
-    "--shortstat",
-    "--numstat",
-    "--name-only",
-    "--name-status",
-    "-p",
-    "--patch",
-    "-u",
-    "--branches",
-    "--tags",
-    "--remotes",
-    "--decorate",
-    "--follow",
-    "--reverse",
-    "--since",
-    "--after",
-    "--until",
-    "--before",
-    "--author",
-    "--committer",
-    "--grep",
-    "--first-parent",
-    "--merges",
-    "--no-merges",
-    "--abbrev-commit",
-    "--date",
-    "--color",
-    "--topo-order",
-    "--date-order",
-    "--left-right",
-    "--cherry-pick",
-    "-S",
-    "-G",
-    "--skip",
-    "--source",
-    "--full-history",
-    "--simplify-by-decoration",
-    "-L",
-];
-
-fn log(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
-    const USAGE: &str = "git log [<options>] [<revision-range>] [[--] <path>...]";
-    let mut max: Option<usize> = None;
-    let mut format: Option<String> = None;
-    let mut revs = Vec::new();
-    let mut all = false;
-    let mut a = Args::with_values(args, "n");
-    while let Some(arg) = a.next() {
-        let r: Result<(), String> = match arg.as_str() {
-            "--all" => a.flag("all").map(|_| all = true),
-            "--oneline" => a.flag("oneline").map(|_| format = Some("%h %s".into())),
-            "-n" | "--max-count" => a.value("max-count").and_then(|v| {
-                v.parse()
-                    .map(|n| max = Some(n))
-                    .map_err(|_| format!("fatal: '{v}': not an integer"))
-            }),
-            "--format" | "--pretty" => a.value("format").and_then(|v| {
-                let f = match v.as_str() {
-                    "oneline" => "%H %s".to_string(),
-                    "short" | "medium" | "full" | "fuller" | "raw" | "email" | "reference" => {
-                        return Err(format!(
-                            "fatal: the pretty format '{v}' is not supported in burrow"
-                        ));
-                    }
-                    _ => v
-                        .strip_prefix("format:")
-                        .or_else(|| v.strip_prefix("tformat:"))
-                        .unwrap_or(&v)
-                        .to_string(),
-                };
-                format = Some(f);
-                Ok(())
-            }),
-            "--" => {
-                if !a.rest().is_empty() {
-                    return Err("fatal: 'git log -- <path>' is not supported in burrow".into());
-                }
-                Ok(())
-            }
-            s if s.len() > 1
-                && s.starts_with('-')
-                && s[1..].bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                max = s[1..].parse().ok();
-                Ok(())
-            }
-            // Output options that change nothing here: there is no terminal to colour or
-            // decorate for.
-            "--no-decorate" | "--no-color" => Ok(()),
-            s if LOG_OPTIONS_NOT_HERE
-                .iter()
-                .any(|o| s == *o || s.strip_prefix(o).is_some_and(|r| r.starts_with('='))) =>
-            {
-                return Err(format!("fatal: 'git log {s}' is not supported in burrow"));
-            }
-            // git log reads revision options, not parse-options: its refusal is this.
-            s if s.starts_with('-') => {
-                return Err(format!("fatal: unrecognized argument: {s}"));
-            }
-            _ => {
-                revs.push(arg.clone());
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return Ok(usage_error(io, &e, USAGE));
-        }
-    }
-    let mut starts = Vec::new();
-    if all {
-        // Every ref and HEAD: tags name their commits, other objects are left out.
-        let refs = repo.refs_under("refs/");
-        for id in refs.iter().map(|(_, id)| *id).chain(repo.head().1) {
-            if let Ok(c) = repo.peel_commit(&id)
-                && !starts.contains(&c)
-            {
-                starts.push(c);
-            }
-        }
-    } else if revs.is_empty() {
-        match repo.head() {
-            (_, Some(id)) => starts.push(id),
-            (Some(b), None) => {
-                return Err(format!(
-                    "fatal: your current branch '{}' does not have any commits yet",
-                    b.trim_start_matches("refs/heads/")
-                ));
-            }
-            _ => return Err("fatal: bad default revision 'HEAD'".into()),
-        }
-    }
-    for r in &revs {
-        if r.contains("..") {
-            return Err(format!(
-                "fatal: revision ranges ('{r}') are not supported in burrow's git log"
-            ));
-        }
-        match resolve(repo, r) {
-            // A tag names its commit here.
-            Some(id) => starts.push(repo.peel_commit(&id)?),
-            None => {
-                return Err(format!(
-                    "fatal: ambiguous argument '{r}': unknown revision or path not in the working tree.\n\
-                     Use '--' to separate paths from revisions, like this:\n\
-                     'git <command> [<revision>...] -- [<file>...]'"
-                ));
-            }
-        }
-    }
-    let commits = walk(repo, &starts)?;
-    let mut out = String::new();
-    for (k, (id, c)) in commits.iter().take(max.unwrap_or(usize::MAX)).enumerate() {
-        match &format {
-            Some(f) => {
-                out.push_str(&format_commit(f, id, c)?);
-                out.push('\n');
-            }
-            None => {
-                if k > 0 {
-                    out.push('\n');
-                }
-                out.push_str(&format_show_header(id, c));
-            }
-        }
-    }
-    io.print(&out);
-    Ok(0)
 }
 
 fn rev_parse(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
@@ -1168,7 +907,10 @@ fn has_untracked_file(dir: &Path, ign: &mut Ignores) -> bool {
 
 /// Every commit reachable from `id`.
 pub(super) fn reachable(repo: &Repo, id: Oid) -> Result<HashSet<Oid>, String> {
-    Ok(walk(repo, &[id])?.into_iter().map(|(c, _)| c).collect())
+    Ok(super::log::walk(repo, &[id])?
+        .into_iter()
+        .map(|(c, _)| c)
+        .collect())
 }
 
 /// The upstream of branch `b` (`branch.<b>.remote` and `.merge`), as `origin/main`.

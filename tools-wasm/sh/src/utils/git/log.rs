@@ -1,0 +1,524 @@
+//! `git log`: the walk from the revisions given (newest first by committer date, git's default
+//! order), ranges (`A..B`, `^A`, `--all`), path limiting with git's default history
+//! simplification (a commit is shown when the paths differ from its parent; a merge whose
+//! paths equal one parent's follows only that parent), filters (`--author`, `--grep`, `-i`,
+//! `--merges`, `--no-merges`, `--first-parent`, `--skip`, `-n`, `--reverse`), the formats
+//! (medium, `--oneline`, `--format`/`--pretty`) and each commit's diff (`-p`, `--stat`,
+//! `--name-only`, `--name-status`), limited to the paths given as git limits it.
+
+use std::collections::{BinaryHeap, HashSet};
+use std::path::Path;
+
+use super::diff::{Format, commit_diff, parse_format, scope_of};
+use super::object::{Commit, Kind, Oid, hex, parse_tree};
+use super::porcelain::{
+    abbrev, format_show_header, git_date, ident_name_email, ident_time, prefix, read_commit,
+    resolve, shallow, subject,
+};
+use super::repo::Repo;
+use super::{Args, usage_error};
+use crate::shell::io::Io;
+
+/// How each commit is printed.
+enum Pretty {
+    /// git's default: `commit`, `Author`, `Date`, the indented message.
+    Medium,
+    /// `--oneline` (abbreviated id) and `--pretty=oneline` (full id).
+    Oneline { abbreviated: bool },
+    /// `--format=` / `tformat:`: each commit's text ends with a newline.
+    Terminated(String),
+    /// `format:`: a newline between commits, none after the last.
+    Separated(String),
+}
+
+/// Which commits the walk shows and which of their parents it follows.
+#[derive(Default)]
+struct Limits {
+    /// Commits reachable from an excluded revision (`^A`, the `A` of `A..B`).
+    hidden: HashSet<Oid>,
+    /// Pathspecs from the top of the work tree; none means the whole tree.
+    scopes: Vec<Vec<u8>>,
+    first_parent: bool,
+}
+
+/// Every commit reachable from `starts`, newest first (shallow boundaries end the walk).
+pub(super) fn walk(repo: &Repo, starts: &[Oid]) -> Result<Vec<(Oid, Commit)>, String> {
+    walk_limited(repo, starts, &Limits::default())
+}
+
+fn walk_limited(
+    repo: &Repo,
+    starts: &[Oid],
+    limits: &Limits,
+) -> Result<Vec<(Oid, Commit)>, String> {
+    let boundary = shallow(repo);
+    // Newest committer date first; among equal dates, the one queued first.
+    let mut heap: BinaryHeap<(i64, u64, Oid)> = BinaryHeap::new();
+    let mut seen: HashSet<Oid> = HashSet::new();
+    let mut n = u64::MAX;
+    let mut queue = |heap: &mut BinaryHeap<(i64, u64, Oid)>, id: Oid| -> Result<(), String> {
+        let c = read_commit(repo, &id)?;
+        heap.push((ident_time(&c.committer).0, n, id));
+        n -= 1;
+        Ok(())
+    };
+    for s in starts {
+        if !limits.hidden.contains(s) && seen.insert(*s) {
+            queue(&mut heap, *s)?;
+        }
+    }
+    let mut out = Vec::new();
+    while let Some((_, _, id)) = heap.pop() {
+        let c = read_commit(repo, &id)?;
+        let mut parents: Vec<Oid> = if boundary.contains(&id) {
+            Vec::new()
+        } else if limits.first_parent {
+            c.parents.iter().take(1).copied().collect()
+        } else {
+            c.parents.clone()
+        };
+        let mut show = true;
+        if !limits.scopes.is_empty() {
+            let mine = scoped(repo, &c.tree, &limits.scopes)?;
+            if parents.is_empty() {
+                show = mine.iter().any(Option::is_some);
+            } else {
+                let mut same = None;
+                for p in &parents {
+                    let pc = read_commit(repo, p)?;
+                    if scoped(repo, &pc.tree, &limits.scopes)? == mine {
+                        same = Some(*p);
+                        break;
+                    }
+                }
+                if let Some(p) = same {
+                    show = false;
+                    parents = vec![p];
+                }
+            }
+        }
+        for p in parents {
+            if !limits.hidden.contains(&p) && seen.insert(p) {
+                queue(&mut heap, p)?;
+            }
+        }
+        if show {
+            out.push((id, c));
+        }
+    }
+    Ok(out)
+}
+
+/// The tree entry at each pathspec (the whole tree for an empty one).
+fn scoped(repo: &Repo, tree: &Oid, scopes: &[Vec<u8>]) -> Result<Vec<Option<(u32, Oid)>>, String> {
+    scopes.iter().map(|s| entry_at(repo, tree, s)).collect()
+}
+
+fn entry_at(repo: &Repo, tree: &Oid, path: &[u8]) -> Result<Option<(u32, Oid)>, String> {
+    let parts: Vec<&[u8]> = path
+        .split(|&b| b == b'/')
+        .filter(|p| !p.is_empty())
+        .collect();
+    let mut cur = (0o40000, *tree);
+    for part in parts {
+        if cur.0 != 0o40000 {
+            return Ok(None);
+        }
+        let entries = parse_tree(&repo.read_kind(&cur.1, Kind::Tree)?)?;
+        match entries.into_iter().find(|e| e.name == part) {
+            Some(e) => cur = (e.mode, e.oid),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(cur))
+}
+
+/// A pattern of `--author`/`--grep`: a POSIX basic regular expression, as git reads them.
+fn matcher(pattern: &str, icase: bool) -> Result<regex::Regex, String> {
+    regex::RegexBuilder::new(&crate::utils::text::bre_to_ere(pattern))
+        .case_insensitive(icase)
+        .build()
+        .map_err(|_| format!("fatal: command line, '{pattern}': Invalid regular expression"))
+}
+
+/// Options of git log that burrow's does not implement (named as such when given).
+const LOG_OPTIONS_NOT_HERE: &[&str] = &[
+    "--graph",
+    "--shortstat",
+    "--numstat",
+    "--branches",
+    "--tags",
+    "--remotes",
+    "--decorate",
+    "--follow",
+    "--since",
+    "--after",
+    "--until",
+    "--before",
+    "--committer",
+    "--all-match",
+    "--invert-grep",
+    "--date",
+    "--color",
+    "--topo-order",
+    "--date-order",
+    "--left-right",
+    "--cherry-pick",
+    "-S",
+    "-G",
+    "--source",
+    "--full-history",
+    "--simplify-by-decoration",
+    "-L",
+    "-m",
+    "--cc",
+    "-c",
+];
+
+pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
+    const USAGE: &str = "git log [<options>] [<revision-range>] [[--] <path>...]";
+    let mut max: Option<usize> = None;
+    let mut skip = 0usize;
+    let mut pretty = Pretty::Medium;
+    let mut abbrev_commit = false;
+    let mut diff: Option<Format> = None;
+    let mut revs = Vec::new();
+    let mut paths: Vec<String> = Vec::new();
+    let mut all = false;
+    let mut reverse = false;
+    let mut merges: Option<bool> = None;
+    let mut authors: Vec<String> = Vec::new();
+    let mut greps: Vec<String> = Vec::new();
+    let mut icase = false;
+    let mut limits = Limits::default();
+    let mut a = Args::with_values(args, "n");
+    let count = |v: &str| -> Result<usize, String> {
+        v.parse()
+            .map_err(|_| format!("fatal: '{v}': not an integer"))
+    };
+    while let Some(arg) = a.next() {
+        let mut format = Format::Patch;
+        let r: Result<(), String> = match arg.as_str() {
+            "--all" => a.flag("all").map(|_| all = true),
+            "--oneline" => a.flag("oneline").map(|_| {
+                pretty = Pretty::Oneline { abbreviated: true };
+            }),
+            "--abbrev-commit" => a.flag("abbrev-commit").map(|_| abbrev_commit = true),
+            "--reverse" => a.flag("reverse").map(|_| reverse = true),
+            "--first-parent" => a.flag("first-parent").map(|_| limits.first_parent = true),
+            "--merges" => a.flag("merges").map(|_| merges = Some(true)),
+            "--no-merges" => a.flag("no-merges").map(|_| merges = Some(false)),
+            "-i" | "--regexp-ignore-case" => a.flag("regexp-ignore-case").map(|_| icase = true),
+            "--author" => a.value("author").map(|v| authors.push(v)),
+            "--grep" => a.value("grep").map(|v| greps.push(v)),
+            "-n" | "--max-count" => a.value("max-count").and_then(|v| {
+                max = Some(count(&v)?);
+                Ok(())
+            }),
+            "--skip" => a.value("skip").and_then(|v| {
+                skip = count(&v)?;
+                Ok(())
+            }),
+            "-s" | "--no-patch" => a.flag("no-patch").map(|_| diff = None),
+            s if parse_format(s, &mut format) => {
+                diff = Some(format);
+                Ok(())
+            }
+            // A bad format is fatal (128), not a usage error.
+            "--format" | "--pretty" => match a.value("format") {
+                Ok(v) => {
+                    pretty = parse_pretty(&v)?;
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            },
+            "--" => {
+                paths.extend(a.rest());
+                Ok(())
+            }
+            s if s.len() > 1
+                && s.starts_with('-')
+                && s[1..].bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                max = s[1..].parse().ok();
+                Ok(())
+            }
+            // Output options that change nothing here: there is no terminal to colour or
+            // decorate for.
+            "--no-decorate" | "--no-color" => Ok(()),
+            s if LOG_OPTIONS_NOT_HERE
+                .iter()
+                .any(|o| s == *o || s.strip_prefix(o).is_some_and(|r| r.starts_with('='))) =>
+            {
+                return Err(format!("fatal: 'git log {s}' is not supported in burrow"));
+            }
+            // git log reads revision options, not parse-options: its refusal is this.
+            s if s.starts_with('-') => {
+                return Err(format!("fatal: unrecognized argument: {s}"));
+            }
+            s if is_revision(repo, s) => {
+                revs.push(arg.clone());
+                Ok(())
+            }
+            // Not a revision: a path, which must exist when no `--` comes first.
+            s => {
+                if cwd.join(s).symlink_metadata().is_err() {
+                    return Err(format!(
+                        "fatal: ambiguous argument '{s}': unknown revision or path not in the working tree.\n\
+                         Use '--' to separate paths from revisions, like this:\n\
+                         'git <command> [<revision>...] -- [<file>...]'"
+                    ));
+                }
+                paths.push(arg.clone());
+                for rest in a.rest() {
+                    if rest != "--" {
+                        paths.push(rest);
+                    }
+                }
+                Ok(())
+            }
+        };
+        if let Err(e) = r {
+            return Ok(usage_error(io, &e, USAGE));
+        }
+    }
+    if let Some(p) = paths.iter().find(|p| p.contains(['*', '?', '['])) {
+        return Err(format!(
+            "fatal: the glob pathspec '{p}' is not supported in burrow's git log"
+        ));
+    }
+    let pre = prefix(repo, cwd);
+    limits.scopes = paths.iter().map(|p| scope_of(&pre, p)).collect();
+    let mut starts = Vec::new();
+    if all {
+        // Every ref and HEAD: tags name their commits, other objects are left out.
+        let refs = repo.refs_under("refs/");
+        for id in refs.iter().map(|(_, id)| *id).chain(repo.head().1) {
+            if let Ok(c) = repo.peel_commit(&id)
+                && !starts.contains(&c)
+            {
+                starts.push(c);
+            }
+        }
+    }
+    let mut excluded = Vec::new();
+    let commit_of = |r: &str| -> Result<Oid, String> {
+        let id = resolve(repo, r).ok_or_else(|| unknown_revision(r))?;
+        repo.peel_commit(&id)
+    };
+    for r in &revs {
+        if r.contains("...") {
+            return Err(format!(
+                "fatal: symmetric ranges ('{r}') are not supported in burrow's git log"
+            ));
+        }
+        if let Some((x, y)) = r.split_once("..") {
+            let x = if x.is_empty() { "HEAD" } else { x };
+            let y = if y.is_empty() { "HEAD" } else { y };
+            excluded.push(commit_of(x)?);
+            starts.push(commit_of(y)?);
+        } else if let Some(x) = r.strip_prefix('^') {
+            excluded.push(commit_of(x)?);
+        } else {
+            starts.push(commit_of(r)?);
+        }
+    }
+    if starts.is_empty() && excluded.is_empty() && !all {
+        match repo.head() {
+            (_, Some(id)) => starts.push(id),
+            (Some(b), None) => {
+                return Err(format!(
+                    "fatal: your current branch '{}' does not have any commits yet",
+                    b.trim_start_matches("refs/heads/")
+                ));
+            }
+            _ => return Err("fatal: bad default revision 'HEAD'".into()),
+        }
+    }
+    if !excluded.is_empty() {
+        limits.hidden = walk(repo, &excluded)?
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+    }
+    let authors: Vec<regex::Regex> = authors
+        .iter()
+        .map(|p| matcher(p, icase))
+        .collect::<Result<_, _>>()?;
+    let greps: Vec<regex::Regex> = greps
+        .iter()
+        .map(|p| matcher(p, icase))
+        .collect::<Result<_, _>>()?;
+    let mut commits: Vec<(Oid, Commit)> = walk_limited(repo, &starts, &limits)?
+        .into_iter()
+        .filter(|(_, c)| merges.is_none_or(|m| m == (c.parents.len() > 1)))
+        .filter(|(_, c)| {
+            // Name <email>, as git matches --author against the ident.
+            let ident = c
+                .author
+                .rsplit_once('>')
+                .map_or(c.author.as_str(), |(i, _)| i);
+            authors.is_empty() || authors.iter().any(|r| r.is_match(&format!("{ident}>")))
+        })
+        .filter(|(_, c)| greps.is_empty() || greps.iter().any(|r| r.is_match(&c.message)))
+        .skip(skip)
+        .take(max.unwrap_or(usize::MAX))
+        .collect();
+    if reverse {
+        commits.reverse();
+    }
+    let mut out = String::new();
+    for (k, (id, c)) in commits.iter().enumerate() {
+        let text = match diff {
+            Some(f) => commit_diff(repo, c, f, &limits.scopes)?,
+            None => String::new(),
+        };
+        match &pretty {
+            Pretty::Medium => {
+                if k > 0 {
+                    out.push('\n');
+                }
+                let header = format_show_header(id, c);
+                if abbrev_commit {
+                    out.push_str(&header.replacen(&hex(id), &abbrev(id), 1));
+                } else {
+                    out.push_str(&header);
+                }
+                if !text.is_empty() {
+                    out.push('\n');
+                }
+            }
+            Pretty::Oneline { abbreviated } => {
+                let id_text = if *abbreviated || abbrev_commit {
+                    abbrev(id)
+                } else {
+                    hex(id)
+                };
+                out.push_str(&format!("{id_text} {}\n", subject(&c.message)));
+            }
+            Pretty::Terminated(f) => {
+                out.push_str(&format_commit(f, id, c)?);
+                out.push('\n');
+                if !text.is_empty() {
+                    out.push('\n');
+                }
+            }
+            Pretty::Separated(f) => {
+                if k > 0 {
+                    out.push('\n');
+                }
+                out.push_str(&format_commit(f, id, c)?);
+                if !text.is_empty() {
+                    out.push_str("\n\n");
+                }
+            }
+        }
+        out.push_str(&text);
+    }
+    io.print(&out);
+    Ok(0)
+}
+
+/// A `--format`/`--pretty` value.
+fn parse_pretty(v: &str) -> Result<Pretty, String> {
+    Ok(match v {
+        "oneline" => Pretty::Oneline { abbreviated: false },
+        "medium" => Pretty::Medium,
+        "short" | "full" | "fuller" | "raw" | "email" | "reference" => {
+            return Err(format!(
+                "fatal: the pretty format '{v}' is not supported in burrow"
+            ));
+        }
+        _ => {
+            if let Some(f) = v.strip_prefix("format:") {
+                Pretty::Separated(f.to_string())
+            } else if let Some(f) = v.strip_prefix("tformat:") {
+                Pretty::Terminated(f.to_string())
+            } else if v.contains('%') {
+                Pretty::Terminated(v.to_string())
+            } else {
+                return Err(format!("fatal: invalid --pretty format: {v}"));
+            }
+        }
+    })
+}
+
+/// Whether a log argument names commits: a revision, `A..B` or `^A`.
+fn is_revision(repo: &Repo, s: &str) -> bool {
+    let one = |r: &str| r.is_empty() || resolve(repo, r).is_some();
+    if let Some((x, y)) = s.split_once("...").or_else(|| s.split_once("..")) {
+        return one(x) && one(y) && !(x.is_empty() && y.is_empty());
+    }
+    match s.strip_prefix('^') {
+        Some(x) => resolve(repo, x).is_some(),
+        None => resolve(repo, s).is_some(),
+    }
+}
+
+fn unknown_revision(r: &str) -> String {
+    format!(
+        "fatal: ambiguous argument '{r}': unknown revision or path not in the working tree.\n\
+         Use '--' to separate paths from revisions, like this:\n\
+         'git <command> [<revision>...] -- [<file>...]'"
+    )
+}
+
+/// `--format` placeholders burrow implements; any other `%x` is refused.
+fn format_commit(fmt: &str, id: &Oid, c: &Commit) -> Result<String, String> {
+    let mut out = String::new();
+    let mut chars = fmt.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch != '%' {
+            out.push(ch);
+            continue;
+        }
+        let (an, ae) = ident_name_email(&c.author);
+        let (cn, ce) = ident_name_email(&c.committer);
+        let (at, az) = ident_time(&c.author);
+        let (ct, cz) = ident_time(&c.committer);
+        let two: String = chars.clone().take(2).collect();
+        let (text, used) = match two.as_str() {
+            "an" => (an, 2),
+            "ae" => (ae, 2),
+            "ad" => (git_date(at, &az), 2),
+            "at" => (at.to_string(), 2),
+            "cn" => (cn, 2),
+            "ce" => (ce, 2),
+            "cd" => (git_date(ct, &cz), 2),
+            "ct" => (ct.to_string(), 2),
+            _ => match chars.peek() {
+                Some('H') => (hex(id), 1),
+                Some('h') => (abbrev(id), 1),
+                Some('T') => (hex(&c.tree), 1),
+                Some('t') => (abbrev(&c.tree), 1),
+                Some('P') => (c.parents.iter().map(hex).collect::<Vec<_>>().join(" "), 1),
+                Some('p') => (
+                    c.parents.iter().map(abbrev).collect::<Vec<_>>().join(" "),
+                    1,
+                ),
+                Some('s') => (subject(&c.message), 1),
+                Some('b') => (
+                    c.message
+                        .split_once("\n\n")
+                        .map(|(_, b)| b.to_string())
+                        .unwrap_or_default(),
+                    1,
+                ),
+                Some('B') => (c.message.clone(), 1),
+                Some('n') => ("\n".to_string(), 1),
+                Some('%') => ("%".to_string(), 1),
+                other => {
+                    return Err(format!(
+                        "fatal: the format placeholder '%{}' is not supported in burrow",
+                        other.map(|c| c.to_string()).unwrap_or_default()
+                    ));
+                }
+            },
+        };
+        for _ in 0..used {
+            chars.next();
+        }
+        out.push_str(&text);
+    }
+    Ok(out)
+}
