@@ -17,6 +17,7 @@
 mod clone;
 mod diff;
 mod files;
+mod grep;
 mod log;
 mod merge;
 mod object;
@@ -63,10 +64,8 @@ const KNOWN: &[&str] = &[
     "format-patch",
     "fsck",
     "gc",
-    "grep",
     "hash-object",
     "help",
-    "log",
     "ls-tree",
     "merge-base",
     "mergetool",
@@ -74,7 +73,6 @@ const KNOWN: &[&str] = &[
     "range-diff",
     "rebase",
     "reflog",
-    "remote",
     "repack",
     "replace",
     "revert",
@@ -180,6 +178,7 @@ fn dispatch(sh: &Shell, cmd: &str, rest: &[String], io: &Io) -> i32 {
         "stash" => stash::stash(sh, rest, io),
         "mv" => files::mv(sh, rest, io),
         "tag" => tag::tag(sh, rest, io),
+        "grep" => grep::grep(sh, rest, io),
         "status" | "log" | "rev-parse" | "branch" | "remote" | "ls-files" | "config" => {
             porcelain::run(sh, cmd, rest, io)
         }

@@ -127,56 +127,26 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     // -P: Perl syntax, which the regex crate reads natively except look-around,
     // back-references and \K; those are refused below, never matched differently.
     let perl = flags.contains(&'P');
-    let parts: Vec<String> = pats
-        .iter()
-        .flat_map(|p| p.split('\n').map(String::from).collect::<Vec<_>>())
-        .map(|p| {
-            if fixed {
-                regex::escape(&p)
-            } else if perl {
-                p.clone()
-            } else if extended {
-                ere(&p)
-            } else {
-                bre_to_ere(&p)
-            }
-        })
-        .map(|p| {
-            if flags.contains(&'w') {
-                format!(r"\b(?:{p})\b")
-            } else if flags.contains(&'x') {
-                format!("^(?:{p})$")
-            } else {
-                p
-            }
-        })
-        .collect();
-    // A bytes regex over whole files (no UTF-8 copy, no per-line calls); `^`/`$` at line ends.
-    // No pattern at all (an empty -f file) matches no line.
-    let pattern = if parts.is_empty() {
-        r"\b\B".to_string()
+    let syntax = if fixed {
+        Syntax::Fixed
+    } else if perl {
+        Syntax::Perl
+    } else if extended {
+        Syntax::Extended
     } else {
-        parts
-            .iter()
-            .map(|p| format!("(?:{p})"))
-            .collect::<Vec<_>>()
-            .join("|")
+        Syntax::Basic
     };
-    let re = match regex::bytes::RegexBuilder::new(&pattern)
-        .case_insensitive(flags.contains(&'i'))
-        .multi_line(true)
-        .build()
-    {
+    let anchor = if flags.contains(&'w') {
+        Anchor::Word
+    } else if flags.contains(&'x') {
+        Anchor::Line
+    } else {
+        Anchor::None
+    };
+    let re = match build_regex(&pats, syntax, anchor, flags.contains(&'i')) {
         Ok(r) => r,
-        Err(e) if perl => {
-            io.eprint(&format!(
-                "{cmd}: this Perl regex needs a feature burrow's grep -P does not have (look-around, back-references, \\K or possessive quantifiers): {}\n",
-                regex_error(&e)
-            ));
-            return 2;
-        }
         Err(e) => {
-            io.eprint(&format!("{cmd}: {}\n", regex_error(&e)));
+            io.eprint(&format!("{cmd}: {e}\n"));
             return 2;
         }
     };
@@ -245,152 +215,29 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
             }
         }
     }
-    // -Z: a NUL follows each file name instead of `:` or the newline.
-    let null = flags.contains(&'Z');
-    let after_name = if null { "\0" } else { "\n" };
-    let show_names = if flags.contains(&'h') {
-        false
-    } else {
-        flags.contains(&'H') || targets.len() > 1 || recursive
+    let report = Report {
+        names: if flags.contains(&'h') {
+            false
+        } else {
+            flags.contains(&'H') || targets.len() > 1 || recursive
+        },
+        numbers: flags.contains(&'n'),
+        invert: flags.contains(&'v'),
+        only_matching: flags.contains(&'o'),
+        files_with: flags.contains(&'l'),
+        files_without: flags.contains(&'L'),
+        count: flags.contains(&'c'),
+        count_zero: true,
+        quiet: flags.contains(&'q'),
+        before,
+        after,
+        max: max_count,
+        null: flags.contains(&'Z'),
+        text: flags.contains(&'a'),
+        skip_binary: flags.contains(&'I'),
+        binary_note_of: (cmd != "rg").then(|| cmd.to_string()),
     };
-    let mut any = false;
-    let mut out: Vec<u8> = Vec::new();
-    let invert = flags.contains(&'v');
-    let numbers = flags.contains(&'n');
-    for (name, target) in targets {
-        let data = match target {
-            Target::Data(d) => d,
-            Target::Path(p) => match crate::sys::read(&p) {
-                Ok(d) => d,
-                Err(_) => continue,
-            },
-        };
-        // Flush big outputs as they grow instead of holding them all.
-        if out.len() > 1 << 16 {
-            io.out.write(&out);
-            out.clear();
-        }
-        if memchr::memchr(0, &data).is_some() && !flags.contains(&'a') {
-            let matched = if invert {
-                lines_of(&data).any(|(s, e)| !re.is_match(&data[s..e]))
-            } else {
-                !matching_lines(&re, &data, 1).is_empty()
-            };
-            if matched {
-                any = true;
-                if !flags.contains(&'q')
-                    && !flags.contains(&'l')
-                    && !flags.contains(&'c')
-                    && !flags.contains(&'I')
-                {
-                    out.extend_from_slice(format!("Binary file {name} matches\n").as_bytes());
-                } else if flags.contains(&'l') {
-                    out.extend_from_slice(format!("{name}{after_name}").as_bytes());
-                }
-            }
-            continue;
-        }
-        let limit = max_count.unwrap_or(usize::MAX);
-        // (line index, start, end) of each shown line and whether it matched.
-        let hits: Vec<(usize, usize, usize)> = if invert || before > 0 || after > 0 {
-            lines_of(&data)
-                .enumerate()
-                .filter(|(_, (s, e))| re.is_match(&data[*s..*e]) != invert)
-                .map(|(i, (s, e))| (i, s, e))
-                .take(limit)
-                .collect()
-        } else {
-            matching_lines(&re, &data, limit)
-        };
-        if !hits.is_empty() {
-            any = true;
-        }
-        if flags.contains(&'q') {
-            if any {
-                io.out.write(&out);
-                return 0;
-            }
-            continue;
-        }
-        if flags.contains(&'l') {
-            if !hits.is_empty() {
-                out.extend_from_slice(format!("{name}{after_name}").as_bytes());
-            }
-            continue;
-        }
-        if flags.contains(&'L') {
-            if hits.is_empty() {
-                out.extend_from_slice(format!("{name}{after_name}").as_bytes());
-            }
-            continue;
-        }
-        if flags.contains(&'c') {
-            if show_names {
-                let sep = if null { "\0" } else { ":" };
-                out.extend_from_slice(format!("{name}{sep}{}\n", hits.len()).as_bytes());
-            } else {
-                out.extend_from_slice(format!("{}\n", hits.len()).as_bytes());
-            }
-            continue;
-        }
-        let prefix = |out: &mut Vec<u8>, i: usize, sep: u8| {
-            if show_names {
-                out.extend_from_slice(name.as_bytes());
-                out.push(if null { 0 } else { sep });
-            }
-            if numbers {
-                out.extend_from_slice((i + 1).to_string().as_bytes());
-                out.push(sep);
-            }
-        };
-        let shown: Vec<(usize, usize, usize, bool)> = if before > 0 || after > 0 {
-            let all: Vec<(usize, usize)> = lines_of(&data).collect();
-            let mut shown: Vec<(usize, usize, usize, bool)> = Vec::new();
-            let hitset: std::collections::HashSet<usize> = hits.iter().map(|h| h.0).collect();
-            for &(h, _, _) in &hits {
-                let first = h.saturating_sub(before);
-                let window = all
-                    .iter()
-                    .enumerate()
-                    .skip(first)
-                    .take(h + after + 1 - first);
-                for (j, &(s, e)) in window {
-                    if shown.last().is_none_or(|l| j > l.0) {
-                        shown.push((j, s, e, hitset.contains(&j)));
-                    }
-                }
-            }
-            shown
-        } else {
-            hits.iter().map(|&(i, s, e)| (i, s, e, true)).collect()
-        };
-        let mut prev: Option<usize> = None;
-        for (j, s, e, hit) in shown {
-            if (before > 0 || after > 0) && prev.is_some_and(|p| j > p + 1) {
-                out.extend_from_slice(b"--\n");
-            }
-            prev = Some(j);
-            let line = &data[s..e];
-            if !hit {
-                prefix(&mut out, j, b'-');
-                out.extend_from_slice(line);
-                out.push(b'\n');
-            } else if flags.contains(&'o') && !invert {
-                for m in re.find_iter(line) {
-                    if !m.as_bytes().is_empty() {
-                        prefix(&mut out, j, b':');
-                        out.extend_from_slice(m.as_bytes());
-                        out.push(b'\n');
-                    }
-                }
-            } else {
-                prefix(&mut out, j, b':');
-                out.extend_from_slice(line);
-                out.push(b'\n');
-            }
-        }
-    }
-    io.out.write(&out);
+    let any = report.run(targets, &re, io);
     if status_err && !any {
         2
     } else if any {
@@ -401,7 +248,7 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
 }
 
 /// A file to search: bytes already read (stdin) or a path read when its turn comes.
-pub(super) enum Target {
+pub(crate) enum Target {
     Data(Vec<u8>),
     Path(std::path::PathBuf),
 }
@@ -449,4 +296,286 @@ pub(super) fn matching_lines(
         pos = e + 1;
     }
     hits
+}
+
+/// How grep's patterns are read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Syntax {
+    Basic,
+    Extended,
+    Fixed,
+    Perl,
+}
+
+/// Whether a match must be a whole word (`-w`) or the whole line (`-x`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Anchor {
+    None,
+    Word,
+    Line,
+}
+
+/// One bytes regex for all the patterns (any of them matches; a pattern with newlines is
+/// one pattern per line), as grep and git grep read them. The error is the message after
+/// the command's name.
+pub(crate) fn build_regex(
+    pats: &[String],
+    syntax: Syntax,
+    anchor: Anchor,
+    icase: bool,
+) -> Result<regex::bytes::Regex, String> {
+    let parts: Vec<String> = pats
+        .iter()
+        .flat_map(|p| p.split('\n').map(String::from).collect::<Vec<_>>())
+        .map(|p| match syntax {
+            Syntax::Fixed => regex::escape(&p),
+            // Perl syntax, which the regex crate reads natively except look-around,
+            // back-references and \K; those are refused below, never matched differently.
+            Syntax::Perl => p,
+            Syntax::Extended => ere(&p),
+            Syntax::Basic => bre_to_ere(&p),
+        })
+        .map(|p| match anchor {
+            Anchor::Word => format!(r"\b(?:{p})\b"),
+            Anchor::Line => format!("^(?:{p})$"),
+            Anchor::None => p,
+        })
+        .collect();
+    // A bytes regex over whole files (no UTF-8 copy, no per-line calls); `^`/`$` at line ends.
+    // No pattern at all (an empty -f file) matches no line.
+    let pattern = if parts.is_empty() {
+        r"\b\B".to_string()
+    } else {
+        parts
+            .iter()
+            .map(|p| format!("(?:{p})"))
+            .collect::<Vec<_>>()
+            .join("|")
+    };
+    regex::bytes::RegexBuilder::new(&pattern)
+        .case_insensitive(icase)
+        .multi_line(true)
+        .build()
+        .map_err(|e| {
+            if syntax == Syntax::Perl {
+                format!(
+                    "this Perl regex needs a feature burrow's grep -P does not have (look-around, back-references, \\K or possessive quantifiers): {}",
+                    regex_error(&e)
+                )
+            } else {
+                regex_error(&e)
+            }
+        })
+}
+
+/// How matches are printed: GNU grep's output, which git grep shares.
+pub(crate) struct Report {
+    /// `NAME:` before each line (`-H`, several files, `-r`).
+    pub names: bool,
+    pub numbers: bool,
+    pub invert: bool,
+    pub only_matching: bool,
+    /// `-l`, `-L`, `-c`, `-q`.
+    pub files_with: bool,
+    pub files_without: bool,
+    pub count: bool,
+    /// Whether `-c` prints files without a match (GNU grep does, git grep does not).
+    pub count_zero: bool,
+    pub quiet: bool,
+    pub before: usize,
+    pub after: usize,
+    pub max: Option<usize>,
+    /// `-Z`/`-z`: a NUL after each file name instead of `:` or the newline.
+    pub null: bool,
+    /// `-a`: binary files as text; `-I`: binary files never match.
+    pub text: bool,
+    pub skip_binary: bool,
+    /// GNU grep (3.5 on) notes a binary match on stderr as `CMD: NAME: binary file
+    /// matches`; git grep (and rg's search here) prints `Binary file NAME matches` on stdout.
+    pub binary_note_of: Option<String>,
+}
+
+impl Report {
+    /// Searches each target in turn and prints as grep does; whether any line was selected.
+    pub(crate) fn run(
+        &self,
+        targets: Vec<(String, Target)>,
+        re: &regex::bytes::Regex,
+        io: &Io,
+    ) -> bool {
+        let null = self.null;
+        let after_name = if null { "\0" } else { "\n" };
+        let show_names = self.names;
+        let (before, after) = (self.before, self.after);
+        let invert = self.invert;
+        let numbers = self.numbers;
+        let mut any = false;
+        let mut out: Vec<u8> = Vec::new();
+        // With context, `--` separates groups of lines, across files too.
+        let mut grouped = false;
+        for (name, target) in targets {
+            let data = match target {
+                Target::Data(d) => d,
+                Target::Path(p) => match crate::sys::read(&p) {
+                    Ok(d) => d,
+                    Err(_) => continue,
+                },
+            };
+            // Flush big outputs as they grow instead of holding them all.
+            if out.len() > 1 << 16 {
+                io.out.write(&out);
+                out.clear();
+            }
+            if memchr::memchr(0, &data).is_some() && !self.text {
+                if self.skip_binary {
+                    continue;
+                }
+                let matched = if invert {
+                    lines_of(&data).any(|(s, e)| !re.is_match(&data[s..e]))
+                } else {
+                    !matching_lines(re, &data, 1).is_empty()
+                };
+                if matched {
+                    any = true;
+                    if self.quiet {
+                        break;
+                    } else if self.files_with {
+                        out.extend_from_slice(format!("{name}{after_name}").as_bytes());
+                    } else if self.count {
+                        let n = if invert {
+                            lines_of(&data)
+                                .filter(|(s, e)| !re.is_match(&data[*s..*e]))
+                                .count()
+                        } else {
+                            matching_lines(re, &data, usize::MAX).len()
+                        };
+                        self.count_line(&mut out, &name, n);
+                    } else if !self.files_without {
+                        match &self.binary_note_of {
+                            Some(cmd) => {
+                                io.eprint(&format!("{cmd}: {name}: binary file matches\n"))
+                            }
+                            None => out.extend_from_slice(
+                                format!("Binary file {name} matches\n").as_bytes(),
+                            ),
+                        }
+                    }
+                } else if self.files_without {
+                    out.extend_from_slice(format!("{name}{after_name}").as_bytes());
+                } else if self.count && self.count_zero {
+                    self.count_line(&mut out, &name, 0);
+                }
+                continue;
+            }
+            let limit = self.max.unwrap_or(usize::MAX);
+            // (line index, start, end) of each shown line and whether it matched.
+            let hits: Vec<(usize, usize, usize)> = if invert || before > 0 || after > 0 {
+                lines_of(&data)
+                    .enumerate()
+                    .filter(|(_, (s, e))| re.is_match(&data[*s..*e]) != invert)
+                    .map(|(i, (s, e))| (i, s, e))
+                    .take(limit)
+                    .collect()
+            } else {
+                matching_lines(re, &data, limit)
+            };
+            if !hits.is_empty() {
+                any = true;
+            }
+            if self.quiet {
+                if any {
+                    break;
+                }
+                continue;
+            }
+            if self.files_with {
+                if !hits.is_empty() {
+                    out.extend_from_slice(format!("{name}{after_name}").as_bytes());
+                }
+                continue;
+            }
+            if self.files_without {
+                if hits.is_empty() {
+                    out.extend_from_slice(format!("{name}{after_name}").as_bytes());
+                }
+                continue;
+            }
+            if self.count {
+                if !hits.is_empty() || self.count_zero {
+                    self.count_line(&mut out, &name, hits.len());
+                }
+                continue;
+            }
+            let prefix = |out: &mut Vec<u8>, i: usize, sep: u8| {
+                if show_names {
+                    out.extend_from_slice(name.as_bytes());
+                    out.push(if null { 0 } else { sep });
+                }
+                if numbers {
+                    out.extend_from_slice((i + 1).to_string().as_bytes());
+                    out.push(sep);
+                }
+            };
+            let shown: Vec<(usize, usize, usize, bool)> = if before > 0 || after > 0 {
+                let all: Vec<(usize, usize)> = lines_of(&data).collect();
+                let mut shown: Vec<(usize, usize, usize, bool)> = Vec::new();
+                let hitset: std::collections::HashSet<usize> = hits.iter().map(|h| h.0).collect();
+                for &(h, _, _) in &hits {
+                    let first = h.saturating_sub(before);
+                    let window = all
+                        .iter()
+                        .enumerate()
+                        .skip(first)
+                        .take(h + after + 1 - first);
+                    for (j, &(s, e)) in window {
+                        if shown.last().is_none_or(|l| j > l.0) {
+                            shown.push((j, s, e, hitset.contains(&j)));
+                        }
+                    }
+                }
+                shown
+            } else {
+                hits.iter().map(|&(i, s, e)| (i, s, e, true)).collect()
+            };
+            let mut prev: Option<usize> = None;
+            for (j, s, e, hit) in shown {
+                if (before > 0 || after > 0)
+                    && (prev.is_some_and(|p| j > p + 1) || (prev.is_none() && grouped))
+                {
+                    out.extend_from_slice(b"--\n");
+                }
+                grouped = true;
+                prev = Some(j);
+                let line = &data[s..e];
+                if !hit {
+                    prefix(&mut out, j, b'-');
+                    out.extend_from_slice(line);
+                    out.push(b'\n');
+                } else if self.only_matching && !invert {
+                    for m in re.find_iter(line) {
+                        if !m.as_bytes().is_empty() {
+                            prefix(&mut out, j, b':');
+                            out.extend_from_slice(m.as_bytes());
+                            out.push(b'\n');
+                        }
+                    }
+                } else {
+                    prefix(&mut out, j, b':');
+                    out.extend_from_slice(line);
+                    out.push(b'\n');
+                }
+            }
+        }
+        io.out.write(&out);
+        any
+    }
+
+    fn count_line(&self, out: &mut Vec<u8>, name: &str, n: usize) {
+        if self.names {
+            let sep = if self.null { "\0" } else { ":" };
+            out.extend_from_slice(format!("{name}{sep}{n}\n").as_bytes());
+        } else {
+            out.extend_from_slice(format!("{n}\n").as_bytes());
+        }
+    }
 }

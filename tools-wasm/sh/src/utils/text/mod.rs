@@ -22,6 +22,7 @@ mod xargs;
 
 pub use cut::cut;
 pub use grep::grep;
+pub(crate) use grep::{Anchor, Report, Syntax, Target, build_regex};
 pub use sed::sed;
 pub use tr::tr;
 pub use xargs::xargs;
