@@ -114,7 +114,8 @@ fn scoped(repo: &Repo, tree: &Oid, scopes: &[Vec<u8>]) -> Result<Vec<Option<(u32
     scopes.iter().map(|s| entry_at(repo, tree, s)).collect()
 }
 
-fn entry_at(repo: &Repo, tree: &Oid, path: &[u8]) -> Result<Option<(u32, Oid)>, String> {
+/// The tree entry at `path` (from the top) in `tree`, the tree itself for an empty path.
+pub(super) fn entry_at(repo: &Repo, tree: &Oid, path: &[u8]) -> Result<Option<(u32, Oid)>, String> {
     let parts: Vec<&[u8]> = path
         .split(|&b| b == b'/')
         .filter(|p| !p.is_empty())

@@ -550,8 +550,9 @@ pub(super) fn merge_commit(
         id,
         &format!("merge {name}: Merge made by the 'ort' strategy."),
     );
+    // ort's own messages (`Auto-merging`) come even with -q, as in git.
+    io.print(&merged.messages);
     if !o.quiet {
-        io.print(&merged.messages);
         io.print("Merge made by the 'ort' strategy.\n");
         io.print(&super::write::tree_stat(repo, &ours_files, &merged.files)?);
     }

@@ -2,7 +2,8 @@
 //! HTTP through the session's network policy (wasi:http, as curl and pip); the porcelain
 //! agents type (`status`, `log`, `diff`, `show`, `rev-parse`, `branch`, `remote`,
 //! `ls-files`, `config`); and the commands that change the repository (`init`, `add`,
-//! `commit`, `checkout`/`switch`, `restore`, `reset`, `rm`, `mv`, `tag`, `merge`, `stash`).
+//! `commit`, `checkout`/`switch`, `restore`, `reset`, `rm`, `mv`, `tag`, `merge`, `stash`),
+//! and `grep` and `blame` over the work tree and history.
 //! Objects, packs, refs, reflogs and the index are written exactly as git writes them, so an
 //! exported session is a repository native git reads (`git fsck --strict` clean).
 //!
@@ -14,6 +15,7 @@
 //! small and stable, the network must go through the shell's wasi:http wire (policy, secret
 //! swap, audit), and the shell component stays one build.
 
+mod blame;
 mod clone;
 mod diff;
 mod files;
@@ -46,7 +48,6 @@ const KNOWN: &[&str] = &[
     "apply",
     "archive",
     "bisect",
-    "blame",
     "bundle",
     "cat-file",
     "check-ignore",
@@ -179,6 +180,7 @@ fn dispatch(sh: &Shell, cmd: &str, rest: &[String], io: &Io) -> i32 {
         "mv" => files::mv(sh, rest, io),
         "tag" => tag::tag(sh, rest, io),
         "grep" => grep::grep(sh, rest, io),
+        "blame" => blame::blame(sh, rest, io),
         "status" | "log" | "rev-parse" | "branch" | "remote" | "ls-files" | "config" => {
             porcelain::run(sh, cmd, rest, io)
         }

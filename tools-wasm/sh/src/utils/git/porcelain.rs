@@ -1,6 +1,6 @@
-//! The read-only porcelain: `status` (long, `-s`, `--porcelain`, `-b`), `log` (`--oneline`,
-//! `-n`, `--format`), `rev-parse`, `branch` (list, `-a`, `-r`), `remote` (`-v`), `ls-files`
-//! and `config` (get, set, unset, list), with git's output for each.
+//! The read-only porcelain: `status` (long, `-s`, `--porcelain`, `-b`), `rev-parse`, `branch` (list, `-a`, `-r`), `remote` (`-v`), `ls-files`
+//! and `config` (get, set, unset, list), with git's output for each; and the helpers the
+//! other commands share (revisions, commits, dates, paths, the index, ignore rules).
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -211,8 +211,9 @@ pub(super) fn ident_name_email(ident: &str) -> (String, String) {
     (name.to_string(), email.to_string())
 }
 
-/// git's default date format: `Thu Apr 7 15:13:13 2005 -0700`, in the ident's own zone.
-pub(super) fn git_date(secs: i64, zone: &str) -> String {
+/// A time in an ident's own zone: (year, month, day, seconds into the day, weekday with
+/// 0 = Thursday).
+fn civil(secs: i64, zone: &str) -> (i64, i64, i64, i64, i64) {
     let sign = if zone.starts_with('-') { -1 } else { 1 };
     let z: i64 = zone.trim_start_matches(['+', '-']).parse().unwrap_or(0);
     let offset = sign * ((z / 100) * 3600 + (z % 100) * 60);
@@ -229,13 +230,19 @@ pub(super) fn git_date(secs: i64, zone: &str) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d, rem, days.rem_euclid(7))
+}
+
+/// git's default date format: `Thu Apr 7 15:13:13 2005 -0700`, in the ident's own zone.
+pub(super) fn git_date(secs: i64, zone: &str) -> String {
+    let (y, m, d, rem, wd) = civil(secs, zone);
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     format!(
         "{} {} {} {:02}:{:02}:{:02} {} {zone}",
-        DAYS[days.rem_euclid(7) as usize],
+        DAYS[wd as usize],
         MONTHS[(m - 1) as usize],
         d,
         rem / 3600,
@@ -245,9 +252,19 @@ pub(super) fn git_date(secs: i64, zone: &str) -> String {
     )
 }
 
-/// Commits reachable from `starts`, newest committer date first (git log's default order).
+/// The `iso` date format: `2005-04-07 15:13:13 -0700`, in the ident's own zone.
+pub(super) fn iso_date(secs: i64, zone: &str) -> String {
+    let (y, m, d, rem, _) = civil(secs, zone);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} {zone}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// A commit message's subject: its first paragraph, the lines joined by spaces.
 pub(super) fn subject(message: &str) -> String {
-    // The first paragraph, its lines joined by spaces.
     message
         .split("\n\n")
         .next()
