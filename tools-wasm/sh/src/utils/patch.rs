@@ -35,23 +35,23 @@ struct Opts {
 /// One line of a hunk: ' ' context, '-' removed, '+' added; `eol` false for the last line of a
 /// file without a newline.
 #[derive(Clone)]
-struct Line {
-    kind: u8,
-    text: String,
-    eol: bool,
+pub(crate) struct Line {
+    pub kind: u8,
+    pub text: String,
+    pub eol: bool,
 }
 
 #[derive(Clone)]
-struct Hunk {
-    old_start: usize,
-    new_start: usize,
+pub(crate) struct Hunk {
+    pub old_start: usize,
+    pub new_start: usize,
     /// The hunk's text as it appeared (for .rej files).
-    raw: String,
-    lines: Vec<Line>,
+    pub raw: String,
+    pub lines: Vec<Line>,
 }
 
 impl Hunk {
-    fn reversed(&self) -> Hunk {
+    pub(crate) fn reversed(&self) -> Hunk {
         let lines = self
             .lines
             .iter()
@@ -73,12 +73,12 @@ impl Hunk {
     }
 
     /// The lines the file must have (context and removed), in order.
-    fn old(&self) -> Vec<&Line> {
+    pub(crate) fn old(&self) -> Vec<&Line> {
         self.lines.iter().filter(|l| l.kind != b'+').collect()
     }
 
     /// The lines the file has afterwards (context and added), in order.
-    fn added_side(&self) -> Vec<&Line> {
+    pub(crate) fn added_side(&self) -> Vec<&Line> {
         self.lines.iter().filter(|l| l.kind != b'-').collect()
     }
 
@@ -266,51 +266,9 @@ fn parse(text: &str) -> Vec<FilePatch> {
         if l.starts_with("@@ ")
             && let (Some(fp), Some((os, oc, ns, nc))) = (files.last_mut(), hunk_header(l))
         {
-            let mut raw = l.to_string();
-            let mut body: Vec<Line> = Vec::new();
-            let (mut old_left, mut new_left) = (oc, nc);
-            i += 1;
-            // A "\ No newline at end of file" line marks the line before it.
-            while i < lines.len() && (old_left > 0 || new_left > 0 || lines[i].starts_with('\\')) {
-                let t = lines[i];
-                let (kind, content) = match t.as_bytes().first() {
-                    Some(b' ') => (b' ', &t[1..]),
-                    Some(b'-') => (b'-', &t[1..]),
-                    Some(b'+') => (b'+', &t[1..]),
-                    Some(b'\\') => {
-                        raw.push_str(t);
-                        if let Some(last) = body.last_mut() {
-                            last.eol = false;
-                        }
-                        i += 1;
-                        continue;
-                    }
-                    // An empty line stands for an empty context line (mailers strip the space).
-                    Some(b'\n') | Some(b'\r') => (b' ', ""),
-                    _ => break,
-                };
-                match kind {
-                    b' ' => {
-                        old_left = old_left.saturating_sub(1);
-                        new_left = new_left.saturating_sub(1);
-                    }
-                    b'-' => old_left = old_left.saturating_sub(1),
-                    _ => new_left = new_left.saturating_sub(1),
-                }
-                raw.push_str(t);
-                body.push(Line {
-                    kind,
-                    text: content.strip_suffix('\n').unwrap_or(content).to_string(),
-                    eol: true,
-                });
-                i += 1;
-            }
-            fp.hunks.push(Hunk {
-                old_start: os,
-                new_start: ns,
-                raw,
-                lines: body,
-            });
+            let (hunk, next, _) = read_hunk(&lines, i + 1, l, (os, oc, ns, nc));
+            fp.hunks.push(hunk);
+            i = next;
             since = i;
             continue;
         }
@@ -318,6 +276,62 @@ fn parse(text: &str) -> Vec<FilePatch> {
     }
     files.retain(|f| !f.hunks.is_empty());
     files
+}
+
+/// One hunk's body, from `lines[i]` (the line after its `@@` header line `header`, whose
+/// numbers are `(old start, old count, new start, new count)`): the hunk, the index of the
+/// line after it, and whether the body held every line the header counts.
+pub(crate) fn read_hunk(
+    lines: &[&str],
+    mut i: usize,
+    header: &str,
+    (os, oc, ns, nc): (usize, usize, usize, usize),
+) -> (Hunk, usize, bool) {
+    let mut raw = header.to_string();
+    let mut body: Vec<Line> = Vec::new();
+    let (mut old_left, mut new_left) = (oc, nc);
+    // A "\ No newline at end of file" line marks the line before it.
+    while i < lines.len() && (old_left > 0 || new_left > 0 || lines[i].starts_with('\\')) {
+        let t = lines[i];
+        let (kind, content) = match t.as_bytes().first() {
+            Some(b' ') => (b' ', &t[1..]),
+            Some(b'-') => (b'-', &t[1..]),
+            Some(b'+') => (b'+', &t[1..]),
+            Some(b'\\') => {
+                raw.push_str(t);
+                if let Some(last) = body.last_mut() {
+                    last.eol = false;
+                }
+                i += 1;
+                continue;
+            }
+            // An empty line stands for an empty context line (mailers strip the space).
+            Some(b'\n') | Some(b'\r') => (b' ', ""),
+            _ => break,
+        };
+        match kind {
+            b' ' => {
+                old_left = old_left.saturating_sub(1);
+                new_left = new_left.saturating_sub(1);
+            }
+            b'-' => old_left = old_left.saturating_sub(1),
+            _ => new_left = new_left.saturating_sub(1),
+        }
+        raw.push_str(t);
+        body.push(Line {
+            kind,
+            text: content.strip_suffix('\n').unwrap_or(content).to_string(),
+            eol: true,
+        });
+        i += 1;
+    }
+    let hunk = Hunk {
+        old_start: os,
+        new_start: ns,
+        raw,
+        lines: body,
+    };
+    (hunk, i, old_left == 0 && new_left == 0)
 }
 
 /// The file name of a `---`/`+++` line: up to a tab (the timestamp), quotes removed.
@@ -332,7 +346,7 @@ fn header_name(s: &str) -> String {
 }
 
 /// `@@ -a[,b] +c[,d] @@`.
-fn hunk_header(l: &str) -> Option<(usize, usize, usize, usize)> {
+pub(crate) fn hunk_header(l: &str) -> Option<(usize, usize, usize, usize)> {
     let rest = l.strip_prefix("@@ -")?;
     let (old, rest) = rest.split_once(" +")?;
     let (new, _) = rest.split_once(" @@")?;
@@ -374,7 +388,7 @@ fn strip(name: &str, n: Option<usize>) -> Option<String> {
 }
 
 /// The file's lines, each with whether it ended in a newline.
-fn split_lines(data: &str) -> Vec<(String, bool)> {
+pub(crate) fn split_lines(data: &str) -> Vec<(String, bool)> {
     data.split_inclusive('\n')
         .map(|l| match l.strip_suffix('\n') {
             Some(t) => (t.to_string(), true),
@@ -386,7 +400,7 @@ fn split_lines(data: &str) -> Vec<(String, bool)> {
 /// Where `h` applies in `lines` (0-based index of its first old line) with `fuzz` context
 /// lines ignored at each end, searching outward from the expected place but never before
 /// `floor` (the end of the previous hunk). Returns the place and the lines skipped at the start.
-fn locate(
+pub(crate) fn locate(
     h: &Hunk,
     lines: &[(String, bool)],
     expected: isize,

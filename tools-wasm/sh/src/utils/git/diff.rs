@@ -607,13 +607,16 @@ fn patch(path: &[u8], a: Option<&Side>, b: Option<&Side>) -> String {
 }
 
 /// `--stat`: one line per file and the summary, as git prints them for an 80-column width.
+/// One line of a diffstat: the name as shown, insertions and deletions, and for a binary
+/// file its sizes before and after.
+pub(super) struct StatRow {
+    pub name: String,
+    pub ins: usize,
+    pub del: usize,
+    pub binary: Option<(usize, usize)>,
+}
+
 fn stat(changes: &[Change]) -> String {
-    struct Row {
-        name: String,
-        ins: usize,
-        del: usize,
-        binary: Option<(usize, usize)>,
-    }
     let mut rows = Vec::new();
     for c in changes {
         let ad: &[u8] = c.a.as_ref().map(|s| s.data.as_slice()).unwrap_or(b"");
@@ -624,13 +627,18 @@ fn stat(changes: &[Change]) -> String {
             Some(f) => super::write::rename_name(f, &c.path),
             None => quote(&c.path),
         };
-        rows.push(Row {
+        rows.push(StatRow {
             name,
             ins,
             del,
             binary,
         });
     }
+    stat_rows(&rows)
+}
+
+/// git's `--stat` for 80 columns.
+pub(super) fn stat_rows(rows: &[StatRow]) -> String {
     if rows.is_empty() {
         return String::new();
     }
@@ -663,7 +671,7 @@ fn stat(changes: &[Change]) -> String {
     };
     let mut out = String::new();
     let (mut ti, mut td) = (0, 0);
-    for r in &rows {
+    for r in rows {
         let pad = name_w - r.name.chars().count();
         match r.binary {
             Some((a, b)) => out.push_str(&format!(

@@ -3,7 +3,7 @@
 //! agents type (`status`, `log`, `diff`, `show`, `rev-parse`, `branch`, `remote`,
 //! `ls-files`, `config`); and the commands that change the repository (`init`, `add`,
 //! `commit`, `checkout`/`switch`, `restore`, `reset`, `rm`, `mv`, `tag`, `merge`, `stash`),
-//! and `grep` and `blame` over the work tree and history.
+//! `grep` and `blame` over the work tree and history, and `apply`.
 //! Objects, packs, refs, reflogs and the index are written exactly as git writes them, so an
 //! exported session is a repository native git reads (`git fsck --strict` clean).
 //!
@@ -15,6 +15,7 @@
 //! small and stable, the network must go through the shell's wasi:http wire (policy, secret
 //! swap, audit), and the shell component stays one build.
 
+mod apply;
 mod blame;
 mod clone;
 mod diff;
@@ -45,7 +46,6 @@ pub const VERSION: &str = "2.47.3.burrow";
 const KNOWN: &[&str] = &[
     "am",
     "annotate",
-    "apply",
     "archive",
     "bisect",
     "bundle",
@@ -181,6 +181,7 @@ fn dispatch(sh: &Shell, cmd: &str, rest: &[String], io: &Io) -> i32 {
         "tag" => tag::tag(sh, rest, io),
         "grep" => grep::grep(sh, rest, io),
         "blame" => blame::blame(sh, rest, io),
+        "apply" => apply::apply(sh, rest, io),
         "status" | "log" | "rev-parse" | "branch" | "remote" | "ls-files" | "config" => {
             porcelain::run(sh, cmd, rest, io)
         }
