@@ -322,6 +322,29 @@ impl Db {
         })
     }
 
+    /// The objects of `hashes` that exist, in one query per 500 (a directory's children read
+    /// together instead of one statement each).
+    pub(crate) fn get_objects(&self, hashes: &[Hash]) -> Result<Vec<(Hash, Vec<u8>)>> {
+        self.read(|c| {
+            let mut out = Vec::with_capacity(hashes.len());
+            for chunk in hashes.chunks(500) {
+                let marks = vec!["?"; chunk.len()].join(",");
+                let mut st = c.prepare_cached(&format!(
+                    "SELECT hash, data FROM objects WHERE hash IN ({marks})"
+                ))?;
+                let keys: Vec<&[u8]> = chunk.iter().map(|h| &h.0[..]).collect();
+                let rows = st.query_map(rusqlite::params_from_iter(keys), |r| {
+                    Ok((r.get::<_, Vec<u8>>(0)?, r.get::<_, Vec<u8>>(1)?))
+                })?;
+                for row in rows {
+                    let (h, d) = row?;
+                    out.push((hash_of(h)?, d));
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// Inserts objects (idempotent; refreshes `created` so a concurrent GC's grace period
     /// protects objects a live transaction has just re-used).
     pub(crate) fn put_objects(c: &Connection, objs: &[(Hash, i64, &[u8])]) -> Result<()> {

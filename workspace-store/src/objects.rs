@@ -51,6 +51,29 @@ impl Objects {
         Ok(node)
     }
 
+    /// Reads and caches, in batches, the nodes of `hashes` that are not cached yet. Only a
+    /// cache fill: a node that is missing or does not decode is left for [`Objects::node`]
+    /// to report when it is actually needed.
+    pub(crate) fn prefetch(&self, hashes: &[Hash]) -> Result<()> {
+        let missing: Vec<Hash> = {
+            let cache = self.nodes.lock().unwrap_or_else(|p| p.into_inner());
+            hashes
+                .iter()
+                .filter(|h| !cache.contains(h))
+                .copied()
+                .collect()
+        };
+        if missing.is_empty() {
+            return Ok(());
+        }
+        for (h, data) in self.db.get_objects(&missing)? {
+            if let Ok(node) = Node::decode(&data) {
+                self.cache_node(h, Arc::new(node));
+            }
+        }
+        Ok(())
+    }
+
     pub(crate) fn cache_node(&self, hash: Hash, node: Arc<Node>) {
         self.nodes
             .lock()

@@ -150,6 +150,9 @@ impl Inode {
 }
 
 /// A transaction over one workspace (or a read-only view of one version).
+/// The largest directory whose children [`Txn::prefetch_children`] reads in one go.
+const PREFETCH_MAX: u64 = 4096;
+
 pub struct Txn {
     store: Store,
     workspace: Option<String>,
@@ -157,6 +160,8 @@ pub struct Txn {
     inodes: HashMap<Ino, Inode>,
     /// Entries listed by `readdir` but not loaded yet: inode -> (parent, entry).
     listed: HashMap<Ino, (Ino, Entry)>,
+    /// Children loaded by name so far, per directory (the second one prefetches the rest).
+    misses: HashMap<Ino, u32>,
     next_ino: u64,
     /// Bytes and entries (excluding the root) of the tree as it stands in this transaction.
     usage: Agg,
@@ -228,6 +233,7 @@ impl Txn {
             base,
             inodes,
             listed: HashMap::new(),
+            misses: HashMap::new(),
             quota,
             mem_bytes: 0,
             message: String::new(),
@@ -279,6 +285,7 @@ impl Txn {
         if !self.inodes.contains_key(&ino)
             && let Some((parent, e)) = self.listed.remove(&ino)
         {
+            self.prefetch_children(parent)?;
             self.load(&e, parent)?;
         }
         Ok(())
@@ -393,9 +400,39 @@ impl Txn {
             Some(e) if self.inodes.contains_key(&e.ino) => Ok(e.ino),
             Some(e) => {
                 self.listed.remove(&e.ino);
+                self.prefetch_children(dir)?;
                 self.load(&e, dir)
             }
         }
+    }
+
+    /// On the second child of `dir` loaded by name, reads every child's node in one batch:
+    /// a walk (status, find, grep -r) would otherwise make one query per file.
+    fn prefetch_children(&mut self, dir: Ino) -> Result<()> {
+        let n = self.misses.entry(dir).or_insert(0);
+        *n += 1;
+        if *n != 2 {
+            return Ok(());
+        }
+        let Ok(Inode {
+            body: Body::Dir { listing, count, .. },
+            ..
+        }) = self.inode(dir)
+        else {
+            return Ok(());
+        };
+        if *count > PREFETCH_MAX {
+            return Ok(());
+        }
+        let mut entries = Vec::new();
+        hamt::entries(
+            &Pending::default(),
+            self.store.objs(),
+            listing,
+            &mut entries,
+        )?;
+        let hashes: Vec<Hash> = entries.iter().map(|e| e.node).collect();
+        self.store.objs().prefetch(&hashes)
     }
 
     /// Resolves `path` relative to directory `start` (absolute paths start at the workspace

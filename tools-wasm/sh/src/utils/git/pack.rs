@@ -30,6 +30,12 @@ fn corrupt(what: &str) -> String {
 }
 
 fn header(pack: &[u8], at: usize) -> Result<Header, String> {
+    header_at(pack, at, at)
+}
+
+/// The entry header at `pack[at..]`; `abs` is where that byte is in the whole pack (an
+/// offset delta's base is counted back from it).
+fn header_at(pack: &[u8], at: usize, abs: usize) -> Result<Header, String> {
     let byte = |i: usize| {
         pack.get(i)
             .copied()
@@ -61,7 +67,7 @@ fn header(pack: &[u8], at: usize) -> Result<Header, String> {
                 off = ((off + 1) << 7) | (c & 0x7f) as usize;
             }
             Base::Offset(
-                at.checked_sub(off)
+                abs.checked_sub(off)
                     .ok_or_else(|| corrupt("delta base offset"))?,
             )
         }
@@ -353,7 +359,7 @@ pub type Object = (Kind, Rc<Vec<u8>>);
 
 /// A pack read whole into memory with its index, for reading objects.
 pub struct Pack {
-    data: Vec<u8>,
+    data: Source,
     /// Sorted by id.
     ids: Vec<(Oid, u64)>,
     /// Recently inflated objects by offset (delta bases are read again and again).
@@ -361,24 +367,79 @@ pub struct Pack {
     cached_bytes: std::cell::Cell<usize>,
 }
 
+/// Where a pack's bytes are: in memory (a pack just received), or in its file, read one
+/// entry at a time so that a command needing a few objects of a large pack reads only
+/// those.
+enum Source {
+    Memory(Vec<u8>),
+    File {
+        file: std::cell::RefCell<std::fs::File>,
+        /// Every entry's offset, sorted, and the end of the last entry (the checksum's
+        /// start): an entry's bytes run to the next offset.
+        bounds: Vec<u64>,
+    },
+}
+
 const CACHE_BYTES: usize = 32 << 20;
 
 impl Pack {
     pub fn new(data: Vec<u8>, ids: Vec<(Oid, u64)>) -> Pack {
         Pack {
-            data,
+            data: Source::Memory(data),
             ids,
             cache: Default::default(),
             cached_bytes: Default::default(),
         }
     }
 
-    /// Opens `pack-X.pack` with its `pack-X.idx`.
+    /// Opens `pack-X.pack` with its `pack-X.idx`; entries are read from the file on demand.
     pub fn open(pack: &std::path::Path) -> Result<Pack, String> {
-        let data = std::fs::read(pack).map_err(|e| format!("{}: {e}", pack.display()))?;
+        let file = std::fs::File::open(pack).map_err(|e| format!("{}: {e}", pack.display()))?;
+        let len = file
+            .metadata()
+            .map_err(|e| format!("{}: {e}", pack.display()))?
+            .len();
         let idx_path = pack.with_extension("idx");
         let idx = std::fs::read(&idx_path).map_err(|e| format!("{}: {e}", idx_path.display()))?;
-        Ok(Pack::new(data, read_idx(&idx)?))
+        let ids = read_idx(&idx)?;
+        let mut bounds: Vec<u64> = ids.iter().map(|(_, o)| *o).collect();
+        bounds.sort_unstable();
+        bounds.push(len.saturating_sub(20));
+        Ok(Pack {
+            data: Source::File {
+                file: std::cell::RefCell::new(file),
+                bounds,
+            },
+            ids,
+            cache: Default::default(),
+            cached_bytes: Default::default(),
+        })
+    }
+
+    /// The header and inflated data of the entry at `offset`.
+    fn entry(&self, offset: u64) -> Result<(Header, Vec<u8>), String> {
+        match &self.data {
+            Source::Memory(data) => {
+                let h = header(data, offset as usize)?;
+                let (d, _) = inflate(data, h.data, h.size)?;
+                Ok((h, d))
+            }
+            Source::File { file, bounds } => {
+                use std::io::{Read, Seek, SeekFrom};
+                let k = bounds
+                    .binary_search(&offset)
+                    .map_err(|_| corrupt("entry offset"))?;
+                let end = *bounds.get(k + 1).ok_or_else(|| corrupt("entry offset"))?;
+                let mut buf = vec![0u8; end.saturating_sub(offset) as usize];
+                let mut f = file.borrow_mut();
+                f.seek(SeekFrom::Start(offset))
+                    .and_then(|_| f.read_exact(&mut buf))
+                    .map_err(|_| corrupt("truncated entry"))?;
+                let h = header_at(&buf, 0, offset as usize)?;
+                let (d, _) = inflate(&buf, h.data, h.size)?;
+                Ok((h, d))
+            }
+        }
     }
 
     pub fn ids(&self) -> impl Iterator<Item = &Oid> {
@@ -397,8 +458,7 @@ impl Pack {
         if depth > 10_000 {
             return Err(corrupt("delta chain too long"));
         }
-        let h = header(&self.data, offset as usize)?;
-        let (data, _) = inflate(&self.data, h.data, h.size)?;
+        let (h, data) = self.entry(offset)?;
         let (kind, full) = match h.base {
             Base::None => (
                 Kind::from_pack(h.kind).ok_or_else(|| corrupt("object type"))?,

@@ -59,13 +59,14 @@ impl Repo {
     }
 
     pub fn read(&self, oid: &Oid) -> Result<(Kind, Rc<Vec<u8>>), String> {
-        if let Some(r) = object::read_loose(&self.objects(), oid) {
-            return r.map(|(k, d)| (k, Rc::new(d)));
-        }
+        // Packs first (a lookup in memory), as git does; then the loose object's file.
         for p in self.packs() {
             if let Some(r) = p.read(oid) {
                 return r;
             }
+        }
+        if let Some(r) = object::read_loose(&self.objects(), oid) {
+            return r.map(|(k, d)| (k, Rc::new(d)));
         }
         Err(format!("fatal: bad object {}", hex(oid)))
     }
