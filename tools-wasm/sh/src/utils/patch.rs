@@ -335,7 +335,7 @@ pub(crate) fn read_hunk(
 }
 
 /// The file name of a `---`/`+++` line: up to a tab (the timestamp), quotes removed.
-fn header_name(s: &str) -> String {
+pub(crate) fn header_name(s: &str) -> String {
     let s = s.trim_end_matches(['\n', '\r']);
     let s = s.split('\t').next().unwrap_or(s);
     let s = s.trim_end();

@@ -17,7 +17,7 @@ use super::write::{index_map, save_index, write_object};
 use super::{Args, usage_error};
 use crate::shell::Shell;
 use crate::shell::io::{Io, read_all};
-use crate::utils::patch::{Hunk, hunk_header, locate, read_hunk, split_lines};
+use crate::utils::patch::{Hunk, header_name, hunk_header, locate, read_hunk, split_lines};
 
 const USAGE: &str = "git apply [<options>] [<patch>...]";
 
@@ -590,16 +590,6 @@ fn stripped(name: &str, n: usize) -> Option<String> {
     Some(rest.to_string())
 }
 
-/// The path of a `---`/`+++` line (up to a tab; quotes removed).
-fn header_path(s: &str) -> String {
-    let s = s.trim_end_matches(['\n', '\r']);
-    let s = s.split('\t').next().unwrap_or(s);
-    s.strip_prefix('"')
-        .and_then(|x| x.strip_suffix('"'))
-        .unwrap_or(s)
-        .to_string()
-}
-
 fn mode_of(s: &str) -> Option<u32> {
     u32::from_str_radix(s.trim(), 8).ok()
 }
@@ -625,8 +615,8 @@ fn parse(text: &str, strip: usize) -> Result<Vec<FilePatch>, String> {
             continue;
         }
         if l.starts_with("--- ") && lines.get(i + 1).is_some_and(|n| n.starts_with("+++ ")) {
-            let old = stripped(&header_path(&l[4..]), strip);
-            let new = stripped(&header_path(&lines[i + 1][4..]), strip);
+            let old = stripped(&header_name(&l[4..]), strip);
+            let new = stripped(&header_name(&lines[i + 1][4..]), strip);
             match out.last_mut() {
                 Some(p) if in_header => {
                     p.old = old;

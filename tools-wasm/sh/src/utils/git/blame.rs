@@ -10,6 +10,7 @@
 use std::collections::{BinaryHeap, HashMap};
 use std::path::Path;
 
+use super::diff::lines as split_lines;
 use super::log::entry_at;
 use super::object::{Commit, Kind, Oid, hex};
 use super::porcelain::{
@@ -168,11 +169,6 @@ fn run(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String>
     };
     io.print(&text);
     Ok(0)
-}
-
-/// The lines of a file, each with its newline (the last may lack one).
-fn split_lines(d: &[u8]) -> Vec<&[u8]> {
-    d.split_inclusive(|&b| b == b'\n').collect()
 }
 
 fn blob_at(repo: &Repo, c: &Commit, path: &[u8]) -> Result<Option<Vec<u8>>, String> {

@@ -91,11 +91,7 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
                     // A path (git requires it to exist when not after --).
                     let p = cwd.join(s);
                     if p.symlink_metadata().is_err() {
-                        return Err(format!(
-                            "fatal: ambiguous argument '{s}': unknown revision or path not in the working tree.\n\
-                             Use '--' to separate paths from revisions, like this:\n\
-                             'git <command> [<revision>...] -- [<file>...]'"
-                        ));
+                        return Err(ambiguous(s));
                     }
                     paths.push(s.to_string());
                     paths.extend(args[i..].iter().cloned());
@@ -117,7 +113,7 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
     let by_path: HashMap<&[u8], &IndexEntry> =
         entries.iter().map(|e| (e.path.as_slice(), e)).collect();
     let commit_files = |rev: &str| -> Result<Files, String> {
-        let id = resolve(repo, rev).ok_or_else(|| bad_rev(rev))?;
+        let id = resolve(repo, rev).ok_or_else(|| ambiguous(rev))?;
         let c = read_commit(repo, &id)?;
         tree_files(repo, c.tree)
     };
@@ -135,7 +131,7 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
             if c {
                 return Err("fatal: --cached with a range is not supported".into());
             }
-            let (a, b) = resolve_range(repo, r).ok_or_else(|| bad_rev(r))?;
+            let (a, b) = resolve_range(repo, r).ok_or_else(|| ambiguous(r))?;
             (commit_files(&a)?, commit_files(&b)?, false)
         }
         ([r], true) => (commit_files(r)?, index_files()?, false),
@@ -407,7 +403,8 @@ fn patch_of(c: &Change) -> String {
     }
 }
 
-fn bad_rev(r: &str) -> String {
+/// git's refusal of an argument that is neither a revision nor an existing path.
+pub(super) fn ambiguous(r: &str) -> String {
     format!(
         "fatal: ambiguous argument '{r}': unknown revision or path not in the working tree.\n\
          Use '--' to separate paths from revisions, like this:\n\
@@ -451,7 +448,8 @@ fn is_binary(d: &[u8]) -> bool {
     d[..d.len().min(8000)].contains(&0)
 }
 
-fn lines(d: &[u8]) -> Vec<&[u8]> {
+/// Lines of `d`, each with its newline (the last may lack one).
+pub(super) fn lines(d: &[u8]) -> Vec<&[u8]> {
     d.split_inclusive(|&b| b == b'\n').collect()
 }
 
@@ -764,7 +762,7 @@ pub fn show(sh: &Shell, args: &[String], io: &Io) -> i32 {
     }
     let rev = rev.unwrap_or_else(|| "HEAD".into());
     let r = (|| -> Result<(), String> {
-        let id = resolve(&repo, &rev).ok_or_else(|| bad_rev(&rev))?;
+        let id = resolve(&repo, &rev).ok_or_else(|| ambiguous(&rev))?;
         let id = repo.peel_commit(&id)?;
         let c = read_commit(&repo, &id)?;
         if c.parents.len() > 1 {

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use super::diff::{in_scopes, scope_of};
+use super::diff::{ambiguous, in_scopes, scope_of};
 use super::object::{Kind, Oid};
 use super::porcelain::{load_index, prefix, read_commit, relative, resolve, tree_files};
 use super::repo::Repo;
@@ -208,11 +208,7 @@ fn run(
             continue;
         }
         if cwd.join(&o).symlink_metadata().is_err() {
-            return Err(format!(
-                "fatal: ambiguous argument '{o}': unknown revision or path not in the working tree.\n\
-                 Use '--' to separate paths from revisions, like this:\n\
-                 'git <command> [<revision>...] -- [<file>...]'"
-            ));
+            return Err(ambiguous(&o));
         }
         rest.push(o);
     }

@@ -9,7 +9,7 @@
 use std::collections::{BinaryHeap, HashSet};
 use std::path::Path;
 
-use super::diff::{Format, commit_diff, parse_format, scope_of};
+use super::diff::{Format, ambiguous, commit_diff, parse_format, scope_of};
 use super::object::{Commit, Kind, Oid, hex, parse_tree};
 use super::porcelain::{
     abbrev, format_show_header, git_date, ident_name_email, ident_time, prefix, read_commit,
@@ -264,11 +264,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
             // Not a revision: a path, which must exist when no `--` comes first.
             s => {
                 if cwd.join(s).symlink_metadata().is_err() {
-                    return Err(format!(
-                        "fatal: ambiguous argument '{s}': unknown revision or path not in the working tree.\n\
-                         Use '--' to separate paths from revisions, like this:\n\
-                         'git <command> [<revision>...] -- [<file>...]'"
-                    ));
+                    return Err(ambiguous(s));
                 }
                 paths.push(arg.clone());
                 for rest in a.rest() {
@@ -304,7 +300,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
     }
     let mut excluded = Vec::new();
     let commit_of = |r: &str| -> Result<Oid, String> {
-        let id = resolve(repo, r).ok_or_else(|| unknown_revision(r))?;
+        let id = resolve(repo, r).ok_or_else(|| ambiguous(r))?;
         repo.peel_commit(&id)
     };
     for r in &revs {
@@ -454,14 +450,6 @@ fn is_revision(repo: &Repo, s: &str) -> bool {
         Some(x) => resolve(repo, x).is_some(),
         None => resolve(repo, s).is_some(),
     }
-}
-
-fn unknown_revision(r: &str) -> String {
-    format!(
-        "fatal: ambiguous argument '{r}': unknown revision or path not in the working tree.\n\
-         Use '--' to separate paths from revisions, like this:\n\
-         'git <command> [<revision>...] -- [<file>...]'"
-    )
 }
 
 /// `--format` placeholders burrow implements; any other `%x` is refused.

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
+use super::diff::lines;
 use super::object::{Kind, Oid, hex};
 use super::porcelain::{abbrev, head_files, reachable, read_commit, resolve};
 use super::repo::{IndexEntry, Repo};
@@ -49,11 +50,6 @@ pub(super) fn merge_base(repo: &Repo, a: Oid, b: Oid) -> Result<Option<Oid>, Str
         }
     }
     Ok(best.map(|(_, id)| id))
-}
-
-/// Lines of `d`, each with its newline.
-fn lines(d: &[u8]) -> Vec<&[u8]> {
-    d.split_inclusive(|&b| b == b'\n').collect()
 }
 
 /// The changed regions from `base` to `side`: (base start, base end, side start, side end).

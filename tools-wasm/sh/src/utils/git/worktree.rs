@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::diff::ambiguous;
 use super::object::{Kind, Oid, hex};
 use super::porcelain::{
     abbrev, head_files, read_commit, resolve, resolve_commit, subject, tracking_of, tracking_text,
@@ -1104,9 +1105,7 @@ fn do_reset(
                     let p = cwd.join(p);
                     p.symlink_metadata().is_err()
                 }) {
-                    return Err(format!(
-                        "fatal: ambiguous argument '{bad}': unknown revision or path not in the working tree.\nUse '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'"
-                    ));
+                    return Err(ambiguous(bad));
                 }
                 (None, positional.clone())
             }
@@ -1115,11 +1114,7 @@ fn do_reset(
     };
     let head = repo.head().1;
     let target = match &rev {
-        Some(r) => Some(commit_of(r).ok_or_else(|| {
-            format!(
-                "fatal: ambiguous argument '{r}': unknown revision or path not in the working tree.\nUse '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'"
-            )
-        })?),
+        Some(r) => Some(commit_of(r).ok_or_else(|| ambiguous(r))?),
         None => head,
     };
     let to = head_files(repo, target)?;
@@ -1130,11 +1125,6 @@ fn do_reset(
         }
         let mut candidates: BTreeSet<Vec<u8>> = to.keys().cloned().collect();
         candidates.extend(index.keys().cloned());
-        let unmatched = |s: &str| {
-            format!(
-                "fatal: ambiguous argument '{s}': unknown revision or path not in the working tree.\nUse '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'"
-            )
-        };
         // After `--` a path that matches nothing is no error (there is nothing to reset).
         let hits = if lenient {
             let mut all = BTreeSet::new();
@@ -1144,14 +1134,14 @@ fn do_reset(
                     cwd,
                     std::slice::from_ref(s),
                     candidates.iter(),
-                    &unmatched,
+                    &ambiguous,
                 ) {
                     all.extend(h);
                 }
             }
             all
         } else {
-            match_specs(&work, cwd, &specs, candidates.iter(), &unmatched)?
+            match_specs(&work, cwd, &specs, candidates.iter(), &ambiguous)?
         };
         for p in &hits {
             match to.get(p) {
