@@ -3,13 +3,17 @@
 //! simplification (a commit is shown when the paths differ from its parent; a merge whose
 //! paths equal one parent's follows only that parent), filters (`--author`, `--grep`, `-i`,
 //! `--merges`, `--no-merges`, `--first-parent`, `--skip`, `-n`, `--reverse`), the formats
-//! (medium, `--oneline`, `--format`/`--pretty`) and each commit's diff (`-p`, `--stat`,
-//! `--name-only`, `--name-status`), limited to the paths given as git limits it.
+//! (medium, `--oneline`, `--format`/`--pretty`), each commit's diff (`-p`, `--stat`,
+//! `--name-only`, `--name-status`), limited to the paths given as git limits it, the orders
+//! (`--topo-order`, `--date-order`), `--graph` (drawn by [`super::graph`]) and ref
+//! decorations (`--decorate`, `%d`, `%D`).
 
-use std::collections::{BinaryHeap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::Path;
 
 use super::diff::{Format, ambiguous, commit_diff, parse_format, scope_of};
+use super::graph::Graph;
 use super::object::{Commit, Kind, Oid, hex, parse_tree};
 use super::porcelain::{
     abbrev, format_show_header, git_date, ident_name_email, ident_time, prefix, read_commit,
@@ -29,6 +33,25 @@ enum Pretty {
     Terminated(String),
     /// `format:`: a newline between commits, none after the last.
     Separated(String),
+}
+
+/// The order of the commits shown.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// Newest committer date first (git's default).
+    Date,
+    /// No parent before all its children, lines of history not intermixed (`--topo-order`,
+    /// implied by `--graph`).
+    Topo,
+    /// No parent before its children, otherwise by committer date (`--date-order`).
+    TopoDate,
+}
+
+/// How ref names are shown next to commits (`--decorate`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Decorate {
+    Short,
+    Full,
 }
 
 /// Which commits the walk shows and which of their parents it follows.
@@ -144,13 +167,14 @@ fn matcher(pattern: &str, icase: bool) -> Result<regex::Regex, String> {
 
 /// Options of git log that burrow's does not implement (named as such when given).
 const LOG_OPTIONS_NOT_HERE: &[&str] = &[
-    "--graph",
     "--shortstat",
     "--numstat",
     "--branches",
     "--tags",
     "--remotes",
-    "--decorate",
+    "--decorate-refs",
+    "--decorate-refs-exclude",
+    "--clear-decorations",
     "--follow",
     "--since",
     "--after",
@@ -161,8 +185,7 @@ const LOG_OPTIONS_NOT_HERE: &[&str] = &[
     "--invert-grep",
     "--date",
     "--color",
-    "--topo-order",
-    "--date-order",
+    "--author-date-order",
     "--left-right",
     "--cherry-pick",
     "-S",
@@ -192,6 +215,15 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
     let mut greps: Vec<String> = Vec::new();
     let mut icase = false;
     let mut limits = Limits::default();
+    let mut graph = false;
+    let mut order = Order::Date;
+    // log.decorate=auto (the default) decorates only on a terminal, which burrow's output
+    // never is.
+    let mut decorate = match repo.config("log.decorate").as_deref() {
+        Some("short" | "true" | "yes" | "on" | "1") => Some(Decorate::Short),
+        Some("full") => Some(Decorate::Full),
+        _ => None,
+    };
     let mut a = Args::with_values(args, "n");
     let count = |v: &str| -> Result<usize, String> {
         v.parse()
@@ -207,6 +239,20 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
             "--abbrev-commit" => a.flag("abbrev-commit").map(|_| abbrev_commit = true),
             "--reverse" => a.flag("reverse").map(|_| reverse = true),
             "--first-parent" => a.flag("first-parent").map(|_| limits.first_parent = true),
+            "--graph" => a.flag("graph").map(|_| graph = true),
+            "--no-graph" => a.flag("no-graph").map(|_| graph = false),
+            "--topo-order" => a.flag("topo-order").map(|_| order = Order::Topo),
+            "--date-order" => a.flag("date-order").map(|_| order = Order::TopoDate),
+            "--decorate" => {
+                decorate = match a.pending_value() {
+                    None | Some("short") => Some(Decorate::Short),
+                    Some("full") => Some(Decorate::Full),
+                    Some("no" | "auto") => None,
+                    Some(v) => return Err(format!("fatal: invalid --decorate option: {v}")),
+                };
+                Ok(())
+            }
+            "--no-decorate" => a.flag("no-decorate").map(|_| decorate = None),
             "--merges" => a.flag("merges").map(|_| merges = Some(true)),
             "--no-merges" => a.flag("no-merges").map(|_| merges = Some(false)),
             "-i" | "--regexp-ignore-case" => a.flag("regexp-ignore-case").map(|_| icase = true),
@@ -244,9 +290,8 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                 max = s[1..].parse().ok();
                 Ok(())
             }
-            // Output options that change nothing here: there is no terminal to colour or
-            // decorate for.
-            "--no-decorate" | "--no-color" => Ok(()),
+            // There is no terminal to colour for.
+            "--no-color" => Ok(()),
             s if LOG_OPTIONS_NOT_HERE
                 .iter()
                 .any(|o| s == *o || s.strip_prefix(o).is_some_and(|r| r.starts_with('='))) =>
@@ -283,6 +328,18 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
         return Err(format!(
             "fatal: the glob pathspec '{p}' is not supported in burrow's git log"
         ));
+    }
+    if graph && reverse {
+        return Err("fatal: options '--graph' and '--reverse' cannot be used together".into());
+    }
+    if graph && diff.is_some() {
+        return Err("fatal: 'git log --graph' with a diff is not supported in burrow".into());
+    }
+    if graph && !paths.is_empty() {
+        return Err("fatal: 'git log --graph' with paths is not supported in burrow".into());
+    }
+    if graph {
+        order = Order::Topo;
     }
     let pre = prefix(repo, cwd);
     limits.scopes = paths.iter().map(|p| scope_of(&pre, p)).collect();
@@ -346,23 +403,123 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
         .iter()
         .map(|p| matcher(p, icase))
         .collect::<Result<_, _>>()?;
-    let mut commits: Vec<(Oid, Commit)> = walk_limited(repo, &starts, &limits)?
+    let boundary = shallow(repo);
+    let walked = walk_limited(repo, &starts, &limits)?;
+    let walked = match order {
+        Order::Date => walked,
+        Order::Topo => topo_sort(walked, &boundary, false),
+        Order::TopoDate => topo_sort(walked, &boundary, true),
+    };
+    let passes = |c: &Commit| {
+        // Name <email>, as git matches --author against the ident.
+        let ident = c
+            .author
+            .rsplit_once('>')
+            .map_or(c.author.as_str(), |(i, _)| i);
+        merges.is_none_or(|m| m == (c.parents.len() > 1))
+            && (authors.is_empty() || authors.iter().any(|r| r.is_match(&format!("{ident}>"))))
+            && (greps.is_empty() || greps.iter().any(|r| r.is_match(&c.message)))
+    };
+    // What the log shows, before --skip and -n: the commits the graph draws edges to.
+    let shown: HashSet<Oid> = walked
+        .iter()
+        .filter(|(_, c)| passes(c))
+        .map(|(id, _)| *id)
+        .collect();
+    let mut commits: Vec<(Oid, Commit)> = walked
         .into_iter()
-        .filter(|(_, c)| merges.is_none_or(|m| m == (c.parents.len() > 1)))
-        .filter(|(_, c)| {
-            // Name <email>, as git matches --author against the ident.
-            let ident = c
-                .author
-                .rsplit_once('>')
-                .map_or(c.author.as_str(), |(i, _)| i);
-            authors.is_empty() || authors.iter().any(|r| r.is_match(&format!("{ident}>")))
-        })
-        .filter(|(_, c)| greps.is_empty() || greps.iter().any(|r| r.is_match(&c.message)))
+        .filter(|(id, _)| shown.contains(id))
         .skip(skip)
         .take(max.unwrap_or(usize::MAX))
         .collect();
     if reverse {
         commits.reverse();
+    }
+    let needs_refs = decorate.is_some()
+        || matches!(&pretty, Pretty::Terminated(f) | Pretty::Separated(f)
+            if f.contains("%d") || f.contains("%D"));
+    let deco = Decorations {
+        style: decorate.unwrap_or(Decorate::Short),
+        by_commit: if needs_refs {
+            load_decorations(repo, &boundary)
+        } else {
+            HashMap::new()
+        },
+        head: repo.head().0,
+    };
+    let shown_deco = |id: &Oid| match decorate {
+        Some(_) => deco.format(id, " (", ")"),
+        None => String::new(),
+    };
+    if graph {
+        let mut g = Graph::new();
+        let parents_of = |id: &Oid, c: &Commit| -> Vec<Oid> {
+            if boundary.contains(id) {
+                return Vec::new();
+            }
+            let n = if limits.first_parent { 1 } else { usize::MAX };
+            c.parents
+                .iter()
+                .take(n)
+                .filter(|p| shown.contains(*p))
+                .copied()
+                .collect()
+        };
+        let mut out = String::new();
+        let mut missing_newline = false;
+        for (k, (id, c)) in commits.iter().enumerate() {
+            g.update(*id, parents_of(id, c));
+            let separated = matches!(pretty, Pretty::Medium | Pretty::Separated(_));
+            if k > 0 && separated {
+                if !missing_newline {
+                    g.show_padding(&mut out);
+                }
+                out.push('\n');
+            }
+            g.show_commit(&mut out);
+            let text = match &pretty {
+                Pretty::Medium => {
+                    let header = format_show_header(id, c);
+                    let (first, rest) = header.split_once('\n').unwrap_or((&header, ""));
+                    let first = if abbrev_commit {
+                        first.replacen(&hex(id), &abbrev(id), 1)
+                    } else {
+                        first.to_string()
+                    };
+                    out.push_str(&first);
+                    out.push_str(&shown_deco(id));
+                    out.push('\n');
+                    g.show_oneline(&mut out);
+                    format!("{}\n", rest.trim_end())
+                }
+                Pretty::Oneline { abbreviated } => {
+                    out.push_str(&if *abbreviated || abbrev_commit {
+                        abbrev(id)
+                    } else {
+                        hex(id)
+                    });
+                    out.push_str(&shown_deco(id));
+                    out.push(' ');
+                    subject(&c.message)
+                }
+                Pretty::Terminated(f) | Pretty::Separated(f) => format_commit(f, id, c, &deco)?,
+            };
+            missing_newline = !text.ends_with('\n');
+            g.show_commit_msg(&mut out, &text);
+            let terminated = match &pretty {
+                Pretty::Oneline { .. } => true,
+                Pretty::Terminated(f) => !f.is_empty(),
+                _ => false,
+            };
+            if terminated {
+                if !missing_newline {
+                    g.show_padding(&mut out);
+                }
+                out.push('\n');
+            }
+        }
+        io.print(&out);
+        return Ok(0);
     }
     let mut out = String::new();
     for (k, (id, c)) in commits.iter().enumerate() {
@@ -376,10 +533,19 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                     out.push('\n');
                 }
                 let header = format_show_header(id, c);
-                if abbrev_commit {
-                    out.push_str(&header.replacen(&hex(id), &abbrev(id), 1));
+                let header = if abbrev_commit {
+                    header.replacen(&hex(id), &abbrev(id), 1)
                 } else {
-                    out.push_str(&header);
+                    header
+                };
+                match header.split_once('\n') {
+                    Some((first, rest)) if decorate.is_some() => {
+                        out.push_str(first);
+                        out.push_str(&shown_deco(id));
+                        out.push('\n');
+                        out.push_str(rest);
+                    }
+                    _ => out.push_str(&header),
                 }
                 if !text.is_empty() {
                     out.push('\n');
@@ -391,10 +557,14 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                 } else {
                     hex(id)
                 };
-                out.push_str(&format!("{id_text} {}\n", subject(&c.message)));
+                out.push_str(&format!(
+                    "{id_text}{} {}\n",
+                    shown_deco(id),
+                    subject(&c.message)
+                ));
             }
             Pretty::Terminated(f) => {
-                out.push_str(&format_commit(f, id, c)?);
+                out.push_str(&format_commit(f, id, c, &deco)?);
                 out.push('\n');
                 if !text.is_empty() {
                     out.push('\n');
@@ -404,7 +574,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                 if k > 0 {
                     out.push('\n');
                 }
-                out.push_str(&format_commit(f, id, c)?);
+                out.push_str(&format_commit(f, id, c, &deco)?);
                 if !text.is_empty() {
                     out.push_str("\n\n");
                 }
@@ -453,7 +623,7 @@ fn is_revision(repo: &Repo, s: &str) -> bool {
 }
 
 /// `--format` placeholders burrow implements; any other `%x` is refused.
-fn format_commit(fmt: &str, id: &Oid, c: &Commit) -> Result<String, String> {
+fn format_commit(fmt: &str, id: &Oid, c: &Commit, deco: &Decorations) -> Result<String, String> {
     let mut out = String::new();
     let mut chars = fmt.chars().peekable();
     while let Some(ch) = chars.next() {
@@ -475,6 +645,8 @@ fn format_commit(fmt: &str, id: &Oid, c: &Commit) -> Result<String, String> {
             "ce" => (ce, 2),
             "cd" => (git_date(ct, &cz), 2),
             "ct" => (ct.to_string(), 2),
+            _ if two.starts_with('d') => (deco.format(id, " (", ")"), 1),
+            _ if two.starts_with('D') => (deco.format(id, "", ""), 1),
             _ => match chars.peek() {
                 Some('H') => (hex(id), 1),
                 Some('h') => (abbrev(id), 1),
@@ -510,4 +682,190 @@ fn format_commit(fmt: &str, id: &Oid, c: &Commit) -> Result<String, String> {
         out.push_str(&text);
     }
     Ok(out)
+}
+
+/// Commits in topological order: each after all of its children in the list. Git's graph
+/// order takes the tips as the walk gave them and follows one line of history as far as it
+/// can (a stack); the date order takes the newest commit whose children are all out.
+fn topo_sort(
+    list: Vec<(Oid, Commit)>,
+    boundary: &HashSet<Oid>,
+    by_date: bool,
+) -> Vec<(Oid, Commit)> {
+    let parents = |id: &Oid, c: &Commit| -> Vec<Oid> {
+        if boundary.contains(id) {
+            Vec::new()
+        } else {
+            c.parents.clone()
+        }
+    };
+    // 1 + the number of children in the list; 0 once emitted (or not in the list).
+    let mut indegree: HashMap<Oid, usize> = list.iter().map(|(id, _)| (*id, 1)).collect();
+    for (id, c) in &list {
+        for p in parents(id, c) {
+            if let Some(n) = indegree.get_mut(&p)
+                && *n > 0
+            {
+                *n += 1;
+            }
+        }
+    }
+    let index: HashMap<Oid, usize> = list
+        .iter()
+        .enumerate()
+        .map(|(i, (id, _))| (*id, i))
+        .collect();
+    let time = |i: usize| ident_time(&list[i].1.committer).0;
+    let mut stack: Vec<usize> = Vec::new();
+    let mut heap: BinaryHeap<(i64, Reverse<u64>, usize)> = BinaryHeap::new();
+    let mut ctr = 0u64;
+    let mut push = |i: usize, stack: &mut Vec<usize>, heap: &mut BinaryHeap<_>| {
+        if by_date {
+            heap.push((time(i), Reverse(ctr), i));
+            ctr += 1;
+        } else {
+            stack.push(i);
+        }
+    };
+    for (i, (id, _)) in list.iter().enumerate() {
+        if indegree.get(id) == Some(&1) {
+            push(i, &mut stack, &mut heap);
+        }
+    }
+    // The first tip comes out first.
+    stack.reverse();
+    let mut order = Vec::with_capacity(list.len());
+    loop {
+        let next = if by_date {
+            heap.pop().map(|(_, _, i)| i)
+        } else {
+            stack.pop()
+        };
+        let Some(i) = next else { break };
+        let (id, c) = &list[i];
+        for p in parents(id, c) {
+            let Some(n) = indegree.get_mut(&p) else {
+                continue;
+            };
+            if *n == 0 {
+                continue;
+            }
+            *n -= 1;
+            if *n == 1
+                && let Some(&j) = index.get(&p)
+            {
+                push(j, &mut stack, &mut heap);
+            }
+        }
+        indegree.insert(*id, 0);
+        order.push(i);
+    }
+    let mut slots: Vec<Option<(Oid, Commit)>> = list.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+/// What a ref decoration is, which decides how it is shown.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DecoKind {
+    Head,
+    Branch,
+    Tag,
+    Remote,
+    Stash,
+    Grafted,
+}
+
+/// The names shown next to commits.
+struct Decorations {
+    style: Decorate,
+    /// For each commit, its names in the order git shows them.
+    by_commit: HashMap<Oid, Vec<(DecoKind, String)>>,
+    /// The branch HEAD names, when it names one.
+    head: Option<String>,
+}
+
+/// Every decoration, as git loads them: the refs of the decorated namespaces in name order,
+/// then HEAD, then shallow commits (`grafted`); each commit shows its names last loaded first.
+fn load_decorations(repo: &Repo, boundary: &HashSet<Oid>) -> HashMap<Oid, Vec<(DecoKind, String)>> {
+    let mut by: HashMap<Oid, Vec<(DecoKind, String)>> = HashMap::new();
+    for (name, id) in repo.refs_under("refs/") {
+        let kind = if name.starts_with("refs/heads/") {
+            DecoKind::Branch
+        } else if name.starts_with("refs/tags/") {
+            DecoKind::Tag
+        } else if name.starts_with("refs/remotes/") {
+            DecoKind::Remote
+        } else if name == "refs/stash" {
+            DecoKind::Stash
+        } else {
+            continue;
+        };
+        match repo.read(&id) {
+            Ok((Kind::Commit, _)) => by.entry(id).or_default().push((kind, name)),
+            // An annotated tag decorates the commit it leads to.
+            Ok((Kind::Tag, _)) => {
+                if let Ok(c) = repo.peel_commit(&id) {
+                    by.entry(c).or_default().push((DecoKind::Tag, name));
+                }
+            }
+            _ => {}
+        }
+    }
+    if let (_, Some(id)) = repo.head() {
+        by.entry(id)
+            .or_default()
+            .push((DecoKind::Head, "HEAD".into()));
+    }
+    for id in boundary {
+        by.entry(*id)
+            .or_default()
+            .push((DecoKind::Grafted, "grafted".into()));
+    }
+    for list in by.values_mut() {
+        list.reverse();
+    }
+    by
+}
+
+impl Decorations {
+    /// `prefix NAME, NAME suffix`, or nothing for a commit without names. HEAD and the branch
+    /// it names show as `HEAD -> branch` where HEAD is.
+    fn format(&self, id: &Oid, prefix: &str, suffix: &str) -> String {
+        let Some(list) = self.by_commit.get(id) else {
+            return String::new();
+        };
+        let name = |n: &str| -> String {
+            if self.style == Decorate::Full {
+                return n.to_string();
+            }
+            ["refs/heads/", "refs/tags/", "refs/remotes/"]
+                .iter()
+                .find_map(|p| n.strip_prefix(p))
+                .unwrap_or(n)
+                .to_string()
+        };
+        let current = self.head.as_deref().filter(|b| {
+            list.iter().any(|(k, _)| *k == DecoKind::Head)
+                && list.iter().any(|(k, n)| *k == DecoKind::Branch && n == b)
+        });
+        let mut parts = Vec::new();
+        for (kind, n) in list {
+            if *kind == DecoKind::Branch && Some(n.as_str()) == current {
+                continue;
+            }
+            let mut text = String::new();
+            if *kind == DecoKind::Tag {
+                text.push_str("tag: ");
+            }
+            text.push_str(&name(n));
+            if *kind == DecoKind::Head
+                && let Some(b) = current
+            {
+                text.push_str(" -> ");
+                text.push_str(&name(b));
+            }
+            parts.push(text);
+        }
+        format!("{prefix}{}{suffix}", parts.join(", "))
+    }
 }

@@ -20,6 +20,7 @@ mod blame;
 mod clone;
 mod diff;
 mod files;
+mod graph;
 mod grep;
 mod log;
 mod merge;
