@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 
-use crate::db::Db;
 use crate::error::Result;
 use crate::node::{Agg, BUCKET_MAX, Hamt, Hash, Kind, Node, PageRef, TABLE_FANOUT};
 use crate::pagetable::depth_for;
@@ -43,7 +42,7 @@ impl Checker<'_> {
 
     /// Fetches an object and checks it hashes to its key.
     fn raw(&mut self, h: &Hash, what: &str) -> Option<Vec<u8>> {
-        match self.store.db().get_object(h) {
+        match self.store.objs().store.get(h) {
             Ok(Some(bytes)) => {
                 if self.verified.insert(*h) && Hash::of(&bytes) != *h {
                     self.problem(format!(
@@ -211,9 +210,8 @@ impl Checker<'_> {
 impl Store {
     /// Checks the whole store; see the module docs for what is verified.
     pub fn fsck(&self) -> Result<FsckReport> {
-        let (heads, labels, versions) = self
-            .db()
-            .read(|c| Ok((Db::heads(c)?, Db::labels(c)?, Db::all_versions(c)?)))?;
+        let cat = self.catalog();
+        let (heads, labels, versions) = (cat.heads()?, cat.labels()?, cat.versions()?);
         let mut ck = Checker {
             store: self,
             done: HashMap::new(),

@@ -1,14 +1,14 @@
 //! Garbage collection: mark every object reachable from a retained version (the lineage of
 //! every head, within the retention policy, and every labelled version), then sweep the rest.
-//! The sweep runs inside one write transaction and spares objects written within the grace
-//! period, so transactions running in other processes never lose what they just wrote.
+//! Version rows go in one catalog transaction that first checks heads and labels have not
+//! moved since the mark; the object sweep then spares objects written within the grace
+//! period, so transactions running in other processes never lose what they just wrote. A
+//! crash between the two leaves only unreferenced objects for the next run.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
-use rusqlite::params;
-
-use crate::db::{Db, now_ns};
+use crate::backend::{RefSnapshot, now_ns};
 use crate::error::{Error, Result};
 use crate::hamt;
 use crate::node::{Hash, Node};
@@ -81,9 +81,8 @@ impl Store {
 
     fn try_gc(&self, retention: Retention, grace: Duration) -> Result<Option<GcStats>> {
         let start = now_ns();
-        let (heads, labels, versions) = self
-            .db()
-            .read(|c| Ok((Db::heads(c)?, Db::labels(c)?, Db::all_versions(c)?)))?;
+        let cat = self.catalog();
+        let (heads, labels, versions) = (cat.heads()?, cat.labels()?, cat.versions()?);
         let by_id: std::collections::HashMap<VersionId, &crate::Version> =
             versions.iter().map(|v| (v.id, v)).collect();
         let mut keep: HashSet<VersionId> = labels.iter().map(|(_, v)| *v).collect();
@@ -112,61 +111,32 @@ impl Store {
             versions_kept: keep.len() as u64,
             ..Default::default()
         };
-        let conn = self.db().lock_writer();
-        let tx =
-            rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
-        let refs = |h: &[crate::db::HeadRow], l: &[(String, VersionId)]| {
-            let mut r: Vec<(String, VersionId)> =
-                h.iter().map(|h| (h.name.clone(), h.version)).collect();
-            r.extend(l.iter().map(|(n, v)| (format!("label:{n}"), *v)));
-            r
+        let seen_refs = RefSnapshot {
+            heads: heads.iter().map(|h| (h.name.clone(), h.version)).collect(),
+            labels: labels.clone(),
         };
-        if refs(&heads, &labels) != refs(&Db::heads(&tx)?, &Db::labels(&tx)?) {
+        let doomed: Vec<VersionId> = versions
+            .iter()
+            .filter(|v| !keep.contains(&v.id))
+            .map(|v| v.id)
+            .collect();
+        if !cat.delete_versions(&seen_refs, &doomed)? {
             return Ok(None);
         }
-        for v in &versions {
-            if !keep.contains(&v.id) {
-                tx.execute("DELETE FROM versions WHERE id = ?1", params![v.id.0])?;
-                stats.versions_deleted += 1;
-            }
-        }
-        let mut doomed = Vec::new();
-        {
-            let mut st = tx.prepare("SELECT hash, length(data) FROM objects WHERE created < ?1")?;
-            let rows = st.query_map(params![cutoff], |r| {
-                Ok((r.get::<_, Vec<u8>>(0)?, r.get::<_, i64>(1)?))
-            })?;
-            for row in rows {
-                let (h, len) = row?;
-                let Ok(arr) = <[u8; 32]>::try_from(h.as_slice()) else {
-                    continue;
-                };
-                if !seen.contains(&Hash(arr)) {
-                    doomed.push((h, len));
-                }
-            }
-        }
-        {
-            let mut del = tx.prepare("DELETE FROM objects WHERE hash = ?1 AND created < ?2")?;
-            for (h, len) in &doomed {
-                if del.execute(params![h, cutoff])? == 1 {
-                    stats.objects_deleted += 1;
-                    stats.bytes_freed += *len as u64;
-                }
-            }
-        }
-        stats.objects_kept =
-            tx.query_row("SELECT count(*) FROM objects", [], |r| r.get::<_, i64>(0))? as u64;
-        tx.commit()?;
-        drop(conn);
+        stats.versions_deleted = doomed.len() as u64;
+        let (objects, bytes) = self
+            .objs()
+            .store
+            .delete_unreferenced(cutoff, &|h| seen.contains(h))?;
+        stats.objects_deleted = objects;
+        stats.bytes_freed = bytes;
+        stats.objects_kept = self.objs().store.totals()?.0;
         tracing::info!(?stats, "gc finished");
         Ok(Some(stats))
     }
 
     /// Returns unused pages of the SQLite file to the filesystem (after a large GC).
     pub fn vacuum(&self) -> Result<()> {
-        let conn = self.db().lock_writer();
-        conn.execute_batch("VACUUM")?;
-        Ok(())
+        self.catalog().compact()
     }
 }

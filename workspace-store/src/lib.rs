@@ -27,7 +27,7 @@
 //! # Ok(()) }
 //! ```
 
-mod db;
+pub mod backend;
 mod diff;
 mod error;
 mod fsck;
@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use db::VersionRow as Version;
+pub use backend::VersionRow as Version;
 pub use diff::{Change, ChangeKind};
 pub use error::{Errno, Error, Result};
 pub use fsck::FsckReport;
@@ -57,7 +57,7 @@ pub use txn::{
     SYSTEM_DIR, SetTime, Stat, Txn, is_system_path,
 };
 
-use db::Db;
+use backend::{Catalog, NewObject, NewVersion, ObjectStore, sqlite::Sqlite};
 use node::{Hamt, Meta, Node};
 use objects::{Objects, Pending};
 
@@ -148,6 +148,10 @@ pub struct Store {
 
 struct Inner {
     objs: Objects,
+    catalog: Arc<dyn Catalog>,
+    /// The catalog also holds the objects (one SQLite file): a commit's objects go into the
+    /// catalog's transaction instead of a separate put.
+    colocated: bool,
     path: PathBuf,
 }
 
@@ -160,13 +164,34 @@ impl Store {
     /// Opens (creating if needed) the store at `path`.
     pub fn open_with(path: impl AsRef<Path>, opts: Options) -> Result<Store> {
         let path = path.as_ref();
-        let db = Db::open(path, opts.durability, opts.busy_timeout)?;
+        let db = Arc::new(Sqlite::open(path, opts.durability, opts.busy_timeout)?);
         Ok(Store {
             inner: Arc::new(Inner {
-                objs: Objects::new(db, opts.node_cache, opts.page_cache),
+                objs: Objects::new(db.clone(), opts.node_cache, opts.page_cache),
+                catalog: db,
+                colocated: true,
                 path: path.to_path_buf(),
             }),
         })
+    }
+
+    /// A store over any pair of backends: `objects` for the content-addressed objects,
+    /// `catalog` for versions, heads and the rest (see [`backend`] for their contracts).
+    /// `path` is only what [`Store::path`] reports.
+    pub fn with_backends(
+        objects: Arc<dyn ObjectStore>,
+        catalog: Arc<dyn Catalog>,
+        path: impl Into<PathBuf>,
+        opts: Options,
+    ) -> Store {
+        Store {
+            inner: Arc::new(Inner {
+                objs: Objects::new(objects, opts.node_cache, opts.page_cache),
+                catalog,
+                colocated: false,
+                path: path.into(),
+            }),
+        }
     }
 
     /// The store file's path.
@@ -178,17 +203,18 @@ impl Store {
         &self.inner.objs
     }
 
-    pub(crate) fn db(&self) -> &Db {
-        &self.inner.objs.db
+    pub(crate) fn catalog(&self) -> &dyn Catalog {
+        &*self.inner.catalog
     }
 
-    fn write<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>) -> Result<T> {
-        let conn = self.db().lock_writer();
-        let tx =
-            rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
-        tx.commit()?;
-        Ok(out)
+    /// The objects a catalog write should carry: all of them when the catalog holds the
+    /// objects (one transaction), none when they went to the object store first.
+    pub(crate) fn stage<'a>(&self, objects: Vec<NewObject<'a>>) -> Result<Vec<NewObject<'a>>> {
+        if self.inner.colocated {
+            return Ok(objects);
+        }
+        self.objs().store.put_many(&objects)?;
+        Ok(Vec::new())
     }
 
     fn check_workspace_name(name: &str) -> Result<()> {
@@ -203,7 +229,7 @@ impl Store {
     /// Creates an empty workspace; returns its first version.
     pub fn create_workspace(&self, name: &str) -> Result<VersionId> {
         Self::check_workspace_name(name)?;
-        let now = db::now_ns();
+        let now = backend::now_ns();
         let mut pending = Pending::default();
         let root = pending.put_node(Node::Dir {
             meta: Meta {
@@ -214,35 +240,43 @@ impl Store {
             },
             listing: Hamt::Bucket(Vec::new()),
         });
-        let v = self.write(|tx| {
-            pending.write(tx)?;
-            let v = Db::insert_version(tx, &root, None, name, "create", txn::ROOT_INO + 1, 0, 0)?;
-            Db::insert_head(tx, name, v)?;
-            Ok(v)
-        })?;
+        let objects = self.stage(pending.list())?;
+        let v = self.catalog().create_workspace(
+            &NewVersion {
+                root,
+                parent: None,
+                workspace: name,
+                message: "create",
+                next_ino: txn::ROOT_INO + 1,
+                bytes: 0,
+                entries: 0,
+            },
+            &objects,
+        )?;
+        drop(objects);
         pending.publish(self.objs());
         Ok(v)
     }
 
     /// Every workspace, by name.
     pub fn workspaces(&self) -> Result<Vec<Workspace>> {
-        let rows = self.db().read(Db::heads)?;
+        let rows = self.catalog().heads()?;
         Ok(rows.into_iter().map(to_workspace).collect())
     }
 
     /// One workspace.
     pub fn workspace(&self, name: &str) -> Result<Workspace> {
-        self.db().read(|c| Db::head(c, name)).map(to_workspace)
+        self.catalog().head(name).map(to_workspace)
     }
 
     /// Deletes a workspace's head. Its versions stay until [`Store::gc`] finds them unreachable.
     pub fn delete_workspace(&self, name: &str) -> Result<()> {
-        self.write(|tx| Db::delete_head(tx, name))
+        self.catalog().delete_head(name)
     }
 
     /// Sets a workspace's quota (`None` = unlimited).
     pub fn set_quota(&self, name: &str, quota: Quota) -> Result<()> {
-        self.write(|tx| Db::set_quota(tx, name, quota.bytes, quota.entries))
+        self.catalog().set_quota(name, quota)
     }
 
     /// Forks `source` into new workspaces `names`, all at `source`'s current version, in one
@@ -252,52 +286,39 @@ impl Store {
         for n in names {
             Self::check_workspace_name(n)?;
         }
-        self.write(|tx| {
-            let head = Db::head(tx, source)?;
-            for n in names {
-                Db::insert_head(tx, n, head.version)?;
-                Db::set_quota(tx, n, head.quota_bytes, head.quota_entries)?;
-            }
-            Ok(head.version)
-        })
+        self.catalog().fork(source, names)
     }
 
     /// Creates a workspace whose head is `version` (a fork of any version, e.g. a label).
     pub fn create_workspace_at(&self, name: &str, version: VersionId) -> Result<()> {
         Self::check_workspace_name(name)?;
-        self.write(|tx| {
-            Db::version(tx, version)?;
-            Db::insert_head(tx, name, version)
-        })
+        self.catalog().create_head(name, version)
     }
 
     /// Names `version` with a label (replacing a label of the same name).
     pub fn label(&self, name: &str, version: VersionId) -> Result<()> {
-        self.write(|tx| {
-            Db::version(tx, version)?;
-            Db::set_label(tx, name, version)
-        })
+        self.catalog().set_label(name, version)
     }
 
     /// All labels, by name.
     pub fn labels(&self) -> Result<Vec<(String, VersionId)>> {
-        self.db().read(Db::labels)
+        self.catalog().labels()
     }
 
     /// How many versions each workspace has committed (its own, not those it shares with the
     /// session it was forked from), by workspace: one query for all of them.
     pub fn version_counts(&self) -> Result<std::collections::HashMap<String, u64>> {
-        self.db().read(Db::version_counts)
+        self.catalog().version_counts()
     }
 
     /// How many versions `workspace` has committed itself (`versions_by_workspace`).
     pub fn version_count(&self, workspace: &str) -> Result<u64> {
-        self.db().read(|c| Db::version_count(c, workspace))
+        self.catalog().version_count(workspace)
     }
 
     /// Removes a label (its version may then be collected by GC).
     pub fn delete_label(&self, name: &str) -> Result<()> {
-        self.write(|tx| Db::delete_label(tx, name))
+        self.catalog().delete_label(name)
     }
 
     /// Moves `workspace` to the tree of `version` by committing a new version with that root
@@ -313,67 +334,24 @@ impl Store {
         version: VersionId,
         message: &str,
     ) -> Result<VersionId> {
-        self.write(|tx| {
-            let head = Db::head(tx, workspace)?;
-            let target = Db::version(tx, version)?;
-            let cur = Db::version(tx, head.version)?;
-            let v = Db::insert_version(
-                tx,
-                &target.root,
-                Some(head.version),
-                workspace,
-                message,
-                cur.next_ino.max(target.next_ino),
-                target.bytes,
-                target.entries,
-            )?;
-            Db::cas_head(tx, workspace, head.version, v)?;
-            Ok(v)
-        })
+        self.catalog().checkout(workspace, version, message)
     }
 
     /// A version's row.
     pub fn version(&self, id: VersionId) -> Result<Version> {
-        self.db().read(|c| Db::version(c, id))
+        self.catalog().version(id)
     }
 
     /// The versions of a workspace's lineage, newest first (following parent links, so a fork
     /// shows the history it shares with its source), at most `limit`.
     pub fn history(&self, workspace: &str, limit: usize) -> Result<Vec<Version>> {
-        self.db().read(|c| {
-            let head = Db::head(c, workspace)?;
-            let mut out = Vec::new();
-            let mut cur = Some(head.version);
-            while let Some(id) = cur {
-                if out.len() >= limit {
-                    break;
-                }
-                match Db::version(c, id) {
-                    Ok(v) => {
-                        cur = v.parent;
-                        out.push(v);
-                    }
-                    // Older versions may have been collected under a retention policy.
-                    Err(Error::NoVersion(_)) => break,
-                    Err(e) => return Err(e),
-                }
-            }
-            Ok(out)
-        })
+        self.catalog().lineage(workspace, limit)
     }
 
     /// Begins a transaction on `workspace`'s current head.
     pub fn begin(&self, workspace: &str) -> Result<Txn> {
-        let (head, base) = self.db().read(|c| {
-            let head = Db::head(c, workspace)?;
-            let base = Db::version(c, head.version)?;
-            Ok((head, base))
-        })?;
-        let quota = Quota {
-            bytes: head.quota_bytes,
-            entries: head.quota_entries,
-        };
-        Txn::new(self.clone(), Some(workspace.to_string()), base, quota)
+        let (head, base) = self.catalog().head_version(workspace)?;
+        Txn::new(self.clone(), Some(workspace.to_string()), base, head.quota)
     }
 
     /// A read-only view of any version (commit returns [`Error::ReadOnly`]).
@@ -384,41 +362,25 @@ impl Store {
 
     /// Statistics of the store's contents.
     pub fn stats(&self) -> Result<StoreStats> {
-        let mut s = self.db().read(|c| {
-            let (objects, pages, nodes): (i64, i64, i64) = c.query_row(
-                "SELECT count(*), coalesce(sum(CASE WHEN kind = 0 THEN length(data) END), 0),
-                        coalesce(sum(CASE WHEN kind = 1 THEN length(data) END), 0) FROM objects",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )?;
-            let versions: i64 = c.query_row("SELECT count(*) FROM versions", [], |r| r.get(0))?;
-            let heads: i64 = c.query_row("SELECT count(*) FROM heads", [], |r| r.get(0))?;
-            Ok(StoreStats {
-                objects: objects as u64,
-                page_bytes: pages as u64,
-                node_bytes: nodes as u64,
-                versions: versions as u64,
-                workspaces: heads as u64,
-                file_bytes: 0,
-            })
-        })?;
-        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        let path = self.path();
-        let wal = PathBuf::from(format!("{}-wal", path.display()));
-        s.file_bytes = size(path) + size(&wal);
-        Ok(s)
+        let (objects, page_bytes, node_bytes) = self.objs().store.totals()?;
+        let (versions, workspaces) = self.catalog().totals()?;
+        Ok(StoreStats {
+            objects,
+            page_bytes,
+            node_bytes,
+            versions,
+            workspaces,
+            file_bytes: self.catalog().disk_bytes().unwrap_or(0),
+        })
     }
 }
 
-fn to_workspace(h: db::HeadRow) -> Workspace {
+fn to_workspace(h: backend::HeadRow) -> Workspace {
     Workspace {
         name: h.name,
         version: h.version,
         created: h.created,
         last_active: h.last_active,
-        quota: Quota {
-            bytes: h.quota_bytes,
-            entries: h.quota_entries,
-        },
+        quota: h.quota,
     }
 }

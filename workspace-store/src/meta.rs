@@ -4,10 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{OptionalExtension, params};
-
-use crate::db::Db;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::txn::{Commit, Txn};
 use crate::{Store, VersionId};
 
@@ -41,50 +38,20 @@ pub struct EventFilter {
 impl Store {
     /// Sets (or with `None` removes) a metadata value of a workspace. The key `name` is unique
     /// across workspaces: setting a taken name fails with [`Error::WorkspaceExists`].
+    ///
+    /// [`Error::WorkspaceExists`]: crate::Error::WorkspaceExists
     pub fn set_meta(&self, workspace: &str, key: &str, value: Option<&str>) -> Result<()> {
-        let conn = self.db().lock_writer();
-        Db::head(&conn, workspace)?;
-        let r = match value {
-            Some(v) => conn.execute(
-                "INSERT INTO workspace_meta(workspace, key, value) VALUES (?1, ?2, ?3)
-                 ON CONFLICT(workspace, key) DO UPDATE SET value = excluded.value",
-                params![workspace, key, v],
-            ),
-            None => conn.execute(
-                "DELETE FROM workspace_meta WHERE workspace = ?1 AND key = ?2",
-                params![workspace, key],
-            ),
-        };
-        match r {
-            Ok(_) => Ok(()),
-            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ConstraintViolation) => {
-                Err(Error::WorkspaceExists(
-                    value.unwrap_or_default().to_string(),
-                ))
-            }
-            Err(e) => Err(e.into()),
-        }
+        self.catalog().set_meta(workspace, key, value)
     }
 
     /// All metadata of a workspace.
     pub fn meta(&self, workspace: &str) -> Result<BTreeMap<String, String>> {
-        self.db().read(|c| {
-            let mut st =
-                c.prepare_cached("SELECT key, value FROM workspace_meta WHERE workspace = ?1")?;
-            let rows = st.query_map(params![workspace], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
-        })
+        self.catalog().meta(workspace)
     }
 
     /// The workspace whose metadata `key` is `value`, if any.
     pub fn find_by_meta(&self, key: &str, value: &str) -> Result<Option<String>> {
-        self.db().read(|c| {
-            Ok(c.prepare_cached(
-                "SELECT workspace FROM workspace_meta WHERE key = ?1 AND value = ?2 LIMIT 1",
-            )?
-            .query_row(params![key, value], |r| r.get(0))
-            .optional()?)
-        })
+        self.catalog().find_by_meta(key, value)
     }
 
     /// Appends an event to the log; returns its sequence number. Also marks the workspace
@@ -97,49 +64,18 @@ impl Store {
         after: Option<VersionId>,
         data: &str,
     ) -> Result<i64> {
-        let conn = self.db().lock_writer();
-        let tx =
-            rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
-        let seq = Db::insert_event(&tx, workspace, kind, before, after, data)?;
-        Db::touch(&tx, workspace)?;
-        tx.commit()?;
-        Ok(seq)
+        self.catalog()
+            .append_event(workspace, kind, before, after, data)
     }
 
     /// Events matching `filter`, oldest first.
     pub fn events(&self, filter: &EventFilter) -> Result<Vec<Event>> {
-        self.db().read(|c| {
-            let limit = if filter.limit == 0 {
-                -1
-            } else {
-                filter.limit as i64
-            };
-            let mut st = c.prepare_cached(
-                "SELECT seq, workspace, time, kind, version_before, version_after, data FROM events
-                 WHERE seq > ?1 AND (?2 IS NULL OR workspace = ?2) AND (?3 IS NULL OR kind = ?3)
-                 ORDER BY seq LIMIT ?4",
-            )?;
-            let rows = st.query_map(
-                params![filter.after, filter.workspace, filter.kind, limit],
-                |r| {
-                    Ok(Event {
-                        seq: r.get(0)?,
-                        workspace: r.get(1)?,
-                        time: r.get(2)?,
-                        kind: r.get(3)?,
-                        version_before: r.get::<_, Option<i64>>(4)?.map(VersionId),
-                        version_after: r.get::<_, Option<i64>>(5)?.map(VersionId),
-                        data: r.get(6)?,
-                    })
-                },
-            )?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
-        })
+        self.catalog().events(filter)
     }
 }
 
 impl Txn {
-    /// Commits like [`Txn::commit`] and appends an event recording it, in the same SQLite
+    /// Commits like [`Txn::commit`] and appends an event recording it, in the same catalog
     /// transaction: the event exists if and only if the commit does. Returns the commit and
     /// the event's sequence number.
     pub fn commit_with_event(self, kind: &str, data: &str) -> Result<(Commit, i64)> {

@@ -8,31 +8,35 @@ use std::sync::{Arc, Mutex};
 
 use lru::LruCache;
 
-use crate::db::{Db, OBJ_CHUNK, OBJ_NODE};
+use crate::backend::{NewObject, ObjectKind, ObjectStore};
 use crate::error::{Error, Result};
 use crate::node::{Hash, Node};
 
-/// Object access with caches in front of the database.
+/// Object access with caches in front of the object store.
 pub(crate) struct Objects {
-    pub(crate) db: Db,
+    pub(crate) store: Arc<dyn ObjectStore>,
     nodes: Mutex<LruCache<Hash, Arc<Node>>>,
     pages: Mutex<LruCache<Hash, Arc<Vec<u8>>>>,
 }
 
 impl Objects {
-    pub(crate) fn new(db: Db, node_cache: usize, page_cache: usize) -> Objects {
+    pub(crate) fn new(
+        store: Arc<dyn ObjectStore>,
+        node_cache: usize,
+        page_cache: usize,
+    ) -> Objects {
         let n = NonZeroUsize::new(node_cache.max(16)).unwrap_or(NonZeroUsize::MIN);
         let p = NonZeroUsize::new(page_cache.max(4)).unwrap_or(NonZeroUsize::MIN);
         Objects {
-            db,
+            store,
             nodes: Mutex::new(LruCache::new(n)),
             pages: Mutex::new(LruCache::new(p)),
         }
     }
 
     fn raw(&self, hash: &Hash) -> Result<Vec<u8>> {
-        self.db
-            .get_object(hash)?
+        self.store
+            .get(hash)?
             .ok_or_else(|| Error::Corrupt(format!("missing object {}", hash.to_hex())))
     }
 
@@ -66,7 +70,7 @@ impl Objects {
         if missing.is_empty() {
             return Ok(());
         }
-        for (h, data) in self.db.get_objects(&missing)? {
+        for (h, data) in self.store.get_many(&missing)? {
             if let Ok(node) = Node::decode(&data) {
                 self.cache_node(h, Arc::new(node));
             }
@@ -103,7 +107,7 @@ impl Objects {
 /// Objects produced by a transaction, waiting for its commit.
 #[derive(Default)]
 pub(crate) struct Pending {
-    objs: HashMap<Hash, (i64, Vec<u8>)>,
+    objs: HashMap<Hash, (ObjectKind, Vec<u8>)>,
     nodes: HashMap<Hash, Arc<Node>>,
 }
 
@@ -112,7 +116,7 @@ impl Pending {
     pub(crate) fn put_node(&mut self, node: Node) -> Hash {
         let bytes = node.encode();
         let h = Hash::of(&bytes);
-        self.objs.entry(h).or_insert((OBJ_NODE, bytes));
+        self.objs.entry(h).or_insert((ObjectKind::Node, bytes));
         self.nodes.entry(h).or_insert_with(|| Arc::new(node));
         h
     }
@@ -123,7 +127,7 @@ impl Pending {
             return Hash::ZERO;
         }
         let h = Hash::of(&data);
-        self.objs.entry(h).or_insert((OBJ_CHUNK, data));
+        self.objs.entry(h).or_insert((ObjectKind::Page, data));
         h
     }
 
@@ -134,14 +138,16 @@ impl Pending {
         }
     }
 
-    /// Writes queued objects through `conn` (inside the caller's SQL transaction).
-    pub(crate) fn write(&self, conn: &rusqlite::Connection) -> Result<()> {
-        let list: Vec<(Hash, i64, &[u8])> = self
-            .objs
+    /// The queued objects, for the object store (or a catalog that holds them).
+    pub(crate) fn list(&self) -> Vec<NewObject<'_>> {
+        self.objs
             .iter()
-            .map(|(h, (k, d))| (*h, *k, d.as_slice()))
-            .collect();
-        Db::put_objects(conn, &list)
+            .map(|(h, (kind, d))| NewObject {
+                hash: *h,
+                kind: *kind,
+                data: d.as_slice(),
+            })
+            .collect()
     }
 
     /// After the objects are durable: cache the decoded nodes and forget the queue.

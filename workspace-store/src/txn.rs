@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use crate::db::{Db, VersionRow, now_ns};
+use crate::backend::{CommitRecord, NewVersion, VersionRow, now_ns};
 use crate::error::{Error, Result};
 use crate::hamt;
 use crate::node::{Agg, Entry, Hamt, Hash, Kind, Meta, Node, PAGE_SIZE, PageRef};
@@ -1163,12 +1163,7 @@ impl Txn {
                 }
             }
         }
-        let conn = self.store.db().lock_writer();
-        let tx =
-            rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
-        pending.write(&tx)?;
-        tx.commit()?;
-        drop(conn);
+        self.store.objs().store.put_many(&pending.list())?;
         pending.publish(self.store.objs());
         self.mem_bytes = 0;
         Ok(())
@@ -1342,38 +1337,24 @@ impl Txn {
         let (bytes, entries) = (agg.bytes, agg.entries - 1);
         debug_assert_eq!((bytes, entries), (self.usage.bytes, self.usage.entries));
         let store = self.store.clone();
-        let conn = store.db().lock_writer();
-        let tx =
-            rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
-        pending.write(&tx)?;
-        let v = Db::insert_version(
-            &tx,
-            &root,
-            Some(self.base.id),
-            &ws,
-            &self.message,
-            self.next_ino,
-            bytes,
-            entries,
-        )?;
-        Db::cas_head(&tx, &ws, self.base.id, v)?;
-        Db::touch(&tx, &ws)?;
-        for (kind, data) in std::mem::take(&mut self.events) {
-            Db::insert_event(&tx, &ws, &kind, Some(self.base.id), Some(v), &data)?;
-        }
-        let seq = match event {
-            Some((kind, data)) => Some(Db::insert_event(
-                &tx,
-                &ws,
-                kind,
-                Some(self.base.id),
-                Some(v),
-                data,
-            )?),
-            None => None,
+        let events = std::mem::take(&mut self.events);
+        let record = CommitRecord {
+            version: NewVersion {
+                root,
+                parent: Some(self.base.id),
+                workspace: &ws,
+                message: &self.message,
+                next_ino: self.next_ino,
+                bytes,
+                entries,
+            },
+            expected: self.base.id,
+            events: &events,
+            event,
         };
-        tx.commit()?;
-        drop(conn);
+        let objects = store.stage(pending.list())?;
+        let (v, seq) = store.catalog().commit(&record, &objects)?;
+        drop(objects);
         pending.publish(store.objs());
         Ok((
             Commit {

@@ -1,0 +1,233 @@
+//! Where a store keeps its bytes: two traits the rest of the crate goes through.
+//!
+//! - an [`ObjectStore`] holds the immutable, content-addressed objects (file pages and tree
+//!   nodes, named by their BLAKE3 hash);
+//! - a [`Catalog`] holds everything that names or orders them: versions, heads (the only
+//!   mutable pointers, moved by compare-and-swap), labels, workspace metadata and the event
+//!   log.
+//!
+//! Because objects never change, the object store needs no coordination beyond
+//! put-if-absent; every consistency question is the catalog's. The SQLite file
+//! ([`sqlite::Sqlite`]) implements both, in one database, and is the embedded default; a
+//! catalog on a database server and objects in object storage are other implementations of
+//! the same contracts.
+
+pub mod sqlite;
+
+use crate::error::Result;
+use crate::meta::{Event, EventFilter};
+use crate::node::Hash;
+use crate::{Quota, VersionId};
+
+/// What an object is (for statistics; objects describe themselves).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectKind {
+    /// A 64 KiB (or shorter, final) page of file bytes.
+    Page,
+    /// A node of a tree: an inode, a directory trie level or a page table level.
+    Node,
+}
+
+/// An object to store: its hash (of `data`), kind and bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct NewObject<'a> {
+    pub hash: Hash,
+    pub kind: ObjectKind,
+    pub data: &'a [u8],
+}
+
+/// Immutable objects by hash.
+///
+/// Contract:
+/// - **Put is put-if-absent and idempotent**: putting an object that exists changes nothing
+///   of its content (a hash names one content) but refreshes its write time, which is what
+///   [`ObjectStore::delete_unreferenced`]'s grace period is measured from. When `put_many`
+///   returns, every object it was given is durable; when it fails, any subset may be, and
+///   that subset is harmless (unreferenced objects are collected by GC).
+/// - **Reads are never stale**: an object once put reads back byte for byte until GC deletes
+///   it, from any process. A missing object reads as `None`, not as an error.
+/// - **Ordering**: a committer puts a version's objects before the catalog records the
+///   version, so a version the catalog shows never references a missing object (unless GC
+///   broke the grace rule, which fsck reports).
+pub trait ObjectStore: Send + Sync {
+    /// Stores the objects that are absent (and refreshes the write time of the others).
+    fn put_many(&self, objects: &[NewObject<'_>]) -> Result<()>;
+    /// One object's bytes.
+    fn get(&self, hash: &Hash) -> Result<Option<Vec<u8>>>;
+    /// The objects of `hashes` that exist (in no particular order).
+    fn get_many(&self, hashes: &[Hash]) -> Result<Vec<(Hash, Vec<u8>)>>;
+    /// Whether each of `hashes` exists, in the order given.
+    fn exists_many(&self, hashes: &[Hash]) -> Result<Vec<bool>>;
+    /// Deletes every object last written before `written_before` (nanoseconds since the Unix
+    /// epoch) for which `referenced` is false; returns how many objects and bytes went.
+    /// Objects written at or after `written_before` are never deleted, whatever `referenced`
+    /// says: that is the grace period that protects a transaction still being committed.
+    fn delete_unreferenced(
+        &self,
+        written_before: i64,
+        referenced: &dyn Fn(&Hash) -> bool,
+    ) -> Result<(u64, u64)>;
+    /// How many objects there are and their bytes by kind: (objects, page bytes, node bytes).
+    fn totals(&self) -> Result<(u64, u64, u64)>;
+}
+
+/// A version row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionRow {
+    pub id: VersionId,
+    pub root: Hash,
+    pub parent: Option<VersionId>,
+    pub workspace: String,
+    /// Nanoseconds since the Unix epoch.
+    pub time: i64,
+    pub message: String,
+    pub next_ino: u64,
+    pub bytes: u64,
+    pub entries: u64,
+}
+
+/// A head row: a workspace's name, where it points, and its settings.
+#[derive(Debug, Clone)]
+pub struct HeadRow {
+    pub name: String,
+    pub version: VersionId,
+    pub created: i64,
+    pub quota: Quota,
+    pub last_active: Option<i64>,
+}
+
+/// A version about to be recorded (its id and time are the catalog's to assign).
+#[derive(Debug, Clone)]
+pub struct NewVersion<'a> {
+    pub root: Hash,
+    pub parent: Option<VersionId>,
+    pub workspace: &'a str,
+    pub message: &'a str,
+    pub next_ino: u64,
+    pub bytes: u64,
+    pub entries: u64,
+}
+
+/// One commit of a transaction: the new version, the head move and the events, which the
+/// catalog applies all together or not at all.
+#[derive(Debug, Clone)]
+pub struct CommitRecord<'a> {
+    pub version: NewVersion<'a>,
+    /// The version the head must still be at (the transaction's base).
+    pub expected: VersionId,
+    /// Events recorded with the commit (kind, data), before `event`.
+    pub events: &'a [(String, String)],
+    /// An event whose sequence number the caller wants back.
+    pub event: Option<(&'a str, &'a str)>,
+}
+
+/// Heads and labels as GC saw them when it marked; it deletes only if they are unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefSnapshot {
+    pub heads: Vec<(String, VersionId)>,
+    pub labels: Vec<(String, VersionId)>,
+}
+
+/// Versions, heads, labels, workspace metadata and events.
+///
+/// Contract:
+/// - **Atomicity**: every method that writes is one transaction: after a crash, it happened
+///   entirely or not at all. [`Catalog::commit`] inserts the version row, moves the head
+///   (compare-and-swap from `expected`), marks the workspace active and appends its events
+///   together: an event exists if and only if its commit does.
+/// - **Compare-and-swap**: a head moves only from the version the writer read; otherwise
+///   the write fails with [`crate::Error::Conflict`] naming the actual version, and nothing
+///   is written. Two processes committing to one workspace: one wins, the other gets the
+///   conflict.
+/// - **Ordering**: version ids and event sequence numbers strictly increase in commit order
+///   and are never reused. A reader sees a commit completely or not at all.
+/// - **Objects**: a catalog that also stores the objects (SQLite holding both) writes a
+///   commit's `objects` in the commit's own transaction. Paired with a separate object store,
+///   it is given none: the store put them there first, so a crash between the two leaves
+///   only unreferenced objects.
+/// - **Idempotence**: none for writes (a retried commit after an unknown outcome may find
+///   the head moved by its own first attempt, and reports the conflict); reads are
+///   side-effect free.
+pub trait Catalog: Send + Sync {
+    // --- reads ---
+    fn version(&self, id: VersionId) -> Result<VersionRow>;
+    /// Every version, by id.
+    fn versions(&self) -> Result<Vec<VersionRow>>;
+    fn head(&self, name: &str) -> Result<HeadRow>;
+    /// Every head, by name.
+    fn heads(&self) -> Result<Vec<HeadRow>>;
+    /// A head and the version it points at, read together.
+    fn head_version(&self, name: &str) -> Result<(HeadRow, VersionRow)>;
+    /// A workspace's lineage from its head, newest first, at most `limit`; it ends early at a
+    /// version GC has collected.
+    fn lineage(&self, name: &str, limit: usize) -> Result<Vec<VersionRow>>;
+    /// Every label, by name.
+    fn labels(&self) -> Result<Vec<(String, VersionId)>>;
+    /// How many versions a workspace committed itself.
+    fn version_count(&self, workspace: &str) -> Result<u64>;
+    /// [`Catalog::version_count`] of every workspace with one.
+    fn version_counts(&self) -> Result<std::collections::HashMap<String, u64>>;
+    /// (versions, heads).
+    fn totals(&self) -> Result<(u64, u64)>;
+
+    // --- writes ---
+    /// Records a first version and a head pointing at it; fails with
+    /// [`crate::Error::WorkspaceExists`] if the name is taken.
+    fn create_workspace(
+        &self,
+        version: &NewVersion<'_>,
+        objects: &[NewObject<'_>],
+    ) -> Result<VersionId>;
+    /// A new head at an existing version.
+    fn create_head(&self, name: &str, version: VersionId) -> Result<()>;
+    /// New heads at `source`'s version, with its quota; returns that version.
+    fn fork(&self, source: &str, names: &[&str]) -> Result<VersionId>;
+    /// Removes a head and its metadata (its versions stay until GC).
+    fn delete_head(&self, name: &str) -> Result<()>;
+    fn set_quota(&self, name: &str, quota: Quota) -> Result<()>;
+    /// Names an existing version (replacing a label of the same name).
+    fn set_label(&self, name: &str, version: VersionId) -> Result<()>;
+    fn delete_label(&self, name: &str) -> Result<()>;
+    /// Commits `record` (see the contract); returns the new version and the sequence number
+    /// of `record.event`.
+    fn commit(
+        &self,
+        record: &CommitRecord<'_>,
+        objects: &[NewObject<'_>],
+    ) -> Result<(VersionId, Option<i64>)>;
+    /// A new version of `workspace` with `version`'s tree, parent the current head.
+    fn checkout(&self, workspace: &str, version: VersionId, message: &str) -> Result<VersionId>;
+
+    // --- metadata and events ---
+    /// Sets or removes a metadata value; `name` values are unique across workspaces.
+    fn set_meta(&self, workspace: &str, key: &str, value: Option<&str>) -> Result<()>;
+    fn meta(&self, workspace: &str) -> Result<std::collections::BTreeMap<String, String>>;
+    fn find_by_meta(&self, key: &str, value: &str) -> Result<Option<String>>;
+    /// Appends an event and marks the workspace active; returns its sequence number.
+    fn append_event(
+        &self,
+        workspace: &str,
+        kind: &str,
+        before: Option<VersionId>,
+        after: Option<VersionId>,
+        data: &str,
+    ) -> Result<i64>;
+    fn events(&self, filter: &EventFilter) -> Result<Vec<Event>>;
+
+    // --- garbage collection ---
+    /// Deletes the version rows `doomed` if heads and labels still are as in `seen`; returns
+    /// false (deleting nothing) if they moved.
+    fn delete_versions(&self, seen: &RefSnapshot, doomed: &[VersionId]) -> Result<bool>;
+    /// Gives unused space back to the filesystem, where that means something.
+    fn compact(&self) -> Result<()>;
+    /// Bytes the catalog (and objects it holds) take on local disk, if it is local.
+    fn disk_bytes(&self) -> Option<u64>;
+}
+
+/// Now, in nanoseconds since the Unix epoch (the unit of every time the store records).
+pub(crate) fn now_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
