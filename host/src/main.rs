@@ -24,7 +24,8 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(version, about, long_about)]
 struct Cli {
-    /// The store file (created if missing). Default: $XDG_DATA_HOME/burrow/burrow.db.
+    /// The store: an SQLite file (created if missing), or a postgres://user@host:port/db URL
+    /// (catalog and objects in PostgreSQL). Default: $XDG_DATA_HOME/burrow/burrow.db.
     #[arg(long, global = true, env = "BURROW_STORE")]
     store: Option<PathBuf>,
     /// Print structured output as JSON.

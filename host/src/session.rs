@@ -254,14 +254,29 @@ fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether a `--store` value names a PostgreSQL database rather than a file.
+pub fn is_postgres_url(s: &str) -> bool {
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
+}
+
 impl Sandbox {
     /// Opens (creating if needed) the store at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Sandbox> {
         Sandbox::open_with(path, SandboxConfig::default())
     }
 
+    /// Opens the store at `path`: an SQLite file (created if needed, with its directory), or,
+    /// when `path` is a `postgres://` (or `postgresql://`) URL, a PostgreSQL database holding
+    /// the catalog and the objects.
     pub fn open_with(path: impl AsRef<Path>, config: SandboxConfig) -> Result<Sandbox> {
         let path = path.as_ref();
+        if let Some(url) = path.to_str().filter(|p| is_postgres_url(p)) {
+            return Ok(Sandbox {
+                store: Store::open_postgres(url, burrow_store::Options::default())?,
+                config,
+                toolbox: OnceLock::new(),
+            });
+        }
         if let Some(parent) = path.parent()
             && !parent.as_os_str().is_empty()
             && !parent.exists()

@@ -3,9 +3,12 @@
 //! moment. After the kills the store must pass `burrow fsck`; every call whose result was
 //! reported before its kill must be present; no call may be half-applied.
 //!
-//! 200 kills by default; `BURROW_CRASH_KILLS=1000` (or more) for the long mode.
+//! 200 kills by default; `BURROW_CRASH_KILLS=1000` (or more) for the long mode. The same
+//! runs against PostgreSQL when it is installed.
 
 mod common;
+#[path = "../../workspace-store/tests/pg/mod.rs"]
+mod pg;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -150,10 +153,25 @@ fn sigkill_at_random_moments_never_loses_or_half_applies_a_call() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("s.db");
+    crash_run(&dir.path().join("s.db"), kills);
+}
+
+/// The same on PostgreSQL (catalog and objects): a process killed mid-commit leaves the
+/// database's transaction rolled back. 60 kills by default (`BURROW_CRASH_KILLS_PG`).
+#[test]
+fn sigkill_on_postgres_never_loses_or_half_applies_a_call() {
+    let Some(server) = pg::server() else { return };
+    let kills: usize = std::env::var("BURROW_CRASH_KILLS_PG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    crash_run(Path::new(&server.fresh_db()), kills);
+}
+
+fn crash_run(db: &Path, kills: usize) {
     let burrow = || {
         let mut c = Command::new(env!("CARGO_BIN_EXE_burrow"));
-        c.env("BURROW_STORE", &db).env("BURROW_CACHE", cache());
+        c.env("BURROW_STORE", db).env("BURROW_CACHE", cache());
         c
     };
     let out = burrow()
@@ -208,11 +226,11 @@ fn sigkill_at_random_moments_never_loses_or_half_applies_a_call() {
             killed += 1;
         }
         if i % 50 == 0 {
-            check(&db, &acked, &tried);
+            check(db, &acked, &tried);
         }
         i += 1;
     }
-    let forks = check(&db, &acked, &tried);
+    let forks = check(db, &acked, &tried);
     eprintln!(
         "crash harness: {} calls, {killed} killed with SIGKILL, {completed} acknowledged, {forks} forks; fsck clean, nothing lost or half-applied",
         tried.len()

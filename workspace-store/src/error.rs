@@ -100,6 +100,10 @@ pub enum Error {
     Corrupt(String),
     #[error("sqlite: {0}")]
     Sqlite(rusqlite::Error),
+    /// A store server (PostgreSQL) refused, failed or could not be reached; the operation
+    /// changed nothing it did not report.
+    #[error("store server: {0}")]
+    Server(String),
     #[error("i/o: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -142,6 +146,7 @@ impl Error {
             | Error::SchemaTooNew { .. }
             | Error::Corrupt(_)
             | Error::Sqlite(_)
+            | Error::Server(_)
             | Error::Io(_) => Errno::Io,
         }
     }

@@ -1,14 +1,15 @@
 //! Garbage collection: mark every object reachable from a retained version (the lineage of
 //! every head, within the retention policy, and every labelled version), then sweep the rest.
-//! Version rows go in one catalog transaction that first checks heads and labels have not
-//! moved since the mark; the object sweep then spares objects written within the grace
+//! Version rows go in one catalog transaction that first checks no head or label was made at
+//! one of them since the mark (heads that moved forward do not matter: lineages only grow);
+//! the object sweep then spares objects written within the grace
 //! period, so transactions running in other processes never lose what they just wrote. A
 //! crash between the two leaves only unreferenced objects for the next run.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
-use crate::backend::{RefSnapshot, now_ns};
+use crate::backend::now_ns;
 use crate::error::{Error, Result};
 use crate::hamt;
 use crate::node::{Hash, Node};
@@ -69,8 +70,8 @@ impl Store {
     /// belong to a transaction still running elsewhere); pass `Duration::ZERO` only when no
     /// other transaction can be running.
     pub fn gc(&self, retention: Retention, grace: Duration) -> Result<GcStats> {
-        // Heads and labels may move while we mark; the sweep re-checks them under the write
-        // lock and starts over if they did.
+        // A fork or label may be made at a version being collected while we mark; the sweep
+        // checks under the write lock and starts over if one was.
         for _ in 0..5 {
             if let Some(stats) = self.try_gc(retention, grace)? {
                 return Ok(stats);
@@ -111,16 +112,12 @@ impl Store {
             versions_kept: keep.len() as u64,
             ..Default::default()
         };
-        let seen_refs = RefSnapshot {
-            heads: heads.iter().map(|h| (h.name.clone(), h.version)).collect(),
-            labels: labels.clone(),
-        };
         let doomed: Vec<VersionId> = versions
             .iter()
             .filter(|v| !keep.contains(&v.id))
             .map(|v| v.id)
             .collect();
-        if !cat.delete_versions(&seen_refs, &doomed)? {
+        if !cat.delete_versions(&doomed)? {
             return Ok(None);
         }
         stats.versions_deleted = doomed.len() as u64;

@@ -175,6 +175,22 @@ impl Store {
         })
     }
 
+    /// Opens (creating the schema if needed) a store in a PostgreSQL database, objects
+    /// included (as `bytea`, in the commit's own transaction): `url` is
+    /// `postgres://user:password@host:port/dbname`.
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(url: &str, opts: Options) -> Result<Store> {
+        let pg = Arc::new(backend::postgres::Postgres::open(url)?);
+        Ok(Store {
+            inner: Arc::new(Inner {
+                objs: Objects::new(pg.clone(), opts.node_cache, opts.page_cache),
+                catalog: pg,
+                colocated: true,
+                path: PathBuf::from(redact(url)),
+            }),
+        })
+    }
+
     /// A store over any pair of backends: `objects` for the content-addressed objects,
     /// `catalog` for versions, heads and the rest (see [`backend`] for their contracts).
     /// `path` is only what [`Store::path`] reports.
@@ -372,6 +388,21 @@ impl Store {
             workspaces,
             file_bytes: self.catalog().disk_bytes().unwrap_or(0),
         })
+    }
+}
+
+/// A URL without its password, for display.
+#[cfg(feature = "postgres")]
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let cred = &url[s + 3..at];
+            match cred.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
     }
 }
 

@@ -276,6 +276,25 @@ fn separate(dir: &Path) -> Store {
     )
 }
 
+#[cfg(feature = "postgres")]
+mod pg;
+
+/// PostgreSQL (catalog and objects): one fresh database per case, found again on reopen
+/// through a file in the case's directory.
+#[cfg(feature = "postgres")]
+fn postgres(dir: &Path) -> Store {
+    let file = dir.join("postgres-url");
+    let url = match std::fs::read_to_string(&file) {
+        Ok(u) => u,
+        Err(_) => {
+            let u = pg::server().expect("checked before the cases").fresh_db();
+            std::fs::write(&file, &u).expect("write url");
+            u
+        }
+    };
+    Store::open_postgres(&url, Options::default()).expect("open")
+}
+
 fn run(ops: Vec<Op>, open: fn(&Path) -> Store) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut store = open(dir.path());
@@ -357,5 +376,18 @@ proptest! {
     #[test]
     fn separate_backends_agree_with_model(ops in prop::collection::vec(op(), 1..40)) {
         run(ops, separate)?;
+    }
+}
+
+#[cfg(feature = "postgres")]
+proptest! {
+    // A round trip per statement: a twentieth of the cases.
+    #![proptest_config(ProptestConfig { cases: cases() / 20, max_shrink_iters: 200, ..ProptestConfig::default() })]
+    #[test]
+    fn postgres_agrees_with_model(ops in prop::collection::vec(op(), 1..40)) {
+        if pg::server().is_none() {
+            return Ok(());
+        }
+        run(ops, postgres)?;
     }
 }

@@ -12,6 +12,8 @@
 //! catalog on a database server and objects in object storage are other implementations of
 //! the same contracts.
 
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod sqlite;
 
 use crate::error::Result;
@@ -121,13 +123,6 @@ pub struct CommitRecord<'a> {
     pub event: Option<(&'a str, &'a str)>,
 }
 
-/// Heads and labels as GC saw them when it marked; it deletes only if they are unchanged.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RefSnapshot {
-    pub heads: Vec<(String, VersionId)>,
-    pub labels: Vec<(String, VersionId)>,
-}
-
 /// Versions, heads, labels, workspace metadata and events.
 ///
 /// Contract:
@@ -215,9 +210,11 @@ pub trait Catalog: Send + Sync {
     fn events(&self, filter: &EventFilter) -> Result<Vec<Event>>;
 
     // --- garbage collection ---
-    /// Deletes the version rows `doomed` if heads and labels still are as in `seen`; returns
-    /// false (deleting nothing) if they moved.
-    fn delete_versions(&self, seen: &RefSnapshot, doomed: &[VersionId]) -> Result<bool>;
+    /// Deletes the version rows `doomed`, unless a head or label points at one of them now
+    /// (a fork or label made while GC marked): then it deletes nothing and returns false.
+    /// Heads that only moved forward do not stop it: a lineage only grows, so what GC chose
+    /// to drop is still outside every head's retention.
+    fn delete_versions(&self, doomed: &[VersionId]) -> Result<bool>;
     /// Gives unused space back to the filesystem, where that means something.
     fn compact(&self) -> Result<()>;
     /// Bytes the catalog (and objects it holds) take on local disk, if it is local.

@@ -1,0 +1,187 @@
+//! The store operations' shared tests (`cases/ops.rs`) on PostgreSQL: the catalog and the
+//! objects in a real server started for the test process (see `pg/mod.rs`), a fresh
+//! database per test.
+
+#![cfg(feature = "postgres")]
+
+mod pg;
+
+use std::time::Duration;
+
+use burrow_store::{
+    ChangeKind, Errno, Error, Kind, OpenFlags, Options, Quota, ROOT_INO, Retention, SetTime, Store,
+};
+
+fn store() -> Option<(String, Store)> {
+    let url = pg::server()?.fresh_db();
+    let store = Store::open_postgres(&url, Options::default()).expect("open");
+    store.create_workspace("w").expect("create");
+    Some((url, store))
+}
+
+/// Another handle on the same database, as another process (or machine) has.
+fn reopen(url: &str) -> Store {
+    Store::open_postgres(url, Options::default()).expect("reopen")
+}
+
+macro_rules! store {
+    () => {
+        match store() {
+            Some(s) => s,
+            None => return,
+        }
+    };
+}
+
+include!("cases/ops.rs");
+
+// ----- what only a shared server has -----
+
+#[test]
+fn the_catalog_and_the_objects_live_in_the_database() {
+    let (url, s) = store!();
+    let mut t = s.begin("w").unwrap();
+    t.write_file("notes.md", b"kept in postgres").unwrap();
+    t.commit().unwrap();
+    let db = url.rsplit('/').next().unwrap().to_string();
+    let server = pg::server().unwrap();
+    let q = |sql: &str| server.psql(&db, sql).unwrap().trim().to_string();
+    assert_eq!(q("SELECT name FROM heads"), "w");
+    assert_eq!(q("SELECT count(*) FROM versions"), "2");
+    // The root, the file node and its page at least.
+    assert!(q("SELECT count(*) FROM objects").parse::<u32>().unwrap() >= 3);
+    assert_eq!(
+        q("SELECT count(*) FROM objects WHERE data = convert_to('kept in postgres', 'UTF8')"),
+        "1"
+    );
+}
+
+#[test]
+fn two_machines_serve_one_session_alternately_and_concurrently() {
+    let (url, a) = store!();
+    // A second process with its own caches.
+    let b = reopen(&url);
+    // Alternately: each sees what the other committed, at once.
+    for i in 0..5 {
+        let (w, r) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
+        let mut t = w.begin("w").unwrap();
+        t.write_file(&format!("f{i}"), format!("round {i}").as_bytes())
+            .unwrap();
+        t.commit_with_event("call", &format!("{{\"i\":{i}}}"))
+            .unwrap();
+        let mut v = r.begin("w").unwrap();
+        assert_eq!(
+            v.read_file(&format!("f{i}")).unwrap(),
+            format!("round {i}").as_bytes()
+        );
+    }
+    // A fork made on one is used on the other.
+    a.fork("w", &["exp"]).unwrap();
+    let mut t = b.begin("exp").unwrap();
+    t.write_file("only-in-exp", b"x").unwrap();
+    t.commit().unwrap();
+    assert!(a.begin("w").unwrap().read_file("only-in-exp").is_err());
+    assert_eq!(
+        a.begin("exp").unwrap().read_file("only-in-exp").unwrap(),
+        b"x"
+    );
+    // Concurrently on one workspace: every commit either lands or reports the conflict, and
+    // those that land are all there, with their events in commit order.
+    let landed: Vec<String> = std::thread::scope(|sc| {
+        let hs: Vec<_> = [&a, &b]
+            .into_iter()
+            .enumerate()
+            .map(|(n, s)| {
+                sc.spawn(move || {
+                    let mut ok = Vec::new();
+                    for i in 0..20 {
+                        let name = format!("c{n}-{i}");
+                        let mut t = s.begin("w").unwrap();
+                        t.write_file(&name, b"c").unwrap();
+                        match t.commit_with_event("call", &name) {
+                            Ok(_) => ok.push(name),
+                            Err(Error::Conflict { .. }) => {}
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                    ok
+                })
+            })
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    assert!(!landed.is_empty());
+    let mut t = a.begin("w").unwrap();
+    for name in &landed {
+        assert_eq!(t.read_file(name).unwrap(), b"c", "{name}");
+    }
+    let events = b
+        .events(&burrow_store::EventFilter {
+            workspace: Some("w".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let calls: Vec<_> = events.iter().filter(|e| e.data.starts_with('c')).collect();
+    assert_eq!(calls.len(), landed.len());
+    for pair in events.windows(2) {
+        assert!(pair[0].seq < pair[1].seq);
+        assert!(pair[0].version_after < pair[1].version_after);
+    }
+    assert!(a.fsck().unwrap().is_clean());
+}
+
+#[test]
+fn gc_on_the_shared_database_while_another_process_commits_keeps_everything_live() {
+    let (url, a) = store!();
+    let b = reopen(&url);
+    for n in 0..3 {
+        b.fork("w", &[&format!("gone{n}")]).unwrap();
+        let mut t = b.begin(&format!("gone{n}")).unwrap();
+        t.write_file("big", &vec![n as u8 + 1; 200_000]).unwrap();
+        t.commit().unwrap();
+        b.delete_workspace(&format!("gone{n}")).unwrap();
+    }
+    std::thread::scope(|sc| {
+        let writer = sc.spawn(|| {
+            for i in 0..30 {
+                let mut t = a.begin("w").unwrap();
+                t.write_file(&format!("live{i}"), format!("{i}").repeat(1000).as_bytes())
+                    .unwrap();
+                t.commit().unwrap();
+            }
+        });
+        for _ in 0..5 {
+            b.gc(Retention::LastN(3), Duration::from_secs(30)).unwrap();
+        }
+        writer.join().unwrap();
+    });
+    let stats = b.gc(Retention::LastN(3), Duration::ZERO).unwrap();
+    assert!(stats.bytes_freed > 0 || stats.objects_deleted > 0 || stats.versions_deleted > 0);
+    let mut t = a.begin("w").unwrap();
+    for i in 0..30 {
+        assert_eq!(
+            t.read_file(&format!("live{i}")).unwrap(),
+            format!("{i}").repeat(1000).as_bytes()
+        );
+    }
+    assert!(reopen(&url).fsck().unwrap().is_clean());
+}
+
+#[test]
+fn a_server_that_cannot_be_reached_is_a_clear_error() {
+    if pg::server().is_none() {
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let err = Store::open_postgres(
+        &format!("postgres://burrow@127.0.0.1:{port}/none"),
+        Options::default(),
+    )
+    .err()
+    .expect("no server there");
+    assert!(matches!(err, Error::Server(_)), "{err}");
+    assert!(err.to_string().contains("store server"), "{err}");
+}
