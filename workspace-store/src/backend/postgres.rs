@@ -27,8 +27,8 @@ use std::sync::Mutex;
 use tokio_postgres::{Client, GenericClient, NoTls, Row, Transaction};
 
 use super::{
-    Catalog, CommitRecord, HeadRow, NewObject, NewVersion, ObjectKind, ObjectStore, VersionRow,
-    now_ns,
+    Catalog, CatalogDump, CommitRecord, HeadRow, NewObject, NewVersion, ObjectKind, ObjectStore,
+    VersionRow, now_ns,
 };
 use crate::error::{Error, Result};
 use crate::meta::{Event, EventFilter};
@@ -147,6 +147,18 @@ fn to_head(r: &Row) -> HeadRow {
             entries: r.get::<_, Option<i64>>(4).map(|v| v as u64),
         },
         last_active: r.get(5),
+    }
+}
+
+fn to_event(r: &Row) -> Event {
+    Event {
+        seq: r.get(0),
+        workspace: r.get(1),
+        time: r.get(2),
+        kind: r.get(3),
+        version_before: r.get::<_, Option<i64>>(4).map(VersionId),
+        version_after: r.get::<_, Option<i64>>(5).map(VersionId),
+        data: r.get(6),
     }
 }
 
@@ -598,6 +610,26 @@ impl ObjectStore for Postgres {
         })
     }
 
+    fn list(&self) -> Result<Vec<(Hash, ObjectKind)>> {
+        let pc = self.client()?;
+        block(async {
+            let rows = pc
+                .query("SELECT hash, kind FROM objects", &[])
+                .await
+                .map_err(server)?;
+            rows.iter()
+                .map(|r| {
+                    let kind = if r.get::<_, i16>(1) == kind_code(ObjectKind::Node) {
+                        ObjectKind::Node
+                    } else {
+                        ObjectKind::Page
+                    };
+                    Ok((hash_of(r.get::<_, &[u8]>(0))?, kind))
+                })
+                .collect()
+        })
+    }
+
     fn totals(&self) -> Result<(u64, u64, u64)> {
         let pc = self.client()?;
         block(async {
@@ -1016,18 +1048,7 @@ impl Catalog for Postgres {
                 )
                 .await
                 .map_err(server)?;
-            Ok(rows
-                .iter()
-                .map(|r| Event {
-                    seq: r.get(0),
-                    workspace: r.get(1),
-                    time: r.get(2),
-                    kind: r.get(3),
-                    version_before: r.get::<_, Option<i64>>(4).map(VersionId),
-                    version_after: r.get::<_, Option<i64>>(5).map(VersionId),
-                    data: r.get(6),
-                })
-                .collect())
+            Ok(rows.iter().map(to_event).collect())
         })
     }
 
@@ -1063,5 +1084,162 @@ impl Catalog for Postgres {
 
     fn disk_bytes(&self) -> Option<u64> {
         None
+    }
+
+    fn dump(&self) -> Result<CatalogDump> {
+        let mut pc = self.client()?;
+        block(async {
+            let tx = pc
+                .build_transaction()
+                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .await
+                .map_err(server)?;
+            let q = |sql: &'static str| tx.query(sql, &[]);
+            let versions = q(
+                "SELECT id, root, parent, workspace, time, message, next_ino, bytes, entries
+                              FROM versions ORDER BY id",
+            )
+            .await
+            .map_err(server)?
+            .iter()
+            .map(to_version)
+            .collect::<Result<_>>()?;
+            let heads = heads(&tx).await?;
+            let labels = q("SELECT name, version, created FROM labels ORDER BY name")
+                .await
+                .map_err(server)?
+                .iter()
+                .map(|r| (r.get(0), VersionId(r.get(1)), r.get(2)))
+                .collect();
+            let meta =
+                q("SELECT workspace, key, value FROM workspace_meta ORDER BY workspace, key")
+                    .await
+                    .map_err(server)?
+                    .iter()
+                    .map(|r| (r.get(0), r.get(1), r.get(2)))
+                    .collect();
+            let events = q(
+                "SELECT seq, workspace, time, kind, version_before, version_after, data
+                            FROM events ORDER BY seq",
+            )
+            .await
+            .map_err(server)?
+            .iter()
+            .map(to_event)
+            .collect();
+            Ok(CatalogDump {
+                versions,
+                heads,
+                labels,
+                meta,
+                events,
+            })
+        })
+    }
+
+    fn restore(&self, d: &CatalogDump) -> Result<()> {
+        let mut pc = self.client()?;
+        block(async {
+            let tx = begin_write(&mut pc).await?;
+            let n: i64 = tx
+                .query_one(
+                    "SELECT (SELECT count(*) FROM versions) + (SELECT count(*) FROM heads)",
+                    &[],
+                )
+                .await
+                .map_err(server)?
+                .get(0);
+            if n > 0 {
+                return Err(Error::Invalid("the destination store is not empty"));
+            }
+            let st = tx
+                .prepare(&format!(
+                    "INSERT INTO versions({VERSION_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+                ))
+                .await
+                .map_err(server)?;
+            for v in &d.versions {
+                tx.execute(
+                    &st,
+                    &[
+                        &v.id.0,
+                        &&v.root.0[..],
+                        &v.parent.map(|p| p.0),
+                        &v.workspace,
+                        &v.time,
+                        &v.message,
+                        &(v.next_ino as i64),
+                        &(v.bytes as i64),
+                        &(v.entries as i64),
+                    ],
+                )
+                .await
+                .map_err(server)?;
+            }
+            for h in &d.heads {
+                tx.execute(
+                    &format!("INSERT INTO heads({HEAD_COLS}) VALUES ($1, $2, $3, $4, $5, $6)"),
+                    &[
+                        &h.name,
+                        &h.version.0,
+                        &h.created,
+                        &h.quota.bytes.map(|b| b as i64),
+                        &h.quota.entries.map(|e| e as i64),
+                        &h.last_active,
+                    ],
+                )
+                .await
+                .map_err(server)?;
+            }
+            for (name, v, created) in &d.labels {
+                tx.execute(
+                    "INSERT INTO labels(name, version, created) VALUES ($1, $2, $3)",
+                    &[name, &v.0, created],
+                )
+                .await
+                .map_err(server)?;
+            }
+            for (w, k, v) in &d.meta {
+                tx.execute(
+                    "INSERT INTO workspace_meta(workspace, key, value) VALUES ($1, $2, $3)",
+                    &[w, k, v],
+                )
+                .await
+                .map_err(server)?;
+            }
+            let st = tx
+                .prepare(
+                    "INSERT INTO events(seq, workspace, time, kind, version_before, version_after, data)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .await
+                .map_err(server)?;
+            for e in &d.events {
+                tx.execute(
+                    &st,
+                    &[
+                        &e.seq,
+                        &e.workspace,
+                        &e.time,
+                        &e.kind,
+                        &e.version_before.map(|v| v.0),
+                        &e.version_after.map(|v| v.0),
+                        &e.data,
+                    ],
+                )
+                .await
+                .map_err(server)?;
+            }
+            // New ids continue after the copied ones.
+            tx.batch_execute(
+                "SELECT setval('versions_id_seq', coalesce((SELECT max(id) FROM versions), 0) + 1, false);
+                 SELECT setval('events_seq_seq', coalesce((SELECT max(seq) FROM events), 0) + 1, false);",
+            )
+            .await
+            .map_err(server)?;
+            finish(tx, ()).await
+        })
     }
 }

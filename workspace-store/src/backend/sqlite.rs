@@ -12,7 +12,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::now_ns;
 use super::{
-    Catalog, CommitRecord, HeadRow, NewObject, NewVersion, ObjectKind, ObjectStore, VersionRow,
+    Catalog, CatalogDump, CommitRecord, HeadRow, NewObject, NewVersion, ObjectKind, ObjectStore,
+    VersionRow,
 };
 use crate::error::{Error, Result};
 use crate::meta::{Event, EventFilter};
@@ -525,6 +526,18 @@ impl Sqlite {
     }
 }
 
+fn event_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Event> {
+    Ok(Event {
+        seq: r.get(0)?,
+        workspace: r.get(1)?,
+        time: r.get(2)?,
+        kind: r.get(3)?,
+        version_before: r.get::<_, Option<i64>>(4)?.map(VersionId),
+        version_after: r.get::<_, Option<i64>>(5)?.map(VersionId),
+        data: r.get(6)?,
+    })
+}
+
 fn head_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HeadRow> {
     Ok(HeadRow {
         name: r.get(0)?,
@@ -596,6 +609,23 @@ impl ObjectStore for Sqlite {
                 }
             }
             Ok((objects, bytes))
+        })
+    }
+
+    fn list(&self) -> Result<Vec<(Hash, ObjectKind)>> {
+        self.read(|c| {
+            let mut st = c.prepare("SELECT hash, kind FROM objects")?;
+            let rows = st.query_map([], |r| Ok((r.get::<_, Vec<u8>>(0)?, r.get::<_, i64>(1)?)))?;
+            rows.map(|row| {
+                let (h, k) = row?;
+                let kind = if k == OBJ_NODE {
+                    ObjectKind::Node
+                } else {
+                    ObjectKind::Page
+                };
+                Ok((hash_of(h)?, kind))
+            })
+            .collect()
         })
     }
 
@@ -853,17 +883,7 @@ impl Catalog for Sqlite {
             )?;
             let rows = st.query_map(
                 params![filter.after, filter.workspace, filter.kind, limit],
-                |r| {
-                    Ok(Event {
-                        seq: r.get(0)?,
-                        workspace: r.get(1)?,
-                        time: r.get(2)?,
-                        kind: r.get(3)?,
-                        version_before: r.get::<_, Option<i64>>(4)?.map(VersionId),
-                        version_after: r.get::<_, Option<i64>>(5)?.map(VersionId),
-                        data: r.get(6)?,
-                    })
-                },
+                event_row,
             )?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
         })
@@ -898,5 +918,110 @@ impl Catalog for Sqlite {
         let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
         let wal = PathBuf::from(format!("{}-wal", self.path.display()));
         Some(size(&self.path) + size(&wal))
+    }
+
+    fn dump(&self) -> Result<CatalogDump> {
+        self.read(|c| {
+            // One read transaction: one snapshot for every table.
+            c.execute_batch("BEGIN DEFERRED")?;
+            let out = (|| {
+                let mut st =
+                    c.prepare("SELECT name, version, created FROM labels ORDER BY name")?;
+                let labels = st
+                    .query_map([], |r| Ok((r.get(0)?, VersionId(r.get(1)?), r.get(2)?)))?
+                    .collect::<rusqlite::Result<_>>()?;
+                let mut st = c.prepare(
+                    "SELECT workspace, key, value FROM workspace_meta ORDER BY workspace, key",
+                )?;
+                let meta = st
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                    .collect::<rusqlite::Result<_>>()?;
+                let mut st = c.prepare(
+                    "SELECT seq, workspace, time, kind, version_before, version_after, data
+                     FROM events ORDER BY seq",
+                )?;
+                let events = st
+                    .query_map([], event_row)?
+                    .collect::<rusqlite::Result<_>>()?;
+                Ok(CatalogDump {
+                    versions: Self::all_versions(c)?,
+                    heads: Self::heads(c)?,
+                    labels,
+                    meta,
+                    events,
+                })
+            })();
+            c.execute_batch("COMMIT")?;
+            out
+        })
+    }
+
+    fn restore(&self, d: &CatalogDump) -> Result<()> {
+        self.write(|tx| {
+            let n: i64 = tx.query_row(
+                "SELECT (SELECT count(*) FROM versions) + (SELECT count(*) FROM heads)",
+                [],
+                |r| r.get(0),
+            )?;
+            if n > 0 {
+                return Err(Error::Invalid("the destination store is not empty"));
+            }
+            let mut st = tx.prepare(&format!(
+                "INSERT INTO versions({VERSION_COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+            ))?;
+            for v in &d.versions {
+                st.execute(params![
+                    v.id.0,
+                    &v.root.0[..],
+                    v.parent.map(|p| p.0),
+                    v.workspace,
+                    v.time,
+                    v.message,
+                    v.next_ino as i64,
+                    v.bytes as i64,
+                    v.entries as i64
+                ])?;
+            }
+            let mut st = tx.prepare(
+                "INSERT INTO heads(name, version, created, quota_bytes, quota_entries, last_active)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for h in &d.heads {
+                st.execute(params![
+                    h.name,
+                    h.version.0,
+                    h.created,
+                    h.quota.bytes.map(|b| b as i64),
+                    h.quota.entries.map(|e| e as i64),
+                    h.last_active
+                ])?;
+            }
+            let mut st =
+                tx.prepare("INSERT INTO labels(name, version, created) VALUES (?1, ?2, ?3)")?;
+            for (name, v, created) in &d.labels {
+                st.execute(params![name, v.0, created])?;
+            }
+            let mut st = tx
+                .prepare("INSERT INTO workspace_meta(workspace, key, value) VALUES (?1, ?2, ?3)")?;
+            for (w, k, v) in &d.meta {
+                st.execute(params![w, k, v])?;
+            }
+            let mut st = tx.prepare(
+                "INSERT INTO events(seq, workspace, time, kind, version_before, version_after, data)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?;
+            for e in &d.events {
+                st.execute(params![
+                    e.seq,
+                    e.workspace,
+                    e.time,
+                    e.kind,
+                    e.version_before.map(|v| v.0),
+                    e.version_after.map(|v| v.0),
+                    e.data
+                ])?;
+            }
+            Ok(())
+        })
     }
 }

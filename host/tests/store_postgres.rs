@@ -1,0 +1,156 @@
+//! burrow on PostgreSQL, end to end: the real binary with `BURROW_STORE=postgres://...` on a
+//! server the test starts (`workspace-store/tests/pg`), `burrow store migrate` from an
+//! SQLite file, and two `burrow serve` processes (two machines, separate component caches)
+//! serving one session alternately and concurrently. Skips with one line without
+//! PostgreSQL, unless `BURROW_REQUIRE_POSTGRES=1`.
+
+mod common;
+#[path = "../../workspace-store/tests/pg/mod.rs"]
+mod pg;
+
+use std::path::Path;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use reqwest::blocking::Client;
+use serde_json::{Value, json};
+
+fn cli(store: &str, args: &[&str]) -> (i32, String, String) {
+    common::burrow_cli(Path::new(store), &common::cache(), args)
+}
+
+fn ok(store: &str, args: &[&str]) -> String {
+    let (code, out, err) = cli(store, args);
+    assert_eq!(code, 0, "burrow {args:?}: {out}{err}");
+    out
+}
+
+#[test]
+fn the_cli_on_postgres_and_a_migration_from_sqlite() {
+    let Some(server) = pg::server() else { return };
+    // Start on the embedded default, as a user upgrading would.
+    let local = common::Cli::new();
+    local.ok(&["session", "new", "--name", "proj"]);
+    local.ok(&[
+        "sh",
+        "proj",
+        "mkdir -p src && echo 'fn main() {}' > src/main.rs && echo notes > notes.md",
+    ]);
+    local.ok(&["sh", "proj", "echo more >> notes.md && cd src"]);
+    local.ok(&["label", "proj", "baseline"]);
+    let url = server.fresh_db();
+    let migrate = [
+        "store",
+        "migrate",
+        "--from",
+        local.db.to_str().unwrap(),
+        "--to",
+        &url,
+    ];
+    let out = local.ok(&migrate);
+    assert!(out.contains("copied 1 sessions"), "{out}");
+    assert!(out.contains("clean:"), "{out}");
+    // A second migration into the now full database is refused, and changes nothing.
+    let (code, _, err) = local.run(&migrate);
+    assert_ne!(code, 0);
+    assert!(err.contains("not empty"), "{err}");
+
+    // Every verb on the database.
+    assert_eq!(
+        ok(&url, &["sh", "proj", "pwd && cat ../notes.md"]),
+        "/workspace/src\nnotes\nmore\n"
+    );
+    // A call that changes nothing adds no version: the history is the one copied.
+    assert_eq!(
+        ok(&url, &["history", "proj"]),
+        ok(local.db.to_str().unwrap(), &["history", "proj"])
+    );
+    let fork = ok(&url, &["fork", "proj", "-n", "1"]).trim().to_string();
+    ok(&url, &["sh", &fork, "echo experiment > ../exp.txt"]);
+    let diff = ok(&url, &["diff", "proj", &fork]);
+    assert!(diff.contains("exp.txt"), "{diff}");
+    ok(&url, &["undo", &fork]);
+    assert!(!ok(&url, &["diff", "proj", &fork]).contains("exp.txt"));
+    let log = ok(&url, &["log", "proj", "--json"]);
+    assert!(log.lines().count() >= 2, "{log}");
+    ok(&url, &["session", "rm", &fork]);
+    let gc = ok(&url, &["gc", "--grace", "0s"]);
+    assert!(gc.starts_with("removed "), "{gc}");
+    assert!(ok(&url, &["fsck"]).starts_with("clean:"));
+    let (code, out, err) = cli(&url, &["sh", "proj", "exit 3"]);
+    assert_eq!(code, 3, "{out}{err}");
+    // A server that is not there: a clear error, no panic.
+    let (code, _, err) = cli("postgres://burrow@127.0.0.1:1/none", &["session", "ls"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("store server"), "{err}");
+}
+
+fn client() -> Client {
+    Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()
+        .unwrap()
+}
+
+fn call(base: &str, session: &str, command: &str) -> (StatusCode, Value) {
+    let r = client()
+        .post(format!("{base}/sessions/{session}/call"))
+        .json(&json!({"tool": "bash", "input": {"command": command}}))
+        .send()
+        .unwrap();
+    let status = r.status();
+    (status, r.json().unwrap_or(Value::Null))
+}
+
+fn text(v: &Value) -> String {
+    v["content"][0]["text"].as_str().unwrap_or("").to_string()
+}
+
+#[test]
+fn two_serve_processes_share_one_session() {
+    let Some(server) = pg::server() else { return };
+    let url = server.fresh_db();
+    let a = common::start(Path::new(&url), &[]);
+    let b = common::start(Path::new(&url), &[]);
+    let r = client()
+        .post(format!("{}/sessions", a.base))
+        .json(&json!({"name": "shared"}))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    // Alternately: each machine sees the other's last call at once.
+    for i in 0..6 {
+        let (w, r) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
+        let (st, out) = call(&w.base, "shared", &format!("echo {i} >> log.txt"));
+        assert_eq!(st, StatusCode::OK, "{out}");
+        let (_, out) = call(&r.base, "shared", "tail -1 log.txt");
+        assert_eq!(text(&out), i.to_string());
+    }
+    // Concurrently: every call lands once (each retried on a conflict), in some order.
+    std::thread::scope(|sc| {
+        for (n, s) in [&a, &b].into_iter().enumerate() {
+            sc.spawn(move || {
+                for i in 0..8 {
+                    loop {
+                        let (st, out) = call(&s.base, "shared", &format!("echo c{n}-{i} >> c.txt"));
+                        if st == StatusCode::OK {
+                            break;
+                        }
+                        assert_eq!(st, StatusCode::CONFLICT, "{out}");
+                    }
+                }
+            });
+        }
+    });
+    let (_, out) = call(&a.base, "shared", "sort c.txt | tr '\\n' ' '");
+    let mut want: Vec<String> = (0..2)
+        .flat_map(|n| (0..8).map(move |i| format!("c{n}-{i}")))
+        .collect();
+    want.sort();
+    assert_eq!(text(&out).trim(), want.join(" "));
+    // A process killed mid-call: the other carries on, the store stays clean.
+    drop(a);
+    let (st, _) = call(&b.base, "shared", "echo after >> log.txt");
+    assert_eq!(st, StatusCode::OK);
+    assert!(ok(&url, &["fsck"]).starts_with("clean:"));
+}
