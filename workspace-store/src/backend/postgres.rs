@@ -221,6 +221,15 @@ impl Postgres {
     fn migrate(&self) -> Result<()> {
         let mut pc = self.client()?;
         block(async {
+            // The common case, a database at this schema already, in one round trip and
+            // without the writer lock: every process start pays it.
+            if let Ok(Some(r)) = pc
+                .query_opt("SELECT value FROM burrow_meta WHERE key = 'schema'", &[])
+                .await
+                && r.get::<_, String>(0) == SCHEMA_VERSION.to_string()
+            {
+                return Ok(());
+            }
             pc.batch_execute(
                 "CREATE TABLE IF NOT EXISTS burrow_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
                  INSERT INTO burrow_meta(key, value) VALUES ('writer', '') ON CONFLICT DO NOTHING;",
