@@ -8,6 +8,7 @@ mod common;
 #[path = "../../workspace-store/tests/pg/mod.rs"]
 mod pg;
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::time::Duration;
 
@@ -153,4 +154,52 @@ fn two_serve_processes_share_one_session() {
     let (st, _) = call(&b.base, "shared", "echo after >> log.txt");
     assert_eq!(st, StatusCode::OK);
     assert!(ok(&url, &["fsck"]).starts_with("clean:"));
+}
+
+#[test]
+fn an_event_stream_on_one_process_wakes_for_a_call_on_another() {
+    let Some(server) = pg::server() else { return };
+    let url = server.fresh_db();
+    let a = common::start(Path::new(&url), &[]);
+    let b = common::start(Path::new(&url), &[]);
+    let r = client()
+        .post(format!("{}/sessions", a.base))
+        .json(&json!({"name": "watched"}))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    // The stream on A is idle (no events yet after `after`); without PostgreSQL's NOTIFY it
+    // would look again only after 30 s, longer than this client waits for its first line.
+    let after = {
+        let r: Value = client()
+            .get(format!("{}/sessions/watched/events?limit=1000", a.base))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        r["next_after"].as_i64().unwrap_or(0)
+    };
+    let stream = Client::builder()
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
+        .get(format!(
+            "{}/sessions/watched/events/stream?after={after}",
+            a.base
+        ))
+        .send()
+        .unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    std::thread::sleep(Duration::from_millis(300));
+    let (st, out) = call(&b.base, "watched", "echo from-b > f");
+    assert_eq!(st, StatusCode::OK, "{out}");
+    let mut event = None;
+    for line in BufReader::new(stream).lines() {
+        let line = line.expect("an event within 20 s: the NOTIFY from B woke A's stream");
+        if let Some(name) = line.strip_prefix("event:") {
+            event = Some(name.trim().to_string());
+            break;
+        }
+    }
+    assert!(event.is_some(), "the stream ended without an event");
 }

@@ -274,6 +274,13 @@ impl Store {
         Ok(v)
     }
 
+    /// Calls `wake` whenever any process appends events to this store, where the backend can
+    /// tell (PostgreSQL's `LISTEN`/`NOTIFY`); false where it cannot (the SQLite file), and
+    /// readers of the event log poll instead.
+    pub fn watch(&self, wake: Arc<dyn Fn() + Send + Sync>) -> Result<bool> {
+        self.catalog().watch(wake)
+    }
+
     /// Every workspace, by name.
     pub fn workspaces(&self) -> Result<Vec<Workspace>> {
         let rows = self.catalog().heads()?;

@@ -264,3 +264,30 @@ fn a_store_copied_from_sqlite_into_postgres_keeps_every_session_and_its_history(
     );
     assert!(back.fsck().unwrap().is_clean());
 }
+
+#[test]
+fn commits_with_events_wake_watchers_in_other_processes() {
+    let (url, a) = store!();
+    let b = reopen(&url);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let watching = b
+        .watch(std::sync::Arc::new(move || {
+            let _ = tx.send(());
+        }))
+        .unwrap();
+    assert!(watching);
+    let wait = Duration::from_secs(20);
+    rx.recv_timeout(wait).expect("a wake once it listens");
+    let mut t = a.begin("w").unwrap();
+    t.write_file("x", b"1").unwrap();
+    t.commit_with_event("call", "x").unwrap();
+    rx.recv_timeout(wait)
+        .expect("woken by another process's commit");
+    a.append_event("w", "note", None, None, "{}").unwrap();
+    rx.recv_timeout(wait)
+        .expect("woken by another process's event");
+    // The SQLite file cannot tell: its readers poll.
+    let dir = tempfile::tempdir().unwrap();
+    let local = Store::open(dir.path().join("s.db")).unwrap();
+    assert!(!local.watch(std::sync::Arc::new(|| {})).unwrap());
+}

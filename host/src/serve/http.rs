@@ -553,8 +553,11 @@ async fn events(
     }))
 }
 
-/// How often an idle stream looks for events written by other processes.
+/// How often an idle stream looks for events written by other processes, when the store
+/// cannot wake it (the SQLite file)...
 const STREAM_POLL: Duration = Duration::from_millis(500);
+/// ...and when it can (PostgreSQL's NOTIFY): only a safety net.
+const STREAM_POLL_WATCHED: Duration = Duration::from_secs(30);
 
 async fn stream(
     State(app): State<App>,
@@ -588,7 +591,12 @@ async fn stream(
             match core.blocking(move |sb| sb.log(&sid, after, 256)).await {
                 Ok(evs) if !evs.is_empty() => queue.extend(evs),
                 Ok(_) => {
-                    let _ = tokio::time::timeout(STREAM_POLL, wake).await;
+                    let poll = if core.watched.load(std::sync::atomic::Ordering::Relaxed) {
+                        STREAM_POLL_WATCHED
+                    } else {
+                        STREAM_POLL
+                    };
+                    let _ = tokio::time::timeout(poll, wake).await;
                 }
                 // The session is gone or the store failed: end the stream.
                 Err(_) => return None,

@@ -69,19 +69,37 @@ pub struct Core {
     locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     permits: Semaphore,
     pub metrics: metrics::Metrics,
-    /// Woken whenever this process appends events (event streams then look for new ones).
+    /// Woken whenever this process appends events (event streams then look for new ones),
+    /// and when another process does, where the store can tell (PostgreSQL).
     pub changed: Notify,
+    /// The store wakes `changed` for other processes' events too, so streams need not poll
+    /// often.
+    pub watched: std::sync::atomic::AtomicBool,
 }
 
 impl Core {
     pub fn new(sandbox: Sandbox, concurrency: usize) -> Arc<Core> {
-        Arc::new(Core {
+        let core = Arc::new(Core {
             sandbox: Arc::new(sandbox),
             locks: Mutex::new(HashMap::new()),
             permits: Semaphore::new(concurrency.max(1)),
             metrics: metrics::Metrics::default(),
             changed: Notify::new(),
-        })
+            watched: std::sync::atomic::AtomicBool::new(false),
+        });
+        let weak = Arc::downgrade(&core);
+        let wake = Arc::new(move || {
+            if let Some(c) = weak.upgrade() {
+                c.changed.notify_waiters();
+            }
+        });
+        match core.sandbox.store().watch(wake) {
+            Ok(w) => core.watched.store(w, std::sync::atomic::Ordering::Relaxed),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch the store for other processes' events; streams poll")
+            }
+        }
+        core
     }
 
     fn lock_of(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {

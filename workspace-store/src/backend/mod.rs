@@ -235,6 +235,14 @@ pub trait Catalog: Send + Sync {
     /// Bytes the catalog (and objects it holds) take on local disk, if it is local.
     fn disk_bytes(&self) -> Option<u64>;
 
+    /// Calls `wake` (from a thread of the backend's) whenever any process appends events to
+    /// this catalog, so event streams need not poll; returns false (and never calls it)
+    /// where the backend cannot tell, and streams keep polling. A wake may be spurious or
+    /// cover several events; after a lost connection the watcher reconnects and wakes once.
+    fn watch(&self, _wake: std::sync::Arc<dyn Fn() + Send + Sync>) -> Result<bool> {
+        Ok(false)
+    }
+
     // --- copying ---
     /// Every row, as of one snapshot.
     fn dump(&self) -> Result<CatalogDump>;

@@ -11,10 +11,12 @@
 //! - Reads run on pooled connections without locks (read committed).
 //! - The schema is created and migrated on open, under the same lock, so two processes
 //!   opening a new database serialise.
-//! - Features used: `BIGSERIAL`, `bytea`, `ON CONFLICT`, `= ANY(array)`, recursive CTEs and
-//!   `SELECT ... FOR UPDATE`; no advisory locks, extensions or `LISTEN`, so PostgreSQL-wire
-//!   services (CockroachDB, YugabyteDB, Neon) that have those should work; only PostgreSQL
-//!   itself is tested.
+//! - Commits with events `NOTIFY burrow_events`; [`Catalog::watch`] LISTENs on a connection
+//!   of its own, so event streams in every process wake at once instead of polling.
+//! - Features used: `BIGSERIAL`, `bytea`, `ON CONFLICT`, `= ANY(array)`, `UNNEST`, recursive
+//!   CTEs, `SELECT ... FOR UPDATE` and `LISTEN`/`NOTIFY`; no advisory locks or extensions, so
+//!   PostgreSQL-wire services (CockroachDB, YugabyteDB, Neon) that have those should work;
+//!   only PostgreSQL itself is tested.
 //! - Connections are plain TCP (no TLS yet): run it on loopback or a private network.
 //!
 //! The store's API is synchronous; the client is tokio-postgres on a small runtime of its
@@ -98,7 +100,8 @@ const PUT_BATCH_BYTES: usize = 8 << 20;
 
 /// A PostgreSQL database holding a store's catalog and, when asked, its objects.
 pub struct Postgres {
-    runtime: tokio::runtime::Runtime,
+    /// Always present until drop.
+    runtime: Option<tokio::runtime::Runtime>,
     url: String,
     pool: Mutex<Vec<Client>>,
 }
@@ -179,7 +182,7 @@ impl Postgres {
             .enable_all()
             .build()?;
         let pg = Postgres {
-            runtime,
+            runtime: Some(runtime),
             url: url.to_string(),
             pool: Mutex::new(Vec::new()),
         };
@@ -189,7 +192,7 @@ impl Postgres {
 
     fn connect(&self) -> Result<Client> {
         let url = self.url.clone();
-        let handle = self.runtime.spawn(async move {
+        let handle = self.rt().spawn(async move {
             let (client, connection) = tokio_postgres::connect(&url, NoTls).await?;
             tokio::spawn(async move {
                 if let Err(e) = connection.await {
@@ -201,6 +204,13 @@ impl Postgres {
         match futures::executor::block_on(handle) {
             Ok(r) => r.map_err(server),
             Err(e) => Err(Error::Server(format!("connecting: {e}"))),
+        }
+    }
+
+    fn rt(&self) -> &tokio::runtime::Handle {
+        match &self.runtime {
+            Some(rt) => rt.handle(),
+            None => unreachable!("the runtime is only taken by drop"),
         }
     }
 
@@ -263,6 +273,16 @@ impl Postgres {
             .map_err(server)?;
             finish(tx, ()).await
         })
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        // Dropping a runtime waits for its tasks, which is not allowed inside an async
+        // context (where a server may drop its store): let them go in the background.
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
     }
 }
 
@@ -480,6 +500,16 @@ async fn insert_event(
         .await
         .map_err(server)?;
     Ok(row.get(0))
+}
+
+/// The channel a commit with events notifies (delivered when its transaction commits).
+const EVENTS_CHANNEL: &str = "burrow_events";
+
+async fn notify(c: &impl GenericClient) -> Result<()> {
+    c.execute("SELECT pg_notify($1, '')", &[&EVENTS_CHANNEL])
+        .await
+        .map_err(server)?;
+    Ok(())
 }
 
 async fn touch(c: &impl GenericClient, name: &str) -> Result<()> {
@@ -932,6 +962,9 @@ impl Catalog for Postgres {
                 }
                 None => None,
             };
+            if !record.events.is_empty() || seq.is_some() {
+                notify(&tx).await?;
+            }
             finish(tx, (v, seq)).await
         })
     }
@@ -1034,6 +1067,7 @@ impl Catalog for Postgres {
             let tx = begin_write(&mut pc).await?;
             let seq = insert_event(&tx, workspace, kind, before, after, data).await?;
             touch(&tx, workspace).await?;
+            notify(&tx).await?;
             finish(tx, seq).await
         })
     }
@@ -1093,6 +1127,43 @@ impl Catalog for Postgres {
 
     fn disk_bytes(&self) -> Option<u64> {
         None
+    }
+
+    fn watch(&self, wake: std::sync::Arc<dyn Fn() + Send + Sync>) -> Result<bool> {
+        use futures::StreamExt;
+        let url = self.url.clone();
+        // A connection of its own that LISTENs, on the backend's runtime, reconnecting when
+        // it is lost (a restarted server), with a wake after each (re)connect for what was
+        // missed meanwhile.
+        self.rt().spawn(async move {
+            loop {
+                if let Ok((client, mut conn)) = tokio_postgres::connect(&url, NoTls).await {
+                    let on_message = wake.clone();
+                    let driver = tokio::spawn(async move {
+                        let mut messages =
+                            futures::stream::poll_fn(move |cx| conn.poll_message(cx));
+                        while let Some(m) = messages.next().await {
+                            match m {
+                                Ok(tokio_postgres::AsyncMessage::Notification(_)) => on_message(),
+                                Ok(_) => {}
+                                Err(_) => break,
+                            }
+                        }
+                    });
+                    if client
+                        .batch_execute(&format!("LISTEN {EVENTS_CHANNEL}"))
+                        .await
+                        .is_ok()
+                    {
+                        wake();
+                    }
+                    let _ = driver.await;
+                    drop(client);
+                }
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+        });
+        Ok(true)
     }
 
     fn dump(&self) -> Result<CatalogDump> {
