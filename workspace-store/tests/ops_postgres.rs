@@ -291,3 +291,33 @@ fn commits_with_events_wake_watchers_in_other_processes() {
     let local = Store::open(dir.path().join("s.db")).unwrap();
     assert!(!local.watch(std::sync::Arc::new(|| {})).unwrap());
 }
+
+#[test]
+fn a_restarted_server_fails_calls_cleanly_then_they_recover() {
+    let Some(private) = pg::Private::start() else {
+        return;
+    };
+    let url = private.server.fresh_db();
+    let s = Store::open_postgres(&url, Options::default()).unwrap();
+    s.create_workspace("w").unwrap();
+    let mut t = s.begin("w").unwrap();
+    t.write_file("before", b"kept").unwrap();
+    t.commit().unwrap();
+    // A transaction in flight when the server goes away.
+    let mut t = s.begin("w").unwrap();
+    t.write_file("lost", b"never committed").unwrap();
+    private.stop();
+    let err = t.commit().unwrap_err();
+    assert!(matches!(err, Error::Server(_)), "{err}");
+    let err = s.begin("w").err().expect("no server, no transaction");
+    assert!(matches!(err, Error::Server(_)), "{err}");
+    private.restart();
+    // The same store handle recovers: new connections, the state as before the failure.
+    let mut t = s.begin("w").unwrap();
+    assert_eq!(t.read_file("before").unwrap(), b"kept");
+    assert!(t.read_file("lost").is_err());
+    t.write_file("after", b"recovered").unwrap();
+    t.commit().unwrap();
+    assert_eq!(s.history("w", 10).unwrap().len(), 3);
+    assert!(s.fsck().unwrap().is_clean());
+}

@@ -100,8 +100,9 @@ fn start() -> Option<Server> {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free port");
-    // A statics' destructor never runs, so the server is stopped by a watchdog that waits
-    // for this test process to end (or the server to stop) and then shuts it down.
+    // A static's destructor never runs, so the server is stopped by a watchdog that waits
+    // for this test process to end and then shuts it down and removes its files. A server
+    // stopped while the process lives (a test's [`Private`] one) is left to its owner.
     let postgres = format!(
         "{} -D '{}' -h 127.0.0.1 -p {port} -k '{}' -c fsync=off -c max_connections=200",
         bin.join("postgres").display(),
@@ -110,7 +111,7 @@ fn start() -> Option<Server> {
     );
     let script = format!(
         "{postgres} & pg=$!; while [ -d /proc/{me} ] && kill -0 $pg 2>/dev/null; do sleep 0.5; done; \
-         kill -INT $pg 2>/dev/null; wait $pg; rm -rf '{}'",
+         if [ ! -d /proc/{me} ]; then kill -INT $pg 2>/dev/null; wait $pg; rm -rf '{}'; fi",
         dir.path().display(),
         me = std::process::id()
     );
@@ -194,4 +195,79 @@ impl Server {
 pub fn server() -> Option<&'static Server> {
     static SERVER: OnceLock<Option<Server>> = OnceLock::new();
     SERVER.get_or_init(start).as_ref()
+}
+
+/// A server of a test's own, which it may stop and start again (the shared one of
+/// [`server`] must stay up for the other tests). Stopped when dropped.
+pub struct Private {
+    pub server: Server,
+    data: PathBuf,
+}
+
+impl Private {
+    /// None when PostgreSQL is not installed (after the one printed line).
+    pub fn start() -> Option<Private> {
+        let server = start()?;
+        let data = server._dir.path().join("data");
+        Some(Private { server, data })
+    }
+
+    fn postmaster_pid(&self) -> Option<String> {
+        std::fs::read_to_string(self.data.join("postmaster.pid"))
+            .ok()
+            .and_then(|t| t.lines().next().map(str::to_string))
+    }
+
+    /// Stops the server (fast shutdown: open sessions are disconnected) and waits for it.
+    pub fn stop(&self) {
+        if let Some(pid) = self.postmaster_pid() {
+            let _ = Command::new("kill").args(["-INT", &pid]).status();
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.data.join("postmaster.pid").exists() {
+            assert!(
+                Instant::now() < deadline,
+                "PostgreSQL did not stop within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Starts it again on the same data and port, and waits until it answers.
+    pub fn restart(&self) {
+        let postgres = format!(
+            "exec {} -D '{}' -h 127.0.0.1 -p {} -k '{}' -c fsync=off",
+            self.server.bin.join("postgres").display(),
+            self.data.display(),
+            self.server.port,
+            self.server._dir.path().display()
+        );
+        let mut cmd = if is_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--", "sh", "-c", &postgres]);
+            c
+        } else {
+            let mut c = Command::new("sh");
+            c.args(["-c", &postgres]);
+            c
+        };
+        cmd.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("postgres starts again");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.server.psql("postgres", "SELECT 1").is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "PostgreSQL did not restart within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Private {
+    fn drop(&mut self) {
+        self.stop();
+    }
 }
