@@ -202,6 +202,8 @@ pub fn server() -> Option<&'static Server> {
 pub struct Private {
     pub server: Server,
     data: PathBuf,
+    /// The server started by [`Private::restart`], reaped on drop.
+    restarted: std::sync::Mutex<Option<Child>>,
 }
 
 impl Private {
@@ -209,7 +211,11 @@ impl Private {
     pub fn start() -> Option<Private> {
         let server = start()?;
         let data = server._dir.path().join("data");
-        Some(Private { server, data })
+        Some(Private {
+            server,
+            data,
+            restarted: std::sync::Mutex::new(None),
+        })
     }
 
     fn postmaster_pid(&self) -> Option<String> {
@@ -251,10 +257,12 @@ impl Private {
             c.args(["-c", &postgres]);
             c
         };
-        cmd.stdout(Stdio::null())
+        let child = cmd
+            .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("postgres starts again");
+        *self.restarted.lock().unwrap_or_else(|p| p.into_inner()) = Some(child);
         let deadline = Instant::now() + Duration::from_secs(30);
         while self.server.psql("postgres", "SELECT 1").is_err() {
             assert!(
@@ -269,5 +277,13 @@ impl Private {
 impl Drop for Private {
     fn drop(&mut self) {
         self.stop();
+        if let Some(mut c) = self
+            .restarted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            let _ = c.wait();
+        }
     }
 }
