@@ -1,15 +1,16 @@
 //! Garbage collection: mark every object reachable from a retained version (the lineage of
 //! every head, within the retention policy, and every labelled version), then sweep the rest.
-//! Version rows go in one catalog transaction that first checks no head or label was made at
-//! one of them since the mark (heads that moved forward do not matter: lineages only grow);
-//! the object sweep then spares objects written within the grace
-//! period, so transactions running in other processes never lose what they just wrote. A
-//! crash between the two leaves only unreferenced objects for the next run.
+//! Version rows go in one catalog transaction that first checks that heads and labels are as
+//! the mark saw them; when they moved, the new versions are marked too (only their new nodes
+//! are read: what is marked stays marked) and the check is tried again. The object sweep then
+//! spares objects written within the grace period, so transactions running in other processes
+//! never lose what they just wrote. A crash between the two leaves only unreferenced objects
+//! for the next run.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
-use crate::backend::now_ns;
+use crate::backend::{RefSnapshot, now_ns};
 use crate::error::{Error, Result};
 use crate::hamt;
 use crate::node::{Hash, Node};
@@ -70,18 +71,23 @@ impl Store {
     /// belong to a transaction still running elsewhere); pass `Duration::ZERO` only when no
     /// other transaction can be running.
     pub fn gc(&self, retention: Retention, grace: Duration) -> Result<GcStats> {
-        // A fork or label may be made at a version being collected while we mark; the sweep
-        // checks under the write lock and starts over if one was.
-        for _ in 0..5 {
-            if let Some(stats) = self.try_gc(retention, grace)? {
+        // Objects written after the first look are spared, however many looks it takes.
+        let cutoff = now_ns() - grace.as_nanos() as i64;
+        let mut seen = HashSet::new();
+        for _ in 0..50 {
+            if let Some(stats) = self.try_gc(retention, cutoff, &mut seen)? {
                 return Ok(stats);
             }
         }
         Err(Error::Busy)
     }
 
-    fn try_gc(&self, retention: Retention, grace: Duration) -> Result<Option<GcStats>> {
-        let start = now_ns();
+    fn try_gc(
+        &self,
+        retention: Retention,
+        cutoff: i64,
+        seen: &mut HashSet<Hash>,
+    ) -> Result<Option<GcStats>> {
         let cat = self.catalog();
         let (heads, labels, versions) = (cat.heads()?, cat.labels()?, cat.versions()?);
         let by_id: std::collections::HashMap<VersionId, &crate::Version> =
@@ -101,13 +107,11 @@ impl Store {
                 cur = by_id.get(&id).and_then(|v| v.parent);
             }
         }
-        let mut seen = HashSet::new();
         for v in &versions {
             if keep.contains(&v.id) {
-                mark(self.objs(), v.root, &mut seen)?;
+                mark(self.objs(), v.root, seen)?;
             }
         }
-        let cutoff = start - grace.as_nanos() as i64;
         let mut stats = GcStats {
             versions_kept: keep.len() as u64,
             ..Default::default()
@@ -117,7 +121,11 @@ impl Store {
             .filter(|v| !keep.contains(&v.id))
             .map(|v| v.id)
             .collect();
-        if !cat.delete_versions(&doomed)? {
+        let refs = RefSnapshot {
+            heads: heads.iter().map(|h| (h.name.clone(), h.version)).collect(),
+            labels,
+        };
+        if !cat.delete_versions(&refs, &doomed)? {
             return Ok(None);
         }
         stats.versions_deleted = doomed.len() as u64;

@@ -125,6 +125,13 @@ pub struct CommitRecord<'a> {
     pub event: Option<(&'a str, &'a str)>,
 }
 
+/// Heads and labels as GC saw them when it marked; it deletes only if they are unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefSnapshot {
+    pub heads: Vec<(String, VersionId)>,
+    pub labels: Vec<(String, VersionId)>,
+}
+
 /// Everything a catalog holds, as rows: what [`Catalog::dump`] reads and [`Catalog::restore`]
 /// writes to copy a store to another backend with its history, ids included.
 #[derive(Debug, Clone, Default)]
@@ -225,11 +232,10 @@ pub trait Catalog: Send + Sync {
     fn events(&self, filter: &EventFilter) -> Result<Vec<Event>>;
 
     // --- garbage collection ---
-    /// Deletes the version rows `doomed`, unless a head or label points at one of them now
-    /// (a fork or label made while GC marked): then it deletes nothing and returns false.
-    /// Heads that only moved forward do not stop it: a lineage only grows, so what GC chose
-    /// to drop is still outside every head's retention.
-    fn delete_versions(&self, doomed: &[VersionId]) -> Result<bool>;
+    /// Deletes the version rows `doomed` if every head and label is still as in `seen` (by
+    /// name, sorted); returns false, deleting nothing, if one moved. Any move counts: a
+    /// checkout to an old version reuses that version's tree, which GC may not have marked.
+    fn delete_versions(&self, seen: &RefSnapshot, doomed: &[VersionId]) -> Result<bool>;
     /// Gives unused space back to the filesystem, where that means something.
     fn compact(&self) -> Result<()>;
     /// Bytes the catalog (and objects it holds) take on local disk, if it is local.

@@ -30,7 +30,7 @@ use tokio_postgres::{Client, GenericClient, NoTls, Row, Transaction};
 
 use super::{
     Catalog, CatalogDump, CommitRecord, HeadRow, NewObject, NewVersion, ObjectKind, ObjectStore,
-    VersionRow, now_ns,
+    RefSnapshot, VersionRow, now_ns,
 };
 use crate::error::{Error, Result};
 use crate::meta::{Event, EventFilter};
@@ -1095,23 +1095,22 @@ impl Catalog for Postgres {
         })
     }
 
-    fn delete_versions(&self, doomed: &[VersionId]) -> Result<bool> {
+    fn delete_versions(&self, seen: &RefSnapshot, doomed: &[VersionId]) -> Result<bool> {
         let mut pc = self.client()?;
         block(async {
             let tx = begin_write(&mut pc).await?;
-            let ids: Vec<i64> = doomed.iter().map(|v| v.0).collect();
-            let pointed: i64 = tx
-                .query_one(
-                    "SELECT (SELECT count(*) FROM heads WHERE version = ANY($1))
-                          + (SELECT count(*) FROM labels WHERE version = ANY($1))",
-                    &[&ids],
-                )
-                .await
-                .map_err(server)?
-                .get(0);
-            if pointed > 0 {
+            let now = RefSnapshot {
+                heads: heads(&tx)
+                    .await?
+                    .into_iter()
+                    .map(|h| (h.name, h.version))
+                    .collect(),
+                labels: labels(&tx).await?,
+            };
+            if &now != seen {
                 return Ok(false);
             }
+            let ids: Vec<i64> = doomed.iter().map(|v| v.0).collect();
             tx.execute("DELETE FROM versions WHERE id = ANY($1)", &[&ids])
                 .await
                 .map_err(server)?;

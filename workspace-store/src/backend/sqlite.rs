@@ -13,7 +13,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use super::now_ns;
 use super::{
     Catalog, CatalogDump, CommitRecord, HeadRow, NewObject, NewVersion, ObjectKind, ObjectStore,
-    VersionRow,
+    RefSnapshot, VersionRow,
 };
 use crate::error::{Error, Result};
 use crate::meta::{Event, EventFilter};
@@ -889,16 +889,16 @@ impl Catalog for Sqlite {
         })
     }
 
-    fn delete_versions(&self, doomed: &[VersionId]) -> Result<bool> {
+    fn delete_versions(&self, seen: &RefSnapshot, doomed: &[VersionId]) -> Result<bool> {
         self.write(|tx| {
-            let doomed_set: std::collections::HashSet<VersionId> = doomed.iter().copied().collect();
-            let pointed = Self::heads(tx)?
-                .iter()
-                .any(|h| doomed_set.contains(&h.version))
-                || Self::labels(tx)?
-                    .iter()
-                    .any(|(_, v)| doomed_set.contains(v));
-            if pointed {
+            let now = RefSnapshot {
+                heads: Self::heads(tx)?
+                    .into_iter()
+                    .map(|h| (h.name, h.version))
+                    .collect(),
+                labels: Self::labels(tx)?,
+            };
+            if &now != seen {
                 return Ok(false);
             }
             let mut st = tx.prepare_cached("DELETE FROM versions WHERE id = ?1")?;
