@@ -107,18 +107,26 @@ fn text(v: &Value) -> String {
     v["content"][0]["text"].as_str().unwrap_or("").to_string()
 }
 
-#[test]
-fn two_serve_processes_share_one_session() {
-    let Some(server) = pg::server() else { return };
-    let url = server.fresh_db();
+/// Two `burrow serve` processes on one fresh database, and a session made through the first;
+/// None without PostgreSQL.
+fn two_servers(session: &str) -> Option<(String, common::Server, common::Server)> {
+    let url = pg::server()?.fresh_db();
     let a = common::start(Path::new(&url), &[]);
     let b = common::start(Path::new(&url), &[]);
     let r = client()
         .post(format!("{}/sessions", a.base))
-        .json(&json!({"name": "shared"}))
+        .json(&json!({ "name": session }))
         .send()
         .unwrap();
     assert_eq!(r.status(), StatusCode::CREATED);
+    Some((url, a, b))
+}
+
+#[test]
+fn two_serve_processes_share_one_session() {
+    let Some((url, a, b)) = two_servers("shared") else {
+        return;
+    };
     // Alternately: each machine sees the other's last call at once.
     for i in 0..6 {
         let (w, r) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
@@ -158,16 +166,9 @@ fn two_serve_processes_share_one_session() {
 
 #[test]
 fn an_event_stream_on_one_process_wakes_for_a_call_on_another() {
-    let Some(server) = pg::server() else { return };
-    let url = server.fresh_db();
-    let a = common::start(Path::new(&url), &[]);
-    let b = common::start(Path::new(&url), &[]);
-    let r = client()
-        .post(format!("{}/sessions", a.base))
-        .json(&json!({"name": "watched"}))
-        .send()
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::CREATED);
+    let Some((_url, a, b)) = two_servers("watched") else {
+        return;
+    };
     // The stream on A is idle (no events yet after `after`); without PostgreSQL's NOTIFY it
     // would look again only after 30 s, longer than this client waits for its first line.
     let after = {

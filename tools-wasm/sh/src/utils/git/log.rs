@@ -438,14 +438,19 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
     let needs_refs = decorate.is_some()
         || matches!(&pretty, Pretty::Terminated(f) | Pretty::Separated(f)
             if f.contains("%d") || f.contains("%D"));
-    let deco = Decorations {
-        style: decorate.unwrap_or(Decorate::Short),
-        by_commit: if needs_refs {
-            load_decorations(repo, &boundary)
-        } else {
-            HashMap::new()
-        },
-        head: repo.head().0,
+    // Refs and HEAD are read only when something shows them.
+    let deco = if needs_refs {
+        Decorations {
+            style: decorate.unwrap_or(Decorate::Short),
+            by_commit: load_decorations(repo, &boundary),
+            head: repo.head().0,
+        }
+    } else {
+        Decorations {
+            style: Decorate::Short,
+            by_commit: HashMap::new(),
+            head: None,
+        }
     };
     let shown_deco = |id: &Oid| match decorate {
         Some(_) => deco.format(id, " (", ")"),
