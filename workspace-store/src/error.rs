@@ -84,6 +84,12 @@ pub enum Error {
     },
     #[error("store is busy: another process holds the write lock; retry shortly")]
     Busy,
+    /// Transient: the operation changed nothing and can simply be run again.
+    #[error("retry: {0}")]
+    Retry(String),
+    /// The store's configuration contradicts what was asked (e.g. another `--objects`).
+    #[error("store configuration: {0}")]
+    Config(String),
     #[error("no workspace named '{0}'")]
     NoWorkspace(String),
     #[error("a workspace named '{0}' already exists")]
@@ -141,10 +147,11 @@ impl Error {
             Error::ReadOnly => Errno::ReadOnly,
             Error::QuotaExceeded { .. } => Errno::Quota,
             Error::Unsupported(_) => Errno::Unsupported,
-            Error::Busy | Error::Conflict { .. } => Errno::Busy,
+            Error::Busy | Error::Retry(_) | Error::Conflict { .. } => Errno::Busy,
             Error::NotAStore { .. }
             | Error::SchemaTooNew { .. }
             | Error::Corrupt(_)
+            | Error::Config(_)
             | Error::Sqlite(_)
             | Error::Server(_)
             | Error::Io(_) => Errno::Io,

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::backend::{ObjectKind, ObjectStore};
 use crate::error::Result;
 use crate::node::{Agg, BUCKET_MAX, Hamt, Hash, Kind, Node, PageRef, TABLE_FANOUT};
 use crate::pagetable::depth_for;
@@ -40,9 +41,11 @@ impl Checker<'_> {
         }
     }
 
-    /// Fetches an object and checks it hashes to its key.
-    fn raw(&mut self, h: &Hash, what: &str) -> Option<Vec<u8>> {
-        match self.store.objs().store.get(h) {
+    /// Fetches an object from the authoritative store (not a cache in front of it) and
+    /// checks it hashes to its key.
+    fn raw(&mut self, h: &Hash, kind: ObjectKind, what: &str) -> Option<Vec<u8>> {
+        let store: &dyn ObjectStore = &*self.store.objs().store;
+        match store.uncached().unwrap_or(store).get(h, kind) {
             Ok(Some(bytes)) => {
                 if self.verified.insert(*h) && Hash::of(&bytes) != *h {
                     self.problem(format!(
@@ -65,7 +68,7 @@ impl Checker<'_> {
     }
 
     fn node(&mut self, h: &Hash, what: &str) -> Option<Node> {
-        let bytes = self.raw(h, what)?;
+        let bytes = self.raw(h, ObjectKind::Node, what)?;
         match Node::decode(&bytes) {
             Ok(n) => Some(n),
             Err(e) => {
@@ -189,7 +192,7 @@ impl Checker<'_> {
             }
             if d == 0 {
                 if !self.verified.contains(&h) {
-                    self.raw(&h, path);
+                    self.raw(&h, ObjectKind::Page, path);
                 }
                 continue;
             }

@@ -6,6 +6,24 @@
 //! spares objects written within the grace period, so transactions running in other processes
 //! never lose what they just wrote. A crash between the two leaves only unreferenced objects
 //! for the next run.
+//!
+//! **The sweep fence (object storage).** A database deletes an object only if its write time
+//! is still old (`DELETE ... WHERE created < $cutoff`), atomically, so a commit that put the
+//! same object again a moment earlier keeps it. Object storage has no such delete: GC lists
+//! an old unreferenced object, a commit puts it again (same hash, same bytes) and commits a
+//! version naming it, GC deletes it. So GC announces its sweep in the catalog (setting
+//! [`SWEEP_KEY`]: an epoch, and a deadline while a sweep runs) before it lists, and a commit
+//! whose objects went to object storage reads that setting before its first put and again
+//! after its last: if a sweep ran or began in between, it waits for the sweep to end, puts
+//! its objects again and checks the ones it can no longer re-put (pages spilled mid-call)
+//! still exist, then looks again. A sweep stops deleting at [`SWEEP_LIMIT`]; a GC that died
+//! mid-sweep leaves a deadline that expires on its own.
+//!
+//! What the fence does not cover: a commit whose objects were put before GC's cutoff (more
+//! than the grace period before GC began) and whose catalog commit lands after GC deleted
+//! versions but after its last fence read. The grace period covers that, as for spilled
+//! pages: it must exceed the longest call (default 10 minutes; calls stop at 120 s). Closing
+//! it without the grace needs the fence checked inside the catalog's commit transaction.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -65,7 +83,131 @@ pub(crate) fn mark(objs: &Objects, h: Hash, seen: &mut HashSet<Hash>) -> Result<
     }
 }
 
+/// The catalog setting of the sweep fence: `"EPOCH"` between sweeps, `"EPOCH UNTIL"` (a
+/// deadline, nanoseconds since the epoch) while one runs.
+pub(crate) const SWEEP_KEY: &str = "gc.sweep";
+/// How long one sweep of object storage may delete; what is left waits for the next run.
+pub(crate) const SWEEP_LIMIT: Duration = Duration::from_secs(600);
+/// How long a commit waits for a sweep to end before it gives up with [`Error::Retry`].
+const FENCE_WAIT: Duration = Duration::from_secs(60);
+
+/// The sweep fence's state as one read saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SweepState {
+    epoch: u64,
+    /// A sweep is running (its deadline had not passed when this was read).
+    active: bool,
+}
+
+impl SweepState {
+    fn parse(raw: Option<&str>, now: i64) -> SweepState {
+        let mut it = raw.unwrap_or("0").split(' ');
+        let epoch = it.next().and_then(|e| e.parse().ok()).unwrap_or(0);
+        let until: Option<i64> = it.next().and_then(|d| d.parse().ok());
+        SweepState {
+            epoch,
+            active: until.is_some_and(|d| d > now),
+        }
+    }
+}
+
 impl Store {
+    /// The sweep fence's state, where this store's objects need it (object storage).
+    pub(crate) fn sweep_state(&self) -> Result<Option<SweepState>> {
+        if !self.objs().store.needs_sweep_fence() {
+            return Ok(None);
+        }
+        let raw = self.catalog().setting(SWEEP_KEY)?;
+        Ok(Some(SweepState::parse(raw.as_deref(), now_ns())))
+    }
+
+    /// Puts `objects` into object storage for a commit whose first put was preceded by
+    /// `started` (read now when `None`), and returns once no sweep can have deleted any of
+    /// them or of `spilled` (pages put earlier by the same transaction): see the module doc.
+    pub(crate) fn put_fenced(
+        &self,
+        objects: &[crate::backend::NewObject<'_>],
+        started: Option<SweepState>,
+        spilled: &[Hash],
+    ) -> Result<()> {
+        let store = &self.objs().store;
+        let start = match started {
+            Some(s) => Some(s),
+            None => self.sweep_state()?,
+        };
+        store.put_many(objects)?;
+        let Some(mut before) = start else {
+            return Ok(());
+        };
+        let spilled: Vec<_> = spilled
+            .iter()
+            .map(|h| (*h, crate::backend::ObjectKind::Page))
+            .collect();
+        let waited = std::time::Instant::now();
+        loop {
+            let Some(after) = self.sweep_state()? else {
+                return Ok(());
+            };
+            if !before.active && after == before {
+                return Ok(());
+            }
+            // A sweep overlapped the puts: let it finish, then make sure of every object.
+            let mut idle = after;
+            while idle.active {
+                if waited.elapsed() > FENCE_WAIT {
+                    return Err(Error::Retry(
+                        "a garbage collection is sweeping the object storage; run the call again when it ends".into(),
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+                idle = self.sweep_state()?.unwrap_or(SweepState {
+                    epoch: 0,
+                    active: false,
+                });
+            }
+            store.put_many(objects)?;
+            if store.exists_many(&spilled)?.iter().any(|e| !e) {
+                return Err(Error::Retry(
+                    "a garbage collection swept pages this call had written; run the call again"
+                        .into(),
+                ));
+            }
+            before = idle;
+        }
+    }
+
+    /// Announces a sweep (see the module doc); returns the setting to restore at the end.
+    fn begin_sweep(&self) -> Result<Option<String>> {
+        if !self.objs().store.needs_sweep_fence() {
+            return Ok(None);
+        }
+        let cat = self.catalog();
+        for _ in 0..50 {
+            let raw = cat.setting(SWEEP_KEY)?;
+            let now = now_ns();
+            let state = SweepState::parse(raw.as_deref(), now);
+            if state.active {
+                return Err(Error::Retry(
+                    "another garbage collection is sweeping this store's object storage".into(),
+                ));
+            }
+            let epoch = state.epoch + 1;
+            let until = now + (SWEEP_LIMIT + Duration::from_secs(60)).as_nanos() as i64;
+            let announced = format!("{epoch} {until}");
+            if cat.swap_setting(SWEEP_KEY, raw.as_deref(), Some(&announced))? {
+                return Ok(Some(announced));
+            }
+        }
+        Err(Error::Busy)
+    }
+
+    fn end_sweep(&self, announced: &str) -> Result<()> {
+        let epoch = announced.split(' ').next().unwrap_or("0");
+        self.catalog()
+            .swap_setting(SWEEP_KEY, Some(announced), Some(epoch))?;
+        Ok(())
+    }
+
     /// Collects versions outside `retention` and objects no retained version reaches.
     /// Objects written less than `grace` ago are kept whatever their reachability (they may
     /// belong to a transaction still running elsewhere); pass `Duration::ZERO` only when no
@@ -129,10 +271,15 @@ impl Store {
             return Ok(None);
         }
         stats.versions_deleted = doomed.len() as u64;
-        let (objects, bytes) = self
+        let announced = self.begin_sweep()?;
+        let swept = self
             .objs()
             .store
-            .delete_unreferenced(cutoff, &|h| seen.contains(h))?;
+            .delete_unreferenced(cutoff, &|h| seen.contains(h));
+        if let Some(a) = &announced {
+            self.end_sweep(a)?;
+        }
+        let (objects, bytes) = swept?;
         stats.objects_deleted = objects;
         stats.bytes_freed = bytes;
         stats.objects_kept = self.objs().store.totals()?.0;

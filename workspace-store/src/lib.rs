@@ -165,6 +165,13 @@ impl Store {
     pub fn open_with(path: impl AsRef<Path>, opts: Options) -> Result<Store> {
         let path = path.as_ref();
         let db = Arc::new(Sqlite::open(path, opts.durability, opts.busy_timeout)?);
+        // A file whose objects live elsewhere would read as missing objects here.
+        if let Some(objects) = db.setting(OBJECTS_KEY)? {
+            return Err(Error::Config(format!(
+                "{} keeps its objects in {objects}: open it with Store::connect",
+                path.display()
+            )));
+        }
         Ok(Store {
             inner: Arc::new(Inner {
                 objs: Objects::new(db.clone(), opts.node_cache, opts.page_cache),
@@ -180,15 +187,111 @@ impl Store {
     /// `postgres://user:password@host:port/dbname`.
     #[cfg(feature = "postgres")]
     pub fn open_postgres(url: &str, opts: Options) -> Result<Store> {
-        let pg = Arc::new(backend::postgres::Postgres::open(url)?);
+        Store::connect(
+            &Location {
+                catalog: url.to_string(),
+                ..Location::default()
+            },
+            opts,
+        )
+    }
+
+    /// Opens the store at `location`: its catalog (an SQLite file, created if needed, or a
+    /// PostgreSQL database), its objects (the catalog's own table, or object storage) and
+    /// an optional local object cache.
+    ///
+    /// A store records where its objects live the first time it is opened with
+    /// [`Location::objects`] naming object storage, while it is still empty; later opens
+    /// find them there without being told, and an open that names another place is refused
+    /// ([`Error::Config`]) rather than writing objects where readers will not look.
+    pub fn connect(location: &Location, opts: Options) -> Result<Store> {
+        let (catalog, in_catalog, kind): (Arc<dyn Catalog>, Arc<dyn ObjectStore>, &str) =
+            if is_postgres_url(&location.catalog) {
+                #[cfg(feature = "postgres")]
+                {
+                    let pg = Arc::new(backend::postgres::Postgres::open(&location.catalog)?);
+                    (pg.clone(), pg, "postgres")
+                }
+                #[cfg(not(feature = "postgres"))]
+                return Err(Error::Config(
+                    "this build of burrow-store has no PostgreSQL support (feature `postgres`)"
+                        .into(),
+                ));
+            } else {
+                let db = Arc::new(Sqlite::open(
+                    Path::new(&location.catalog),
+                    opts.durability,
+                    opts.busy_timeout,
+                )?);
+                (db.clone(), db, "sqlite")
+            };
+        let shown = redact(&location.catalog);
+        let requested = match location.objects.as_deref() {
+            None => None,
+            Some(o) if o == kind => Some(None),
+            Some(o @ ("postgres" | "sqlite")) => {
+                return Err(Error::Config(format!(
+                    "objects '{o}' need a {o} store; {shown} is a {kind} store"
+                )));
+            }
+            Some(url) => Some(Some(url.trim_end_matches('/').to_string())),
+        };
+        let recorded = catalog.setting(OBJECTS_KEY)?;
+        let objects_url = match (recorded, requested) {
+            (Some(r), None) => Some((r, false)),
+            (Some(r), Some(Some(q))) if r == q => Some((r, false)),
+            (Some(r), Some(q)) => {
+                return Err(Error::Config(format!(
+                    "{shown} keeps its objects in {r}, not in {}",
+                    q.as_deref().unwrap_or(kind)
+                )));
+            }
+            (None, None | Some(None)) => None,
+            (None, Some(Some(q))) => Some((q, true)),
+        };
+        let (mut objects, colocated) = match objects_url {
+            None => (in_catalog, true),
+            Some((url, new)) => {
+                // Opened (so checked) before it is recorded: a bad URL is never remembered.
+                let objects = open_object_storage(&url, &location.object_options)?;
+                if new {
+                    let (versions, heads) = catalog.totals()?;
+                    if versions + heads > 0 {
+                        return Err(Error::Config(format!(
+                            "{shown} already keeps its objects in its own {kind} tables; copy \
+                             it with `burrow store migrate` into a new store whose objects are \
+                             in {url}"
+                        )));
+                    }
+                    if !catalog.swap_setting(OBJECTS_KEY, None, Some(&url))? {
+                        // Another process recorded a place first: it must be the same one.
+                        let r = catalog.setting(OBJECTS_KEY)?.unwrap_or_default();
+                        if r != url {
+                            return Err(Error::Config(format!(
+                                "{shown} keeps its objects in {r}, not in {url}"
+                            )));
+                        }
+                    }
+                }
+                (objects, false)
+            }
+        };
+        if let Some((dir, size)) = &location.cache {
+            objects = Arc::new(backend::cache::Cached::new(objects, dir, *size)?);
+        }
         Ok(Store {
             inner: Arc::new(Inner {
-                objs: Objects::new(pg.clone(), opts.node_cache, opts.page_cache),
-                catalog: pg,
-                colocated: true,
-                path: PathBuf::from(redact(url)),
+                objs: Objects::new(objects, opts.node_cache, opts.page_cache),
+                catalog,
+                colocated,
+                path: PathBuf::from(shown),
             }),
         })
+    }
+
+    /// Where this store's objects live, when not in its catalog (the URL it recorded).
+    pub fn objects_location(&self) -> Option<String> {
+        self.objs().store.location()
     }
 
     /// A store over any pair of backends: `objects` for the content-addressed objects,
@@ -224,13 +327,25 @@ impl Store {
     }
 
     /// The objects a catalog write should carry: all of them when the catalog holds the
-    /// objects (one transaction), none when they went to the object store first.
-    pub(crate) fn stage<'a>(&self, objects: Vec<NewObject<'a>>) -> Result<Vec<NewObject<'a>>> {
+    /// objects (one transaction), none when they went to the object store first (fenced
+    /// against a GC sweep that began since `started`, see [`gc`], with `spilled` the pages
+    /// the transaction put before).
+    pub(crate) fn stage<'a>(
+        &self,
+        objects: Vec<NewObject<'a>>,
+        started: Option<gc::SweepState>,
+        spilled: &[Hash],
+    ) -> Result<Vec<NewObject<'a>>> {
         if self.inner.colocated {
             return Ok(objects);
         }
-        self.objs().store.put_many(&objects)?;
+        self.put_fenced(&objects, started, spilled)?;
         Ok(Vec::new())
+    }
+
+    /// Whether commits put their objects into a separate object store first.
+    pub(crate) fn colocated(&self) -> bool {
+        self.inner.colocated
     }
 
     fn check_workspace_name(name: &str) -> Result<()> {
@@ -256,7 +371,7 @@ impl Store {
             },
             listing: Hamt::Bucket(Vec::new()),
         });
-        let objects = self.stage(pending.list())?;
+        let objects = self.stage(pending.list(), None, &[])?;
         let v = self.catalog().create_workspace(
             &NewVersion {
                 root,
@@ -423,10 +538,23 @@ impl Store {
         let total = listed.len() as u64;
         let mut stats = CopyStats::default();
         for chunk in listed.chunks(256) {
-            let kinds: std::collections::HashMap<Hash, backend::ObjectKind> =
-                chunk.iter().copied().collect();
-            let hashes: Vec<Hash> = chunk.iter().map(|(h, _)| *h).collect();
-            let got = self.objs().store.get_many(&hashes)?;
+            let mut got = Vec::with_capacity(chunk.len());
+            for kind in [backend::ObjectKind::Page, backend::ObjectKind::Node] {
+                let hashes: Vec<Hash> = chunk
+                    .iter()
+                    .filter(|(_, k)| *k == kind)
+                    .map(|(h, _)| *h)
+                    .collect();
+                if !hashes.is_empty() {
+                    got.extend(
+                        self.objs()
+                            .store
+                            .get_many(&hashes, kind)?
+                            .into_iter()
+                            .map(|(h, d)| (h, kind, d)),
+                    );
+                }
+            }
             if got.len() != chunk.len() {
                 return Err(Error::Corrupt(
                     "an object vanished while the store was copied".into(),
@@ -434,18 +562,15 @@ impl Store {
             }
             let objects: Vec<NewObject<'_>> = got
                 .iter()
-                .map(|(hash, data)| NewObject {
+                .map(|(hash, kind, data)| NewObject {
                     hash: *hash,
-                    kind: kinds
-                        .get(hash)
-                        .copied()
-                        .unwrap_or(backend::ObjectKind::Page),
+                    kind: *kind,
                     data,
                 })
                 .collect();
             dest.objs().store.put_many(&objects)?;
             stats.objects += got.len() as u64;
-            stats.bytes += got.iter().map(|(_, d)| d.len() as u64).sum::<u64>();
+            stats.bytes += got.iter().map(|(_, _, d)| d.len() as u64).sum::<u64>();
             progress(stats.objects, total);
         }
         let dump = self.catalog().dump()?;
@@ -457,8 +582,47 @@ impl Store {
     }
 }
 
+/// The catalog setting naming where a store's objects live (absent: in the catalog).
+const OBJECTS_KEY: &str = "objects";
+
+/// Whether a `--store` value names a PostgreSQL database rather than a file.
+pub fn is_postgres_url(s: &str) -> bool {
+    s.starts_with("postgres://") || s.starts_with("postgresql://")
+}
+
+#[cfg(feature = "object-storage")]
+fn open_object_storage(url: &str, extra: &[(String, String)]) -> Result<Arc<dyn ObjectStore>> {
+    Ok(Arc::new(backend::object_storage::ObjectStorage::open(
+        url, extra,
+    )?))
+}
+
+#[cfg(not(feature = "object-storage"))]
+fn open_object_storage(url: &str, _extra: &[(String, String)]) -> Result<Arc<dyn ObjectStore>> {
+    Err(Error::Config(format!(
+        "objects in {url} need burrow-store's `object-storage` feature"
+    )))
+}
+
+/// Where a store keeps its parts (see [`Store::connect`]).
+#[derive(Debug, Clone, Default)]
+pub struct Location {
+    /// The catalog: an SQLite file's path, or a `postgres://` / `postgresql://` URL.
+    pub catalog: String,
+    /// The objects: `None` for wherever the store recorded (its catalog's own table for a
+    /// new store); `postgres` or `sqlite` for the catalog's table; or an object storage URL
+    /// (`s3://`, `gs://`, `az://`, `file://`, see
+    /// `backend::object_storage::ObjectStorage::open`).
+    pub objects: Option<String>,
+    /// More options for the object storage client, by `object_store`'s names (e.g.
+    /// `access_key_id`, `secret_access_key`): for embedders that hold credentials somewhere
+    /// other than the environment. Used, never recorded.
+    pub object_options: Vec<(String, String)>,
+    /// A local object cache: its directory and size in bytes.
+    pub cache: Option<(PathBuf, u64)>,
+}
+
 /// A URL without its password, for display.
-#[cfg(feature = "postgres")]
 fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => {

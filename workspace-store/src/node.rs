@@ -34,6 +34,18 @@ impl Hash {
     pub fn to_hex(&self) -> String {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
     }
+
+    /// The hash `hex` (64 hex digits) names, if it is one.
+    pub fn from_hex(hex: &str) -> Option<Hash> {
+        if hex.len() != 64 || !hex.is_ascii() {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+        }
+        Some(Hash(out))
+    }
 }
 
 impl std::fmt::Debug for Hash {

@@ -34,9 +34,9 @@ impl Objects {
         }
     }
 
-    fn raw(&self, hash: &Hash) -> Result<Vec<u8>> {
+    fn raw(&self, hash: &Hash, kind: ObjectKind) -> Result<Vec<u8>> {
         self.store
-            .get(hash)?
+            .get(hash, kind)?
             .ok_or_else(|| Error::Corrupt(format!("missing object {}", hash.to_hex())))
     }
 
@@ -50,7 +50,7 @@ impl Objects {
         {
             return Ok(n.clone());
         }
-        let node = Arc::new(Node::decode(&self.raw(hash)?)?);
+        let node = Arc::new(Node::decode(&self.raw(hash, ObjectKind::Node)?)?);
         self.cache_node(*hash, node.clone());
         Ok(node)
     }
@@ -70,7 +70,7 @@ impl Objects {
         if missing.is_empty() {
             return Ok(());
         }
-        for (h, data) in self.store.get_many(&missing)? {
+        for (h, data) in self.store.get_many(&missing, ObjectKind::Node)? {
             if let Ok(node) = Node::decode(&data) {
                 self.cache_node(h, Arc::new(node));
             }
@@ -95,7 +95,7 @@ impl Objects {
         {
             return Ok(p.clone());
         }
-        let page = Arc::new(self.raw(hash)?);
+        let page = Arc::new(self.raw(hash, ObjectKind::Page)?);
         self.pages
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -170,6 +170,10 @@ pub struct Txn {
     message: String,
     /// Events written with the commit, before its own (e.g. the call's network requests).
     events: Vec<(String, String)>,
+    /// The GC sweep fence as read before this transaction's first put to object storage,
+    /// and the pages it put there before its commit (see [`crate::gc`]).
+    fence: Option<crate::gc::SweepState>,
+    spilled: Vec<Hash>,
 }
 
 fn check_name(name: &str) -> Result<()> {
@@ -238,6 +242,8 @@ impl Txn {
             mem_bytes: 0,
             message: String::new(),
             events: Vec::new(),
+            fence: None,
+            spilled: Vec::new(),
         })
     }
 
@@ -1163,7 +1169,15 @@ impl Txn {
                 }
             }
         }
-        self.store.objs().store.put_many(&pending.list())?;
+        if !self.store.colocated() && self.fence.is_none() {
+            self.fence = self.store.sweep_state()?;
+        }
+        let list = pending.list();
+        self.store.objs().store.put_many(&list)?;
+        if self.fence.is_some() {
+            self.spilled.extend(list.iter().map(|o| o.hash));
+        }
+        drop(list);
         pending.publish(self.store.objs());
         self.mem_bytes = 0;
         Ok(())
@@ -1352,7 +1366,7 @@ impl Txn {
             events: &events,
             event,
         };
-        let objects = store.stage(pending.list())?;
+        let objects = store.stage(pending.list(), self.fence.take(), &self.spilled)?;
         let (v, seq) = store.catalog().commit(&record, &objects)?;
         drop(objects);
         pending.publish(store.objs());

@@ -4,7 +4,8 @@
 //! after it must agree. Cases: 2000 by default, `BURROW_PROPTEST_CASES` for more. The same
 //! sequences run on the embedded store (one SQLite file holding objects and catalog) and on
 //! a store whose object store and catalog are separate backends, so a commit puts its objects
-//! before the catalog records it.
+//! before the catalog records it; then, fewer of them, on PostgreSQL, and on PostgreSQL with
+//! the objects in a real S3-API server behind a local cache.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -295,6 +296,40 @@ fn postgres(dir: &Path) -> Store {
     Store::open_postgres(&url, Options::default()).expect("open")
 }
 
+#[cfg(all(feature = "postgres", feature = "object-storage"))]
+mod s3;
+
+/// The shared deployment: catalog in PostgreSQL, objects in a real S3-API server, a local
+/// object cache in the case's directory (one database and bucket per case).
+#[cfg(all(feature = "postgres", feature = "object-storage"))]
+fn postgres_s3(dir: &Path) -> Store {
+    let file = dir.join("s3-location");
+    let (catalog, objects) = match std::fs::read_to_string(&file) {
+        Ok(u) => {
+            let (c, o) = u.split_once('\n').expect("two lines");
+            (c.to_string(), o.to_string())
+        }
+        Err(_) => {
+            let c = pg::server().expect("checked before the cases").fresh_db();
+            let o = s3::server()
+                .expect("checked before the cases")
+                .fresh_bucket();
+            std::fs::write(&file, format!("{c}\n{o}")).expect("write location");
+            (c, o)
+        }
+    };
+    Store::connect(
+        &burrow_store::Location {
+            catalog,
+            objects: Some(objects),
+            object_options: s3::options(),
+            cache: Some((dir.join("cache"), 16 << 20)),
+        },
+        Options::default(),
+    )
+    .expect("open")
+}
+
 fn run(ops: Vec<Op>, open: fn(&Path) -> Store) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut store = open(dir.path());
@@ -389,5 +424,18 @@ proptest! {
             return Ok(());
         }
         run(ops, postgres)?;
+    }
+}
+
+#[cfg(all(feature = "postgres", feature = "object-storage"))]
+proptest! {
+    // A round trip per object and per statement: a fortieth of the cases.
+    #![proptest_config(ProptestConfig { cases: cases() / 40, max_shrink_iters: 100, ..ProptestConfig::default() })]
+    #[test]
+    fn postgres_and_object_storage_agree_with_model(ops in prop::collection::vec(op(), 1..40)) {
+        if pg::server().is_none() || s3::server().is_none() {
+            return Ok(());
+        }
+        run(ops, postgres_s3)?;
     }
 }

@@ -97,7 +97,7 @@ fn schema_migrates_from_v1_and_refuses_newer() {
         // Turn the file back into a version-1 store.
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
-            "DROP TABLE workspace_meta; DROP TABLE events; ALTER TABLE heads DROP COLUMN last_active;
+            "DROP TABLE workspace_meta; DROP TABLE events; DROP TABLE settings; ALTER TABLE heads DROP COLUMN last_active;
              PRAGMA user_version = 1;",
         )
         .unwrap();

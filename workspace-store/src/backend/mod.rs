@@ -12,6 +12,9 @@
 //! catalog on a database server and objects in object storage are other implementations of
 //! the same contracts.
 
+pub mod cache;
+#[cfg(feature = "object-storage")]
+pub mod object_storage;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod sqlite;
@@ -54,12 +57,14 @@ pub struct NewObject<'a> {
 pub trait ObjectStore: Send + Sync {
     /// Stores the objects that are absent (and refreshes the write time of the others).
     fn put_many(&self, objects: &[NewObject<'_>]) -> Result<()>;
-    /// One object's bytes.
-    fn get(&self, hash: &Hash) -> Result<Option<Vec<u8>>>;
-    /// The objects of `hashes` that exist (in no particular order).
-    fn get_many(&self, hashes: &[Hash]) -> Result<Vec<(Hash, Vec<u8>)>>;
-    /// Whether each of `hashes` exists, in the order given.
-    fn exists_many(&self, hashes: &[Hash]) -> Result<Vec<bool>>;
+    /// One object's bytes (`kind` is what the caller expects it to be: object storage keys
+    /// objects by kind and hash).
+    fn get(&self, hash: &Hash, kind: ObjectKind) -> Result<Option<Vec<u8>>>;
+    /// The objects of `hashes`, all of one kind, that exist (in no particular order).
+    fn get_many(&self, hashes: &[Hash], kind: ObjectKind) -> Result<Vec<(Hash, Vec<u8>)>>;
+    /// Whether each object exists, in the order given. Asks the authoritative store, never a
+    /// cache in front of it (fsck relies on that).
+    fn exists_many(&self, objects: &[(Hash, ObjectKind)]) -> Result<Vec<bool>>;
     /// Deletes every object last written before `written_before` (nanoseconds since the Unix
     /// epoch) for which `referenced` is false; returns how many objects and bytes went.
     /// Objects written at or after `written_before` are never deleted, whatever `referenced`
@@ -73,6 +78,23 @@ pub trait ObjectStore: Send + Sync {
     fn totals(&self) -> Result<(u64, u64, u64)>;
     /// Every object's hash and kind, in no particular order (for copying a store).
     fn list(&self) -> Result<Vec<(Hash, ObjectKind)>>;
+    /// The store behind any cache this one is (fsck reads through it), or `None` if this is
+    /// not a cache.
+    fn uncached(&self) -> Option<&dyn ObjectStore> {
+        None
+    }
+    /// Whether a commit must fence its puts against a concurrent GC sweep (see
+    /// [`Catalog::setting`] and the sweep protocol in [`crate::gc`]): true for stores whose
+    /// delete cannot re-check an object's write time atomically (object storage); false for
+    /// databases, whose `DELETE ... WHERE created < $cutoff` does.
+    fn needs_sweep_fence(&self) -> bool {
+        false
+    }
+    /// Where the objects live, as the store records it (`--objects`), without credentials;
+    /// `None` for a catalog's own table.
+    fn location(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A version row.
@@ -248,6 +270,13 @@ pub trait Catalog: Send + Sync {
     fn watch(&self, _wake: std::sync::Arc<dyn Fn() + Send + Sync>) -> Result<bool> {
         Ok(false)
     }
+
+    // --- store-wide settings ---
+    /// A store-wide setting (where the objects live, the GC sweep state).
+    fn setting(&self, key: &str) -> Result<Option<String>>;
+    /// Compare-and-swap of a setting: writes `new` (`None` removes it) only if the value is
+    /// still `expected`; returns whether it did.
+    fn swap_setting(&self, key: &str, expected: Option<&str>, new: Option<&str>) -> Result<bool>;
 
     // --- copying ---
     /// Every row, as of one snapshot.

@@ -555,7 +555,7 @@ impl ObjectStore for Postgres {
         })
     }
 
-    fn get(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
+    fn get(&self, hash: &Hash, _kind: ObjectKind) -> Result<Option<Vec<u8>>> {
         let pc = self.client()?;
         block(async {
             let row = pc
@@ -566,7 +566,7 @@ impl ObjectStore for Postgres {
         })
     }
 
-    fn get_many(&self, hashes: &[Hash]) -> Result<Vec<(Hash, Vec<u8>)>> {
+    fn get_many(&self, hashes: &[Hash], _kind: ObjectKind) -> Result<Vec<(Hash, Vec<u8>)>> {
         let pc = self.client()?;
         block(async {
             let mut out = Vec::with_capacity(hashes.len());
@@ -587,7 +587,8 @@ impl ObjectStore for Postgres {
         })
     }
 
-    fn exists_many(&self, hashes: &[Hash]) -> Result<Vec<bool>> {
+    fn exists_many(&self, objects: &[(Hash, ObjectKind)]) -> Result<Vec<bool>> {
+        let hashes: Vec<Hash> = objects.iter().map(|(h, _)| *h).collect();
         let pc = self.client()?;
         block(async {
             let mut present = std::collections::HashSet::new();
@@ -1114,6 +1115,51 @@ impl Catalog for Postgres {
             tx.execute("DELETE FROM versions WHERE id = ANY($1)", &[&ids])
                 .await
                 .map_err(server)?;
+            finish(tx, true).await
+        })
+    }
+
+    fn setting(&self, key: &str) -> Result<Option<String>> {
+        let pc = self.client()?;
+        let key = format!("setting:{key}");
+        block(async {
+            let row = pc
+                .query_opt("SELECT value FROM burrow_meta WHERE key = $1", &[&key])
+                .await
+                .map_err(server)?;
+            Ok(row.map(|r| r.get(0)))
+        })
+    }
+
+    fn swap_setting(&self, key: &str, expected: Option<&str>, new: Option<&str>) -> Result<bool> {
+        let mut pc = self.client()?;
+        let key = format!("setting:{key}");
+        block(async {
+            // Under the writer lock: settings change rarely and this keeps the swap simple.
+            let tx = begin_write(&mut pc).await?;
+            let now: Option<String> = tx
+                .query_opt("SELECT value FROM burrow_meta WHERE key = $1", &[&key])
+                .await
+                .map_err(server)?
+                .map(|r| r.get(0));
+            if now.as_deref() != expected {
+                return Ok(false);
+            }
+            match new {
+                Some(v) => {
+                    tx.execute(
+                        "INSERT INTO burrow_meta(key, value) VALUES ($1, $2)
+                         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        &[&key, &v],
+                    )
+                    .await
+                }
+                None => {
+                    tx.execute("DELETE FROM burrow_meta WHERE key = $1", &[&key])
+                        .await
+                }
+            }
+            .map_err(server)?;
             finish(tx, true).await
         })
     }

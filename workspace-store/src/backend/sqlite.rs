@@ -23,7 +23,7 @@ use crate::{Durability, Quota, VersionId};
 /// `PRAGMA application_id` of a burrow store ("BRRW").
 const APPLICATION_ID: i64 = 0x4252_5257;
 /// Current schema version (`PRAGMA user_version`).
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// Kind column of the objects table (for statistics; objects self-describe).
 const OBJ_PAGE: i64 = 0;
@@ -63,6 +63,11 @@ CREATE TABLE labels (
 ";
 
 /// Version 2: per-workspace metadata (with unique names), the event log, last activity.
+/// Store-wide settings (where the objects live, the GC sweep state).
+const SCHEMA_V3: &str = "
+CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+";
+
 const SCHEMA_V2: &str = "
 ALTER TABLE heads ADD COLUMN last_active INTEGER;
 CREATE TABLE workspace_meta (
@@ -254,6 +259,9 @@ impl Sqlite {
         }
         if ver < 2 {
             tx.execute_batch(SCHEMA_V2)?;
+        }
+        if ver < 3 {
+            tx.execute_batch(SCHEMA_V3)?;
         }
 
         tx.execute_batch(&format!(
@@ -559,20 +567,20 @@ impl ObjectStore for Sqlite {
         self.write(|tx| Self::put_objects(tx, objects))
     }
 
-    fn get(&self, hash: &Hash) -> Result<Option<Vec<u8>>> {
+    fn get(&self, hash: &Hash, _kind: ObjectKind) -> Result<Option<Vec<u8>>> {
         self.get_object(hash)
     }
 
-    fn get_many(&self, hashes: &[Hash]) -> Result<Vec<(Hash, Vec<u8>)>> {
+    fn get_many(&self, hashes: &[Hash], _kind: ObjectKind) -> Result<Vec<(Hash, Vec<u8>)>> {
         self.get_objects(hashes)
     }
 
-    fn exists_many(&self, hashes: &[Hash]) -> Result<Vec<bool>> {
+    fn exists_many(&self, objects: &[(Hash, ObjectKind)]) -> Result<Vec<bool>> {
         self.read(|c| {
             let mut st = c.prepare_cached("SELECT 1 FROM objects WHERE hash = ?1")?;
-            hashes
+            objects
                 .iter()
-                .map(|h| Ok(st.exists(params![&h.0[..]])?))
+                .map(|(h, _)| Ok(st.exists(params![&h.0[..]])?))
                 .collect()
         })
     }
@@ -905,6 +913,41 @@ impl Catalog for Sqlite {
             for v in doomed {
                 st.execute(params![v.0])?;
             }
+            Ok(true)
+        })
+    }
+
+    fn setting(&self, key: &str) -> Result<Option<String>> {
+        self.read(|c| {
+            Ok(c.query_row(
+                "SELECT value FROM settings WHERE key = ?1",
+                params![key],
+                |r| r.get(0),
+            )
+            .optional()?)
+        })
+    }
+
+    fn swap_setting(&self, key: &str, expected: Option<&str>, new: Option<&str>) -> Result<bool> {
+        self.write(|tx| {
+            let now: Option<String> = tx
+                .query_row(
+                    "SELECT value FROM settings WHERE key = ?1",
+                    params![key],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if now.as_deref() != expected {
+                return Ok(false);
+            }
+            match new {
+                Some(v) => tx.execute(
+                    "INSERT INTO settings(key, value) VALUES (?1, ?2)
+                     ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    params![key, v],
+                )?,
+                None => tx.execute("DELETE FROM settings WHERE key = ?1", params![key])?,
+            };
             Ok(true)
         })
     }
