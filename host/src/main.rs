@@ -28,6 +28,19 @@ struct Cli {
     /// (catalog and objects in PostgreSQL). Default: $XDG_DATA_HOME/burrow/burrow.db.
     #[arg(long, global = true, env = "BURROW_STORE")]
     store: Option<PathBuf>,
+    /// Where the store's objects live: s3://BUCKET/PREFIX?endpoint=URL&region=R, gs://...,
+    /// az://CONTAINER/PREFIX?account=NAME, file:///DIR, or postgres / sqlite (the store's own
+    /// tables, the default). Recorded by a new store, so later runs need not repeat it;
+    /// credentials come from each cloud's usual environment variables.
+    #[arg(long, global = true, env = "BURROW_OBJECTS", value_name = "URL")]
+    objects: Option<String>,
+    /// A local cache of objects (content-addressed, never stale; LRU within --cache-size),
+    /// so a warm process reads at local-disk speed. Default: none.
+    #[arg(long, global = true, env = "BURROW_CACHE_DIR", value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// The object cache's size, e.g. 512M, 10G.
+    #[arg(long, global = true, env = "BURROW_CACHE_SIZE", default_value = "1G", value_parser = parse_size)]
+    cache_size: u64,
     /// Print structured output as JSON.
     #[arg(long, global = true)]
     json: bool,
@@ -113,7 +126,8 @@ enum StoreCmd {
     /// Copy every session, with its history, labels, metadata and event log, from one store
     /// to another that is empty: `burrow store migrate --from burrow.db --to
     /// postgres://user@host/db`. Objects first, then the catalog in one transaction; the
-    /// source is only read. Prints what was copied, then checks the destination (as fsck).
+    /// source is only read. `--objects` and the cache apply to the destination (e.g. `--to
+    /// postgres://... --objects s3://...`). Prints what was copied, then checks the destination.
     Migrate {
         /// The store to copy (a file, or a postgres:// URL).
         #[arg(long)]
@@ -504,12 +518,55 @@ pub(crate) fn open_sandbox(path: &Path) -> anyhow::Result<Sandbox> {
     open_sandbox_with(path, false)
 }
 
+/// A local object cache: its directory and size in bytes.
+type ObjectCache = Option<(PathBuf, u64)>;
+
+/// `--objects`, `--cache-dir` and `--cache-size`, set once from the command line.
+static STORE_FLAGS: std::sync::OnceLock<(Option<String>, ObjectCache)> = std::sync::OnceLock::new();
+
 fn open_sandbox_with(path: &Path, pooling: bool) -> anyhow::Result<Sandbox> {
+    let (objects, cache) = STORE_FLAGS.get().cloned().unwrap_or_default();
+    open_sandbox_at(path, pooling, objects, cache)
+}
+
+fn open_sandbox_at(
+    path: &Path,
+    pooling: bool,
+    objects: Option<String>,
+    object_cache: ObjectCache,
+) -> anyhow::Result<Sandbox> {
     let config = SandboxConfig {
         pooling,
+        objects,
+        object_cache,
         ..SandboxConfig::from_env().map_err(anyhow::Error::msg)?
     };
     Ok(Sandbox::open_with(path, config)?)
+}
+
+/// A size in bytes: a number with an optional K, M, G or T (powers of 1024).
+fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => {
+            let unit = t[i..].to_ascii_uppercase();
+            let m: u64 = match unit.trim_end_matches("IB").trim_end_matches('B') {
+                "" => 1,
+                "K" => 1 << 10,
+                "M" => 1 << 20,
+                "G" => 1 << 30,
+                "T" => 1 << 40,
+                _ => return Err(format!("unknown size unit in '{s}' (K, M, G, T)")),
+            };
+            (&t[..i], m)
+        }
+        None => (t, 1),
+    };
+    num.trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("invalid size '{s}'"))
 }
 
 /// `burrow serve` and `burrow mcp`: a long-lived process, so the engine pools instances.
@@ -811,6 +868,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     burrow_host::net::set_secrets_file(cli.secrets_file.as_deref()).map_err(anyhow::Error::msg)?;
     let store_path = cli.store.clone().unwrap_or_else(default_store);
+    let _ = STORE_FLAGS.set((
+        cli.objects.clone(),
+        cli.cache_dir.clone().map(|d| (d, cli.cache_size)),
+    ));
     let json = cli.json;
     if let Command::Demo { keep } = &cli.command {
         return demo::run(keep.clone(), json);
@@ -1292,7 +1353,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// `burrow store migrate`: the whole store copied into an empty one, then checked.
 fn migrate(from: &Path, to: &Path, json: bool) -> anyhow::Result<ExitCode> {
-    let src = open_sandbox(from)?;
+    // The source's objects are wherever it recorded; --objects and the cache are the
+    // destination's.
+    let src = open_sandbox_at(from, false, None, None)?;
     let dst = open_sandbox(to)?;
     let stats = src.store().copy_into(dst.store(), &mut |done, total| {
         if !json && std::io::IsTerminal::is_terminal(&std::io::stderr()) {

@@ -164,6 +164,15 @@ pub struct SandboxConfig {
     /// code (see [`crate::EngineConfig::compile_builtins`]; the CLI reads
     /// `BURROW_COMPILE_BUILTINS=1`).
     pub compile_builtins: bool,
+    /// Where the store's objects live (`--objects`): `None` for wherever the store recorded
+    /// (its catalog for a new store), or `postgres`, `sqlite`, `s3://...`, `gs://...`,
+    /// `az://...`, `file:///...` (see [`burrow_store::Location`]).
+    pub objects: Option<String>,
+    /// Options for the object storage client, credentials allowed (for embedders that hold
+    /// them elsewhere than the environment; see [`burrow_store::Location::object_options`]).
+    pub object_options: Vec<(String, String)>,
+    /// A local object cache (`--cache-dir`, `--cache-size`): its directory and size in bytes.
+    pub object_cache: Option<(PathBuf, u64)>,
 }
 
 /// Where the shared tool layer appears inside the sandbox (on the shell's default PATH).
@@ -211,6 +220,9 @@ impl SandboxConfig {
             toolchains: Some(crate::toolchain::default_dir()),
             default_net: Default::default(),
             compile_builtins: compile_builtins_from_env(),
+            objects: None,
+            object_options: Vec::new(),
+            object_cache: None,
         })
     }
 }
@@ -254,10 +266,7 @@ fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Whether a `--store` value names a PostgreSQL database rather than a file.
-pub fn is_postgres_url(s: &str) -> bool {
-    s.starts_with("postgres://") || s.starts_with("postgresql://")
-}
+pub use burrow_store::is_postgres_url;
 
 impl Sandbox {
     /// Opens (creating if needed) the store at `path`.
@@ -270,14 +279,17 @@ impl Sandbox {
     /// the catalog and the objects.
     pub fn open_with(path: impl AsRef<Path>, config: SandboxConfig) -> Result<Sandbox> {
         let path = path.as_ref();
-        if let Some(url) = path.to_str().filter(|p| is_postgres_url(p)) {
-            return Ok(Sandbox {
-                store: Store::open_postgres(url, burrow_store::Options::default())?,
-                config,
-                toolbox: OnceLock::new(),
-            });
-        }
-        if let Some(parent) = path.parent()
+        let catalog = path
+            .to_str()
+            .ok_or_else(|| {
+                SessionError::Invalid(format!(
+                    "the store path {} is not valid UTF-8",
+                    path.display()
+                ))
+            })?
+            .to_string();
+        if !is_postgres_url(&catalog)
+            && let Some(parent) = path.parent()
             && !parent.as_os_str().is_empty()
             && !parent.exists()
         {
@@ -285,8 +297,14 @@ impl Sandbox {
                 SessionError::Invalid(format!("cannot create {}: {e}", parent.display()))
             })?;
         }
+        let location = burrow_store::Location {
+            catalog,
+            objects: config.objects.clone(),
+            object_options: config.object_options.clone(),
+            cache: config.object_cache.clone(),
+        };
         Ok(Sandbox {
-            store: Store::open(path)?,
+            store: Store::connect(&location, burrow_store::Options::default())?,
             config,
             toolbox: OnceLock::new(),
         })

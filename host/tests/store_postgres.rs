@@ -1,12 +1,15 @@
 //! burrow on PostgreSQL, end to end: the real binary with `BURROW_STORE=postgres://...` on a
 //! server the test starts (`workspace-store/tests/pg`), `burrow store migrate` from an
 //! SQLite file, and two `burrow serve` processes (two machines, separate component caches)
-//! serving one session alternately and concurrently. Skips with one line without
-//! PostgreSQL, unless `BURROW_REQUIRE_POSTGRES=1`.
+//! serving one session alternately and concurrently, also with the objects in a real S3-API
+//! server and a local object cache each. Skips with one line without PostgreSQL (or moto),
+//! unless `BURROW_REQUIRE_POSTGRES=1` (`BURROW_REQUIRE_S3=1`).
 
 mod common;
 #[path = "../../workspace-store/tests/pg/mod.rs"]
 mod pg;
+#[path = "../../workspace-store/tests/s3/mod.rs"]
+mod s3;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -127,6 +130,64 @@ fn two_serve_processes_share_one_session() {
     let Some((url, a, b)) = two_servers("shared") else {
         return;
     };
+    share_one_session(&url, a, b, &[]);
+}
+
+/// The same with the objects in a real S3-API server (moto) and a local object cache per
+/// process: the first process names the bucket, the second finds it recorded in the store.
+#[test]
+fn two_serve_processes_with_their_own_caches_share_one_session_over_s3() {
+    let Some(pg) = pg::server() else { return };
+    let Some(s3) = s3::server() else { return };
+    let (url, objects) = (pg.fresh_db(), s3.fresh_bucket());
+    let (ca, cb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let env = s3::env();
+    let a = common::start_env(
+        Path::new(&url),
+        &[
+            "--objects",
+            &objects,
+            "--cache-dir",
+            ca.path().to_str().unwrap(),
+        ],
+        &env,
+    );
+    let b = common::start_env(
+        Path::new(&url),
+        &["--cache-dir", cb.path().to_str().unwrap()],
+        &env,
+    );
+    let r = client()
+        .post(format!("{}/sessions", a.base))
+        .json(&json!({ "name": "shared" }))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    // A fork made on one machine is used on the other.
+    let (st, _) = call(&a.base, "shared", "echo base > base.txt");
+    assert_eq!(st, StatusCode::OK);
+    let r = client()
+        .post(format!("{}/sessions/shared/fork", b.base))
+        .json(&json!({ "n": 1 }))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let forked: Value = r.json().unwrap();
+    let fork = forked["ids"][0].as_str().unwrap().to_string();
+    let (st, out) = call(&a.base, &fork, "cat base.txt && echo more >> base.txt");
+    assert_eq!(st, StatusCode::OK, "{out}");
+    assert_eq!(text(&out), "base");
+    let (_, out) = call(&b.base, &fork, "cat base.txt | wc -l");
+    assert_eq!(text(&out).trim(), "2");
+    share_one_session(&url, a, b, &env);
+    // Both caches filled, and the bucket holds the objects.
+    for c in [&ca, &cb] {
+        assert!(std::fs::read_dir(c.path().join("p")).is_ok_and(|mut d| d.next().is_some()));
+    }
+    assert!(s3.count(&objects) > 0);
+}
+
+fn share_one_session(url: &str, a: common::Server, b: common::Server, env: &[(&str, &str)]) {
     // Alternately: each machine sees the other's last call at once.
     for i in 0..6 {
         let (w, r) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
@@ -161,7 +222,9 @@ fn two_serve_processes_share_one_session() {
     drop(a);
     let (st, _) = call(&b.base, "shared", "echo after >> log.txt");
     assert_eq!(st, StatusCode::OK);
-    assert!(ok(&url, &["fsck"]).starts_with("clean:"));
+    let (code, out, err) = common::burrow_cli_env(Path::new(url), &common::cache(), env, &["fsck"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("clean:"), "{out}");
 }
 
 #[test]

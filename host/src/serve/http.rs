@@ -44,7 +44,7 @@ impl From<SessionError> for ApiError {
                     StatusCode::NOT_FOUND
                 }
                 S::Conflict { .. } | S::WorkspaceExists(_) => StatusCode::CONFLICT,
-                S::Busy => StatusCode::SERVICE_UNAVAILABLE,
+                S::Busy | S::Retry(_) => StatusCode::SERVICE_UNAVAILABLE,
                 S::IsDir | S::NotDir | S::Invalid(_) | S::NameTooLong => StatusCode::BAD_REQUEST,
                 S::QuotaExceeded { .. } => StatusCode::INSUFFICIENT_STORAGE,
                 _ => StatusCode::INTERNAL_SERVER_ERROR,

@@ -178,7 +178,13 @@ impl Drop for Server {
 
 /// Starts `burrow serve` on store `db` on a loopback port, with `extra` arguments.
 pub fn start(db: &Path, extra: &[&str]) -> Server {
+    start_env(db, extra, &[])
+}
+
+/// [`start`] with extra environment variables for the burrow process.
+pub fn start_env(db: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .envs(envs.iter().copied())
         .env("BURROW_STORE", db)
         .env("BURROW_CACHE", cache())
         .env_remove("BURROW_TOKEN")
