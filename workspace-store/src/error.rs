@@ -87,6 +87,11 @@ pub enum Error {
     /// Transient: the operation changed nothing and can simply be run again.
     #[error("retry: {0}")]
     Retry(String),
+    /// A write's [`crate::backend::Guard`] no longer held (a GC sweep began): nothing was
+    /// written. The store handles it (waits for the sweep, puts its objects again, retries)
+    /// and never returns it.
+    #[error("a garbage collection began sweeping while this commit was written; retry")]
+    Fenced,
     /// The store's configuration contradicts what was asked (e.g. another `--objects`).
     #[error("store configuration: {0}")]
     Config(String),
@@ -147,7 +152,7 @@ impl Error {
             Error::ReadOnly => Errno::ReadOnly,
             Error::QuotaExceeded { .. } => Errno::Quota,
             Error::Unsupported(_) => Errno::Unsupported,
-            Error::Busy | Error::Retry(_) | Error::Conflict { .. } => Errno::Busy,
+            Error::Busy | Error::Retry(_) | Error::Fenced | Error::Conflict { .. } => Errno::Busy,
             Error::NotAStore { .. }
             | Error::SchemaTooNew { .. }
             | Error::Corrupt(_)

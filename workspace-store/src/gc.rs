@@ -12,23 +12,21 @@
 //! same object again a moment earlier keeps it. Object storage has no such delete: GC lists
 //! an old unreferenced object, a commit puts it again (same hash, same bytes) and commits a
 //! version naming it, GC deletes it. So GC announces its sweep in the catalog (setting
-//! [`SWEEP_KEY`]: an epoch, and a deadline while a sweep runs) before it lists, and a commit
-//! whose objects went to object storage reads that setting before its first put and again
-//! after its last: if a sweep ran or began in between, it waits for the sweep to end, puts
-//! its objects again and checks the ones it can no longer re-put (pages spilled mid-call)
-//! still exist, then looks again. A sweep stops deleting at [`SWEEP_LIMIT`]; a GC that died
-//! mid-sweep leaves a deadline that expires on its own.
-//!
-//! What the fence does not cover: a commit whose objects were put before GC's cutoff (more
-//! than the grace period before GC began) and whose catalog commit lands after GC deleted
-//! versions but after its last fence read. The grace period covers that, as for spilled
-//! pages: it must exceed the longest call (default 10 minutes; calls stop at 120 s). Closing
-//! it without the grace needs the fence checked inside the catalog's commit transaction.
+//! [`SWEEP_KEY`]: an epoch, and a deadline while a sweep runs) after deleting versions and
+//! before it lists; it then marks once more every version that exists, and sweeps. A commit
+//! whose objects went to object storage reads the setting before its first put and carries
+//! what it read into its catalog transaction as a [`Guard`], which the catalog checks under
+//! the same lock as the announcement: a commit that lands before the announcement is in
+//! the second mark, and one after it fails its guard with nothing written, waits for the
+//! sweep to end, puts its objects again, checks that the pages it spilled earlier survived
+//! (or fails the call with [`Error::Retry`]) and commits under the new state. Nothing
+//! depends on the grace period here. A sweep stops deleting at [`SWEEP_LIMIT`]; a GC that
+//! died mid-sweep leaves a deadline that expires on its own.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
-use crate::backend::{RefSnapshot, now_ns};
+use crate::backend::{Guard, RefSnapshot, now_ns};
 use crate::error::{Error, Result};
 use crate::hamt;
 use crate::node::{Hash, Node};
@@ -92,21 +90,35 @@ pub(crate) const SWEEP_LIMIT: Duration = Duration::from_secs(600);
 const FENCE_WAIT: Duration = Duration::from_secs(60);
 
 /// The sweep fence's state as one read saw it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SweepState {
+    /// The setting as read: what a commit's [`Guard`] expects to find unchanged.
+    raw: Option<String>,
     epoch: u64,
     /// A sweep is running (its deadline had not passed when this was read).
     active: bool,
 }
 
 impl SweepState {
-    fn parse(raw: Option<&str>, now: i64) -> SweepState {
-        let mut it = raw.unwrap_or("0").split(' ');
-        let epoch = it.next().and_then(|e| e.parse().ok()).unwrap_or(0);
-        let until: Option<i64> = it.next().and_then(|d| d.parse().ok());
+    fn parse(raw: Option<String>, now: i64) -> SweepState {
+        let (epoch, until) = {
+            let mut it = raw.as_deref().unwrap_or("0").split(' ');
+            let epoch = it.next().and_then(|e| e.parse().ok()).unwrap_or(0);
+            let until: Option<i64> = it.next().and_then(|d| d.parse().ok());
+            (epoch, until)
+        };
         SweepState {
+            raw,
             epoch,
             active: until.is_some_and(|d| d > now),
+        }
+    }
+
+    /// The condition a commit under this state carries into its catalog transaction.
+    pub(crate) fn guard(&self) -> Guard<'_> {
+        Guard {
+            key: SWEEP_KEY,
+            value: self.raw.as_deref(),
         }
     }
 }
@@ -118,62 +130,64 @@ impl Store {
             return Ok(None);
         }
         let raw = self.catalog().setting(SWEEP_KEY)?;
-        Ok(Some(SweepState::parse(raw.as_deref(), now_ns())))
+        Ok(Some(SweepState::parse(raw, now_ns())))
     }
 
     /// Puts `objects` into object storage for a commit whose first put was preceded by
-    /// `started` (read now when `None`), and returns once no sweep can have deleted any of
-    /// them or of `spilled` (pages put earlier by the same transaction): see the module doc.
+    /// `started` (read now when `None`); returns the fence state the catalog write must
+    /// still find (see the module doc), waiting for a sweep that was running to end.
     pub(crate) fn put_fenced(
         &self,
         objects: &[crate::backend::NewObject<'_>],
         started: Option<SweepState>,
         spilled: &[Hash],
-    ) -> Result<()> {
-        let store = &self.objs().store;
+    ) -> Result<Option<SweepState>> {
         let start = match started {
             Some(s) => Some(s),
             None => self.sweep_state()?,
         };
-        store.put_many(objects)?;
-        let Some(mut before) = start else {
-            return Ok(());
+        self.objs().store.put_many(objects)?;
+        match start {
+            Some(s) if s.active => self.settle(objects, spilled).map(Some),
+            s => Ok(s),
+        }
+    }
+
+    /// After a sweep overlapped a commit's puts: waits for it to end, puts `objects` again
+    /// and checks that `spilled` (pages the transaction put earlier and no longer holds)
+    /// survived; returns the idle state to commit under.
+    pub(crate) fn settle(
+        &self,
+        objects: &[crate::backend::NewObject<'_>],
+        spilled: &[Hash],
+    ) -> Result<SweepState> {
+        let waited = std::time::Instant::now();
+        let idle = loop {
+            let state = self
+                .sweep_state()?
+                .unwrap_or_else(|| SweepState::parse(None, 0));
+            if !state.active {
+                break state;
+            }
+            if waited.elapsed() > FENCE_WAIT {
+                return Err(Error::Retry(
+                    "a garbage collection is sweeping the object storage; run the call again when it ends".into(),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
         };
+        let store = &self.objs().store;
+        store.put_many(objects)?;
         let spilled: Vec<_> = spilled
             .iter()
             .map(|h| (*h, crate::backend::ObjectKind::Page))
             .collect();
-        let waited = std::time::Instant::now();
-        loop {
-            let Some(after) = self.sweep_state()? else {
-                return Ok(());
-            };
-            if !before.active && after == before {
-                return Ok(());
-            }
-            // A sweep overlapped the puts: let it finish, then make sure of every object.
-            let mut idle = after;
-            while idle.active {
-                if waited.elapsed() > FENCE_WAIT {
-                    return Err(Error::Retry(
-                        "a garbage collection is sweeping the object storage; run the call again when it ends".into(),
-                    ));
-                }
-                std::thread::sleep(Duration::from_millis(100));
-                idle = self.sweep_state()?.unwrap_or(SweepState {
-                    epoch: 0,
-                    active: false,
-                });
-            }
-            store.put_many(objects)?;
-            if store.exists_many(&spilled)?.iter().any(|e| !e) {
-                return Err(Error::Retry(
-                    "a garbage collection swept pages this call had written; run the call again"
-                        .into(),
-                ));
-            }
-            before = idle;
+        if store.exists_many(&spilled)?.iter().any(|e| !e) {
+            return Err(Error::Retry(
+                "a garbage collection swept pages this call had written; run the call again".into(),
+            ));
         }
+        Ok(idle)
     }
 
     /// Announces a sweep (see the module doc); returns the setting to restore at the end.
@@ -185,7 +199,7 @@ impl Store {
         for _ in 0..50 {
             let raw = cat.setting(SWEEP_KEY)?;
             let now = now_ns();
-            let state = SweepState::parse(raw.as_deref(), now);
+            let state = SweepState::parse(raw.clone(), now);
             if state.active {
                 return Err(Error::Retry(
                     "another garbage collection is sweeping this store's object storage".into(),
@@ -272,10 +286,18 @@ impl Store {
         }
         stats.versions_deleted = doomed.len() as u64;
         let announced = self.begin_sweep()?;
-        let swept = self
-            .objs()
-            .store
-            .delete_unreferenced(cutoff, &|h| seen.contains(h));
+        let swept = (|| {
+            if announced.is_some() {
+                // Commits that landed between the mark and the announcement: from here on
+                // none can (their guard fails), so marking these makes the mark complete.
+                for v in cat.versions()? {
+                    mark(self.objs(), v.root, seen)?;
+                }
+            }
+            self.objs()
+                .store
+                .delete_unreferenced(cutoff, &|h| seen.contains(h))
+        })();
         if let Some(a) = &announced {
             self.end_sweep(a)?;
         }

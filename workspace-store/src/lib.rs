@@ -326,21 +326,31 @@ impl Store {
         &*self.inner.catalog
     }
 
-    /// The objects a catalog write should carry: all of them when the catalog holds the
-    /// objects (one transaction), none when they went to the object store first (fenced
-    /// against a GC sweep that began since `started`, see [`gc`], with `spilled` the pages
-    /// the transaction put before).
-    pub(crate) fn stage<'a>(
+    /// Writes `objects` with a catalog write `write(objects, guard)`: in its own transaction
+    /// when the catalog holds the objects; otherwise into the object store first, and then
+    /// the catalog write with no objects under the GC sweep fence (see [`gc`]; `started` is
+    /// the fence as read before the transaction's first put, `spilled` the pages it put
+    /// before), again after waiting for a sweep that began in between.
+    pub(crate) fn write_objects<T>(
         &self,
-        objects: Vec<NewObject<'a>>,
+        objects: Vec<NewObject<'_>>,
         started: Option<gc::SweepState>,
         spilled: &[Hash],
-    ) -> Result<Vec<NewObject<'a>>> {
+        mut write: impl FnMut(&[NewObject<'_>], Option<backend::Guard<'_>>) -> Result<T>,
+    ) -> Result<T> {
         if self.inner.colocated {
-            return Ok(objects);
+            return write(&objects, None);
         }
-        self.put_fenced(&objects, started, spilled)?;
-        Ok(Vec::new())
+        let mut fence = self.put_fenced(&objects, started, spilled)?;
+        for _ in 0..8 {
+            match write(&[], fence.as_ref().map(|f| f.guard())) {
+                Err(Error::Fenced) => fence = Some(self.settle(&objects, spilled)?),
+                done => return done,
+            }
+        }
+        Err(Error::Retry(
+            "garbage collections kept sweeping the object storage while this call committed; run it again".into(),
+        ))
     }
 
     /// Whether commits put their objects into a separate object store first.
@@ -371,20 +381,18 @@ impl Store {
             },
             listing: Hamt::Bucket(Vec::new()),
         });
-        let objects = self.stage(pending.list(), None, &[])?;
-        let v = self.catalog().create_workspace(
-            &NewVersion {
-                root,
-                parent: None,
-                workspace: name,
-                message: "create",
-                next_ino: txn::ROOT_INO + 1,
-                bytes: 0,
-                entries: 0,
-            },
-            &objects,
-        )?;
-        drop(objects);
+        let version = NewVersion {
+            root,
+            parent: None,
+            workspace: name,
+            message: "create",
+            next_ino: txn::ROOT_INO + 1,
+            bytes: 0,
+            entries: 0,
+        };
+        let v = self.write_objects(pending.list(), None, &[], |objects, guard| {
+            self.catalog().create_workspace(&version, objects, guard)
+        })?;
         pending.publish(self.objs());
         Ok(v)
     }

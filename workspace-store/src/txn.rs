@@ -1365,10 +1365,20 @@ impl Txn {
             expected: self.base.id,
             events: &events,
             event,
+            guard: None,
         };
-        let objects = store.stage(pending.list(), self.fence.take(), &self.spilled)?;
-        let (v, seq) = store.catalog().commit(&record, &objects)?;
-        drop(objects);
+        let (v, seq) = store.write_objects(
+            pending.list(),
+            self.fence.take(),
+            &self.spilled,
+            |objects, guard| {
+                let record = CommitRecord {
+                    guard,
+                    ..record.clone()
+                };
+                store.catalog().commit(&record, objects)
+            },
+        )?;
         pending.publish(store.objs());
         Ok((
             Commit {

@@ -27,6 +27,19 @@ fn store() -> (tempfile::TempDir, Store) {
 }
 
 include!("cases/ops.rs");
+include!("cases/guard.rs");
+
+#[test]
+fn a_guarded_commit_on_the_sqlite_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = burrow_store::backend::sqlite::Sqlite::open(
+        &dir.path().join("c.db"),
+        burrow_store::Durability::Normal,
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    guarded_writes_land_only_while_the_setting_holds(&cat);
+}
 
 #[test]
 fn fsck_finds_a_corrupted_page() {

@@ -34,6 +34,14 @@ macro_rules! store {
 }
 
 include!("cases/ops.rs");
+include!("cases/guard.rs");
+
+#[test]
+fn a_guarded_commit_on_the_postgres_catalog() {
+    let Some(server) = pg::server() else { return };
+    let cat = burrow_store::backend::postgres::Postgres::open(&server.fresh_db()).unwrap();
+    guarded_writes_land_only_while_the_setting_holds(&cat);
+}
 
 // ----- what only a shared server has -----
 

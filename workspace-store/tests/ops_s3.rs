@@ -229,8 +229,7 @@ fn gc_sweeps_the_bucket_while_another_process_commits_and_keeps_everything_live(
     }
     // The writer keeps rewriting files with contents GC keeps finding unreferenced (the
     // three values cycle, and only the newest version is retained), and with grace zero, so
-    // the sweep fence is what keeps a commit's re-put objects from being swept under it
-    // (grace zero is below the documented contract; see gc.rs for the window it leaves).
+    // the sweep fence alone keeps a commit's re-put objects from being swept under it.
     std::thread::scope(|sc| {
         let writer = sc.spawn(|| {
             for i in 0..40 {

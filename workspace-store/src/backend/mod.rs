@@ -145,6 +145,18 @@ pub struct CommitRecord<'a> {
     pub events: &'a [(String, String)],
     /// An event whose sequence number the caller wants back.
     pub event: Option<(&'a str, &'a str)>,
+    /// A setting the commit depends on (the GC sweep fence): see [`Guard`].
+    pub guard: Option<Guard<'a>>,
+}
+
+/// A condition on a store-wide setting checked inside a write's own transaction, serialised
+/// with [`Catalog::swap_setting`]: the write happens only if setting `key` still reads
+/// `value`, and otherwise fails with [`crate::Error::Fenced`] having written nothing. The
+/// GC sweep fence uses it so that no commit lands once a sweep has been announced.
+#[derive(Debug, Clone, Copy)]
+pub struct Guard<'a> {
+    pub key: &'a str,
+    pub value: Option<&'a str>,
 }
 
 /// Heads and labels as GC saw them when it marked; it deletes only if they are unchanged.
@@ -216,6 +228,7 @@ pub trait Catalog: Send + Sync {
         &self,
         version: &NewVersion<'_>,
         objects: &[NewObject<'_>],
+        guard: Option<Guard<'_>>,
     ) -> Result<VersionId>;
     /// A new head at an existing version.
     fn create_head(&self, name: &str, version: VersionId) -> Result<()>;
@@ -275,7 +288,9 @@ pub trait Catalog: Send + Sync {
     /// A store-wide setting (where the objects live, the GC sweep state).
     fn setting(&self, key: &str) -> Result<Option<String>>;
     /// Compare-and-swap of a setting: writes `new` (`None` removes it) only if the value is
-    /// still `expected`; returns whether it did.
+    /// still `expected`; returns whether it did. Serialised with every write that carries a
+    /// [`Guard`]: such a write sees the setting as before the swap or as after it, and
+    /// commits before the swap or not at all.
     fn swap_setting(&self, key: &str, expected: Option<&str>, new: Option<&str>) -> Result<bool>;
 
     // --- copying ---

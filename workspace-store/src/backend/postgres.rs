@@ -29,8 +29,8 @@ use std::sync::Mutex;
 use tokio_postgres::{Client, GenericClient, NoTls, Row, Transaction};
 
 use super::{
-    Catalog, CatalogDump, CommitRecord, HeadRow, NewObject, NewVersion, ObjectKind, ObjectStore,
-    RefSnapshot, VersionRow, now_ns,
+    Catalog, CatalogDump, CommitRecord, Guard, HeadRow, NewObject, NewVersion, ObjectKind,
+    ObjectStore, RefSnapshot, VersionRow, now_ns,
 };
 use crate::error::{Error, Result};
 use crate::meta::{Event, EventFilter};
@@ -339,6 +339,24 @@ async fn begin_write(c: &mut Client) -> Result<Transaction<'_>> {
     .await
     .map_err(server)?;
     Ok(tx)
+}
+
+async fn setting(c: &impl GenericClient, key: &str) -> Result<Option<String>> {
+    let key = format!("setting:{key}");
+    let row = c
+        .query_opt("SELECT value FROM burrow_meta WHERE key = $1", &[&key])
+        .await
+        .map_err(server)?;
+    Ok(row.map(|r| r.get(0)))
+}
+
+/// [`Guard`]'s check, as a statement of its own after [`begin_write`] took the writer lock
+/// (a statement begun before the lock was granted would read the setting as it was then).
+async fn check_guard(tx: &Transaction<'_>, guard: Option<Guard<'_>>) -> Result<()> {
+    match guard {
+        Some(g) if setting(tx, g.key).await?.as_deref() != g.value => Err(Error::Fenced),
+        _ => Ok(()),
+    }
 }
 
 /// Commits `tx` and returns `out`.
@@ -849,10 +867,16 @@ impl Catalog for Postgres {
         })
     }
 
-    fn create_workspace(&self, v: &NewVersion<'_>, objects: &[NewObject<'_>]) -> Result<VersionId> {
+    fn create_workspace(
+        &self,
+        v: &NewVersion<'_>,
+        objects: &[NewObject<'_>],
+        guard: Option<Guard<'_>>,
+    ) -> Result<VersionId> {
         let mut pc = self.client()?;
         block(async {
             let tx = begin_write(&mut pc).await?;
+            check_guard(&tx, guard).await?;
             put_objects(&tx, objects).await?;
             let id = insert_version(&tx, v).await?;
             insert_head(&tx, v.workspace, id).await?;
@@ -950,6 +974,7 @@ impl Catalog for Postgres {
         let mut pc = self.client()?;
         block(async {
             let tx = begin_write(&mut pc).await?;
+            check_guard(&tx, record.guard).await?;
             put_objects(&tx, objects).await?;
             let v = insert_version(&tx, &record.version).await?;
             cas_head(&tx, ws, record.expected, v).await?;
@@ -1121,30 +1146,18 @@ impl Catalog for Postgres {
 
     fn setting(&self, key: &str) -> Result<Option<String>> {
         let pc = self.client()?;
-        let key = format!("setting:{key}");
-        block(async {
-            let row = pc
-                .query_opt("SELECT value FROM burrow_meta WHERE key = $1", &[&key])
-                .await
-                .map_err(server)?;
-            Ok(row.map(|r| r.get(0)))
-        })
+        block(setting(&*pc, key))
     }
 
     fn swap_setting(&self, key: &str, expected: Option<&str>, new: Option<&str>) -> Result<bool> {
         let mut pc = self.client()?;
-        let key = format!("setting:{key}");
         block(async {
-            // Under the writer lock: settings change rarely and this keeps the swap simple.
+            // Under the writer lock, which serialises the swap with guarded writes.
             let tx = begin_write(&mut pc).await?;
-            let now: Option<String> = tx
-                .query_opt("SELECT value FROM burrow_meta WHERE key = $1", &[&key])
-                .await
-                .map_err(server)?
-                .map(|r| r.get(0));
-            if now.as_deref() != expected {
+            if setting(&tx, key).await?.as_deref() != expected {
                 return Ok(false);
             }
+            let key = format!("setting:{key}");
             match new {
                 Some(v) => {
                     tx.execute(

@@ -12,8 +12,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::now_ns;
 use super::{
-    Catalog, CatalogDump, CommitRecord, HeadRow, NewObject, NewVersion, ObjectKind, ObjectStore,
-    RefSnapshot, VersionRow,
+    Catalog, CatalogDump, CommitRecord, Guard, HeadRow, NewObject, NewVersion, ObjectKind,
+    ObjectStore, RefSnapshot, VersionRow,
 };
 use crate::error::{Error, Result};
 use crate::meta::{Event, EventFilter};
@@ -286,6 +286,24 @@ impl Sqlite {
         let out = f(&tx)?;
         tx.commit()?;
         Ok(out)
+    }
+
+    fn setting(c: &Connection, key: &str) -> Result<Option<String>> {
+        Ok(c.query_row(
+            "SELECT value FROM settings WHERE key = ?1",
+            params![key],
+            |r| r.get(0),
+        )
+        .optional()?)
+    }
+
+    /// [`Guard`]'s check, inside the write transaction (which holds the write lock, as every
+    /// setting swap does).
+    fn check_guard(tx: &Connection, guard: Option<Guard<'_>>) -> Result<()> {
+        match guard {
+            Some(g) if Self::setting(tx, g.key)?.as_deref() != g.value => Err(Error::Fenced),
+            _ => Ok(()),
+        }
     }
 
     /// Runs `f` on a reader connection (WAL: never blocked by the writer).
@@ -721,8 +739,10 @@ impl Catalog for Sqlite {
         &self,
         version: &NewVersion<'_>,
         objects: &[NewObject<'_>],
+        guard: Option<Guard<'_>>,
     ) -> Result<VersionId> {
         self.write(|tx| {
+            Self::check_guard(tx, guard)?;
             Self::put_objects(tx, objects)?;
             let v = Self::insert_version(tx, version)?;
             Self::insert_head(tx, version.workspace, v)?;
@@ -774,6 +794,7 @@ impl Catalog for Sqlite {
     ) -> Result<(VersionId, Option<i64>)> {
         let ws = record.version.workspace;
         self.write(|tx| {
+            Self::check_guard(tx, record.guard)?;
             Self::put_objects(tx, objects)?;
             let v = Self::insert_version(tx, &record.version)?;
             Self::cas_head(tx, ws, record.expected, v)?;
@@ -918,26 +939,12 @@ impl Catalog for Sqlite {
     }
 
     fn setting(&self, key: &str) -> Result<Option<String>> {
-        self.read(|c| {
-            Ok(c.query_row(
-                "SELECT value FROM settings WHERE key = ?1",
-                params![key],
-                |r| r.get(0),
-            )
-            .optional()?)
-        })
+        self.read(|c| Self::setting(c, key))
     }
 
     fn swap_setting(&self, key: &str, expected: Option<&str>, new: Option<&str>) -> Result<bool> {
         self.write(|tx| {
-            let now: Option<String> = tx
-                .query_row(
-                    "SELECT value FROM settings WHERE key = ?1",
-                    params![key],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if now.as_deref() != expected {
+            if Self::setting(tx, key)?.as_deref() != expected {
                 return Ok(false);
             }
             match new {
