@@ -18,6 +18,9 @@ use serde_json::json;
 pub mod git;
 mod just_bash;
 mod python;
+mod shared;
+
+pub use shared::SharedStore;
 
 use crate::session::{Family, Sandbox, SandboxConfig, SessionError};
 use crate::tools::FS_TOOLS_WASM;
@@ -46,6 +49,8 @@ pub struct BenchConfig {
     pub only: Option<String>,
     /// The burrow binary (for the process-level measures).
     pub exe: PathBuf,
+    /// A shared store (`--store postgres://...`) to measure next to the SQLite file.
+    pub shared: Option<SharedStore>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -221,6 +226,7 @@ pub fn run(cfg: BenchConfig, report: &mut dyn FnMut(&Measure)) -> R<Vec<Measure>
     egress(&mut cx, report)?;
     python::python(&mut cx, report)?;
     git::git(&mut cx, report)?;
+    shared::shared(&mut cx, report)?;
     Ok(cx.out)
 }
 

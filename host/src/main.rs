@@ -888,6 +888,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             quick: *quick,
             only: only.clone(),
             exe: std::env::current_exe().context("cannot find the burrow binary")?,
+            shared: cli
+                .store
+                .as_deref()
+                .and_then(|p| p.to_str())
+                .filter(|p| burrow_host::session::is_postgres_url(p))
+                .map(|url| burrow_host::bench::SharedStore {
+                    catalog: url.to_string(),
+                    objects: cli.objects.clone(),
+                    cache_size: cli.cache_size,
+                }),
         };
         if !json {
             outln!("{}", burrow_host::bench::TABLE_HEADER);

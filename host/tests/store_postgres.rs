@@ -267,3 +267,73 @@ fn an_event_stream_on_one_process_wakes_for_a_call_on_another() {
     }
     assert!(event.is_some(), "the stream ended without an event");
 }
+
+/// `burrow bench --store postgres://... --objects s3://...` (quick sizes): every shared-store
+/// row, each with its SQLite baseline from the same run, a fork that copies no object, and
+/// the bench's sessions gone afterwards.
+#[test]
+fn bench_measures_the_shared_store_next_to_sqlite() {
+    let Some(pg) = pg::server() else { return };
+    let Some(s3) = s3::server() else { return };
+    let (url, objects) = (pg.fresh_db(), s3.fresh_bucket());
+    let cache = tempfile::tempdir().unwrap();
+    let (code, out, err) = common::burrow_cli_env(
+        Path::new(&url),
+        &common::cache(),
+        &s3::env(),
+        &[
+            "--json",
+            "--objects",
+            &objects,
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+            "bench",
+            "--quick",
+            "--only",
+            "shared",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let rows: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    for want in [
+        "shared.resume.process_cold_cache",
+        "shared.resume.process_warm_cache",
+        "shared.session.read_4k",
+        "shared.session.write_4k",
+        "shared.io.import_2MB",
+        "shared.fork.8MiB",
+        "shared.idle.catalog_bytes_per_session_200",
+    ] {
+        let row = rows
+            .iter()
+            .find(|r| r["name"] == want)
+            .unwrap_or_else(|| panic!("no {want} in {names:?}"));
+        assert!(row["median"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(row["baseline"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    let fork = rows
+        .iter()
+        .find(|r| r["name"] == "shared.fork.8MiB")
+        .unwrap();
+    assert!(
+        fork["note"]
+            .as_str()
+            .unwrap()
+            .ends_with("objects copied: 0"),
+        "{fork}"
+    );
+    // The bench's sessions are gone; the objects wait for GC.
+    let (code, listed, err) = common::burrow_cli_env(
+        Path::new(&url),
+        &common::cache(),
+        &s3::env(),
+        &["--json", "session", "ls"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(listed.trim(), "", "{listed}");
+    assert!(s3.count(&objects) > 0);
+}

@@ -507,6 +507,12 @@ impl Store {
     }
 
     /// Statistics of the store's contents.
+    /// Bytes the catalog's tables take, where the backend can tell (PostgreSQL); the SQLite
+    /// file's size is in [`StoreStats::file_bytes`].
+    pub fn catalog_bytes(&self) -> Result<Option<u64>> {
+        self.catalog().catalog_bytes()
+    }
+
     pub fn stats(&self) -> Result<StoreStats> {
         let (objects, page_bytes, node_bytes) = self.objs().store.totals()?;
         let (versions, workspaces) = self.catalog().totals()?;

@@ -275,6 +275,11 @@ pub trait Catalog: Send + Sync {
     fn compact(&self) -> Result<()>;
     /// Bytes the catalog (and objects it holds) take on local disk, if it is local.
     fn disk_bytes(&self) -> Option<u64>;
+    /// Bytes the catalog's own tables take (indexes included, objects it may also hold
+    /// excluded), where the backend can tell; what an idle session costs in the catalog.
+    fn catalog_bytes(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
 
     /// Calls `wake` (from a thread of the backend's) whenever any process appends events to
     /// this catalog, so event streams need not poll; returns false (and never calls it)

@@ -1187,6 +1187,22 @@ impl Catalog for Postgres {
         None
     }
 
+    fn catalog_bytes(&self) -> Result<Option<u64>> {
+        let pc = self.client()?;
+        block(async {
+            let row = pc
+                .query_one(
+                    "SELECT sum(pg_total_relation_size(t))::BIGINT FROM unnest(ARRAY[
+                        'versions', 'heads', 'labels', 'workspace_meta', 'events', 'burrow_meta'
+                     ]::regclass[]) AS t",
+                    &[],
+                )
+                .await
+                .map_err(server)?;
+            Ok(row.get::<_, Option<i64>>(0).map(|b| b as u64))
+        })
+    }
+
     fn watch(&self, wake: std::sync::Arc<dyn Fn() + Send + Sync>) -> Result<bool> {
         use futures::StreamExt;
         let url = self.url.clone();
