@@ -204,6 +204,16 @@ impl Ctx {
     fn n(&self, quick: usize, full: usize) -> usize {
         if self.cfg.quick { quick } else { full }
     }
+
+    /// The source-like tree of the search and import rows: (files, bytes each), about
+    /// 100 MB in a full run.
+    fn source_size(&self) -> (usize, usize) {
+        if self.cfg.quick {
+            (500, 4_000)
+        } else {
+            (10_000, 10_000)
+        }
+    }
 }
 
 /// Runs every measure (or those `--only` names), calling `report` as each completes.
@@ -565,11 +575,7 @@ fn fork(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
 
 /// grep -rn over a source-like tree (burrow vs GNU grep on disk), import and export speed.
 fn search_and_io(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
-    let (files, each) = if cx.cfg.quick {
-        (500, 4_000)
-    } else {
-        (10_000, 10_000)
-    };
+    let (files, each) = cx.source_size();
     let n = cx.n(3, 10);
     let tree = cx.dir.path().join("src-tree");
     let bytes = source_tree(&tree, files, each)?;

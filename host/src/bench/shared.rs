@@ -206,11 +206,7 @@ fn measures(
 
     // Import: the same tree into the shared store and into the SQLite file.
     if cx.wants("shared.io.import") {
-        let (files, each) = if cx.cfg.quick {
-            (500, 4_000)
-        } else {
-            (10_000, 10_000)
-        };
+        let (files, each) = cx.source_size();
         let tree = cx.dir.path().join("shared-src-tree");
         let bytes = source_tree(&tree, files, each)?;
         let mb = bytes as f64 / 1e6;
