@@ -87,7 +87,7 @@ pub(crate) const SWEEP_KEY: &str = "gc.sweep";
 /// How long one sweep of object storage may delete; what is left waits for the next run.
 pub(crate) const SWEEP_LIMIT: Duration = Duration::from_secs(600);
 /// How long a commit waits for a sweep to end before it gives up with [`Error::Retry`].
-const FENCE_WAIT: Duration = Duration::from_secs(60);
+pub(crate) const FENCE_WAIT: Duration = Duration::from_secs(60);
 
 /// The sweep fence's state as one read saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -342,7 +342,11 @@ impl Store {
             return write(&objects, None);
         }
         let mut fence = self.put_fenced(&objects, started, spilled)?;
-        for _ in 0..8 {
+        // Sweeps that keep beginning between a settle and the catalog write are bounded by
+        // time, not by a count: GC runs back to back (a cron loop, several processes) must
+        // slow a commit down, not fail it, unless they keep it out for the whole wait.
+        let since = std::time::Instant::now();
+        while since.elapsed() <= gc::FENCE_WAIT {
             match write(&[], fence.as_ref().map(|f| f.guard())) {
                 Err(Error::Fenced) => fence = Some(self.settle(&objects, spilled)?),
                 done => return done,
