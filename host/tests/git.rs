@@ -318,10 +318,22 @@ fn clone_gives_the_tree_and_repository_native_git_gives() {
         ],
     );
 
-    let (code, _, err) = f.sh("gee", "cd /workspace/repo && git log --since=yesterday");
+    let (code, _, err) = f.sh("gee", "cd /workspace/repo && git log --follow -- a.txt");
     assert_eq!(
         (code, err.as_str()),
-        (128, "fatal: 'git log --since' is not supported in burrow\n")
+        (
+            128,
+            "fatal: 'git log --follow' is not supported in burrow\n"
+        )
+    );
+    // A date git would silently take as "now" is refused rather than guessed.
+    let (code, _, err) = f.sh("gee", "cd /workspace/repo && git log --since='last monday'");
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            128,
+            "fatal: burrow's git cannot read the date 'last monday'\n"
+        )
     );
 
     // The checkout is the same files (an executable's mode aside: the sandbox keeps none).

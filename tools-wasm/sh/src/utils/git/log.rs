@@ -5,19 +5,22 @@
 //! `--merges`, `--no-merges`, `--first-parent`, `--skip`, `-n`, `--reverse`), the formats
 //! (medium, `--oneline`, `--format`/`--pretty`), each commit's diff (`-p`, `--stat`,
 //! `--name-only`, `--name-status`), limited to the paths given as git limits it, the orders
-//! (`--topo-order`, `--date-order`), `--graph` (drawn by [`super::graph`]) and ref
-//! decorations (`--decorate`, `%d`, `%D`).
+//! (`--topo-order`, `--date-order`), `--graph` (drawn by [`super::graph`], diffs behind its
+//! padding, parents rewritten past commits the paths simplify away), ref decorations
+//! (`--decorate`, `%d`, `%D`), dates (`--date=`, `%ar`, `%as`, ...) and the date limits
+//! (`--since`, `--until`) read by [`super::date`].
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::Path;
 
+use super::date::{DateMode, DateStyle, parse_date_style, read_date, show_date};
 use super::diff::{Format, ambiguous, commit_diff, parse_format, scope_of};
 use super::graph::Graph;
 use super::object::{Commit, Kind, Oid, hex, parse_tree};
 use super::porcelain::{
-    abbrev, format_show_header, git_date, ident_name_email, ident_time, prefix, read_commit,
-    resolve, shallow, subject,
+    abbrev, format_show_header_dated, ident_name_email, ident_time, prefix, read_commit, resolve,
+    shallow, subject,
 };
 use super::repo::Repo;
 use super::{Args, usage_error};
@@ -62,17 +65,23 @@ struct Limits {
     /// Pathspecs from the top of the work tree; none means the whole tree.
     scopes: Vec<Vec<u8>>,
     first_parent: bool,
+    /// `--since`: older commits are not shown and the walk does not go past them.
+    since: Option<i64>,
 }
 
 /// Every commit reachable from `starts`, newest first (shallow boundaries end the walk).
 pub(super) fn walk(repo: &Repo, starts: &[Oid]) -> Result<Vec<(Oid, Commit)>, String> {
-    walk_limited(repo, starts, &Limits::default())
+    walk_limited(repo, starts, &Limits::default(), &mut HashMap::new())
 }
 
+/// The walk of `git log`. Commits that path limiting simplifies away are not returned;
+/// `simplified` records, for each, the one parent the walk followed through it (none at a
+/// root), so that the graph can rewrite parents to the nearest shown ancestor as git does.
 fn walk_limited(
     repo: &Repo,
     starts: &[Oid],
     limits: &Limits,
+    simplified: &mut HashMap<Oid, Option<Oid>>,
 ) -> Result<Vec<(Oid, Commit)>, String> {
     let boundary = shallow(repo);
     // Newest committer date first; among equal dates, the one queued first.
@@ -91,8 +100,12 @@ fn walk_limited(
         }
     }
     let mut out = Vec::new();
-    while let Some((_, _, id)) = heap.pop() {
+    while let Some((time, _, id)) = heap.pop() {
         let c = read_commit(repo, &id)?;
+        // As git's walk without limiting: a commit older than --since ends its line.
+        if limits.since.is_some_and(|s| time < s) {
+            continue;
+        }
         let mut parents: Vec<Oid> = if boundary.contains(&id) {
             Vec::new()
         } else if limits.first_parent {
@@ -120,13 +133,15 @@ fn walk_limited(
                 }
             }
         }
+        if show {
+            out.push((id, c));
+        } else {
+            simplified.insert(id, parents.first().copied());
+        }
         for p in parents {
             if !limits.hidden.contains(&p) && seen.insert(p) {
                 queue(&mut heap, p)?;
             }
-        }
-        if show {
-            out.push((id, c));
         }
     }
     Ok(out)
@@ -176,14 +191,6 @@ const LOG_OPTIONS_NOT_HERE: &[&str] = &[
     "--decorate-refs-exclude",
     "--clear-decorations",
     "--follow",
-    "--since",
-    "--after",
-    "--until",
-    "--before",
-    "--committer",
-    "--all-match",
-    "--invert-grep",
-    "--date",
     "--color",
     "--author-date-order",
     "--left-right",
@@ -213,6 +220,21 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
     let mut merges: Option<bool> = None;
     let mut authors: Vec<String> = Vec::new();
     let mut greps: Vec<String> = Vec::new();
+    let mut committers: Vec<String> = Vec::new();
+    let mut all_match = false;
+    let mut invert_grep = false;
+    let mut until: Option<i64> = None;
+    let mut since_filter: Option<i64> = None;
+    let mut dates = Dates {
+        style: DateStyle::default(),
+        now: crate::utils::files::now(),
+        mailmap: repo
+            .work
+            .as_ref()
+            .is_some_and(|w| w.join(".mailmap").exists())
+            || repo.config("mailmap.file").is_some()
+            || repo.config("mailmap.blob").is_some(),
+    };
     let mut icase = false;
     let mut limits = Limits::default();
     let mut graph = false;
@@ -258,6 +280,58 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
             "-i" | "--regexp-ignore-case" => a.flag("regexp-ignore-case").map(|_| icase = true),
             "--author" => a.value("author").map(|v| authors.push(v)),
             "--grep" => a.value("grep").map(|v| greps.push(v)),
+            "--committer" => a.value("committer").map(|v| committers.push(v)),
+            "--all-match" => a.flag("all-match").map(|_| all_match = true),
+            "--invert-grep" => a.flag("invert-grep").map(|_| invert_grep = true),
+            "--since" | "--after" => match a.value("since") {
+                // A date burrow cannot read is fatal (128), not a usage error.
+                Ok(v) => {
+                    limits.since = Some(read_date(&v, dates.now)?);
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            },
+            "--since-as-filter" => match a.value("since-as-filter") {
+                // A date burrow cannot read is fatal (128), not a usage error.
+                Ok(v) => {
+                    since_filter = Some(read_date(&v, dates.now)?);
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            },
+            "--until" | "--before" => match a.value("until") {
+                // A date burrow cannot read is fatal (128), not a usage error.
+                Ok(v) => {
+                    until = Some(read_date(&v, dates.now)?);
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            },
+            "--max-age" | "--min-age" => a.value("max-age").and_then(|v| {
+                let t = v
+                    .parse()
+                    .map_err(|_| format!("fatal: '{v}': not an integer"))?;
+                if arg == "--max-age" {
+                    limits.since = Some(t);
+                } else {
+                    until = Some(t);
+                }
+                Ok(())
+            }),
+            // A bad date format is fatal (128), not a usage error.
+            "--date" => match a.value("date") {
+                Ok(v) => {
+                    dates.style = parse_date_style(&v)?;
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            },
+            "--relative-date" => a.flag("relative-date").map(|_| {
+                dates.style = DateStyle {
+                    mode: DateMode::Relative,
+                    local: false,
+                };
+            }),
             "-n" | "--max-count" => a.value("max-count").and_then(|v| {
                 max = Some(count(&v)?);
                 Ok(())
@@ -332,12 +406,6 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
     if graph && reverse {
         return Err("fatal: options '--graph' and '--reverse' cannot be used together".into());
     }
-    if graph && diff.is_some() {
-        return Err("fatal: 'git log --graph' with a diff is not supported in burrow".into());
-    }
-    if graph && !paths.is_empty() {
-        return Err("fatal: 'git log --graph' with paths is not supported in burrow".into());
-    }
     if graph {
         order = Order::Topo;
     }
@@ -403,22 +471,42 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
         .iter()
         .map(|p| matcher(p, icase))
         .collect::<Result<_, _>>()?;
+    let committers: Vec<regex::Regex> = committers
+        .iter()
+        .map(|p| matcher(p, icase))
+        .collect::<Result<_, _>>()?;
     let boundary = shallow(repo);
-    let walked = walk_limited(repo, &starts, &limits)?;
+    let mut simplified = HashMap::new();
+    let walked = walk_limited(repo, &starts, &limits, &mut simplified)?;
     let walked = match order {
         Order::Date => walked,
         Order::Topo => topo_sort(walked, &boundary, false),
         Order::TopoDate => topo_sort(walked, &boundary, true),
     };
+    // As git combines them: patterns on one header field match if any does, the fields
+    // (author, committer) must all match, and so must the message patterns (any of them, or
+    // all with --all-match; none with --invert-grep).
     let passes = |c: &Commit| {
         // Name <email>, as git matches --author against the ident.
-        let ident = c
-            .author
-            .rsplit_once('>')
-            .map_or(c.author.as_str(), |(i, _)| i);
+        let field = |ident: &str, pats: &[regex::Regex]| {
+            let ident = ident.rsplit_once('>').map_or(ident, |(i, _)| i);
+            let ident = format!("{ident}>");
+            pats.is_empty() || pats.iter().any(|r| r.is_match(&ident))
+        };
+        let body = greps.is_empty()
+            || invert_grep
+                != if all_match {
+                    greps.iter().all(|r| r.is_match(&c.message))
+                } else {
+                    greps.iter().any(|r| r.is_match(&c.message))
+                };
+        let time = ident_time(&c.committer).0;
         merges.is_none_or(|m| m == (c.parents.len() > 1))
-            && (authors.is_empty() || authors.iter().any(|r| r.is_match(&format!("{ident}>"))))
-            && (greps.is_empty() || greps.iter().any(|r| r.is_match(&c.message)))
+            && field(&c.author, &authors)
+            && field(&c.committer, &committers)
+            && body
+            && until.is_none_or(|u| time <= u)
+            && since_filter.is_none_or(|s| time >= s)
     };
     // What the log shows, before --skip and -n: the commits the graph draws edges to.
     let shown: HashSet<Oid> = walked
@@ -463,12 +551,22 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                 return Vec::new();
             }
             let n = if limits.first_parent { 1 } else { usize::MAX };
-            c.parents
-                .iter()
-                .take(n)
-                .filter(|p| shown.contains(*p))
-                .copied()
-                .collect()
+            // Parents simplified away by the paths are rewritten to the nearest ancestor
+            // shown; the same parent reached twice is drawn once.
+            let mut out: Vec<Oid> = Vec::new();
+            for p in c.parents.iter().take(n) {
+                let mut p = *p;
+                while let Some(next) = simplified.get(&p) {
+                    match next {
+                        Some(q) => p = *q,
+                        None => break,
+                    }
+                }
+                if shown.contains(&p) && !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+            out
         };
         let mut out = String::new();
         let mut missing_newline = false;
@@ -484,7 +582,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
             g.show_commit(&mut out);
             let text = match &pretty {
                 Pretty::Medium => {
-                    let header = format_show_header(id, c);
+                    let header = dates.header(id, c);
                     let (first, rest) = header.split_once('\n').unwrap_or((&header, ""));
                     let first = if abbrev_commit {
                         first.replacen(&hex(id), &abbrev(id), 1)
@@ -507,7 +605,9 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                     out.push(' ');
                     subject(&c.message)
                 }
-                Pretty::Terminated(f) | Pretty::Separated(f) => format_commit(f, id, c, &deco)?,
+                Pretty::Terminated(f) | Pretty::Separated(f) => {
+                    format_commit(f, id, c, &deco, &dates)?
+                }
             };
             missing_newline = !text.ends_with('\n');
             g.show_commit_msg(&mut out, &text);
@@ -521,6 +621,27 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                     g.show_padding(&mut out);
                 }
                 out.push('\n');
+            }
+            // The diff: after a separator line unless the format is one line or empty, each
+            // of its lines behind the drawing's padding, as git prefixes diff output.
+            let text = match diff {
+                Some(f) => commit_diff(repo, c, f, &limits.scopes)?,
+                None => String::new(),
+            };
+            if !text.is_empty() {
+                let one_line = match &pretty {
+                    Pretty::Oneline { .. } => true,
+                    Pretty::Terminated(f) | Pretty::Separated(f) => f.is_empty(),
+                    Pretty::Medium => false,
+                };
+                if !one_line {
+                    g.show_padding(&mut out);
+                    out.push('\n');
+                }
+                for line in text.split_inclusive('\n') {
+                    g.show_padding(&mut out);
+                    out.push_str(line);
+                }
             }
         }
         io.print(&out);
@@ -537,7 +658,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                 if k > 0 {
                     out.push('\n');
                 }
-                let header = format_show_header(id, c);
+                let header = dates.header(id, c);
                 let header = if abbrev_commit {
                     header.replacen(&hex(id), &abbrev(id), 1)
                 } else {
@@ -568,20 +689,24 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                     subject(&c.message)
                 ));
             }
+            // An empty format shows no text and no line between it and the diff
+            // (`git log --format= --name-only` lists only the files).
             Pretty::Terminated(f) => {
-                out.push_str(&format_commit(f, id, c, &deco)?);
-                out.push('\n');
-                if !text.is_empty() {
+                out.push_str(&format_commit(f, id, c, &deco, &dates)?);
+                if !f.is_empty() {
                     out.push('\n');
+                    if !text.is_empty() {
+                        out.push('\n');
+                    }
                 }
             }
             Pretty::Separated(f) => {
                 if k > 0 {
                     out.push('\n');
                 }
-                out.push_str(&format_commit(f, id, c, &deco)?);
-                if !text.is_empty() {
-                    out.push_str("\n\n");
+                out.push_str(&format_commit(f, id, c, &deco, &dates)?);
+                if !text.is_empty() && !f.is_empty() {
+                    out.push('\n');
                 }
             }
         }
@@ -594,6 +719,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
 /// A `--format`/`--pretty` value.
 fn parse_pretty(v: &str) -> Result<Pretty, String> {
     Ok(match v {
+        "" => Pretty::Terminated(String::new()),
         "oneline" => Pretty::Oneline { abbreviated: false },
         "medium" => Pretty::Medium,
         "short" | "full" | "fuller" | "raw" | "email" | "reference" => {
@@ -627,8 +753,56 @@ fn is_revision(repo: &Repo, s: &str) -> bool {
     }
 }
 
+/// How dates are shown: `--date=` and the time relative dates count from.
+struct Dates {
+    style: DateStyle,
+    now: i64,
+    /// Whether the repository has a mailmap (which `%aN` and friends would apply).
+    mailmap: bool,
+}
+
+impl Dates {
+    /// An ident's date in the `--date=` style.
+    fn of(&self, ident: &str) -> String {
+        let (t, z) = ident_time(ident);
+        show_date(t, &z, &self.style, self.now)
+    }
+
+    /// An ident's date in a fixed mode (`%ai`, `%ar`, ...).
+    fn as_mode(&self, ident: &str, mode: DateMode) -> String {
+        let (t, z) = ident_time(ident);
+        let style = DateStyle { mode, local: false };
+        show_date(t, &z, &style, self.now)
+    }
+
+    /// The medium format's header (`commit`, `Author`, `Date`, the message).
+    fn header(&self, id: &Oid, c: &Commit) -> String {
+        format_show_header_dated(id, c, &self.of(&c.author))
+    }
+}
+
+/// A date placeholder after `%a` or `%c` (`d`, `r`, `i`, `I`, `s`, `D`, `t`).
+fn date_placeholder(k: char, ident: &str, dates: &Dates) -> Option<String> {
+    Some(match k {
+        'd' => dates.of(ident),
+        'r' => dates.as_mode(ident, DateMode::Relative),
+        'i' => dates.as_mode(ident, DateMode::Iso),
+        'I' => dates.as_mode(ident, DateMode::IsoStrict),
+        's' => dates.as_mode(ident, DateMode::Short),
+        'D' => dates.as_mode(ident, DateMode::Rfc),
+        't' => ident_time(ident).0.to_string(),
+        _ => return None,
+    })
+}
+
 /// `--format` placeholders burrow implements; any other `%x` is refused.
-fn format_commit(fmt: &str, id: &Oid, c: &Commit, deco: &Decorations) -> Result<String, String> {
+fn format_commit(
+    fmt: &str,
+    id: &Oid,
+    c: &Commit,
+    deco: &Decorations,
+    dates: &Dates,
+) -> Result<String, String> {
     let mut out = String::new();
     let mut chars = fmt.chars().peekable();
     while let Some(ch) = chars.next() {
@@ -636,20 +810,45 @@ fn format_commit(fmt: &str, id: &Oid, c: &Commit, deco: &Decorations) -> Result<
             out.push(ch);
             continue;
         }
-        let (an, ae) = ident_name_email(&c.author);
-        let (cn, ce) = ident_name_email(&c.committer);
-        let (at, az) = ident_time(&c.author);
-        let (ct, cz) = ident_time(&c.committer);
-        let two: String = chars.clone().take(2).collect();
+        let two: Vec<char> = chars.clone().take(2).collect();
+        let person = match two.first() {
+            Some('a') => Some(&c.author),
+            Some('c') => Some(&c.committer),
+            _ => None,
+        };
+        if let (Some(ident), Some(&k)) = (person, two.get(1)) {
+            let (name, email) = ident_name_email(ident);
+            let text = match k {
+                'n' => name,
+                'e' => email,
+                'l' => email
+                    .split_once('@')
+                    .map_or(email.clone(), |(l, _)| l.to_string()),
+                // The mailmap forms: the same as long as the repository has no .mailmap.
+                'N' | 'E' | 'L' if !dates.mailmap => match k {
+                    'N' => name,
+                    'E' => email,
+                    _ => email
+                        .split_once('@')
+                        .map_or(email.clone(), |(l, _)| l.to_string()),
+                },
+                k => match date_placeholder(k, ident, dates) {
+                    Some(t) => t,
+                    None => {
+                        return Err(format!(
+                            "fatal: the format placeholder '%{}{k}' is not supported in burrow",
+                            two[0]
+                        ));
+                    }
+                },
+            };
+            chars.next();
+            chars.next();
+            out.push_str(&text);
+            continue;
+        }
+        let two: String = two.into_iter().collect();
         let (text, used) = match two.as_str() {
-            "an" => (an, 2),
-            "ae" => (ae, 2),
-            "ad" => (git_date(at, &az), 2),
-            "at" => (at.to_string(), 2),
-            "cn" => (cn, 2),
-            "ce" => (ce, 2),
-            "cd" => (git_date(ct, &cz), 2),
-            "ct" => (ct.to_string(), 2),
             _ if two.starts_with('d') => (deco.format(id, " (", ")"), 1),
             _ if two.starts_with('D') => (deco.format(id, "", ""), 1),
             _ => match chars.peek() {

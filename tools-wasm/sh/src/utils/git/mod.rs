@@ -18,6 +18,7 @@
 mod apply;
 mod blame;
 mod clone;
+mod date;
 mod diff;
 mod files;
 mod graph;

@@ -211,57 +211,7 @@ pub(super) fn ident_name_email(ident: &str) -> (String, String) {
     (name.to_string(), email.to_string())
 }
 
-/// A time in an ident's own zone: (year, month, day, seconds into the day, weekday with
-/// 0 = Thursday).
-fn civil(secs: i64, zone: &str) -> (i64, i64, i64, i64, i64) {
-    let sign = if zone.starts_with('-') { -1 } else { 1 };
-    let z: i64 = zone.trim_start_matches(['+', '-']).parse().unwrap_or(0);
-    let offset = sign * ((z / 100) * 3600 + (z % 100) * 60);
-    let t = secs + offset;
-    let days = t.div_euclid(86400);
-    let rem = t.rem_euclid(86400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z2 = days + 719_468;
-    let era = z2.div_euclid(146_097);
-    let doe = z2 - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d, rem, days.rem_euclid(7))
-}
-
-/// git's default date format: `Thu Apr 7 15:13:13 2005 -0700`, in the ident's own zone.
-pub(super) fn git_date(secs: i64, zone: &str) -> String {
-    let (y, m, d, rem, wd) = civil(secs, zone);
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    format!(
-        "{} {} {} {:02}:{:02}:{:02} {} {zone}",
-        DAYS[wd as usize],
-        MONTHS[(m - 1) as usize],
-        d,
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        y
-    )
-}
-
-/// The `iso` date format: `2005-04-07 15:13:13 -0700`, in the ident's own zone.
-pub(super) fn iso_date(secs: i64, zone: &str) -> String {
-    let (y, m, d, rem, _) = civil(secs, zone);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} {zone}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
+pub(super) use super::date::{git_date, iso_date};
 
 /// A commit message's subject: its first paragraph, the lines joined by spaces.
 pub(super) fn subject(message: &str) -> String {
@@ -277,17 +227,19 @@ pub(super) fn subject(message: &str) -> String {
 
 /// A commit as `git log` and `git show` print it by default (the medium format).
 pub(super) fn format_show_header(id: &Oid, c: &Commit) -> String {
-    let (name, email) = ident_name_email(&c.author);
     let (t, z) = ident_time(&c.author);
+    format_show_header_dated(id, c, &git_date(t, &z))
+}
+
+/// [`format_show_header`] with the author date already shown (`git log --date=`).
+pub(super) fn format_show_header_dated(id: &Oid, c: &Commit, date: &str) -> String {
+    let (name, email) = ident_name_email(&c.author);
     let mut out = format!("commit {}\n", hex(id));
     if c.parents.len() > 1 {
         let p: Vec<String> = c.parents.iter().map(abbrev).collect();
         out.push_str(&format!("Merge: {}\n", p.join(" ")));
     }
-    out.push_str(&format!(
-        "Author: {name} <{email}>\nDate:   {}\n\n",
-        git_date(t, &z)
-    ));
+    out.push_str(&format!("Author: {name} <{email}>\nDate:   {date}\n\n"));
     // Every line indented, blank ones too, as git does.
     for line in c.message.trim_end_matches('\n').lines() {
         out.push_str(&format!("    {line}\n"));
@@ -1326,19 +1278,6 @@ fn status_as(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates_as_git_prints_them() {
-        assert_eq!(
-            git_date(1112911993, "-0700"),
-            "Thu Apr 7 15:13:13 2005 -0700"
-        );
-        assert_eq!(git_date(0, "+0000"), "Thu Jan 1 00:00:00 1970 +0000");
-        assert_eq!(
-            git_date(1764686181, "+0100"),
-            "Tue Dec 2 15:36:21 2025 +0100"
-        );
-    }
 
     #[test]
     fn paths_relative_and_quoted() {
