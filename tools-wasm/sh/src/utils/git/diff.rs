@@ -155,7 +155,11 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
             continue;
         }
         let a = old.get(p).map(|(m, id)| (*m, *id));
-        let b: Option<Side> = if worktree {
+        let b: Option<Side> = if worktree && !new.contains_key(p) {
+            // Not in the index: not tracked, so deleted against the revision whatever the
+            // work tree holds there (git diff REV compares tracked paths).
+            None
+        } else if worktree {
             let Some(w) = &work else {
                 return Err("fatal: this operation must be run in a work tree".into());
             };
@@ -200,9 +204,6 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
                 data: Vec::new(),
             })
         };
-        if worktree && !new.contains_key(p) {
-            continue;
-        }
         match (&a, &b) {
             (Some((m, id)), Some(s)) if *id == s.oid && *m == s.mode => continue,
             (None, None) => continue,

@@ -2,7 +2,7 @@
 //! and `config` (get, set, unset, list), with git's output for each; and the helpers the
 //! other commands share (revisions, commits, dates, paths, the index, ignore rules).
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::object::{self, Commit, Kind, Oid, hex, parse_commit, parse_hex};
@@ -712,6 +712,126 @@ pub(super) fn head_files(
     }
 }
 
+/// Paths with their staged change (`A`, `M`, `D`, `R`).
+type Staged = BTreeMap<Vec<u8>, char>;
+
+/// What the index stages against HEAD's tree: path -> `A`, `M` or `D` (by id, as status
+/// compares), and for each `D` the id HEAD has. Each directory's tree id is computed from the
+/// index as `git write-tree` would make it; a directory whose id is HEAD's is skipped without
+/// reading HEAD's trees under it (git's cache-tree spares it the same work), so a clean index
+/// reads no tree at all.
+fn staged_changes(
+    repo: &Repo,
+    head_tree: Option<Oid>,
+    index: &[IndexEntry],
+) -> Result<(Staged, BTreeMap<Vec<u8>, Oid>), String> {
+    let entries: Vec<&IndexEntry> = index.iter().collect();
+    let mut ids: HashMap<Vec<u8>, Oid> = HashMap::new();
+    super::write::build_trees(&entries, 0, &mut |dir, data| {
+        let id = super::object::hash(Kind::Tree, data);
+        ids.insert(dir.to_vec(), id);
+        Ok(id)
+    })?;
+    let mut staged = BTreeMap::new();
+    let mut gone = BTreeMap::new();
+    compare_level(repo, &entries, 0, head_tree, &ids, &mut staged, &mut gone)?;
+    for p in gone.keys() {
+        staged.insert(p.clone(), 'D');
+    }
+    Ok((staged, gone))
+}
+
+/// One directory of [`staged_changes`]: `entries` are the index entries under it (all sharing
+/// its `prefix_len` bytes), `head` its tree in HEAD, if HEAD has one there.
+fn compare_level(
+    repo: &Repo,
+    entries: &[&IndexEntry],
+    prefix_len: usize,
+    head: Option<Oid>,
+    ids: &HashMap<Vec<u8>, Oid>,
+    staged: &mut BTreeMap<Vec<u8>, char>,
+    gone: &mut BTreeMap<Vec<u8>, Oid>,
+) -> Result<(), String> {
+    let dir: &[u8] = entries.first().map_or(&[][..], |e| &e.path[..prefix_len]);
+    if let Some(h) = head
+        && !entries.is_empty()
+        && ids.get(dir) == Some(&h)
+    {
+        return Ok(());
+    }
+    let head_entries = match head {
+        Some(h) => super::object::parse_tree(&repo.read_kind(&h, Kind::Tree)?)?,
+        None => Vec::new(),
+    };
+    let in_head: HashMap<&[u8], &super::object::TreeEntry> = head_entries
+        .iter()
+        .map(|e| (e.name.as_slice(), e))
+        .collect();
+    let mut files: HashSet<&[u8]> = HashSet::new();
+    let mut dirs: HashSet<&[u8]> = HashSet::new();
+    let mut i = 0;
+    while i < entries.len() {
+        let rest = &entries[i].path[prefix_len..];
+        match rest.iter().position(|&b| b == b'/') {
+            None => {
+                files.insert(rest);
+                match in_head.get(rest) {
+                    Some(h) if !h.is_tree() => {
+                        if h.oid != entries[i].oid {
+                            staged.insert(entries[i].path.clone(), 'M');
+                        }
+                    }
+                    _ => {
+                        staged.insert(entries[i].path.clone(), 'A');
+                    }
+                }
+                i += 1;
+            }
+            Some(slash) => {
+                let name = &rest[..slash];
+                let mut j = i;
+                while j < entries.len() {
+                    let r = &entries[j].path[prefix_len..];
+                    if r.len() > slash && &r[..slash] == name && r[slash] == b'/' {
+                        j += 1;
+                    } else {
+                        break;
+                    }
+                }
+                dirs.insert(name);
+                let sub = in_head.get(name).filter(|h| h.is_tree()).map(|h| h.oid);
+                compare_level(
+                    repo,
+                    &entries[i..j],
+                    prefix_len + slash + 1,
+                    sub,
+                    ids,
+                    staged,
+                    gone,
+                )?;
+                i = j;
+            }
+        }
+    }
+    for e in &head_entries {
+        let mut path = dir.to_vec();
+        path.extend_from_slice(&e.name);
+        if e.is_tree() {
+            if !dirs.contains(e.name.as_slice()) {
+                path.push(b'/');
+                for (p, (_, id)) in tree_files(repo, e.oid)? {
+                    let mut full = path.clone();
+                    full.extend_from_slice(&p);
+                    gone.insert(full, id);
+                }
+            }
+        } else if !files.contains(e.name.as_slice()) {
+            gone.insert(path, e.oid);
+        }
+    }
+    Ok(())
+}
+
 /// How a work tree file differs from its index entry.
 pub(super) fn worktree_change(work: &Path, e: &IndexEntry) -> Option<char> {
     let path = work.join(String::from_utf8_lossy(&e.path).as_ref());
@@ -784,9 +904,19 @@ impl Ignores {
 
     pub(super) fn push_dir(&mut self, dir: &Path) -> bool {
         let gi = dir.join(".gitignore");
-        let pushed = gi.is_file();
+        self.push_file(&gi, gi.is_file())
+    }
+
+    /// [`Ignores::push_dir`] for a directory whose listing is at hand: whether it has a
+    /// `.gitignore` file is read from the listing instead of asked of the file system.
+    pub(super) fn push_listed(&mut self, dir: &Path, names: &[(String, bool)]) -> bool {
+        let has = names.iter().any(|(n, is_dir)| n == ".gitignore" && !is_dir);
+        self.push_file(&dir.join(".gitignore"), has)
+    }
+
+    fn push_file(&mut self, gi: &Path, pushed: bool) -> bool {
         if pushed {
-            self.stack.push(ignore::gitignore::Gitignore::new(&gi).0);
+            self.stack.push(ignore::gitignore::Gitignore::new(gi).0);
         }
         pushed
     }
@@ -832,8 +962,8 @@ fn untracked(
     ign: &mut Ignores,
     out: &mut Vec<Vec<u8>>,
 ) {
-    let pushed = ign.push_dir(dir);
     let names = dir_entries(dir);
+    let pushed = ign.push_listed(dir, &names);
     for (name, is_dir) in names {
         if rel.is_empty() && name == ".git" {
             continue;
@@ -1000,11 +1130,15 @@ fn status_as(
         return Err("fatal: this operation must be run in a work tree".into());
     };
     let (head_ref, head_id) = repo.head();
-    let head = head_files(repo, head_id)?;
     // One read of the index: merged entries, and a merge's conflicts.
     let (conflicts, index): (Vec<IndexEntry>, Vec<IndexEntry>) =
         load_all(repo)?.into_iter().partition(|e| e.stage != 0);
-    let mut staged: BTreeMap<Vec<u8>, char> = BTreeMap::new();
+    let head_tree = match head_id {
+        Some(id) => Some(read_commit(repo, &id)?.tree),
+        None => None,
+    };
+    // What the index stages against HEAD, and the ids of the paths it no longer has.
+    let (mut staged, gone_ids) = staged_changes(repo, head_tree, &index)?;
     let mut unstaged: BTreeMap<Vec<u8>, char> = BTreeMap::new();
     let mut in_index: HashSet<Vec<u8>> = HashSet::new();
     let mut tracked_dirs: HashSet<Vec<u8>> = HashSet::new();
@@ -1015,22 +1149,8 @@ fn status_as(
             p = &p[..i];
             tracked_dirs.insert(p.to_vec());
         }
-        match head.get(&e.path) {
-            None => {
-                staged.insert(e.path.clone(), 'A');
-            }
-            Some((_, id)) if *id != e.oid => {
-                staged.insert(e.path.clone(), 'M');
-            }
-            _ => {}
-        }
         if let Some(c) = worktree_change(&work, e) {
             unstaged.insert(e.path.clone(), c);
-        }
-    }
-    for p in head.keys() {
-        if !in_index.contains(p) {
-            staged.insert(p.clone(), 'D');
         }
     }
     // Unmerged paths (a merge's conflicts), by the stages the index has for them.
@@ -1074,7 +1194,9 @@ fn status_as(
         .map(|(p, _)| p.clone())
         .collect();
     for old in gone {
-        let id = head[&old].1;
+        let Some(&id) = gone_ids.get(&old) else {
+            continue;
+        };
         let new = staged
             .iter()
             .find(|(p, c)| **c == 'A' && index_ids.get(p) == Some(&id) && !renames.contains_key(*p))

@@ -482,6 +482,22 @@ pub(super) fn write_trees(
     entries: &[&IndexEntry],
     prefix_len: usize,
 ) -> Result<Oid, String> {
+    build_trees(entries, prefix_len, &mut |_, data| {
+        write_object(repo, Kind::Tree, data)
+    })
+}
+
+/// What [`build_trees`] hands each tree to: its directory and data, returning its id.
+pub(super) type EmitTree<'a> = dyn FnMut(&[u8], &[u8]) -> Result<Oid, String> + 'a;
+
+/// The tree objects of index `entries` (sorted, all under the same `prefix_len` bytes), as
+/// `git write-tree` makes them: `emit` gets each tree's directory (`dir/` from the top, empty
+/// for the top) and data, children before parents, and returns its id.
+pub(super) fn build_trees(
+    entries: &[&IndexEntry],
+    prefix_len: usize,
+    emit: &mut EmitTree<'_>,
+) -> Result<Oid, String> {
     // (sort key, mode, name, id); a directory sorts as `name/`.
     let mut items: Vec<(Vec<u8>, u32, Vec<u8>, Oid)> = Vec::new();
     let mut i = 0;
@@ -508,7 +524,7 @@ pub(super) fn write_trees(
                         break;
                     }
                 }
-                let id = write_trees(repo, &entries[i..j], prefix_len + slash + 1)?;
+                let id = build_trees(&entries[i..j], prefix_len + slash + 1, emit)?;
                 let mut key = dir.clone();
                 key.push(b'/');
                 items.push((key, 0o40000, dir, id));
@@ -524,7 +540,8 @@ pub(super) fn write_trees(
         data.push(0);
         data.extend_from_slice(&id);
     }
-    write_object(repo, Kind::Tree, &data)
+    let dir = entries.first().map_or(&[][..], |e| &e.path[..prefix_len]);
+    emit(dir, &data)
 }
 
 /// `Name <email> SECONDS ZONE` for the author or committer.
