@@ -988,6 +988,39 @@ fn untracked(
     }
 }
 
+/// The untracked entries that pathspecs select: an entry inside one, or, for a pathspec
+/// inside an untracked directory, the pathspec itself (`dir/` for a directory) when it
+/// exists, as git narrows the directory it collapses.
+fn untracked_in_scopes(work: &Path, found: Vec<Vec<u8>>, scopes: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for u in found {
+        let bare = u.strip_suffix(b"/").unwrap_or(&u);
+        if super::diff::in_scopes(scopes, bare) {
+            out.push(u);
+            continue;
+        }
+        if u.ends_with(b"/") {
+            for s in scopes {
+                if s.starts_with(&u) {
+                    let full = work.join(String::from_utf8_lossy(s).as_ref());
+                    match full.symlink_metadata() {
+                        Ok(m) if m.is_dir() => {
+                            let mut d = s.clone();
+                            d.push(b'/');
+                            out.push(d);
+                        }
+                        Ok(_) => out.push(s.clone()),
+                        Err(_) => {}
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Whether an untracked directory holds a file that is not ignored (git hides empty ones).
 fn has_untracked_file(dir: &Path, ign: &mut Ignores) -> bool {
     let pushed = ign.push_dir(dir);
@@ -1106,6 +1139,7 @@ fn status_as(
     let mut short = false;
     let mut porcelain = false;
     let mut show_branch = false;
+    let mut paths: Vec<String> = Vec::new();
     let mut a = Args::with_values(args, "");
     while let Some(arg) = a.next() {
         let r = match arg.as_str() {
@@ -1119,8 +1153,15 @@ fn status_as(
             }
             "-b" | "--branch" => a.flag("branch").map(|_| show_branch = true),
             "--long" => a.flag("long").map(|_| short = false),
+            "--" => {
+                paths.extend(a.rest());
+                Ok(())
+            }
             s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => Err("fatal: 'git status <pathspec>' is not supported in burrow".into()),
+            _ => {
+                paths.push(arg.clone());
+                Ok(())
+            }
         };
         if let Err(e) = r {
             return Ok(usage_error(io, &e, USAGE));
@@ -1183,6 +1224,21 @@ fn status_as(
             tracked_dirs.insert(d.to_vec());
         }
     }
+    // Pathspecs limit what is shown (a file, or a directory's contents), as in git.
+    if let Some(p) = paths.iter().find(|p| p.contains(['*', '?', '['])) {
+        return Err(format!(
+            "fatal: the glob pathspec '{p}' is not supported in burrow's git status"
+        ));
+    }
+    let scopes: Vec<Vec<u8>> = paths
+        .iter()
+        .map(|p| super::diff::scope_of(&prefix(repo, cwd), p))
+        .collect();
+    let wanted = |p: &[u8]| super::diff::in_scopes(&scopes, p);
+    staged.retain(|p, _| wanted(p));
+    unstaged.retain(|p, _| wanted(p));
+    let unmerged: BTreeMap<Vec<u8>, &str> =
+        unmerged.into_iter().filter(|(p, _)| wanted(p)).collect();
     let merging = super::merge::merge_head(repo).is_some();
     // Exact renames: a path gone from HEAD whose content a new path has (by new path).
     // Renames with edits (git's similarity detection) show as a deletion and an addition.
@@ -1218,6 +1274,9 @@ fn status_as(
         &mut ign,
         &mut new_files,
     );
+    if !scopes.is_empty() {
+        new_files = untracked_in_scopes(&work, new_files, &scopes);
+    }
 
     let branch_name = head_ref
         .as_deref()
