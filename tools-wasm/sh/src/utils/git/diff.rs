@@ -427,6 +427,39 @@ fn resolve_range(repo: &Repo, s: &str) -> Option<(String, String)> {
 }
 
 /// A pathspec from the working directory as a path from the top.
+/// A pathspec, from the top of the work tree: a path (a file, or a directory's contents) or,
+/// with wildcards, a glob over whole paths whose `*` also matches `/`, as git's pathspecs
+/// (`*.rs` selects `src/main.rs`).
+pub(super) struct Pathspec {
+    path: Vec<u8>,
+    glob: Option<regex::Regex>,
+}
+
+impl Pathspec {
+    /// `p` as given in the directory `pre` (from the top).
+    pub(super) fn new(pre: &[u8], p: &str) -> Pathspec {
+        let path = scope_of(pre, p);
+        let glob = if p.contains(['*', '?', '[']) {
+            crate::shell::expand::glob::pattern_regex(&String::from_utf8_lossy(&path))
+        } else {
+            None
+        };
+        Pathspec { path, glob }
+    }
+
+    pub(super) fn matches(&self, p: &[u8]) -> bool {
+        match &self.glob {
+            Some(re) => re.is_match(&String::from_utf8_lossy(p)),
+            None => in_scopes(std::slice::from_ref(&self.path), p),
+        }
+    }
+}
+
+/// Whether `p` is in one of `specs` (all paths when there are none).
+pub(super) fn in_pathspecs(specs: &[Pathspec], p: &[u8]) -> bool {
+    specs.is_empty() || specs.iter().any(|s| s.matches(p))
+}
+
 pub(super) fn scope_of(pre: &[u8], p: &str) -> Vec<u8> {
     let mut parts: Vec<Vec<u8>> = if pre.is_empty() {
         Vec::new()

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use super::diff::{ambiguous, in_scopes, scope_of};
+use super::diff::{Pathspec, ambiguous, in_pathspecs};
 use super::object::{Kind, Oid};
 use super::porcelain::{load_index, prefix, read_commit, relative, resolve, tree_files};
 use super::repo::Repo;
@@ -176,8 +176,18 @@ fn run(
                 return Err(format!("fatal: 'git grep {s}' is not supported in burrow"));
             }
             s if s.starts_with('-') && s != "-" => Err(a.unknown(s)),
+            // Options end at the first operand, as git's parser stops there: what follows
+            // is revisions and paths (`--` still starts the paths).
             _ => {
                 operands.push(arg.clone());
+                let mut rest = a.rest().into_iter();
+                for o in rest.by_ref() {
+                    if o == "--" {
+                        break;
+                    }
+                    operands.push(o);
+                }
+                paths.extend(rest);
                 Ok(())
             }
         };
@@ -207,31 +217,31 @@ fn run(
             revs.push((o, tree));
             continue;
         }
-        if cwd.join(&o).symlink_metadata().is_err() {
+        if o.starts_with('-') {
+            return Err(format!("fatal: unable to resolve revision: {o}"));
+        }
+        // A path must exist when no `--` comes first, unless it has wildcards (git's
+        // looks_like_pathspec).
+        if !o.contains(['*', '?', '[']) && cwd.join(&o).symlink_metadata().is_err() {
             return Err(ambiguous(&o));
         }
         rest.push(o);
     }
     rest.extend(paths);
-    if let Some(p) = rest.iter().find(|p| p.contains(['*', '?', '['])) {
-        return Err(format!(
-            "fatal: the glob pathspec '{p}' is not supported in burrow's git grep"
-        ));
-    }
     if cached && !revs.is_empty() {
         return Err("fatal: --cached cannot be used with revisions".into());
     }
     let re = build_regex(&pats, syntax, anchor, icase).map_err(|e| format!("fatal: {e}"))?;
     let pre = prefix(repo, cwd);
     // Without pathspecs, the working directory's part of the tree.
-    let scopes: Vec<Vec<u8>> = if rest.is_empty() {
+    let scopes: Vec<Pathspec> = if rest.is_empty() {
         if pre.is_empty() {
             Vec::new()
         } else {
-            vec![pre.clone()]
+            vec![Pathspec::new(&pre, ".")]
         }
     } else {
-        rest.iter().map(|p| scope_of(&pre, p)).collect()
+        rest.iter().map(|p| Pathspec::new(&pre, p)).collect()
     };
     let shown = |p: &[u8]| -> String {
         let p = if full_name {
@@ -250,7 +260,9 @@ fn run(
         let mut last: Option<Vec<u8>> = None;
         for e in load_index(repo)? {
             // One target per path (a conflict's stages share the work tree file).
-            if e.mode == 0o160000 || !in_scopes(&scopes, &e.path) || last.as_ref() == Some(&e.path)
+            if e.mode == 0o160000
+                || !in_pathspecs(&scopes, &e.path)
+                || last.as_ref() == Some(&e.path)
             {
                 continue;
             }
@@ -277,7 +289,7 @@ fn run(
     } else {
         for (rev, tree) in &revs {
             for (p, (mode, oid)) in tree_files(repo, *tree)? {
-                if mode == 0o160000 || !in_scopes(&scopes, &p) {
+                if mode == 0o160000 || !in_pathspecs(&scopes, &p) {
                     continue;
                 }
                 let data = repo.read_kind(&oid, Kind::Blob)?.to_vec();
