@@ -86,6 +86,7 @@ fn run(
     };
     let mut operands: Vec<String> = Vec::new();
     let mut paths: Vec<String> = Vec::new();
+    let mut dashdash = false;
     let mut a = Args::with_values(args, "efABCm");
     let number = |v: String, name: &str| -> Result<usize, String> {
         v.parse()
@@ -169,6 +170,7 @@ fn run(
                 Ok(())
             }
             "--" => {
+                dashdash = true;
                 paths.extend(a.rest());
                 Ok(())
             }
@@ -183,6 +185,7 @@ fn run(
                 let mut rest = a.rest().into_iter();
                 for o in rest.by_ref() {
                     if o == "--" {
+                        dashdash = true;
                         break;
                     }
                     operands.push(o);
@@ -217,8 +220,15 @@ fn run(
             revs.push((o, tree));
             continue;
         }
-        if o.starts_with('-') {
+        // git's messages for an option after the pattern: a revision that does not resolve
+        // when `--` ends the revisions, else the option's misplacement.
+        if o.starts_with('-') && dashdash {
             return Err(format!("fatal: unable to resolve revision: {o}"));
+        }
+        if o.starts_with('-') {
+            return Err(format!(
+                "fatal: option '{o}' must come before non-option arguments"
+            ));
         }
         // A path must exist when no `--` comes first, unless it has wildcards (git's
         // looks_like_pathspec).
