@@ -286,7 +286,7 @@ pub(super) fn commit_diff(
     repo: &Repo,
     c: &Commit,
     format: Format,
-    scopes: &[Vec<u8>],
+    scopes: &[Pathspec],
 ) -> Result<String, String> {
     if c.parents.len() > 1 {
         return Ok(String::new());
@@ -294,7 +294,7 @@ pub(super) fn commit_diff(
     let limit = |files: Files| -> Files {
         files
             .into_iter()
-            .filter(|(p, _)| in_scopes(scopes, p))
+            .filter(|(p, _)| in_pathspecs(scopes, p))
             .collect()
     };
     let before = match c.parents.first() {
@@ -445,6 +445,15 @@ impl Pathspec {
             None
         };
         Pathspec { path, glob }
+    }
+
+    /// The path from the top (the pattern, for a glob).
+    pub(super) fn path(&self) -> &[u8] {
+        &self.path
+    }
+
+    pub(super) fn is_glob(&self) -> bool {
+        self.glob.is_some()
     }
 
     pub(super) fn matches(&self, p: &[u8]) -> bool {

@@ -15,7 +15,7 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::Path;
 
 use super::date::{DateMode, DateStyle, parse_date_style, read_date, show_date};
-use super::diff::{Format, ambiguous, commit_diff, parse_format, scope_of};
+use super::diff::{Format, Pathspec, ambiguous, commit_diff, parse_format};
 use super::graph::Graph;
 use super::object::{Commit, Kind, Oid, hex, parse_tree};
 use super::porcelain::{
@@ -63,7 +63,7 @@ struct Limits {
     /// Commits reachable from an excluded revision (`^A`, the `A` of `A..B`).
     hidden: HashSet<Oid>,
     /// Pathspecs from the top of the work tree; none means the whole tree.
-    scopes: Vec<Vec<u8>>,
+    scopes: Vec<Pathspec>,
     first_parent: bool,
     /// `--since`: older commits are not shown and the walk does not go past them.
     since: Option<i64>,
@@ -117,7 +117,7 @@ fn walk_limited(
         if !limits.scopes.is_empty() {
             let mine = scoped(repo, &c.tree, &limits.scopes)?;
             if parents.is_empty() {
-                show = mine.iter().any(Option::is_some);
+                show = mine.iter().any(Scoped::is_some);
             } else {
                 let mut same = None;
                 for p in &parents {
@@ -147,9 +147,45 @@ fn walk_limited(
     Ok(out)
 }
 
-/// The tree entry at each pathspec (the whole tree for an empty one).
-fn scoped(repo: &Repo, tree: &Oid, scopes: &[Vec<u8>]) -> Result<Vec<Option<(u32, Oid)>>, String> {
-    scopes.iter().map(|s| entry_at(repo, tree, s)).collect()
+/// What a tree has at one pathspec, compared between a commit and its parents.
+#[derive(PartialEq)]
+enum Scoped {
+    /// The entry at a path (the whole tree for an empty one).
+    Entry(Option<(u32, Oid)>),
+    /// The files a glob matches.
+    Files(Vec<(Vec<u8>, u32, Oid)>),
+}
+
+impl Scoped {
+    fn is_some(&self) -> bool {
+        match self {
+            Scoped::Entry(e) => e.is_some(),
+            Scoped::Files(f) => !f.is_empty(),
+        }
+    }
+}
+
+/// What `tree` has at each pathspec.
+fn scoped(repo: &Repo, tree: &Oid, scopes: &[Pathspec]) -> Result<Vec<Scoped>, String> {
+    let mut files = None;
+    let mut out = Vec::new();
+    for s in scopes {
+        if !s.is_glob() {
+            out.push(Scoped::Entry(entry_at(repo, tree, s.path())?));
+            continue;
+        }
+        if files.is_none() {
+            files = Some(super::porcelain::tree_files(repo, *tree)?);
+        }
+        let matched = files
+            .iter()
+            .flatten()
+            .filter(|(p, _)| s.matches(p))
+            .map(|(p, (m, id))| (p.clone(), *m, *id))
+            .collect();
+        out.push(Scoped::Files(matched));
+    }
+    Ok(out)
 }
 
 /// The tree entry at `path` (from the top) in `tree`, the tree itself for an empty path.
@@ -380,9 +416,10 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                 revs.push(arg.clone());
                 Ok(())
             }
-            // Not a revision: a path, which must exist when no `--` comes first.
+            // Not a revision: a path, which must exist when no `--` comes first unless it
+            // has wildcards (git's looks_like_pathspec).
             s => {
-                if cwd.join(s).symlink_metadata().is_err() {
+                if !s.contains(['*', '?', '[']) && cwd.join(s).symlink_metadata().is_err() {
                     return Err(ambiguous(s));
                 }
                 paths.push(arg.clone());
@@ -398,11 +435,6 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
             return Ok(usage_error(io, &e, USAGE));
         }
     }
-    if let Some(p) = paths.iter().find(|p| p.contains(['*', '?', '['])) {
-        return Err(format!(
-            "fatal: the glob pathspec '{p}' is not supported in burrow's git log"
-        ));
-    }
     if graph && reverse {
         return Err("fatal: options '--graph' and '--reverse' cannot be used together".into());
     }
@@ -410,7 +442,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
         order = Order::Topo;
     }
     let pre = prefix(repo, cwd);
-    limits.scopes = paths.iter().map(|p| scope_of(&pre, p)).collect();
+    limits.scopes = paths.iter().map(|p| Pathspec::new(&pre, p)).collect();
     let mut starts = Vec::new();
     if all {
         // Every ref and HEAD: tags name their commits, other objects are left out.
