@@ -259,8 +259,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
     let mut committers: Vec<String> = Vec::new();
     let mut all_match = false;
     let mut invert_grep = false;
-    let mut until: Option<i64> = None;
-    let mut since_filter: Option<i64> = None;
+    let (mut since_text, mut since_filter_text, mut until_text) = (None, None, None);
     let mut dates = Dates {
         style: DateStyle::default(),
         now: crate::utils::files::now(),
@@ -319,41 +318,20 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
             "--committer" => a.value("committer").map(|v| committers.push(v)),
             "--all-match" => a.flag("all-match").map(|_| all_match = true),
             "--invert-grep" => a.flag("invert-grep").map(|_| invert_grep = true),
-            "--since" | "--after" => match a.value("since") {
-                // A date burrow cannot read is fatal (128), not a usage error.
-                Ok(v) => {
-                    limits.since = Some(read_date(&v, dates.now)?);
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            },
-            "--since-as-filter" => match a.value("since-as-filter") {
-                // A date burrow cannot read is fatal (128), not a usage error.
-                Ok(v) => {
-                    since_filter = Some(read_date(&v, dates.now)?);
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            },
-            "--until" | "--before" => match a.value("until") {
-                // A date burrow cannot read is fatal (128), not a usage error.
-                Ok(v) => {
-                    until = Some(read_date(&v, dates.now)?);
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            },
-            "--max-age" | "--min-age" => a.value("max-age").and_then(|v| {
-                let t = v
-                    .parse()
-                    .map_err(|_| format!("fatal: '{v}': not an integer"))?;
-                if arg == "--max-age" {
-                    limits.since = Some(t);
-                } else {
-                    until = Some(t);
-                }
-                Ok(())
-            }),
+            // Dates are read after the options: one that burrow cannot read is fatal (128),
+            // not a usage error.
+            "--since" | "--after" => a.value("since").map(|v| since_text = Some(v)),
+            "--since-as-filter" => a
+                .value("since-as-filter")
+                .map(|v| since_filter_text = Some(v)),
+            "--until" | "--before" => a.value("until").map(|v| until_text = Some(v)),
+            // Seconds since the epoch; the last of these and --since/--until wins.
+            "--max-age" => a
+                .value("max-age")
+                .map(|v| since_text = Some(format!("@{v}"))),
+            "--min-age" => a
+                .value("min-age")
+                .map(|v| until_text = Some(format!("@{v}"))),
             // A bad date format is fatal (128), not a usage error.
             "--date" => match a.value("date") {
                 Ok(v) => {
@@ -435,6 +413,10 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
             return Ok(usage_error(io, &e, USAGE));
         }
     }
+    let date = |t: Option<String>| t.map(|v| read_date(&v, dates.now)).transpose();
+    limits.since = date(since_text)?;
+    let since_filter = date(since_filter_text)?;
+    let until = date(until_text)?;
     if graph && reverse {
         return Err("fatal: options '--graph' and '--reverse' cannot be used together".into());
     }
