@@ -39,6 +39,9 @@ fn native(program: &str, dir: &Path) -> Command {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", &home)
         .env("LC_ALL", "C")
+        // The sandbox's local time is UTC: native git reads and shows local dates the same way
+        // whatever the machine's zone.
+        .env("TZ", "UTC")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_AUTHOR_NAME", "Ada Lovelace")
