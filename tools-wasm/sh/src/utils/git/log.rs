@@ -100,6 +100,7 @@ fn walk_limited(
         }
     }
     let mut out = Vec::new();
+    let mut frontier: HashMap<Oid, Vec<Scoped>> = HashMap::new();
     while let Some((time, _, id)) = heap.pop() {
         let c = read_commit(repo, &id)?;
         // As git's walk without limiting: a commit older than --since ends its line.
@@ -115,14 +116,25 @@ fn walk_limited(
         };
         let mut show = true;
         if !limits.scopes.is_empty() {
-            let mine = scoped(repo, &c.tree, &limits.scopes)?;
+            // A tree's entries are kept from when a child compared with it until the walk
+            // reaches the tree's own commit, so each tree is read once.
+            let mine = match frontier.remove(&c.tree) {
+                Some(m) => m,
+                None => scoped(repo, &c.tree, &limits.scopes)?,
+            };
             if parents.is_empty() {
                 show = mine.iter().any(Scoped::is_some);
             } else {
                 let mut same = None;
                 for p in &parents {
                     let pc = read_commit(repo, p)?;
-                    if scoped(repo, &pc.tree, &limits.scopes)? == mine {
+                    let theirs = match frontier.entry(pc.tree) {
+                        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                        std::collections::hash_map::Entry::Vacant(e) => {
+                            e.insert(scoped(repo, &pc.tree, &limits.scopes)?)
+                        }
+                    };
+                    if *theirs == mine {
                         same = Some(*p);
                         break;
                     }
