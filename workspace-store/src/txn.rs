@@ -7,7 +7,9 @@
 //! on a real filesystem. Hard links are not supported (documented `unsupported` error): every
 //! inode has exactly one parent, which keeps copy-on-write trees simple and fork O(1).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use crate::backend::{CommitRecord, NewVersion, VersionRow, now_ns};
@@ -125,6 +127,12 @@ enum Body {
         listing: Hamt,
         changes: BTreeMap<String, Slot>,
         count: u64,
+        /// Names of `listing` resolved so far (looked up, or listed by `readdir`) and their
+        /// inodes, so a path walked again (`stat` then `metadata-hash` of the same path, or
+        /// every file below one directory) skips hashing the name and walking the trie.
+        /// Valid for the inode's whole life in the transaction: a directory's `listing` never
+        /// changes before the commit, and `changes` is consulted first.
+        seen: HashMap<Box<str>, Ino>,
     },
     Symlink(String),
 }
@@ -207,7 +215,7 @@ impl Txn {
         };
         let count = hamt::count(&listing);
         let agg = hamt::agg(&listing);
-        let mut inodes = HashMap::new();
+        let mut inodes = HashMap::default();
         inodes.insert(
             ROOT_INO,
             Inode {
@@ -226,6 +234,7 @@ impl Txn {
                     listing,
                     changes: BTreeMap::new(),
                     count,
+                    seen: HashMap::default(),
                 },
             },
         );
@@ -236,8 +245,8 @@ impl Txn {
             usage: agg,
             base,
             inodes,
-            listed: HashMap::new(),
-            misses: HashMap::new(),
+            listed: HashMap::default(),
+            misses: HashMap::default(),
             quota,
             mem_bytes: 0,
             message: String::new(),
@@ -320,6 +329,7 @@ impl Txn {
                 count: hamt::count(listing),
                 listing: listing.clone(),
                 changes: BTreeMap::new(),
+                seen: HashMap::default(),
             },
             Node::Symlink { target, .. } => Body::Symlink(target.clone()),
             _ => {
@@ -384,7 +394,10 @@ impl Txn {
         self.ensure(dir)?;
         let d = self.inode(dir)?;
         let Body::Dir {
-            listing, changes, ..
+            listing,
+            changes,
+            seen,
+            ..
         } = &d.body
         else {
             return Err(Error::NotDir);
@@ -400,16 +413,33 @@ impl Txn {
             Some(Slot::Live(i)) => return Ok(*i),
             None => {}
         }
+        if let Some(&ino) = seen.get(name) {
+            if self.inodes.contains_key(&ino) {
+                return Ok(ino);
+            }
+            if self.listed.contains_key(&ino) {
+                self.ensure(ino)?;
+                return Ok(ino);
+            }
+        }
         let found = hamt::get(&Pending::default(), self.store.objs(), listing, name)?;
-        match found {
-            None => Err(Error::NotFound),
-            Some(e) if self.inodes.contains_key(&e.ino) => Ok(e.ino),
+        let ino = match found {
+            None => return Err(Error::NotFound),
+            Some(e) if self.inodes.contains_key(&e.ino) => e.ino,
             Some(e) => {
                 self.listed.remove(&e.ino);
                 self.prefetch_children(dir)?;
-                self.load(&e, dir)
+                self.load(&e, dir)?
             }
+        };
+        if let Ok(Inode {
+            body: Body::Dir { seen, .. },
+            ..
+        }) = self.inode_mut(dir)
+        {
+            seen.insert(name.into(), ino);
         }
+        Ok(ino)
     }
 
     /// On the second child of `dir` loaded by name, reads every child's node in one batch:
@@ -457,16 +487,30 @@ impl Txn {
         } else {
             start
         };
-        let mut todo: Vec<String> = path
-            .split('/')
-            .filter(|c| !c.is_empty())
-            .rev()
-            .map(String::from)
-            .collect();
+        // Components still to walk: those of symlink targets met so far (a stack, innermost
+        // first), then the unread rest of `path`, read in place.
+        let mut todo: Vec<String> = Vec::new();
+        let mut rest = path;
         let mut links = 0;
-        while let Some(comp) = todo.pop() {
-            let next = self.lookup(cur, &comp)?;
-            let is_last = todo.is_empty();
+        loop {
+            let owned;
+            let comp = match todo.pop() {
+                Some(c) => {
+                    owned = c;
+                    owned.as_str()
+                }
+                None => {
+                    rest = rest.trim_start_matches('/');
+                    if rest.is_empty() {
+                        break;
+                    }
+                    let (c, r) = rest.split_once('/').unwrap_or((rest, ""));
+                    rest = r;
+                    c
+                }
+            };
+            let next = self.lookup(cur, comp)?;
+            let is_last = todo.is_empty() && rest.trim_start_matches('/').is_empty();
             if let Body::Symlink(target) = &self.inode(next)?.body
                 && (!is_last || follow)
             {
@@ -716,6 +760,7 @@ impl Txn {
             listing: Hamt::Bucket(Vec::new()),
             changes: BTreeMap::new(),
             count: 0,
+            seen: HashMap::default(),
         };
         self.create(parent, &name, body, 0o755)
     }
@@ -766,42 +811,34 @@ impl Txn {
         };
         let mut base = Vec::new();
         hamt::entries(&Pending::default(), self.store.objs(), listing, &mut base)?;
-        let base: Vec<Entry> = base
-            .into_iter()
-            .filter(|e| !changes.contains_key(&e.name))
-            .collect();
-        let mut out: BTreeMap<String, DirEntry> = base
-            .iter()
-            .map(|e| {
-                (
-                    e.name.clone(),
-                    DirEntry {
-                        name: e.name.clone(),
-                        kind: e.kind,
-                        ino: e.ino,
-                    },
-                )
-            })
-            .collect();
+        base.retain(|e| !changes.contains_key(&e.name));
+        let mut out: Vec<DirEntry> = Vec::with_capacity(base.len() + changes.len());
         for (name, slot) in changes {
             if let Slot::Live(ino) = slot {
-                let kind = self.inode(*ino)?.kind();
-                out.insert(
-                    name.clone(),
-                    DirEntry {
-                        name: name.clone(),
-                        kind,
-                        ino: *ino,
-                    },
-                );
+                out.push(DirEntry {
+                    name: name.clone(),
+                    kind: self.inode(*ino)?.kind(),
+                    ino: *ino,
+                });
             }
         }
+        let mut names = Vec::with_capacity(base.len());
         for e in base {
+            out.push(DirEntry {
+                name: e.name.clone(),
+                kind: e.kind,
+                ino: e.ino,
+            });
+            names.push((Box::<str>::from(e.name.as_str()), e.ino));
             if !self.inodes.contains_key(&e.ino) {
                 self.listed.insert(e.ino, (dir, e));
             }
         }
-        Ok(out.into_values().collect())
+        if let Body::Dir { seen, .. } = &mut self.inode_mut(dir)?.body {
+            seen.extend(names);
+        }
+        out.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
     }
 
     /// Page `idx` as stored (spilled or in the base version); `None` for a hole. Pages held

@@ -1,4 +1,5 @@
-//! What std cannot do on wasm32-wasip2 (creating symlinks), done through wasi:filesystem.
+//! What std cannot do on wasm32-wasip2 (creating symlinks), or does slowly there (`lstat` of
+//! many paths below one directory), done through wasi:filesystem.
 
 use std::path::Path;
 
@@ -238,4 +239,155 @@ pub fn set_fatal() {
 /// non-interactive shell's top level, 1 from a subshell.
 pub fn take_fatal() -> bool {
     FATAL.with(|f| f.replace(false))
+}
+
+/// What `git status` compares with an index entry: the type, size and modification time of
+/// a path, not following a symlink in its last component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiteStat {
+    pub is_dir: bool,
+    pub is_symlink: bool,
+    pub len: u64,
+    /// Seconds and nanoseconds since the epoch, (0, 0) if unknown.
+    pub mtime: (u64, u32),
+}
+
+impl LiteStat {
+    fn of(meta: &std::fs::Metadata) -> LiteStat {
+        LiteStat {
+            is_dir: meta.is_dir(),
+            is_symlink: meta.file_type().is_symlink(),
+            len: meta.len(),
+            mtime: meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| (d.as_secs(), d.subsec_nanos()))
+                .unwrap_or((0, 0)),
+        }
+    }
+}
+
+/// `lstat` of many paths below one directory (a work tree), each relative to an open
+/// descriptor of its parent directory, kept while consecutive paths share it. On the
+/// sandbox this is one host call per path that resolves one name, where std's
+/// `symlink_metadata` makes two (wasi-libc asks for a metadata hash to fill `st_ino`) that
+/// each resolve the whole path; `git status` of 10,000 files makes 10,000 of them.
+pub struct TreeStat {
+    root: std::path::PathBuf,
+    #[cfg(target_os = "wasi")]
+    wasi: wasi_tree::State,
+}
+
+impl TreeStat {
+    pub fn new(root: &Path) -> TreeStat {
+        TreeStat {
+            root: root.to_path_buf(),
+            #[cfg(target_os = "wasi")]
+            wasi: wasi_tree::State::default(),
+        }
+    }
+
+    /// The attributes of `rel` (a `/`-separated path below the root), or None when it does
+    /// not exist or cannot be read.
+    pub fn lstat(&mut self, rel: &[u8]) -> Option<LiteStat> {
+        #[cfg(target_os = "wasi")]
+        if let Some(r) = self.wasi.lstat(&self.root, rel) {
+            return r;
+        }
+        let path = self.root.join(String::from_utf8_lossy(rel).as_ref());
+        path.symlink_metadata().ok().map(|m| LiteStat::of(&m))
+    }
+}
+
+#[cfg(target_os = "wasi")]
+mod wasi_tree {
+    use std::path::Path;
+
+    use wasip2::filesystem::types::{
+        Descriptor, DescriptorFlags, DescriptorType, OpenFlags, PathFlags,
+    };
+
+    use super::LiteStat;
+
+    #[derive(Default)]
+    pub(super) struct State {
+        /// The preopened directory the root is below and the root's path relative to it;
+        /// `Some(None)` once found to be outside every preopen (std is used then).
+        base: Option<Option<(Descriptor, String)>>,
+        /// The parent directory of the last path, open.
+        dir: Option<(Vec<u8>, Descriptor)>,
+    }
+
+    impl State {
+        /// None when this way does not apply (the root is outside the preopens, or a name
+        /// is not UTF-8): the caller asks std instead.
+        pub(super) fn lstat(&mut self, root: &Path, rel: &[u8]) -> Option<Option<LiteStat>> {
+            let rel = std::str::from_utf8(rel).ok()?;
+            let (parent, name) = match rel.rfind('/') {
+                Some(i) => (&rel[..i], &rel[i + 1..]),
+                None => ("", rel),
+            };
+            if name.is_empty() || name == "." || name == ".." {
+                return None;
+            }
+            if self.dir.as_ref().map(|(p, _)| p.as_slice()) != Some(parent.as_bytes()) {
+                let (base, below) = self.base(root)?;
+                let path = match (below.is_empty(), parent.is_empty()) {
+                    (true, true) => ".".to_string(),
+                    (true, false) => parent.to_string(),
+                    (false, true) => below.clone(),
+                    (false, false) => format!("{below}/{parent}"),
+                };
+                match base.open_at(
+                    PathFlags::SYMLINK_FOLLOW,
+                    &path,
+                    OpenFlags::DIRECTORY,
+                    DescriptorFlags::READ,
+                ) {
+                    Ok(d) => self.dir = Some((parent.as_bytes().to_vec(), d)),
+                    Err(_) => {
+                        self.dir = None;
+                        return Some(None);
+                    }
+                }
+            }
+            let (_, dir) = self.dir.as_ref()?;
+            let Ok(st) = dir.stat_at(PathFlags::empty(), name) else {
+                return Some(None);
+            };
+            Some(Some(LiteStat {
+                is_dir: st.type_ == DescriptorType::Directory,
+                is_symlink: st.type_ == DescriptorType::SymbolicLink,
+                len: st.size,
+                mtime: st
+                    .data_modification_timestamp
+                    .map(|t| (t.seconds, t.nanoseconds))
+                    .unwrap_or((0, 0)),
+            }))
+        }
+
+        fn base(&mut self, root: &Path) -> Option<&(Descriptor, String)> {
+            if self.base.is_none() {
+                let root = root.to_str().map(|r| r.trim_end_matches('/').to_string());
+                // The innermost preopen holding the root, as wasi-libc chooses.
+                let found = root.and_then(|root| {
+                    wasip2::filesystem::preopens::get_directories()
+                        .into_iter()
+                        .filter_map(|(d, at)| {
+                            let at = at.trim_end_matches('/');
+                            let below = if root == at {
+                                ""
+                            } else {
+                                root.strip_prefix(at)?.strip_prefix('/')?
+                            };
+                            Some((d, below.to_string()))
+                        })
+                        .min_by_key(|(_, below)| below.len())
+                });
+                self.base = Some(found);
+            }
+            self.base.as_ref()?.as_ref()
+        }
+    }
 }

@@ -216,6 +216,34 @@ fn unlinked_file_stays_readable_through_its_inode() {
     assert!(s.fsck().unwrap().is_clean());
 }
 
+/// A name listed or looked up once is remembered by its directory; what happens to the name
+/// afterwards in the same transaction (unlink, rename away, a new file in its place) wins.
+#[test]
+fn names_seen_before_a_change_resolve_to_what_the_change_left() {
+    let (_d, s) = store!();
+    let mut t = s.begin("w").unwrap();
+    t.mkdir_at(ROOT_INO, "d").unwrap();
+    t.write_file("d/a", b"a").unwrap();
+    t.write_file("d/b", b"b").unwrap();
+    t.commit().unwrap();
+    let mut t = s.begin("w").unwrap();
+    let d = t.resolve(ROOT_INO, "d", true).unwrap();
+    let listed: Vec<_> = t.readdir(d).unwrap().into_iter().map(|e| e.ino).collect();
+    let a = t.lookup(d, "a").unwrap();
+    assert_eq!(a, listed[0]);
+    t.rename_at(d, "a", ROOT_INO, "moved").unwrap();
+    assert_eq!(errno(t.lookup(d, "a")), Errno::NotFound);
+    assert_eq!(t.resolve(ROOT_INO, "moved", true).unwrap(), a);
+    t.unlink_at(d, "b").unwrap();
+    assert_eq!(errno(t.stat_at(ROOT_INO, "d/b", false)), Errno::NotFound);
+    let b2 = t.write_file("d/b", b"new").unwrap();
+    assert_ne!(b2, listed[1]);
+    assert_eq!(t.resolve(ROOT_INO, "d/b", true).unwrap(), b2);
+    t.rename_at(ROOT_INO, "moved", d, "a").unwrap();
+    assert_eq!(t.resolve(ROOT_INO, "d//a/", true).unwrap(), a);
+    assert_eq!(t.read_all(b2).unwrap(), b"new");
+}
+
 #[test]
 fn rename_rules() {
     let (_d, s) = store!();

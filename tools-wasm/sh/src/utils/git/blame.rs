@@ -7,7 +7,8 @@
 //! format (`-s`, `-e`, `-l`, `-n`, `-f`, `-t`, `--root`, `-L`) or `--porcelain` /
 //! `--line-porcelain`.
 
-use std::collections::{BinaryHeap, HashMap};
+use foldhash::{HashMap, HashMapExt};
+use std::collections::BinaryHeap;
 use std::path::Path;
 
 use super::diff::lines as split_lines;

@@ -4,13 +4,14 @@
 //! unified format: `diff --git` headers, `index` lines, hunks with three lines of context and
 //! the default function-name context after `@@`.
 
-use std::collections::{BTreeMap, HashMap};
+use foldhash::HashMap;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::object::{Commit, Kind, Oid, hash};
 use super::porcelain::{
     abbrev, format_show_header, load_index, prefix, quote, read_commit, resolve, tree_files,
-    worktree_change,
+    worktree_change_in,
 };
 use super::repo::IndexEntry;
 use super::repo::Repo;
@@ -150,6 +151,7 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
     let mut all: Vec<&Vec<u8>> = old.keys().chain(new.keys()).collect();
     all.sort();
     all.dedup();
+    let mut tree = work.as_deref().map(crate::sys::TreeStat::new);
     for p in all {
         if !wanted(p) {
             continue;
@@ -165,7 +167,10 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
             };
             let file = w.join(String::from_utf8_lossy(p).as_ref());
             let staged = by_path.get(p.as_slice());
-            if let Some(e) = staged.filter(|e| worktree_change(w, e).is_none()) {
+            let unchanged = |e: &&&IndexEntry| {
+                (tree.as_mut()).is_some_and(|t| worktree_change_in(t, w, e).is_none())
+            };
+            if let Some(e) = staged.filter(unchanged) {
                 // As staged: its content is the index's blob, read below if it is shown.
                 Some(Side {
                     mode: e.mode,

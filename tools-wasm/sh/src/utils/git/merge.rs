@@ -4,7 +4,8 @@
 //! does), the unmerged index stages and MERGE_HEAD/MERGE_MSG that `commit` concludes and
 //! `merge --abort` undoes.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use foldhash::HashSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::diff::lines;

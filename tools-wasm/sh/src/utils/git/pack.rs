@@ -2,7 +2,7 @@
 //! offset, deltas resolved base first so memory holds one delta chain at a time), the `.idx`
 //! version 2 file beside it, and reading objects back out of a pack through its index.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::rc::Rc;
 
 use super::object::{Kind, Oid, hash, sha1};

@@ -2,7 +2,8 @@
 //! and `config` (get, set, unset, list), with git's output for each; and the helpers the
 //! other commands share (revisions, commits, dates, paths, the index, ignore rules).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::object::{self, Commit, Kind, Oid, hex, parse_commit, parse_hex};
@@ -834,23 +835,34 @@ fn compare_level(
 
 /// How a work tree file differs from its index entry.
 pub(super) fn worktree_change(work: &Path, e: &IndexEntry) -> Option<char> {
-    let path = work.join(String::from_utf8_lossy(&e.path).as_ref());
+    worktree_change_in(&mut crate::sys::TreeStat::new(work), work, e)
+}
+
+/// [`worktree_change`] for many entries of one work tree: `tree` keeps the directory of the
+/// last entry open (see [`crate::sys::TreeStat`]).
+pub(super) fn worktree_change_in(
+    tree: &mut crate::sys::TreeStat,
+    work: &Path,
+    e: &IndexEntry,
+) -> Option<char> {
     if e.mode == 0o160000 {
         return None;
     }
-    let Ok(meta) = path.symlink_metadata() else {
+    let Some(meta) = tree.lstat(&e.path) else {
         return Some('D');
     };
-    if meta.is_dir() {
+    if meta.is_dir {
         return Some('D');
     }
-    let is_link = meta.file_type().is_symlink();
+    let is_link = meta.is_symlink;
     if is_link != (e.mode == 0o120000) {
         return Some('T');
     }
-    if meta.len() as u32 == e.size && super::repo::mtime_of(&meta) == e.mtime && e.mtime != (0, 0) {
+    let mtime = (meta.mtime.0 as u32, meta.mtime.1);
+    if meta.len as u32 == e.size && mtime == e.mtime && e.mtime != (0, 0) {
         return None;
     }
+    let path = work.join(String::from_utf8_lossy(&e.path).as_ref());
     let data = if is_link {
         std::fs::read_link(&path)
             .ok()?
@@ -1183,14 +1195,19 @@ fn status_as(
     let mut unstaged: BTreeMap<Vec<u8>, char> = BTreeMap::new();
     let mut in_index: HashSet<Vec<u8>> = HashSet::new();
     let mut tracked_dirs: HashSet<Vec<u8>> = HashSet::new();
+    let mut tree = crate::sys::TreeStat::new(&work);
     for e in &index {
         in_index.insert(e.path.clone());
         let mut p = e.path.as_slice();
         while let Some(i) = p.iter().rposition(|&b| b == b'/') {
             p = &p[..i];
+            // Its own parents are in the set too once it is.
+            if tracked_dirs.contains(p) {
+                break;
+            }
             tracked_dirs.insert(p.to_vec());
         }
-        if let Some(c) = worktree_change(&work, e) {
+        if let Some(c) = worktree_change_in(&mut tree, &work, e) {
             unstaged.insert(e.path.clone(), c);
         }
     }

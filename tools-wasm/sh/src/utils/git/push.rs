@@ -4,7 +4,7 @@
 //! the remote lacks sent as one pack of whole objects; git's table of results, and its
 //! rejections (non-fast-forward, fetch first) checked before anything is sent.
 
-use std::collections::HashSet;
+use foldhash::{HashSet, HashSetExt};
 use std::rc::Rc;
 
 use super::object::{Kind, Oid, hex, parse_tree};
