@@ -3,6 +3,7 @@
 
 #[macro_use]
 mod cli_out;
+mod cli_progress;
 mod demo;
 
 use std::io::{IsTerminal, Write};
@@ -965,36 +966,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let info = match &from {
                 Some(src) => {
-                    let tty = std::io::stderr().is_terminal();
-                    let mut last = std::time::Instant::now();
-                    let mut progress = |s: &burrow_store::ImportStats| {
-                        if tty && last.elapsed() > Duration::from_millis(200) {
-                            last = std::time::Instant::now();
-                            eprint!(
-                                "\rimporting: {} files, {:.1} MiB",
-                                s.files,
-                                s.bytes as f64 / 1048576.0
-                            );
-                        }
-                    };
+                    let bar =
+                        cli_progress::Progress::new("importing", cli_progress::import_size(src));
+                    let mut progress = |s: &burrow_store::ImportStats| bar.update(s);
                     // GNU tar's warnings about members changed or skipped, as they come.
-                    let mut warn = |w: String| {
-                        if tty {
-                            // Over the progress line.
-                            eprint!("\r\x1b[K");
-                        }
-                        eprintln!("burrow: {w}");
-                    };
+                    let mut warn = |w: String| bar.println(&format!("burrow: {w}"));
                     let info = sb.create_from_with(
                         name.as_deref(),
                         src,
                         &settings,
                         &mut progress,
                         &mut warn,
-                    )?;
-                    if tty {
+                    );
+                    bar.finish();
+                    let info = info?;
+                    if std::io::stderr().is_terminal() {
                         eprintln!(
-                            "\rimported {} entries, {:.1} MiB",
+                            "imported {} entries, {:.1} MiB",
                             info.entries,
                             info.bytes as f64 / 1048576.0
                         );
@@ -1318,7 +1306,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Export { session, dest } => {
             let id = sb.resolve(&session)?;
-            let s = sb.export(&id, &dest)?;
+            let bar = cli_progress::Progress::new("exporting", Some(sb.info(&id)?.bytes));
+            let s = sb.export_with_progress(&id, &dest, &mut |s| bar.update(s));
+            bar.finish();
+            let s = s?;
             eprintln!(
                 "exported {} files, {} directories, {} symlinks, {} bytes",
                 s.files, s.dirs, s.symlinks, s.bytes

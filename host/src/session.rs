@@ -1068,12 +1068,23 @@ impl Sandbox {
     /// Exports the session's current tree to a host directory, or a tar file if `dest` ends
     /// in `.tar`.
     pub fn export(&self, id: &str, dest: &Path) -> Result<burrow_store::ImportStats> {
+        self.export_with_progress(id, dest, &mut |_| {})
+    }
+
+    /// [`Sandbox::export`], telling `progress` the running totals after each file.
+    pub fn export_with_progress(
+        &self,
+        id: &str,
+        dest: &Path,
+        progress: &mut dyn FnMut(&burrow_store::ImportStats),
+    ) -> Result<burrow_store::ImportStats> {
         let v = self.store.workspace(id)?.version;
         if dest.extension().is_some_and(|e| e == "tar") {
             let f = std::fs::File::create(dest).map_err(burrow_store::Error::from)?;
-            Ok(self.store.export_tar(v, std::io::BufWriter::new(f))?)
+            let out = std::io::BufWriter::new(f);
+            Ok(self.store.export_tar_with_progress(v, out, progress)?)
         } else {
-            Ok(self.store.export_dir(v, dest)?)
+            Ok(self.store.export_dir_with_progress(v, dest, progress)?)
         }
     }
 }

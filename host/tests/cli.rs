@@ -608,3 +608,63 @@ fn tar_import_follows_gnu_tar_and_says_what_it_skipped() {
         "./abs/file\n./ok/file\n"
     );
 }
+
+/// On a terminal `session new --from` and `export` draw a progress bar on stderr and end with
+/// a summary; in a pipe (scripts, logs) there is no bar. The terminal is `script`'s (util-
+/// linux), skipped with a note where it is missing.
+#[test]
+fn copies_draw_a_progress_bar_only_on_a_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: `script` (util-linux) is not installed: apt-get install bsdutils");
+        return;
+    }
+    let b = Burrow::new();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("d")).unwrap();
+    for i in 0..20 {
+        std::fs::write(src.join(format!("d/f{i}")), vec![b'x'; 100_000]).unwrap();
+    }
+    let on_tty = |args: &str| -> String {
+        let line = format!(
+            "{} --store {} {args}",
+            env!("CARGO_BIN_EXE_burrow"),
+            b.store.display()
+        );
+        let out = Command::new("script")
+            .args(["-qefc", &line, "/dev/null"])
+            .env("BURROW_CACHE", &b.cache)
+            .env_remove("BURROW_STORE")
+            .output()
+            .expect("run script");
+        assert!(out.status.success(), "{line}");
+        String::from_utf8_lossy(&out.stdout).replace('\r', "")
+    };
+    let out = on_tty(&format!("session new --name p --from {}", src.display()));
+    assert!(out.contains("importing ["), "{out}");
+    assert!(out.contains("/1.91 MiB"), "the total is known: {out}");
+    assert!(out.contains("imported 21 entries, 1.9 MiB"), "{out}");
+    let dest = dir.path().join("out");
+    let out = on_tty(&format!("export p {}", dest.display()));
+    assert!(out.contains("exporting ["), "{out}");
+    assert!(
+        out.contains("exported 20 files, 1 directories, 0 symlinks, 2000000 bytes"),
+        "{out}"
+    );
+    // Not a terminal: the summary alone.
+    let out = b.cmd(&["export", "p", dest.join("x.tar").to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "exported 20 files, 1 directories, 0 symlinks, 2000000 bytes\n"
+    );
+    let out = b.cmd(&[
+        "session",
+        "new",
+        "--name",
+        "q",
+        "--from",
+        src.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}

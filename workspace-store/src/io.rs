@@ -334,6 +334,16 @@ impl Store {
 
     /// Exports `version` into the host directory `host`, which must not exist or be empty.
     pub fn export_dir(&self, version: VersionId, host: &Path) -> Result<ImportStats> {
+        self.export_dir_with_progress(version, host, &mut |_| {})
+    }
+
+    /// [`Store::export_dir`], telling `progress` the running totals after each file.
+    pub fn export_dir_with_progress(
+        &self,
+        version: VersionId,
+        host: &Path,
+        progress: Progress<'_>,
+    ) -> Result<ImportStats> {
         std::fs::create_dir_all(host)?;
         if std::fs::read_dir(host)?.next().is_some() {
             return Err(Error::Exists);
@@ -341,17 +351,27 @@ impl Store {
         let dir = Dir::open_ambient_dir(host, ambient_authority())?;
         let mut view = self.view(version)?;
         let mut stats = ImportStats::default();
-        export_tree(&mut view, ROOT_INO, &dir, host, &mut stats)?;
+        export_tree(&mut view, ROOT_INO, &dir, host, &mut stats, progress)?;
         Ok(stats)
     }
 
     /// Writes `version` as a tar stream (paths relative to the workspace root).
     pub fn export_tar(&self, version: VersionId, out: impl Write) -> Result<ImportStats> {
+        self.export_tar_with_progress(version, out, &mut |_| {})
+    }
+
+    /// [`Store::export_tar`], telling `progress` the running totals after each file.
+    pub fn export_tar_with_progress(
+        &self,
+        version: VersionId,
+        out: impl Write,
+        progress: Progress<'_>,
+    ) -> Result<ImportStats> {
         let mut view = self.view(version)?;
         let mut builder = tar::Builder::new(out);
         builder.mode(tar::HeaderMode::Complete);
         let mut stats = ImportStats::default();
-        tar_tree(&mut view, ROOT_INO, "", &mut builder, &mut stats)?;
+        tar_tree(&mut view, ROOT_INO, "", &mut builder, &mut stats, progress)?;
         builder.into_inner()?.flush()?;
         Ok(stats)
     }
@@ -366,6 +386,7 @@ fn export_tree(
     host: &Dir,
     host_path: &Path,
     stats: &mut ImportStats,
+    progress: Progress<'_>,
 ) -> Result<()> {
     for e in view.readdir(dir)? {
         if e.name == crate::SYSTEM_DIR {
@@ -376,7 +397,7 @@ fn export_tree(
             Kind::Dir => {
                 host.create_dir(&e.name)?;
                 let sub = host.open_dir(&e.name)?;
-                export_tree(view, e.ino, &sub, &host_path.join(&e.name), stats)?;
+                export_tree(view, e.ino, &sub, &host_path.join(&e.name), stats, progress)?;
                 set_perms(host, &e.name, st.mode)?;
                 stats.dirs += 1;
             }
@@ -404,6 +425,7 @@ fn export_tree(
                 set_perms(host, &e.name, st.mode)?;
                 stats.files += 1;
                 stats.bytes += off;
+                progress(stats);
             }
         }
     }
@@ -451,6 +473,7 @@ fn tar_tree<W: Write>(
     prefix: &str,
     b: &mut tar::Builder<W>,
     stats: &mut ImportStats,
+    progress: Progress<'_>,
 ) -> Result<()> {
     for e in view.readdir(dir)? {
         if e.name == crate::SYSTEM_DIR {
@@ -471,7 +494,7 @@ fn tar_tree<W: Write>(
                 h.set_size(0);
                 b.append_data(&mut h, format!("{path}/"), std::io::empty())?;
                 stats.dirs += 1;
-                tar_tree(view, e.ino, &path, b, stats)?;
+                tar_tree(view, e.ino, &path, b, stats, progress)?;
             }
             Kind::Symlink => {
                 let target = view.readlink_at(dir, &e.name)?;
@@ -491,6 +514,7 @@ fn tar_tree<W: Write>(
                 b.append_data(&mut h, &path, reader)?;
                 stats.files += 1;
                 stats.bytes += st.size;
+                progress(stats);
             }
         }
     }
