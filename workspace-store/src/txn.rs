@@ -8,9 +8,9 @@
 //! inode has exactly one parent, which keeps copy-on-write trees simple and fork O(1).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use foldhash::HashMap;
-use std::sync::Arc;
 
 use crate::backend::{CommitRecord, NewVersion, VersionRow, now_ns};
 use crate::error::{Error, Result};

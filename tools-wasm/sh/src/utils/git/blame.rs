@@ -7,9 +7,10 @@
 //! format (`-s`, `-e`, `-l`, `-n`, `-f`, `-t`, `--root`, `-L`) or `--porcelain` /
 //! `--line-porcelain`.
 
-use foldhash::{HashMap, HashMapExt};
 use std::collections::BinaryHeap;
 use std::path::Path;
+
+use foldhash::{HashMap, HashMapExt};
 
 use super::diff::lines as split_lines;
 use super::log::entry_at;

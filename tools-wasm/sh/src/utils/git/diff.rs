@@ -4,9 +4,10 @@
 //! unified format: `diff --git` headers, `index` lines, hunks with three lines of context and
 //! the default function-name context after `@@`.
 
-use foldhash::HashMap;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use foldhash::HashMap;
 
 use super::object::{Commit, Kind, Oid, hash};
 use super::porcelain::{

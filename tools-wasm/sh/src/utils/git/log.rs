@@ -10,10 +10,11 @@
 //! (`--decorate`, `%d`, `%D`), dates (`--date=`, `%ar`, `%as`, ...) and the date limits
 //! (`--since`, `--until`) read by [`super::date`].
 
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::Path;
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::date::{DateMode, DateStyle, parse_date_style, read_date, show_date};
 use super::diff::{Format, Pathspec, ambiguous, commit_diff, parse_format};

@@ -4,9 +4,10 @@
 //! does), the unmerged index stages and MERGE_HEAD/MERGE_MSG that `commit` concludes and
 //! `merge --abort` undoes.
 
-use foldhash::HashSet;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+
+use foldhash::HashSet;
 
 use super::diff::lines;
 use super::object::{Kind, Oid, hex};

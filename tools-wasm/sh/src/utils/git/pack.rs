@@ -2,8 +2,9 @@
 //! offset, deltas resolved base first so memory holds one delta chain at a time), the `.idx`
 //! version 2 file beside it, and reading objects back out of a pack through its index.
 
-use foldhash::{HashMap, HashMapExt};
 use std::rc::Rc;
+
+use foldhash::{HashMap, HashMapExt};
 
 use super::object::{Kind, Oid, hash, sha1};
 

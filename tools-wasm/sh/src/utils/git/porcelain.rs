@@ -2,9 +2,10 @@
 //! and `config` (get, set, unset, list), with git's output for each; and the helpers the
 //! other commands share (revisions, commits, dates, paths, the index, ignore rules).
 
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::object::{self, Commit, Kind, Oid, hex, parse_commit, parse_hex};
 use super::repo::{IndexEntry, Repo, read_index};

@@ -4,8 +4,9 @@
 //! the remote lacks sent as one pack of whole objects; git's table of results, and its
 //! rejections (non-fast-forward, fetch first) checked before anything is sent.
 
-use foldhash::{HashSet, HashSetExt};
 use std::rc::Rc;
+
+use foldhash::{HashSet, HashSetExt};
 
 use super::object::{Kind, Oid, hex, parse_tree};
 use super::pack;
