@@ -258,14 +258,19 @@ impl LiteStat {
             is_dir: meta.is_dir(),
             is_symlink: meta.file_type().is_symlink(),
             len: meta.len(),
-            mtime: meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| (d.as_secs(), d.subsec_nanos()))
-                .unwrap_or((0, 0)),
+            mtime: mtime(meta),
         }
     }
+}
+
+/// A file's modification time as seconds and nanoseconds since the epoch, (0, 0) if
+/// unknown (a time before the epoch, or a filesystem without one).
+pub fn mtime(meta: &std::fs::Metadata) -> (u64, u32) {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| (d.as_secs(), d.subsec_nanos()))
+        .unwrap_or((0, 0))
 }
 
 /// `lstat` of many paths below one directory (a work tree), each relative to an open
@@ -286,6 +291,11 @@ impl TreeStat {
             #[cfg(target_os = "wasi")]
             wasi: wasi_tree::State::default(),
         }
+    }
+
+    /// The work tree this stats paths below.
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     /// The attributes of `rel` (a `/`-separated path below the root), or None when it does

@@ -12,7 +12,7 @@ use foldhash::HashMap;
 use super::object::{Commit, Kind, Oid, hash};
 use super::porcelain::{
     abbrev, format_show_header, load_index, prefix, quote, read_commit, resolve, tree_files,
-    worktree_change_in,
+    worktree_change,
 };
 use super::repo::IndexEntry;
 use super::repo::Repo;
@@ -168,9 +168,8 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
             };
             let file = w.join(String::from_utf8_lossy(p).as_ref());
             let staged = by_path.get(p.as_slice());
-            let unchanged = |e: &&&IndexEntry| {
-                (tree.as_mut()).is_some_and(|t| worktree_change_in(t, w, e).is_none())
-            };
+            let unchanged =
+                |e: &&&IndexEntry| (tree.as_mut()).is_some_and(|t| worktree_change(t, e).is_none());
             if let Some(e) = staged.filter(unchanged) {
                 // As staged: its content is the index's blob, read below if it is shown.
                 Some(Side {

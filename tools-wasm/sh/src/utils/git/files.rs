@@ -106,10 +106,11 @@ fn do_rm(repo: &Repo, cwd: &Path, specs: &[String], o: &RmOpts, io: &Io) -> Resu
     if !o.force {
         let head = head_files(repo, repo.head().1)?;
         let (mut both, mut local, mut staged) = (Vec::new(), Vec::new(), Vec::new());
+        let mut tree = crate::sys::TreeStat::new(&work);
         for p in &hits {
             let e = &index[p];
             let in_index = head.get(p) != Some(&(e.mode, e.oid));
-            let in_tree = matches!(worktree_change(&work, e), Some('M') | Some('T'));
+            let in_tree = matches!(worktree_change(&mut tree, e), Some('M') | Some('T'));
             let name = String::from_utf8_lossy(p).into_owned();
             if in_index && in_tree {
                 both.push(name);

@@ -461,6 +461,7 @@ pub(super) fn merge_commit(
     };
     let merged = merge_trees(repo, &base_files, &ours_files, &theirs_files, "HEAD", label)?;
     // Local changes to files the merge rewrites refuse it, before anything is written.
+    let mut tree = crate::sys::TreeStat::new(&work);
     let dirty: Vec<&Vec<u8>> = merged
         .files
         .keys()
@@ -469,7 +470,7 @@ pub(super) fn merge_commit(
         .filter(|p| {
             index
                 .get(*p)
-                .is_some_and(|e| super::porcelain::worktree_change(&work, e).is_some())
+                .is_some_and(|e| super::porcelain::worktree_change(&mut tree, e).is_some())
         })
         .collect::<BTreeSet<_>>()
         .into_iter()

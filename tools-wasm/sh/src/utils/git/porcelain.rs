@@ -12,6 +12,7 @@ use super::repo::{IndexEntry, Repo, read_index};
 use super::{Args, usage_error};
 use crate::shell::Shell;
 use crate::shell::io::Io;
+use crate::sys::TreeStat;
 
 pub fn run(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     let cwd = PathBuf::from(&sh.cwd);
@@ -834,18 +835,10 @@ fn compare_level(
     Ok(())
 }
 
-/// How a work tree file differs from its index entry.
-pub(super) fn worktree_change(work: &Path, e: &IndexEntry) -> Option<char> {
-    worktree_change_in(&mut crate::sys::TreeStat::new(work), work, e)
-}
-
-/// [`worktree_change`] for many entries of one work tree: `tree` keeps the directory of the
-/// last entry open (see [`crate::sys::TreeStat`]).
-pub(super) fn worktree_change_in(
-    tree: &mut crate::sys::TreeStat,
-    work: &Path,
-    e: &IndexEntry,
-) -> Option<char> {
+/// How a work tree file differs from its index entry. `tree` stats paths below the work
+/// tree and keeps the directory of the last entry open (see [`crate::sys::TreeStat`]): make
+/// one per command and pass it to every entry.
+pub(super) fn worktree_change(tree: &mut TreeStat, e: &IndexEntry) -> Option<char> {
     if e.mode == 0o160000 {
         return None;
     }
@@ -863,7 +856,7 @@ pub(super) fn worktree_change_in(
     if meta.len as u32 == e.size && mtime == e.mtime && e.mtime != (0, 0) {
         return None;
     }
-    let path = work.join(String::from_utf8_lossy(&e.path).as_ref());
+    let path = tree.root().join(String::from_utf8_lossy(&e.path).as_ref());
     let data = if is_link {
         std::fs::read_link(&path)
             .ok()?
@@ -1196,7 +1189,7 @@ fn status_as(
     let mut unstaged: BTreeMap<Vec<u8>, char> = BTreeMap::new();
     let mut in_index: HashSet<Vec<u8>> = HashSet::new();
     let mut tracked_dirs: HashSet<Vec<u8>> = HashSet::new();
-    let mut tree = crate::sys::TreeStat::new(&work);
+    let mut tree = TreeStat::new(&work);
     for e in &index {
         in_index.insert(e.path.clone());
         let mut p = e.path.as_slice();
@@ -1208,7 +1201,7 @@ fn status_as(
             }
             tracked_dirs.insert(p.to_vec());
         }
-        if let Some(c) = worktree_change_in(&mut tree, &work, e) {
+        if let Some(c) = worktree_change(&mut tree, e) {
             unstaged.insert(e.path.clone(), c);
         }
     }

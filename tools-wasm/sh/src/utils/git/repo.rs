@@ -424,11 +424,8 @@ pub struct IndexEntry {
 /// A file's modification time as the index keeps it (seconds, nanoseconds); (0, 0) when
 /// unknown, which never matches a stat check.
 pub fn mtime_of(meta: &std::fs::Metadata) -> (u32, u32) {
-    meta.modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| (d.as_secs() as u32, d.subsec_nanos()))
-        .unwrap_or((0, 0))
+    let (secs, nanos) = crate::sys::mtime(meta);
+    (secs as u32, nanos)
 }
 
 /// The index file (version 2, no extensions) for `entries`, which must be sorted by path.

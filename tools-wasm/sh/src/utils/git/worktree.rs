@@ -20,6 +20,7 @@ use super::write::{
 use super::{Args, usage_error};
 use crate::shell::Shell;
 use crate::shell::io::Io;
+use crate::sys::TreeStat;
 
 /// A tree's files: path -> (mode, id).
 pub(super) type Files = BTreeMap<Vec<u8>, (u32, Oid)>;
@@ -132,8 +133,8 @@ fn entry_from_tree(p: &[u8], mode: u32, oid: Oid, old: Option<&IndexEntry>) -> I
 
 /// Whether the work tree's file differs from its index entry in content or type (a
 /// missing file does not count: there is nothing to lose).
-fn modified(work: &Path, e: &IndexEntry) -> bool {
-    matches!(worktree_change(work, e), Some('M') | Some('T'))
+fn modified(tree: &mut TreeStat, e: &IndexEntry) -> bool {
+    matches!(worktree_change(tree, e), Some('M') | Some('T'))
 }
 
 fn as_pair(e: Option<&IndexEntry>) -> Option<(u32, Oid)> {
@@ -161,13 +162,14 @@ pub(super) fn two_way(
     let mut removes: Vec<Vec<u8>> = Vec::new();
     let mut local: Vec<&[u8]> = Vec::new();
     let mut untracked: Vec<&[u8]> = Vec::new();
+    let mut tree = TreeStat::new(work);
     for p in &paths {
         let (h, t, i) = (from.get(p), to.get(p), index.get(p));
         if force {
             match t {
                 Some(&(m, o))
                     if as_pair(i) != Some((m, o))
-                        || i.is_some_and(|e| worktree_change(work, e).is_some()) =>
+                        || i.is_some_and(|e| worktree_change(&mut tree, e).is_some()) =>
                 {
                     writes.push((p.clone(), m, o));
                 }
@@ -182,7 +184,7 @@ pub(super) fn two_way(
         }
         let clean = as_pair(i) == h.copied()
             && match i {
-                Some(e) => !modified(work, e),
+                Some(e) => !modified(&mut tree, e),
                 None => fs_path(work, p).symlink_metadata().is_err(),
             };
         if !clean {
@@ -251,12 +253,13 @@ fn local_changes(work: &Path, to: &Files, index: &Index) -> String {
     let mut paths: BTreeSet<&Vec<u8>> = to.keys().collect();
     paths.extend(index.keys());
     let mut out = String::new();
+    let mut tree = TreeStat::new(work);
     for p in paths {
         let c = match (to.get(p), index.get(p)) {
             (Some(_), None) => Some('D'),
             (None, Some(_)) => Some('A'),
             (Some(t), Some(e)) if (e.mode, e.oid) != *t => Some('M'),
-            (Some(_), Some(e)) => worktree_change(work, e),
+            (Some(_), Some(e)) => worktree_change(&mut tree, e),
             (None, None) => None,
         };
         if let Some(c) = c {
@@ -828,9 +831,10 @@ fn checkout_paths(
         None => {
             let hits = match_specs(&work, cwd, specs, index.keys(), &did_not_match)?;
             let mut n = 0;
+            let mut tree = TreeStat::new(&work);
             for p in &hits {
                 let e = index[p].clone();
-                if worktree_change(&work, &e).is_some() {
+                if worktree_change(&mut tree, &e).is_some() {
                     let fresh = write_entry(repo, &work, p, e.mode, e.oid)?;
                     index.insert(p.clone(), fresh);
                     n += 1;
@@ -940,6 +944,7 @@ fn restore_paths(
         candidates.extend(index.keys().cloned());
     }
     let hits = match_specs(&work, cwd, specs, candidates.iter(), &did_not_match)?;
+    let mut tree = TreeStat::new(&work);
     for p in &hits {
         let want = src_files.get(p).copied();
         if staged {
@@ -957,7 +962,7 @@ fn restore_paths(
             match want {
                 Some((m, o)) => {
                     let same = index.get(p).is_some_and(|e| {
-                        (e.mode, e.oid) == (m, o) && worktree_change(&work, e).is_none()
+                        (e.mode, e.oid) == (m, o) && worktree_change(&mut tree, e).is_none()
                     });
                     if !same {
                         let e = write_entry(repo, &work, p, m, o)?;
@@ -1004,8 +1009,9 @@ fn commit_files(repo: &Repo, rev: &str) -> Result<Files, String> {
 /// The work tree's changes against the index, as reset lists them (`M\tpath`).
 fn unstaged(work: &Path, index: &Index) -> String {
     let mut out = String::new();
+    let mut tree = TreeStat::new(work);
     for (p, e) in index {
-        if let Some(c) = worktree_change(work, e) {
+        if let Some(c) = worktree_change(&mut tree, e) {
             let c = if c == 'T' {
                 'T'
             } else if c == 'D' {
