@@ -17,8 +17,10 @@ use serde_json::json;
 
 pub mod git;
 mod just_bash;
+mod pipe;
 mod python;
 mod shared;
+mod utilities;
 
 pub use shared::SharedStore;
 
@@ -230,6 +232,7 @@ pub fn run(cfg: BenchConfig, report: &mut dyn FnMut(&Measure)) -> R<Vec<Measure>
     resume(&mut cx, report)?;
     fork(&mut cx, report)?;
     search_and_io(&mut cx, report)?;
+    pipe::pipe(&mut cx, report)?;
     idle(&mut cx, report)?;
     concurrency(&mut cx, report)?;
     http(&mut cx, report)?;
@@ -573,8 +576,13 @@ fn fork(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
     Ok(())
 }
 
-/// grep -rn over a source-like tree (burrow vs GNU grep on disk), import and export speed.
+/// Import and export speed of a source-like tree, then grep, rg, find, cat and wc over it
+/// (burrow vs the host's own programs on disk).
 fn search_and_io(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
+    let rows = ["io.import", "io.export", "just_bash.search.grep_rn"];
+    if !rows.iter().any(|r| cx.wants(r)) && !utilities::wanted(cx) {
+        return Ok(());
+    }
     let (files, each) = cx.source_size();
     let n = cx.n(3, 10);
     let tree = cx.dir.path().join("src-tree");
@@ -589,12 +597,16 @@ fn search_and_io(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
     })?;
     let id = imported.ok_or_else(|| BenchError::Other("no import".into()))?;
     if cx.wants("io.import") {
+        let copy = copy_tree_secs(&tree, &cx.dir.path().join("cp-dest"), n)?;
         cx.record(
             "io.import",
             "MB/s",
             (mb / import.0, mb / import.1),
-            None,
-            &format!("{files} files, {mb:.0} MB from a host directory"),
+            copy.map(|s| mb / s),
+            &format!(
+                "{files} files, {mb:.0} MB from a host directory; baseline: `cp -r` of it to a \
+                 directory beside the store (a ratio above 1 is faster than cp)"
+            ),
             report,
         );
     }
@@ -612,45 +624,7 @@ fn search_and_io(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
             report,
         );
     }
-    if cx.wants("search.grep_rn") {
-        let gnu = Command::new("grep").arg("--version").output().is_ok();
-        let baseline = if gnu {
-            Some(
-                time_it(n, 1e3, || {
-                    let out = Command::new("grep")
-                        .args(["-rn", "TODO", "."])
-                        .current_dir(&tree)
-                        .output()?;
-                    if out.stdout.is_empty() {
-                        return Err(BenchError::Other("GNU grep found nothing".into()));
-                    }
-                    Ok(())
-                })?
-                .0,
-            )
-        } else {
-            None
-        };
-        let r = time_it(n, 1e3, || {
-            let res = sb.sh(&id, "grep -rn TODO .")?;
-            if res.report.stdout.is_empty() {
-                return Err(BenchError::Other("burrow grep found nothing".into()));
-            }
-            Ok(())
-        })?;
-        cx.record(
-            "search.grep_rn",
-            "ms",
-            r,
-            baseline,
-            if gnu {
-                "baseline: GNU grep -rn on the same tree on disk"
-            } else {
-                "GNU grep not found: no baseline"
-            },
-            report,
-        );
-    }
+    utilities::rows(cx, n, &sb, &id, &tree, report)?;
     compare_just_bash(
         cx,
         n,
@@ -659,6 +633,30 @@ fn search_and_io(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
     );
     std::fs::remove_dir_all(&tree)?;
     Ok(())
+}
+
+/// The median seconds of `cp -r tree dest` (dest removed before each run, untimed), or None
+/// when `cp` cannot be run.
+fn copy_tree_secs(tree: &Path, dest: &Path, n: usize) -> R<Option<f64>> {
+    let mut times = Vec::with_capacity(n);
+    for i in 0..=n {
+        if dest.exists() {
+            std::fs::remove_dir_all(dest)?;
+        }
+        let t = Instant::now();
+        let Ok(status) = Command::new("cp").arg("-r").arg(tree).arg(dest).status() else {
+            return Ok(None);
+        };
+        if !status.success() {
+            return Ok(None);
+        }
+        // The first run warms the page cache, as the import's warm-up does.
+        if i > 0 {
+            times.push(t.elapsed().as_secs_f64());
+        }
+    }
+    std::fs::remove_dir_all(dest)?;
+    Ok(Some(stats(times).0))
 }
 
 /// Rows `just_bash.*`: the same commands through just-bash in this run, each against burrow's
