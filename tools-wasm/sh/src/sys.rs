@@ -131,6 +131,52 @@ pub fn read(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// [`read`] handing the content to `f` a piece at a time: a regular file in pieces of at
+/// most `chunk` bytes (so a command that passes data through holds only one piece), anything
+/// below `/dev` (stdin, a process substitution, a device: [`read`]'s special cases) whole.
+/// `f` is called at least once.
+pub fn read_chunks(
+    path: impl AsRef<Path>,
+    chunk: usize,
+    mut f: impl FnMut(&[u8]),
+) -> std::io::Result<()> {
+    let path = path.as_ref();
+    // `/dev/stdin`, a substitution's `/dev/fd/N` and devices are [`read`]'s to interpret.
+    let file = if path.starts_with("/dev") {
+        None
+    } else {
+        let file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        meta.is_file().then_some((file, meta.len()))
+    };
+    let Some((mut file, len)) = file else {
+        f(&read(path)?);
+        return Ok(());
+    };
+    // A small file gets a buffer of its size (and one byte to see its end in the same read
+    // if it has not grown), not a whole piece.
+    let size = usize::try_from(len).map_or(chunk, |l| l.saturating_add(1).min(chunk));
+    let mut buf = vec![0; size.max(1)];
+    let mut any = false;
+    loop {
+        match std::io::Read::read(&mut file, &mut buf) {
+            // An empty file is one empty piece.
+            Ok(0) => {
+                if !any {
+                    f(&[]);
+                }
+                return Ok(());
+            }
+            Ok(n) => {
+                any = true;
+                f(&buf[..n]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 thread_local! {
     /// How much of a character device [`read`] takes instead of [`DEVICE_READ`], while a
     /// command that knows how much it wants (`head -c N`) reads.

@@ -103,6 +103,10 @@ macro_rules! args {
     };
 }
 
+/// How much of a regular file a utility that passes data through (plain `cat`, `wc -l`)
+/// holds at once.
+const PASS_THROUGH_CHUNK: usize = 1 << 20;
+
 /// Reads the named inputs (or stdin for none or `-`), reporting unreadable ones.
 fn inputs(
     sh: &Shell,
@@ -111,31 +115,62 @@ fn inputs(
     io: &Io,
     status: &mut i32,
 ) -> Vec<(String, Vec<u8>)> {
-    if files.is_empty() {
-        return vec![("-".into(), read_all(&io.stdin))];
-    }
     let mut out = Vec::new();
-    for f in files {
-        if f == "-" {
-            out.push((f.clone(), read_all(&io.stdin)));
+    each_input(sh, cmd, files, io, status, None, |_, name, data, _| {
+        out.push((name.to_string(), data.to_vec()))
+    });
+    out
+}
+
+/// Hands each named input (or stdin for none or `-`) to `f` as it is read, and reports an
+/// unreadable one in its place among them, as GNU's utilities do. With `chunk`, a regular
+/// file comes in pieces of at most that many bytes (several calls with its name), so a
+/// command that passes data through holds one piece at a time; otherwise each input comes
+/// whole, in one call. `f` gets the input's position among them (pieces of one input share
+/// it), its name, the bytes, and whether the input is complete with them (a chunked file
+/// ends with an empty piece that says so). Stdin is handed over without a copy.
+fn each_input(
+    sh: &Shell,
+    cmd: &str,
+    files: &[String],
+    io: &Io,
+    status: &mut i32,
+    chunk: Option<usize>,
+    mut f: impl FnMut(usize, &str, &[u8], bool),
+) {
+    let stdin_only = ["-".to_string()];
+    let names = if files.is_empty() {
+        &stdin_only[..]
+    } else {
+        files
+    };
+    for (k, name) in names.iter().enumerate() {
+        if name == "-" {
+            let mut cur = io.stdin.borrow_mut();
+            let pos = (cur.position() as usize).min(cur.get_ref().len());
+            f(k, name, &cur.get_ref()[pos..], true);
+            let end = cur.get_ref().len() as u64;
+            cur.set_position(end);
             continue;
         }
-        match crate::sys::read(sh.path(f)) {
-            Ok(b) => out.push((f.clone(), b)),
-            Err(e) => {
-                if matches!(cmd, "head" | "tail") {
-                    io.eprint(&format!(
-                        "{cmd}: cannot open '{f}' for reading: {}\n",
-                        io_msg(&e)
-                    ));
-                } else {
-                    io.eprint(&format!("{cmd}: {f}: {}\n", io_msg(&e)));
-                }
-                *status = 1;
+        let path = sh.path(name);
+        let read = match chunk {
+            Some(n) => crate::sys::read_chunks(path, n, |piece| f(k, name, piece, false))
+                .map(|()| f(k, name, &[], true)),
+            None => crate::sys::read(path).map(|data| f(k, name, &data, true)),
+        };
+        if let Err(e) = read {
+            if matches!(cmd, "head" | "tail") {
+                io.eprint(&format!(
+                    "{cmd}: cannot open '{name}' for reading: {}\n",
+                    io_msg(&e)
+                ));
+            } else {
+                io.eprint(&format!("{cmd}: {name}: {}\n", io_msg(&e)));
             }
+            *status = 1;
         }
     }
-    out
 }
 
 /// The exit status GNU gives a usage error: 2 where 1 means something else (ls, sort,
@@ -229,13 +264,24 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 blank_run: false,
             };
             let plain = !(c.number || c.nonblank || c.squeeze || c.ends || c.tabs || c.nonprinting);
-            for (_, data) in inputs(sh, cmd, &a.operands, io, &mut status) {
-                if plain {
-                    io.out.write(&data);
-                } else {
-                    io.out.write(&c.render(&data));
-                }
-            }
+            // Plain cat passes each file through a piece at a time; the line options see
+            // each input whole (a line never spans two pieces).
+            let chunk = plain.then_some(PASS_THROUGH_CHUNK);
+            each_input(
+                sh,
+                cmd,
+                &a.operands,
+                io,
+                &mut status,
+                chunk,
+                |_, _, data, _| {
+                    if plain {
+                        io.out.write(data);
+                    } else {
+                        io.out.write(&c.render(data));
+                    }
+                },
+            );
         }
         "ls" => return Some(Ok(ls(sh, args, io))),
         "head" | "tail" => {
@@ -320,54 +366,14 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             if !sel.iter().any(|s| *s) {
                 sel = [true, true, false, true, false];
             }
-            let files = inputs(sh, cmd, &a.operands, io, &mut status);
             let bytes_are_chars = crate::shell::expand::byte_locale(sh);
-            let mut rows = Vec::new();
-            let mut tot = [0usize; 5];
-            for (name, data) in &files {
-                let text = String::from_utf8_lossy(data);
-                let counts = [
-                    data.iter().filter(|&&b| b == b'\n').count(),
-                    text.split_whitespace().count(),
-                    // Characters are bytes in the C locale.
-                    if bytes_are_chars {
-                        data.len()
-                    } else {
-                        text.chars().count()
-                    },
-                    data.len(),
-                    longest_line(&text),
-                ];
-                for k in 0..4 {
-                    tot[k] += counts[k];
-                }
-                // The total of -L is the longest of all, not a sum.
-                tot[4] = tot[4].max(counts[4]);
-                rows.push((
-                    counts,
-                    if a.operands.is_empty() {
-                        String::new()
-                    } else {
-                        name.clone()
-                    },
-                ));
-            }
-            if files.len() > 1 {
-                rows.push((tot, "total".into()));
-            }
+            // Lines and bytes add up over pieces of a file; words, characters and the
+            // longest line are counted on each input whole.
+            let whole = sel[1] || (sel[2] && !bytes_are_chars) || sel[4];
+            let chunk = (!whole).then_some(PASS_THROUGH_CHUNK);
             let ncols = sel.iter().filter(|&&s| s).count();
-            let width = if ncols == 1 && rows.len() == 1 {
-                0
-            } else if a.operands.is_empty() {
-                7
-            } else {
-                rows.iter()
-                    .flat_map(|(c, _)| c.iter())
-                    .max()
-                    .map(|m| m.to_string().len())
-                    .unwrap_or(1)
-            };
-            for (counts, name) in rows {
+            let width = wc_width(sh, &a.operands, ncols);
+            let print = |counts: &[usize; 5], name: &str| {
                 let nums: Vec<String> = (0..5)
                     .filter(|&k| sel[k])
                     .map(|k| format!("{:>width$}", counts[k]))
@@ -375,9 +381,56 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 let mut line = nums.join(" ");
                 if !name.is_empty() {
                     line.push(' ');
-                    line.push_str(&name);
+                    line.push_str(name);
                 }
                 io.print(&format!("{line}\n"));
+            };
+            // Each input's row prints once it is read, as GNU's does (an unreadable one's
+            // error comes in its place).
+            let (mut counts, mut tot, mut inputs) = ([0usize; 5], [0usize; 5], 0);
+            each_input(
+                sh,
+                cmd,
+                &a.operands,
+                io,
+                &mut status,
+                chunk,
+                |_, name, data, done| {
+                    let lines = memchr::memchr_iter(b'\n', data).count();
+                    let piece = if whole {
+                        let text = String::from_utf8_lossy(data);
+                        [
+                            lines,
+                            text.split_whitespace().count(),
+                            // Characters are bytes in the C locale.
+                            if bytes_are_chars {
+                                data.len()
+                            } else {
+                                text.chars().count()
+                            },
+                            data.len(),
+                            longest_line(&text),
+                        ]
+                    } else {
+                        [lines, 0, data.len(), data.len(), 0]
+                    };
+                    for (sum, n) in counts.iter_mut().zip(piece) {
+                        *sum += n;
+                    }
+                    if done {
+                        print(&counts, if a.operands.is_empty() { "" } else { name });
+                        for k in 0..4 {
+                            tot[k] += counts[k];
+                        }
+                        // The total of -L is the longest of all, not a sum.
+                        tot[4] = tot[4].max(counts[4]);
+                        counts = [0; 5];
+                        inputs += 1;
+                    }
+                },
+            );
+            if inputs > 1 {
+                print(&tot, "total");
             }
         }
         "grep" | "egrep" | "fgrep" => return Some(Ok(crate::utils::text::grep(sh, cmd, args, io))),
@@ -1179,6 +1232,35 @@ fn ls(sh: &Shell, args: &[String], io: &Io) -> i32 {
 
 /// The display width of the longest line (`wc -L`): tabs to the next multiple of 8, a
 /// character one column.
+/// The width of wc's columns, by GNU's rule: none for one count of one input; else the
+/// digits of the regular files' total size, and at least 7 when an input is not a regular
+/// file (stdin, a device).
+fn wc_width(sh: &Shell, operands: &[String], ncols: usize) -> usize {
+    if ncols == 1 && operands.len() <= 1 {
+        return 0;
+    }
+    if operands.is_empty() {
+        return 7;
+    }
+    let (mut total, mut least) = (0u64, 1);
+    for op in operands {
+        let meta = if op == "-" {
+            None
+        } else {
+            match std::fs::metadata(sh.path(op)) {
+                Ok(m) => Some(m),
+                // An unreadable operand has no row and does not count.
+                Err(_) => continue,
+            }
+        };
+        match meta {
+            Some(m) if m.is_file() => total += m.len(),
+            _ => least = 7,
+        }
+    }
+    total.to_string().len().max(least)
+}
+
 fn longest_line(text: &str) -> usize {
     let mut best = 0;
     for line in text.split('\n') {

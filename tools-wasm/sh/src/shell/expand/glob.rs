@@ -199,10 +199,30 @@ pub fn pattern_regex(pat: &str) -> Option<regex::Regex> {
     pattern_regex_case(pat, false)
 }
 
-/// [`pattern_regex`], ignoring case when `nocase`.
+/// [`pattern_regex`], ignoring case when `nocase`. Compiled patterns are remembered (a
+/// `case` in a loop, `find -name`, grep's `--exclude` test one pattern against many names;
+/// compiling it is far dearer than matching); a regex clone shares the compiled program.
 fn pattern_regex_case(pat: &str, nocase: bool) -> Option<regex::Regex> {
+    /// Patterns kept before the memory is cleared (a script may make patterns without end).
+    const KEPT: usize = 256;
+    thread_local! {
+        static COMPILED: std::cell::RefCell<foldhash::HashMap<(String, bool), Option<regex::Regex>>> =
+            Default::default();
+    }
+    let key = (pat.to_string(), nocase);
+    if let Some(r) = COMPILED.with(|c| c.borrow().get(&key).cloned()) {
+        return r;
+    }
     let flags = if nocase { "si" } else { "s" };
-    regex::Regex::new(&format!("^(?{flags}:{})$", pattern_body(pat))).ok()
+    let r = regex::Regex::new(&format!("^(?{flags}:{})$", pattern_body(pat))).ok();
+    COMPILED.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= KEPT {
+            c.clear();
+        }
+        c.insert(key, r.clone());
+    });
+    r
 }
 
 pub(super) fn pattern_body(pat: &str) -> String {
