@@ -688,10 +688,14 @@ pub fn rg(sh: &Shell, args: &[String], io: &Io) -> i32 {
             fds: io.fds.clone(),
         };
         let status = crate::utils::text::grep(sh, "rg", &g, &inner);
-        let text = String::from_utf8_lossy(&buf.borrow()).into_owned();
-        for line in text.split_inclusive('\n') {
-            io.print(line.strip_prefix("./").unwrap_or(line));
+        // One write of the whole answer (a write per line is a host call per line), its
+        // bytes as grep found them (a line need not be UTF-8).
+        let found = buf.borrow();
+        let mut out = Vec::with_capacity(found.len());
+        for line in found.split_inclusive(|&b| b == b'\n') {
+            out.extend_from_slice(line.strip_prefix(b"./").unwrap_or(line));
         }
+        io.out.write(&out);
         return status;
     }
     // One file operand: ripgrep prints the lines alone.

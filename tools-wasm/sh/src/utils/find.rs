@@ -204,6 +204,32 @@ struct Ctx<'a> {
     quit: bool,
     to_delete: Vec<PathBuf>,
     status: i32,
+    /// What -print and -printf wrote and [`Ctx::flush`] has not passed on: one write per
+    /// 64 KiB instead of one per entry (each a host call), kept in order with errors and
+    /// -exec's output by flushing before them.
+    out: Vec<u8>,
+}
+
+impl Ctx<'_> {
+    fn print(&mut self, s: &str) {
+        self.out.extend_from_slice(s.as_bytes());
+        if self.out.len() >= 64 << 10 {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.out.is_empty() {
+            self.io.out.write(&self.out);
+            self.out.clear();
+        }
+    }
+
+    fn error(&mut self, msg: &str) {
+        self.flush();
+        self.io.eprint(msg);
+        self.status = 1;
+    }
 }
 
 fn test(sh: &Shell, pred: &str, v: &str, e: &Entry) -> bool {
@@ -215,7 +241,8 @@ fn test(sh: &Shell, pred: &str, v: &str, e: &Entry) -> bool {
             t.rsplit('/').next().unwrap_or(t)
         }
     };
-    let meta = fs::symlink_metadata(e.full);
+    // Only the tests that look at the file's attributes stat it (`-name` and `-path` do not).
+    let meta = std::cell::LazyCell::new(|| fs::symlink_metadata(e.full));
     let pat = |p: &str, s: &str, fold: bool| {
         if fold {
             crate::shell::expand::pattern_matches(&p.to_lowercase(), &s.to_lowercase())
@@ -251,9 +278,9 @@ fn test(sh: &Shell, pred: &str, v: &str, e: &Entry) -> bool {
         "-ipath" | "-iwholename" => pat(v, e.disp, true),
         "-regex" | "-iregex" => {
             let flags = if pred == "-iregex" { "(?i)" } else { "" };
-            regex::Regex::new(&format!("{flags}^(?:{v})$")).is_ok_and(|r| r.is_match(e.disp))
+            full_match_regex(&format!("{flags}^(?:{v})$")).is_some_and(|r| r.is_match(e.disp))
         }
-        "-type" => meta.is_ok_and(|m| {
+        "-type" => meta.as_ref().is_ok_and(|m| {
             v.split(',').any(|t| match t {
                 "f" => m.is_file(),
                 "d" => m.is_dir(),
@@ -261,7 +288,7 @@ fn test(sh: &Shell, pred: &str, v: &str, e: &Entry) -> bool {
                 _ => false,
             })
         }),
-        "-empty" => meta.is_ok_and(|m| {
+        "-empty" => meta.as_ref().is_ok_and(|m| {
             if m.is_dir() {
                 fs::read_dir(e.full).is_ok_and(|mut r| r.next().is_none())
             } else {
@@ -269,8 +296,8 @@ fn test(sh: &Shell, pred: &str, v: &str, e: &Entry) -> bool {
             }
         }),
         "-readable" => meta.is_ok(),
-        "-writable" => meta.is_ok_and(|m| !m.permissions().readonly()),
-        "-executable" => meta.is_ok_and(|m| m.is_dir()),
+        "-writable" => meta.as_ref().is_ok_and(|m| !m.permissions().readonly()),
+        "-executable" => meta.as_ref().is_ok_and(|m| m.is_dir()),
         "-newer" => {
             let other = fs::metadata(sh.path(v)).and_then(|m| m.modified()).ok();
             let mine = meta.as_ref().ok().and_then(|m| m.modified().ok());
@@ -279,7 +306,7 @@ fn test(sh: &Shell, pred: &str, v: &str, e: &Entry) -> bool {
         "-mtime" => age(86_400).is_some_and(|d| cmp_num(v, d)),
         "-mmin" => age(60).is_some_and(|d| cmp_num(v, d)),
         "-size" => {
-            let size = meta.map(|m| m.len()).unwrap_or(0);
+            let size = meta.as_ref().map_or(0, |m| m.len());
             let (cmp, rest) = match v.chars().next() {
                 Some('+') => (1, &v[1..]),
                 Some('-') => (-1, &v[1..]),
@@ -309,6 +336,27 @@ fn test(sh: &Shell, pred: &str, v: &str, e: &Entry) -> bool {
     }
 }
 
+/// `source` compiled, once per run of find (each entry tests the same few expressions).
+fn full_match_regex(source: &str) -> Option<regex::Regex> {
+    thread_local! {
+        static COMPILED: std::cell::RefCell<Vec<(String, Option<regex::Regex>)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    COMPILED.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some((_, r)) = c.iter().find(|(s, _)| s == source) {
+            return r.clone();
+        }
+        // A find has a handful of -regex tests; a script running many finds, many more.
+        if c.len() >= 16 {
+            c.clear();
+        }
+        let r = regex::Regex::new(source).ok();
+        c.push((source.to_string(), r.clone()));
+        r
+    })
+}
+
 fn eval(sh: &mut Shell, x: &Expr, e: &Entry, cx: &mut Ctx, p: &mut Parser) -> bool {
     if cx.quit {
         return false;
@@ -320,13 +368,11 @@ fn eval(sh: &mut Shell, x: &Expr, e: &Entry, cx: &mut Ctx, p: &mut Parser) -> bo
         Expr::Test(pred, v) => test(sh, pred, v, e),
         Expr::True => true,
         Expr::Print(nul) => {
-            cx.io
-                .print(&format!("{}{}", e.disp, if *nul { '\0' } else { '\n' }));
+            cx.print(&format!("{}{}", e.disp, if *nul { '\0' } else { '\n' }));
             true
         }
         Expr::Printf(f) => {
-            cx.io
-                .print(&find_printf(f, e.disp, e.start, e.full, e.depth));
+            cx.print(&find_printf(f, e.disp, e.start, e.full, e.depth));
             true
         }
         Expr::Prune => {
@@ -343,6 +389,7 @@ fn eval(sh: &mut Shell, x: &Expr, e: &Entry, cx: &mut Ctx, p: &mut Parser) -> bo
         }
         Expr::Exec(cmd) => {
             let argv: Vec<String> = cmd.iter().map(|a| a.replace("{}", e.disp)).collect();
+            cx.flush();
             matches!(sh.dispatch(&argv, cx.io), Ok(0))
         }
         Expr::ExecBatch(k) => {
@@ -403,16 +450,17 @@ pub fn find(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
         quit: false,
         to_delete: Vec::new(),
         status: 0,
+        out: Vec::new(),
     };
     for r in &roots {
         let full = sh.path(r);
-        if fs::symlink_metadata(&full).is_err() {
-            io.eprint(&format!("find: '{r}': No such file or directory\n"));
-            cx.status = 1;
+        let Ok(meta) = fs::symlink_metadata(&full) else {
+            cx.error(&format!("find: '{r}': No such file or directory\n"));
             continue;
-        }
-        let mut stack = vec![(r.clone(), full, 0usize)];
-        while let Some((disp, path, depth)) = stack.pop() {
+        };
+        // Each entry's type comes from its directory's listing, not a stat of its own.
+        let mut stack = vec![(r.clone(), full, 0usize, meta.is_dir())];
+        while let Some((disp, path, depth, is_dir)) = stack.pop() {
             if cx.quit {
                 break;
             }
@@ -426,27 +474,37 @@ pub fn find(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
                 };
                 eval(sh, &expr, &e, &mut cx, &mut p);
             }
-            let is_dir = fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
             // -delete walks children first (GNU's implied -depth), so it never prunes.
             if !is_dir || depth >= p.maxdepth || (cx.prune && !p.delete) {
                 continue;
             }
-            let Ok(rd) = fs::read_dir(&path) else {
-                io.eprint(&format!("find: '{disp}': Permission denied\n"));
-                cx.status = 1;
-                continue;
+            // (An `-exec` may have removed it since it was listed: GNU says so too.)
+            let rd = match fs::read_dir(&path) {
+                Ok(rd) => rd,
+                Err(e) => {
+                    cx.error(&format!("find: '{disp}': {}\n", io_msg(&e)));
+                    continue;
+                }
             };
-            let names = crate::utils::text::sorted_names(rd);
-            for n in names.into_iter().rev() {
+            let mut kids: Vec<(String, bool)> = rd
+                .filter_map(|e| e.ok())
+                .map(|e| {
+                    let dir = e.file_type().is_ok_and(|t| t.is_dir());
+                    (e.file_name().to_string_lossy().into_owned(), dir)
+                })
+                .collect();
+            kids.sort();
+            for (n, dir) in kids.into_iter().rev() {
                 let cd = if disp.ends_with('/') {
                     format!("{disp}{n}")
                 } else {
                     format!("{disp}/{n}")
                 };
-                stack.push((cd, path.join(&n), depth + 1));
+                stack.push((cd, path.join(&n), depth + 1, dir));
             }
         }
     }
+    cx.flush();
     for (cmd, paths) in std::mem::take(&mut p.batches) {
         if paths.is_empty() {
             continue;

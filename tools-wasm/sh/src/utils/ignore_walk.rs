@@ -47,7 +47,12 @@ struct Ignores {
 }
 
 impl WalkFilter for Ignores {
-    fn enter(&mut self, dir: &Path) -> bool {
+    fn enter(&mut self, dir: &Path, listing: &[(String, Kind)]) -> bool {
+        // Only a directory that lists an ignore file has rules to read.
+        let names = ignore_files(self.vcs);
+        if !listing.iter().any(|(n, _)| names.contains(&n.as_str())) {
+            return false;
+        }
         match matcher(dir, self.vcs) {
             Some(g) => {
                 self.stack.push(g);
@@ -75,15 +80,19 @@ impl WalkFilter for Ignores {
 }
 
 /// The ignore rules `dir` itself adds, if it has any ignore file.
-fn matcher(dir: &Path, vcs: bool) -> Option<Gitignore> {
-    let names: &[&str] = if vcs {
+/// The names of the ignore files ripgrep reads (`.gitignore` only with `vcs`).
+fn ignore_files(vcs: bool) -> &'static [&'static str] {
+    if vcs {
         &[".gitignore", ".ignore", ".rgignore"]
     } else {
         &[".ignore", ".rgignore"]
-    };
+    }
+}
+
+fn matcher(dir: &Path, vcs: bool) -> Option<Gitignore> {
     let mut b = GitignoreBuilder::new(dir);
     let mut any = false;
-    for n in names {
+    for n in ignore_files(vcs) {
         let p = dir.join(n);
         if p.is_file() {
             // A malformed line is skipped, as ripgrep does (it warns).

@@ -199,30 +199,36 @@ pub fn pattern_regex(pat: &str) -> Option<regex::Regex> {
     pattern_regex_case(pat, false)
 }
 
-/// [`pattern_regex`], ignoring case when `nocase`. Compiled patterns are remembered (a
-/// `case` in a loop, `find -name`, grep's `--exclude` test one pattern against many names;
-/// compiling it is far dearer than matching); a regex clone shares the compiled program.
+/// [`pattern_regex`], ignoring case when `nocase`.
 fn pattern_regex_case(pat: &str, nocase: bool) -> Option<regex::Regex> {
+    with_compiled(pat, nocase, |r| r.cloned())
+}
+
+/// Runs `f` with `pat` compiled (None when it cannot be). Compiled patterns are remembered:
+/// a `case` in a loop, `find -name`, pathname expansion and grep's `--exclude` test one
+/// pattern against many names, and compiling it is far dearer than matching. Matching runs
+/// on the remembered regex itself, whose match caches stay warm (a clone would start cold).
+fn with_compiled<T>(pat: &str, nocase: bool, f: impl FnOnce(Option<&regex::Regex>) -> T) -> T {
     /// Patterns kept before the memory is cleared (a script may make patterns without end).
     const KEPT: usize = 256;
+    type Compiled = foldhash::HashMap<String, Option<regex::Regex>>;
     thread_local! {
-        static COMPILED: std::cell::RefCell<foldhash::HashMap<(String, bool), Option<regex::Regex>>> =
-            Default::default();
+        /// Case-sensitive patterns, then case-folding ones.
+        static COMPILED: std::cell::RefCell<[Compiled; 2]> = Default::default();
     }
-    let key = (pat.to_string(), nocase);
-    if let Some(r) = COMPILED.with(|c| c.borrow().get(&key).cloned()) {
-        return r;
-    }
-    let flags = if nocase { "si" } else { "s" };
-    let r = regex::Regex::new(&format!("^(?{flags}:{})$", pattern_body(pat))).ok();
     COMPILED.with(|c| {
         let mut c = c.borrow_mut();
-        if c.len() >= KEPT {
-            c.clear();
+        let map = &mut c[usize::from(nocase)];
+        if !map.contains_key(pat) {
+            if map.len() >= KEPT {
+                map.clear();
+            }
+            let flags = if nocase { "si" } else { "s" };
+            let r = regex::Regex::new(&format!("^(?{flags}:{})$", pattern_body(pat))).ok();
+            map.insert(pat.to_string(), r);
         }
-        c.insert(key, r.clone());
-    });
-    r
+        f(map.get(pat).and_then(Option::as_ref))
+    })
 }
 
 pub(super) fn pattern_body(pat: &str) -> String {
@@ -290,7 +296,7 @@ pub(super) fn pattern_body(pat: &str) -> String {
 }
 
 pub fn pattern_matches(pat: &str, s: &str) -> bool {
-    pattern_regex(pat).is_some_and(|r| r.is_match(s))
+    with_compiled(pat, false, |r| r.is_some_and(|r| r.is_match(s)))
 }
 
 /// [`pattern_matches`] for the shell's own patterns (`case`, `[[ == ]]`), which take bash's
@@ -300,6 +306,6 @@ pub fn shell_pattern_matches(sh: &Shell, pat: &str, s: &str) -> bool {
     if sh.options.shopt("extglob") && crate::shell::extglob::has_ext(pat) {
         crate::shell::extglob::matches(pat, s, nocase)
     } else {
-        pattern_regex_case(pat, nocase).is_some_and(|r| r.is_match(s))
+        with_compiled(pat, nocase, |r| r.is_some_and(|r| r.is_match(s)))
     }
 }

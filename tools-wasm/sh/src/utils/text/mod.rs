@@ -122,8 +122,9 @@ pub fn walk_typed(
 /// Hooks of a walk (rg's ignore files): state a directory adds while it is walked, and which
 /// entries are left out (an excluded directory is not entered).
 pub trait WalkFilter {
-    /// Entering `dir`; true when state was pushed that `leave` must pop.
-    fn enter(&mut self, _dir: &std::path::Path) -> bool {
+    /// Entering `dir`, whose entries (names and kinds, sorted) are `listing`; true when
+    /// state was pushed that `leave` must pop.
+    fn enter(&mut self, _dir: &std::path::Path, _listing: &[(String, Kind)]) -> bool {
         false
     }
     fn leave(&mut self) {}
@@ -155,7 +156,6 @@ pub fn walk_with(
     out: &mut Vec<(String, std::path::PathBuf, Kind)>,
 ) {
     let Ok(rd) = fs::read_dir(root) else { return };
-    let pushed = filter.enter(root);
     let mut entries: Vec<(String, Kind)> = rd
         .filter_map(|e| e.ok())
         .map(|e| {
@@ -168,6 +168,7 @@ pub fn walk_with(
         })
         .collect();
     entries.sort();
+    let pushed = filter.enter(root, &entries);
     for (n, kind) in entries {
         let full = root.join(&n);
         if filter.skip(&full, kind == Kind::Dir) {
