@@ -203,7 +203,7 @@ impl Shell {
             let last = i + 1 == p.seq.len();
             let (out, buf, pipe) = if last {
                 (io.out.clone(), None, None)
-            } else if let Some(wants) = p.seq.get(i + 1).and_then(reads_prefix) {
+            } else if let Some(wants) = p.seq.get(i + 1).and_then(|c| reads_prefix(self, c)) {
                 let (s, pipe) = Sink::pipe(wants);
                 (s, None, Some(pipe))
             } else {

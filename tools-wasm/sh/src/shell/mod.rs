@@ -500,8 +500,9 @@ impl Shell {
 }
 
 /// How much of its stdin `cmd` reads when that is known without running it: `head` with
-/// literal arguments and no file operand (`head`, `-N`, `-n N`, `-c N`).
-fn reads_prefix(cmd: &Command) -> Option<crate::shell::io::Wants> {
+/// no file operand (`head`, `-N`, `-n N`, `-c N`), its arguments literal or plain variables
+/// (`head -n "$n"`, `head -$n`: a stage sees the variables the pipeline started with).
+fn reads_prefix(sh: &Shell, cmd: &Command) -> Option<crate::shell::io::Wants> {
     use crate::shell::io::Wants;
     let Command::Simple(sc) = cmd else {
         return None;
@@ -523,7 +524,7 @@ fn reads_prefix(cmd: &Command) -> Option<crate::shell::io::Wants> {
     let mut args = Vec::new();
     for item in sc.suffix.iter().flat_map(|p| p.0.iter()) {
         match item {
-            ast::CommandPrefixOrSuffixItem::Word(w) => args.push(w.value.as_str()),
+            ast::CommandPrefixOrSuffixItem::Word(w) => args.push(plain_word(sh, &w.value)?),
             // Where head's output goes does not change what it reads (`head -2 >/dev/null`);
             // a redirection of its input does.
             ast::CommandPrefixOrSuffixItem::IoRedirect(IoRedirect::OutputAndError(..)) => {}
@@ -545,6 +546,7 @@ fn reads_prefix(cmd: &Command) -> Option<crate::shell::io::Wants> {
     if !args.iter().all(|a| literal(a)) {
         return None;
     }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let count = |s: &str| s.parse::<usize>().ok();
     let mut wants = Wants::Lines(10);
     let mut i = 0;
@@ -575,6 +577,52 @@ fn reads_prefix(cmd: &Command) -> Option<crate::shell::io::Wants> {
         i += 1;
     }
     Some(wants)
+}
+
+/// A word's value when it is made of literal characters, double quotes and plain variables
+/// (`$n`, `${n}`: set, not a nameref, not special) and nothing that could run anything;
+/// None otherwise.
+fn plain_word(sh: &Shell, word: &str) -> Option<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::new();
+    let mut rest = word;
+    while let Some(c) = rest.chars().next() {
+        if c == '"' {
+            rest = &rest[1..];
+            continue;
+        }
+        if c != '$' {
+            if matches!(c, '`' | '\\' | '\'') {
+                return None;
+            }
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        let (name, after) = match rest[1..].strip_prefix('{') {
+            Some(braced) => {
+                let end = braced.find('}')?;
+                (&braced[..end], &braced[end + 1..])
+            }
+            None => {
+                let end = rest[1..]
+                    .find(|c: char| !ident(c))
+                    .map_or(rest.len() - 1, |e| e);
+                (&rest[1..1 + end], &rest[1 + end..])
+            }
+        };
+        let plain = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(ident);
+        if !plain || sh.has_attr(name, 'n') {
+            return None;
+        }
+        out.push_str(sh.get(name)?);
+        rest = after;
+    }
+    Some(out)
 }
 
 /// The variable name of a `{name}` word (bash's `exec {fd}> file`), if it is one.
