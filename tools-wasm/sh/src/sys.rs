@@ -149,13 +149,15 @@ pub fn read_chunks(
         let meta = file.metadata()?;
         meta.is_file().then_some((file, meta.len()))
     };
-    let Some((mut file, len)) = file else {
+    let Some((file, len)) = file else {
         f(&read(path)?);
         return Ok(());
     };
-    // A small file gets a buffer of its size (and one byte to see its end in the same read
-    // if it has not grown), not a whole piece.
-    let size = usize::try_from(len).map_or(chunk, |l| l.saturating_add(1).min(chunk));
+    // What the file holds now, no more: the command may be appending to the same file
+    // (`cat a >> a`), which would otherwise never reach its end. A small file gets a
+    // buffer of its size, not a whole piece.
+    let mut file = std::io::Read::take(file, len);
+    let size = usize::try_from(len).map_or(chunk, |l| l.min(chunk));
     let mut buf = vec![0; size.max(1)];
     let mut any = false;
     loop {

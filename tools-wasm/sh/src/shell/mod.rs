@@ -580,8 +580,8 @@ fn reads_prefix(sh: &Shell, cmd: &Command) -> Option<crate::shell::io::Wants> {
 }
 
 /// A word's value when it is made of literal characters, double quotes and plain variables
-/// (`$n`, `${n}`: set, not a nameref, not special) and nothing that could run anything;
-/// None otherwise.
+/// (`$n`, `${n}`: set, not a nameref, not special or dynamic) and nothing that could run
+/// anything; None otherwise.
 fn plain_word(sh: &Shell, word: &str) -> Option<String> {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut out = String::new();
@@ -616,7 +616,9 @@ fn plain_word(sh: &Shell, word: &str) -> Option<String> {
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && name.chars().all(ident);
-        if !plain || sh.has_attr(name, 'n') {
+        // The shell's dynamic variables have no stored value to read here (`$RANDOM` is new
+        // at each expansion).
+        if !plain || sh.has_attr(name, 'n') || matches!(name, "RANDOM" | "PWD" | "LINENO") {
             return None;
         }
         out.push_str(sh.get(name)?);
