@@ -2,6 +2,7 @@
 //! messages for the common flags: cat ls head tail wc grep find sed sort uniq cut tr mkdir rm
 //! rmdir cp mv touch ln basename dirname realpath seq tee date sleep xargs rev tac nl.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
@@ -117,7 +118,7 @@ fn inputs(
 ) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     each_input(sh, cmd, files, io, status, None, |_, name, data, _| {
-        out.push((name.to_string(), data.to_vec()))
+        out.push((name.to_string(), data.into_owned()))
     });
     out
 }
@@ -127,7 +128,7 @@ fn inputs(
 /// file comes in pieces of at most that many bytes (several calls with its name), so a
 /// command that passes data through holds one piece at a time; otherwise each input comes
 /// whole, in one call. `f` gets the input's position among them (pieces of one input share
-/// it), its name, the bytes, and whether the input is complete with them (a chunked file
+/// it), its name, the bytes (a whole file as read, without a copy), and whether the input is complete with them (a chunked file
 /// ends with an empty piece that says so). Stdin is handed over without a copy.
 fn each_input(
     sh: &Shell,
@@ -136,7 +137,7 @@ fn each_input(
     io: &Io,
     status: &mut i32,
     chunk: Option<usize>,
-    mut f: impl FnMut(usize, &str, &[u8], bool),
+    mut f: impl FnMut(usize, &str, Cow<[u8]>, bool),
 ) {
     let stdin_only = ["-".to_string()];
     let names = if files.is_empty() {
@@ -148,16 +149,18 @@ fn each_input(
         if name == "-" {
             let mut cur = io.stdin.borrow_mut();
             let pos = (cur.position() as usize).min(cur.get_ref().len());
-            f(k, name, &cur.get_ref()[pos..], true);
+            f(k, name, Cow::Borrowed(&cur.get_ref()[pos..]), true);
             let end = cur.get_ref().len() as u64;
             cur.set_position(end);
             continue;
         }
         let path = sh.path(name);
         let read = match chunk {
-            Some(n) => crate::sys::read_chunks(path, n, |piece| f(k, name, piece, false))
-                .map(|()| f(k, name, &[], true)),
-            None => crate::sys::read(path).map(|data| f(k, name, &data, true)),
+            Some(n) => {
+                crate::sys::read_chunks(path, n, |piece| f(k, name, Cow::Borrowed(piece), false))
+                    .map(|()| f(k, name, Cow::Borrowed(&[]), true))
+            }
+            None => crate::sys::read(path).map(|data| f(k, name, Cow::Owned(data), true)),
         };
         if let Err(e) = read {
             if matches!(cmd, "head" | "tail") {
@@ -276,9 +279,9 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 chunk,
                 |_, _, data, _| {
                     if plain {
-                        io.out.write(data);
+                        io.out.write(&data);
                     } else {
-                        io.out.write(&c.render(data));
+                        io.out.write(&c.render(&data));
                     }
                 },
             );
@@ -396,6 +399,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 &mut status,
                 chunk,
                 |_, name, data, done| {
+                    let data = &*data;
                     let lines = memchr::memchr_iter(b'\n', data).count();
                     let piece = if whole {
                         let text = String::from_utf8_lossy(data);

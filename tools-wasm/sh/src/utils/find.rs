@@ -522,12 +522,11 @@ pub fn find(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
             fs::remove_file(&path)
         };
         if let Err(e) = r {
-            io.eprint(&format!(
+            cx.error(&format!(
                 "find: cannot delete '{}': {}\n",
                 path.display(),
                 io_msg(&e)
             ));
-            cx.status = 1;
         }
     }
     cx.status
