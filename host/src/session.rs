@@ -422,10 +422,7 @@ impl Sandbox {
 
     /// A session's settings.
     pub fn settings(&self, id: &str) -> Result<Settings> {
-        Ok(match self.store.meta(id)?.get("settings") {
-            Some(text) => serde_json::from_str(text).unwrap_or_default(),
-            None => Settings::default(),
-        })
+        Ok(settings_in(&self.store.meta(id)?))
     }
 
     /// The limits and environment of a call in a session with `settings`.
@@ -639,17 +636,6 @@ impl Sandbox {
         Ok(())
     }
 
-    /// The files the session has read through the Claude Code tools (the read-before-write
-    /// rule), with their modification times then.
-    fn reads(&self, id: &str) -> Result<crate::tools::claude_code::Reads> {
-        Ok(self
-            .store
-            .meta(id)?
-            .get(READS_KEY)
-            .and_then(|t| serde_json::from_str(t).ok())
-            .unwrap_or_default())
-    }
-
     /// Runs one tool call as one transaction and one version, with its event row.
     pub fn call(&self, id: &str, family: Family, tool: &str, input: &Value) -> Result<ToolOutput> {
         on_deep_stack(|| self.call_here(id, family, tool, input))
@@ -659,13 +645,15 @@ impl Sandbox {
         let tb = self.toolbox()?;
         let started = Instant::now();
         let start_ns = now_ns();
-        let txn = self.store.begin(id)?;
+        // The head and the metadata (settings, the bash flag, the read-before-write list)
+        // in one read: one round trip on a networked catalog.
+        let (txn, meta) = self.store.begin_with_meta(id)?;
         let base = txn.base();
         let terminated = family == Family::AgentToolset
             && tool == "bash"
-            && self.store.meta(id)?.contains_key("bash_terminated");
+            && meta.contains_key("bash_terminated");
         let restart = input.get("restart").and_then(Value::as_bool) == Some(true);
-        let (limits, env) = self.call_env(&self.settings(id)?);
+        let (limits, env) = self.call_env(&settings_in(&meta));
         let mut reads: Option<crate::tools::claude_code::Reads> = None;
         let result = match family {
             Family::AgentToolset if terminated && !restart => Ok(crate::tools::Outcome {
@@ -677,7 +665,7 @@ impl Sandbox {
                 crate::tools::agent_toolset::call(&tb, txn, tool, input, &limits, &env)
             }
             Family::ClaudeCode => {
-                let r = reads.insert(self.reads(id)?);
+                let r = reads.insert(reads_in(&meta));
                 crate::tools::claude_code::call(&tb, txn, tool, input, &limits, &env, r)
             }
             Family::Api => crate::tools::api::call(&tb, txn, tool, input, &limits, &env),
@@ -1287,6 +1275,22 @@ fn now_ns() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as i64)
         .unwrap_or(0)
+}
+
+/// A session's settings, from its metadata.
+fn settings_in(meta: &std::collections::BTreeMap<String, String>) -> Settings {
+    match meta.get("settings") {
+        Some(text) => serde_json::from_str(text).unwrap_or_default(),
+        None => Settings::default(),
+    }
+}
+
+/// The files the session has read through the Claude Code tools (the read-before-write
+/// rule), with their modification times then, from its metadata.
+fn reads_in(meta: &std::collections::BTreeMap<String, String>) -> crate::tools::claude_code::Reads {
+    meta.get(READS_KEY)
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

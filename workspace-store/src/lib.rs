@@ -504,6 +504,17 @@ impl Store {
         Txn::new(self.clone(), Some(workspace.to_string()), base, head.quota)
     }
 
+    /// [`Store::begin`] and the workspace's metadata, read together (one round trip on a
+    /// networked catalog): what a tool call needs before it runs.
+    pub fn begin_with_meta(
+        &self,
+        workspace: &str,
+    ) -> Result<(Txn, std::collections::BTreeMap<String, String>)> {
+        let (head, base, meta) = self.catalog().head_version_meta(workspace)?;
+        let txn = Txn::new(self.clone(), Some(workspace.to_string()), base, head.quota)?;
+        Ok((txn, meta))
+    }
+
     /// A read-only view of any version (commit returns [`Error::ReadOnly`]).
     pub fn view(&self, version: VersionId) -> Result<Txn> {
         let base = self.version(version)?;

@@ -209,6 +209,19 @@ pub trait Catalog: Send + Sync {
     fn heads(&self) -> Result<Vec<HeadRow>>;
     /// A head and the version it points at, read together.
     fn head_version(&self, name: &str) -> Result<(HeadRow, VersionRow)>;
+    /// [`Catalog::head_version`] and the workspace's metadata ([`Catalog::meta`]): what
+    /// every tool call reads first. A networked catalog answers in one round trip.
+    fn head_version_meta(
+        &self,
+        name: &str,
+    ) -> Result<(
+        HeadRow,
+        VersionRow,
+        std::collections::BTreeMap<String, String>,
+    )> {
+        let (h, v) = self.head_version(name)?;
+        Ok((h, v, self.meta(name)?))
+    }
     /// A workspace's lineage from its head, newest first, at most `limit`; it ends early at a
     /// version GC has collected.
     fn lineage(&self, name: &str, limit: usize) -> Result<Vec<VersionRow>>;

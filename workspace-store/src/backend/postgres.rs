@@ -26,7 +26,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Mutex;
 
-use tokio_postgres::{Client, GenericClient, NoTls, Row, Transaction};
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, GenericClient, NoTls, Row, Statement, Transaction};
 
 use super::{
     Catalog, CatalogDump, CommitRecord, Guard, HeadRow, NewObject, NewVersion, ObjectKind,
@@ -103,7 +104,7 @@ pub struct Postgres {
     /// Always present until drop.
     runtime: Option<tokio::runtime::Runtime>,
     url: String,
-    pool: Mutex<Vec<Client>>,
+    pool: Mutex<Vec<Conn>>,
 }
 
 fn server(e: tokio_postgres::Error) -> Error {
@@ -218,13 +219,16 @@ impl Postgres {
     /// died), back into the pool when dropped.
     fn client(&self) -> Result<Pooled<'_>> {
         let pooled = self.pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let client = match pooled {
-            Some(c) if !c.is_closed() => c,
-            _ => self.connect()?,
+        let conn = match pooled {
+            Some(c) if !c.client.is_closed() => c,
+            _ => Conn {
+                client: self.connect()?,
+                statements: Statements::default(),
+            },
         };
         Ok(Pooled {
             pg: self,
-            client: Some(client),
+            conn: Some(conn),
         })
     }
 
@@ -286,39 +290,177 @@ impl Drop for Postgres {
     }
 }
 
+/// A connection and the statements prepared on it.
+struct Conn {
+    client: Client,
+    statements: Statements,
+}
+
+/// Statements prepared on one connection, by their SQL text. A query through [`Cached`]
+/// costs one round trip (bind and execute) instead of two (prepare, then bind and execute),
+/// and the server parses and plans each text once per connection.
+#[derive(Default)]
+struct Statements(Mutex<HashMap<String, Statement>>);
+
+impl Statements {
+    /// More texts than the code has means texts are being built from values: start over
+    /// rather than grow without bound.
+    const MAX: usize = 256;
+
+    fn get(&self, sql: &str) -> Option<Statement> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(sql)
+            .cloned()
+    }
+
+    fn put(&self, sql: &str, st: Statement) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= Self::MAX {
+            map.clear();
+        }
+        map.insert(sql.to_string(), st);
+    }
+}
+
+/// A connection or a transaction on it, querying through the connection's prepared
+/// statements. The methods have the client's names and signatures, with SQL text only.
+trait Cached {
+    type Client: GenericClient + Sync;
+
+    fn parts(&self) -> (&Self::Client, &Statements);
+
+    async fn statement(&self, sql: &str) -> std::result::Result<Statement, tokio_postgres::Error> {
+        let (c, cache) = self.parts();
+        if let Some(st) = cache.get(sql) {
+            return Ok(st);
+        }
+        let st = c.prepare(sql).await?;
+        cache.put(sql, st.clone());
+        Ok(st)
+    }
+
+    async fn query(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> std::result::Result<Vec<Row>, tokio_postgres::Error> {
+        let st = self.statement(sql).await?;
+        self.parts().0.query(&st, params).await
+    }
+
+    async fn query_opt(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> std::result::Result<Option<Row>, tokio_postgres::Error> {
+        let st = self.statement(sql).await?;
+        self.parts().0.query_opt(&st, params).await
+    }
+
+    async fn query_one(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> std::result::Result<Row, tokio_postgres::Error> {
+        let st = self.statement(sql).await?;
+        self.parts().0.query_one(&st, params).await
+    }
+
+    async fn execute(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> std::result::Result<u64, tokio_postgres::Error> {
+        let st = self.statement(sql).await?;
+        self.parts().0.execute(&st, params).await
+    }
+}
+
 /// A pooled connection.
 struct Pooled<'a> {
     pg: &'a Postgres,
-    client: Option<Client>,
+    conn: Option<Conn>,
+}
+
+impl Pooled<'_> {
+    fn conn(&self) -> &Conn {
+        self.conn
+            .as_ref()
+            .expect("a pooled connection is present until drop")
+    }
+
+    fn conn_mut(&mut self) -> &mut Conn {
+        self.conn
+            .as_mut()
+            .expect("a pooled connection is present until drop")
+    }
+}
+
+impl Cached for Pooled<'_> {
+    type Client = Client;
+    fn parts(&self) -> (&Client, &Statements) {
+        let c = self.conn();
+        (&c.client, &c.statements)
+    }
 }
 
 impl std::ops::Deref for Pooled<'_> {
     type Target = Client;
     fn deref(&self) -> &Client {
-        self.client
-            .as_ref()
-            .expect("a pooled client is present until drop")
+        &self.conn().client
     }
 }
 
 impl std::ops::DerefMut for Pooled<'_> {
     fn deref_mut(&mut self) -> &mut Client {
-        self.client
-            .as_mut()
-            .expect("a pooled client is present until drop")
+        &mut self.conn_mut().client
     }
 }
 
 impl Drop for Pooled<'_> {
     fn drop(&mut self) {
-        if let Some(c) = self.client.take()
-            && !c.is_closed()
+        if let Some(c) = self.conn.take()
+            && !c.client.is_closed()
         {
             let mut pool = self.pg.pool.lock().unwrap_or_else(|p| p.into_inner());
             if pool.len() < 8 {
                 pool.push(c);
             }
         }
+    }
+}
+
+/// A transaction on a pooled connection, querying through its prepared statements.
+struct Tx<'a> {
+    tx: Transaction<'a>,
+    statements: &'a Statements,
+}
+
+impl<'a> Tx<'a> {
+    /// Begins a transaction (without the writer lock: see [`begin_write`]).
+    async fn begin(pc: &'a mut Pooled<'_>) -> Result<Tx<'a>> {
+        let conn = pc.conn_mut();
+        let tx = conn.client.transaction().await.map_err(server)?;
+        Ok(Tx {
+            tx,
+            statements: &conn.statements,
+        })
+    }
+}
+
+impl<'a> Cached for Tx<'a> {
+    type Client = Transaction<'a>;
+    fn parts(&self) -> (&Transaction<'a>, &Statements) {
+        (&self.tx, self.statements)
+    }
+}
+
+impl<'a> std::ops::Deref for Tx<'a> {
+    type Target = Transaction<'a>;
+    fn deref(&self) -> &Transaction<'a> {
+        &self.tx
     }
 }
 
@@ -330,8 +472,8 @@ fn block<T>(f: impl Future<Output = Result<T>>) -> Result<T> {
 }
 
 /// Begins a write transaction holding the store's writer lock.
-async fn begin_write(c: &mut Client) -> Result<Transaction<'_>> {
-    let tx = c.transaction().await.map_err(server)?;
+async fn begin_write<'a>(pc: &'a mut Pooled<'_>) -> Result<Tx<'a>> {
+    let tx = Tx::begin(pc).await?;
     tx.execute(
         "SELECT value FROM burrow_meta WHERE key = 'writer' FOR UPDATE",
         &[],
@@ -341,7 +483,7 @@ async fn begin_write(c: &mut Client) -> Result<Transaction<'_>> {
     Ok(tx)
 }
 
-async fn setting(c: &impl GenericClient, key: &str) -> Result<Option<String>> {
+async fn setting(c: &impl Cached, key: &str) -> Result<Option<String>> {
     let key = format!("setting:{key}");
     let row = c
         .query_opt("SELECT value FROM burrow_meta WHERE key = $1", &[&key])
@@ -352,7 +494,7 @@ async fn setting(c: &impl GenericClient, key: &str) -> Result<Option<String>> {
 
 /// [`Guard`]'s check, as a statement of its own after [`begin_write`] took the writer lock
 /// (a statement begun before the lock was granted would read the setting as it was then).
-async fn check_guard(tx: &Transaction<'_>, guard: Option<Guard<'_>>) -> Result<()> {
+async fn check_guard(tx: &Tx<'_>, guard: Option<Guard<'_>>) -> Result<()> {
     match guard {
         Some(g) if setting(tx, g.key).await?.as_deref() != g.value => Err(Error::Fenced),
         _ => Ok(()),
@@ -360,12 +502,12 @@ async fn check_guard(tx: &Transaction<'_>, guard: Option<Guard<'_>>) -> Result<(
 }
 
 /// Commits `tx` and returns `out`.
-async fn finish<T>(tx: Transaction<'_>, out: T) -> Result<T> {
-    tx.commit().await.map_err(server)?;
+async fn finish<T>(tx: Tx<'_>, out: T) -> Result<T> {
+    tx.tx.commit().await.map_err(server)?;
     Ok(out)
 }
 
-async fn put_objects(c: &impl GenericClient, objs: &[NewObject<'_>]) -> Result<()> {
+async fn put_objects(c: &impl Cached, objs: &[NewObject<'_>]) -> Result<()> {
     let now = now_ns();
     let mut start = 0;
     while start < objs.len() {
@@ -392,7 +534,7 @@ async fn put_objects(c: &impl GenericClient, objs: &[NewObject<'_>]) -> Result<(
     Ok(())
 }
 
-async fn version(c: &impl GenericClient, id: VersionId) -> Result<VersionRow> {
+async fn version(c: &impl Cached, id: VersionId) -> Result<VersionRow> {
     let row = c
         .query_opt(
             &format!("SELECT {VERSION_COLS} FROM versions WHERE id = $1"),
@@ -404,7 +546,7 @@ async fn version(c: &impl GenericClient, id: VersionId) -> Result<VersionRow> {
     to_version(&row)
 }
 
-async fn head(c: &impl GenericClient, name: &str) -> Result<HeadRow> {
+async fn head(c: &impl Cached, name: &str) -> Result<HeadRow> {
     let row = c
         .query_opt(
             &format!("SELECT {HEAD_COLS} FROM heads WHERE name = $1"),
@@ -416,7 +558,7 @@ async fn head(c: &impl GenericClient, name: &str) -> Result<HeadRow> {
     Ok(to_head(&row))
 }
 
-async fn insert_version(c: &impl GenericClient, v: &NewVersion<'_>) -> Result<VersionId> {
+async fn insert_version(c: &impl Cached, v: &NewVersion<'_>) -> Result<VersionId> {
     let row = c
         .query_one(
             "INSERT INTO versions(root, parent, workspace, time, message, next_ino, bytes, entries)
@@ -437,7 +579,71 @@ async fn insert_version(c: &impl GenericClient, v: &NewVersion<'_>) -> Result<Ve
     Ok(VersionId(row.get(0)))
 }
 
-async fn insert_head(c: &impl GenericClient, name: &str, version: VersionId) -> Result<()> {
+/// A commit's writer lock, version row, head compare-and-swap, `last_active`, events and
+/// notification, in one statement of the caller's transaction (one round trip where they
+/// took eight). The lock is taken before the version id and the events' sequence numbers
+/// are drawn (the insert reads the locked row), so both still follow commit order; the
+/// events are numbered in the order given. A head that moved leaves the version row and
+/// nothing else, which the caller's rollback takes away.
+async fn commit_statement(
+    c: &impl Cached,
+    r: &CommitRecord<'_>,
+) -> Result<(VersionId, Option<i64>)> {
+    let v = &r.version;
+    let (kinds, datas): (Vec<&str>, Vec<&str>) = r
+        .events
+        .iter()
+        .map(|(k, d)| (k.as_str(), d.as_str()))
+        .chain(r.event)
+        .unzip();
+    let row = c
+        .query_one(
+            "WITH w AS (SELECT 1 FROM burrow_meta WHERE key = 'writer' FOR UPDATE),
+                  v AS (INSERT INTO versions(root, parent, workspace, time, message, next_ino,
+                                             bytes, entries)
+                        SELECT $1::bytea, $2::bigint, $3::text, $4::bigint, $5::text,
+                               $6::bigint, $7::bigint, $8::bigint
+                        FROM w RETURNING id),
+                  h AS (UPDATE heads SET version = (SELECT id FROM v), last_active = $4
+                        WHERE name = $3 AND version = $9 RETURNING version),
+                  e AS (INSERT INTO events(workspace, time, kind, version_before,
+                                           version_after, data)
+                        SELECT $3, $4, x.k, $9, h.version, x.d
+                        FROM h, unnest($10::text[], $11::text[]) WITH ORDINALITY AS x(k, d, o)
+                        ORDER BY x.o RETURNING seq)
+             SELECT (SELECT id FROM v), (SELECT count(*) FROM h), (SELECT max(seq) FROM e),
+                    CASE WHEN cardinality($10::text[]) > 0 THEN pg_notify($12, '')::text END",
+            &[
+                &&v.root.0[..],
+                &v.parent.map(|p| p.0),
+                &v.workspace,
+                &now_ns(),
+                &v.message,
+                &(v.next_ino as i64),
+                &(v.bytes as i64),
+                &(v.entries as i64),
+                &r.expected.0,
+                &kinds,
+                &datas,
+                &EVENTS_CHANNEL,
+            ],
+        )
+        .await
+        .map_err(server)?;
+    let id = VersionId(row.get(0));
+    if row.get::<_, i64>(1) != 1 {
+        let actual = head(c, v.workspace).await?.version;
+        return Err(Error::Conflict {
+            workspace: v.workspace.to_string(),
+            expected: r.expected,
+            actual,
+        });
+    }
+    let seq = r.event.and(row.get::<_, Option<i64>>(2));
+    Ok((id, seq))
+}
+
+async fn insert_head(c: &impl Cached, name: &str, version: VersionId) -> Result<()> {
     let n = c
         .execute(
             "INSERT INTO heads(name, version, created) VALUES ($1, $2, $3)
@@ -452,12 +658,7 @@ async fn insert_head(c: &impl GenericClient, name: &str, version: VersionId) -> 
     Ok(())
 }
 
-async fn cas_head(
-    c: &impl GenericClient,
-    name: &str,
-    expected: VersionId,
-    new: VersionId,
-) -> Result<()> {
+async fn cas_head(c: &impl Cached, name: &str, expected: VersionId, new: VersionId) -> Result<()> {
     let n = c
         .execute(
             "UPDATE heads SET version = $1 WHERE name = $2 AND version = $3",
@@ -476,7 +677,7 @@ async fn cas_head(
     })
 }
 
-async fn set_quota(c: &impl GenericClient, name: &str, quota: Quota) -> Result<()> {
+async fn set_quota(c: &impl Cached, name: &str, quota: Quota) -> Result<()> {
     let n = c
         .execute(
             "UPDATE heads SET quota_bytes = $1, quota_entries = $2 WHERE name = $3",
@@ -494,53 +695,10 @@ async fn set_quota(c: &impl GenericClient, name: &str, quota: Quota) -> Result<(
     Ok(())
 }
 
-async fn insert_event(
-    c: &impl GenericClient,
-    workspace: &str,
-    kind: &str,
-    before: Option<VersionId>,
-    after: Option<VersionId>,
-    data: &str,
-) -> Result<i64> {
-    let row = c
-        .query_one(
-            "INSERT INTO events(workspace, time, kind, version_before, version_after, data)
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq",
-            &[
-                &workspace,
-                &now_ns(),
-                &kind,
-                &before.map(|v| v.0),
-                &after.map(|v| v.0),
-                &data,
-            ],
-        )
-        .await
-        .map_err(server)?;
-    Ok(row.get(0))
-}
-
 /// The channel a commit with events notifies (delivered when its transaction commits).
 const EVENTS_CHANNEL: &str = "burrow_events";
 
-async fn notify(c: &impl GenericClient) -> Result<()> {
-    c.execute("SELECT pg_notify($1, '')", &[&EVENTS_CHANNEL])
-        .await
-        .map_err(server)?;
-    Ok(())
-}
-
-async fn touch(c: &impl GenericClient, name: &str) -> Result<()> {
-    c.execute(
-        "UPDATE heads SET last_active = $1 WHERE name = $2",
-        &[&now_ns(), &name],
-    )
-    .await
-    .map_err(server)?;
-    Ok(())
-}
-
-async fn labels(c: &impl GenericClient) -> Result<Vec<(String, VersionId)>> {
+async fn labels(c: &impl Cached) -> Result<Vec<(String, VersionId)>> {
     let rows = c
         .query("SELECT name, version FROM labels ORDER BY name", &[])
         .await
@@ -551,7 +709,7 @@ async fn labels(c: &impl GenericClient) -> Result<Vec<(String, VersionId)>> {
         .collect())
 }
 
-async fn heads(c: &impl GenericClient) -> Result<Vec<HeadRow>> {
+async fn heads(c: &impl Cached) -> Result<Vec<HeadRow>> {
     let rows = c
         .query(&format!("SELECT {HEAD_COLS} FROM heads ORDER BY name"), &[])
         .await
@@ -567,7 +725,7 @@ impl ObjectStore for Postgres {
         // No writer lock: objects are immutable and the insert is idempotent.
         let mut pc = self.client()?;
         block(async {
-            let tx = pc.transaction().await.map_err(server)?;
+            let tx = Tx::begin(&mut pc).await?;
             put_objects(&tx, objects).await?;
             finish(tx, ()).await
         })
@@ -713,7 +871,7 @@ impl ObjectStore for Postgres {
 impl Catalog for Postgres {
     fn version(&self, id: VersionId) -> Result<VersionRow> {
         let pc = self.client()?;
-        block(version(&*pc, id))
+        block(version(&pc, id))
     }
 
     fn versions(&self) -> Result<Vec<VersionRow>> {
@@ -732,16 +890,24 @@ impl Catalog for Postgres {
 
     fn head(&self, name: &str) -> Result<HeadRow> {
         let pc = self.client()?;
-        block(head(&*pc, name))
+        block(head(&pc, name))
     }
 
     fn heads(&self) -> Result<Vec<HeadRow>> {
         let pc = self.client()?;
-        block(heads(&*pc))
+        block(heads(&pc))
     }
 
     fn head_version(&self, name: &str) -> Result<(HeadRow, VersionRow)> {
-        // One statement: the head and its version as of one snapshot.
+        self.head_version_meta(name).map(|(h, v, _)| (h, v))
+    }
+
+    fn head_version_meta(
+        &self,
+        name: &str,
+    ) -> Result<(HeadRow, VersionRow, BTreeMap<String, String>)> {
+        // One statement: the head, its version and the workspace's metadata as of one
+        // snapshot.
         let pc = self.client()?;
         block(async {
             let cols: Vec<String> = HEAD_COLS
@@ -752,7 +918,10 @@ impl Catalog for Postgres {
             let row = pc
                 .query_opt(
                     &format!(
-                        "SELECT {} FROM heads h LEFT JOIN versions v ON v.id = h.version
+                        "SELECT {}, m.keys, m.vals
+                         FROM heads h LEFT JOIN versions v ON v.id = h.version
+                         LEFT JOIN LATERAL (SELECT array_agg(key) AS keys, array_agg(value) AS vals
+                                            FROM workspace_meta WHERE workspace = h.name) m ON true
                          WHERE h.name = $1",
                         cols.join(", ")
                     ),
@@ -776,14 +945,16 @@ impl Catalog for Postgres {
                 bytes: row.get::<_, i64>(13) as u64,
                 entries: row.get::<_, i64>(14) as u64,
             };
-            Ok((h, v))
+            let keys: Vec<String> = row.get::<_, Option<Vec<String>>>(15).unwrap_or_default();
+            let vals: Vec<String> = row.get::<_, Option<Vec<String>>>(16).unwrap_or_default();
+            Ok((h, v, keys.into_iter().zip(vals).collect()))
         })
     }
 
     fn lineage(&self, name: &str, limit: usize) -> Result<Vec<VersionRow>> {
         let pc = self.client()?;
         block(async {
-            let h = head(&*pc, name).await?;
+            let h = head(&pc, name).await?;
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
             let cols: Vec<String> = VERSION_COLS.split(", ").map(|c| format!("v.{c}")).collect();
             let rows = pc
@@ -819,7 +990,7 @@ impl Catalog for Postgres {
 
     fn labels(&self) -> Result<Vec<(String, VersionId)>> {
         let pc = self.client()?;
-        block(labels(&*pc))
+        block(labels(&pc))
     }
 
     fn version_count(&self, workspace: &str) -> Result<u64> {
@@ -895,15 +1066,47 @@ impl Catalog for Postgres {
     }
 
     fn fork(&self, source: &str, names: &[&str]) -> Result<VersionId> {
-        let mut pc = self.client()?;
+        // One statement, so one round trip and atomic by itself: a taken name fails the
+        // whole insert. The source head is read as of the statement's start, so the fork
+        // takes effect before any commit that was waiting for the writer lock with it.
+        let pc = self.client()?;
         block(async {
-            let tx = begin_write(&mut pc).await?;
-            let h = head(&tx, source).await?;
-            for n in names {
-                insert_head(&tx, n, h.version).await?;
-                set_quota(&tx, n, h.quota).await?;
+            let names: Vec<&str> = names.to_vec();
+            let r = pc
+                .query_one(
+                    "WITH w AS (SELECT 1 FROM burrow_meta WHERE key = 'writer' FOR UPDATE),
+                          s AS (SELECT h.version, h.quota_bytes, h.quota_entries
+                                FROM heads h, w WHERE h.name = $1),
+                          i AS (INSERT INTO heads(name, version, created, quota_bytes,
+                                                  quota_entries)
+                                SELECT n, s.version, $3, s.quota_bytes, s.quota_entries
+                                FROM s, unnest($2::text[]) AS n RETURNING name)
+                     SELECT (SELECT version FROM s), (SELECT count(*) FROM i)",
+                    &[&source, &names, &now_ns()],
+                )
+                .await;
+            match r {
+                Ok(row) => match row.get::<_, Option<i64>>(0) {
+                    Some(v) => Ok(VersionId(v)),
+                    None => Err(Error::NoWorkspace(source.to_string())),
+                },
+                Err(e) if unique_violation(&e) => {
+                    // Which name: the first that is taken now (or repeated in `names`).
+                    let taken = pc
+                        .query("SELECT name FROM heads WHERE name = ANY($1)", &[&names])
+                        .await
+                        .map_err(server)?;
+                    let taken: Vec<String> = taken.iter().map(|r| r.get(0)).collect();
+                    let name = names
+                        .iter()
+                        .enumerate()
+                        .find(|(i, n)| taken.iter().any(|t| t == *n) || names[..*i].contains(n))
+                        .map(|(_, n)| n.to_string())
+                        .unwrap_or_default();
+                    Err(Error::WorkspaceExists(name))
+                }
+                Err(e) => Err(server(e)),
             }
-            finish(tx, h.version).await
         })
     }
 
@@ -970,28 +1173,23 @@ impl Catalog for Postgres {
         record: &CommitRecord<'_>,
         objects: &[NewObject<'_>],
     ) -> Result<(VersionId, Option<i64>)> {
-        let ws = record.version.workspace;
         let mut pc = self.client()?;
         block(async {
-            let tx = begin_write(&mut pc).await?;
-            check_guard(&tx, record.guard).await?;
-            put_objects(&tx, objects).await?;
-            let v = insert_version(&tx, &record.version).await?;
-            cas_head(&tx, ws, record.expected, v).await?;
-            touch(&tx, ws).await?;
-            for (kind, data) in record.events {
-                insert_event(&tx, ws, kind, Some(record.expected), Some(v), data).await?;
-            }
-            let seq = match record.event {
-                Some((kind, data)) => {
-                    Some(insert_event(&tx, ws, kind, Some(record.expected), Some(v), data).await?)
+            // Only a guarded commit takes the lock on its own first: the guard must be read
+            // once the lock is held. The objects' inserts are pipelined with the commit's
+            // statement (the same transaction, sent without waiting between).
+            let tx = match record.guard {
+                Some(g) => {
+                    let tx = begin_write(&mut pc).await?;
+                    check_guard(&tx, Some(g)).await?;
+                    tx
                 }
-                None => None,
+                None => Tx::begin(&mut pc).await?,
             };
-            if !record.events.is_empty() || seq.is_some() {
-                notify(&tx).await?;
-            }
-            finish(tx, (v, seq)).await
+            let (_, out) =
+                futures::future::try_join(put_objects(&tx, objects), commit_statement(&tx, record))
+                    .await?;
+            finish(tx, out).await
         })
     }
 
@@ -1088,13 +1286,37 @@ impl Catalog for Postgres {
         after: Option<VersionId>,
         data: &str,
     ) -> Result<i64> {
-        let mut pc = self.client()?;
+        // One statement in a transaction of its own (one round trip, where a transaction
+        // around four statements took six): the writer lock is taken before the event's
+        // sequence number is drawn, since the insert reads the locked row, and is held to
+        // the commit, so sequence numbers still follow commit order. `last_active` is set
+        // after the insert, and the notification goes out at the commit.
+        let pc = self.client()?;
         block(async {
-            let tx = begin_write(&mut pc).await?;
-            let seq = insert_event(&tx, workspace, kind, before, after, data).await?;
-            touch(&tx, workspace).await?;
-            notify(&tx).await?;
-            finish(tx, seq).await
+            let row = pc
+                .query_one(
+                    "WITH w AS (SELECT value FROM burrow_meta WHERE key = 'writer' FOR UPDATE),
+                          e AS (INSERT INTO events(workspace, time, kind, version_before,
+                                                   version_after, data)
+                                SELECT $1::text, $2::bigint, $3::text, $4::bigint, $5::bigint,
+                                       $6::text
+                                FROM w RETURNING seq),
+                          t AS (UPDATE heads SET last_active = $2
+                                WHERE name = $1 AND EXISTS (SELECT 1 FROM e))
+                     SELECT seq, pg_notify($7, '')::text FROM e",
+                    &[
+                        &workspace,
+                        &now_ns(),
+                        &kind,
+                        &before.map(|v| v.0),
+                        &after.map(|v| v.0),
+                        &data,
+                        &EVENTS_CHANNEL,
+                    ],
+                )
+                .await
+                .map_err(server)?;
+            Ok(row.get(0))
         })
     }
 
@@ -1146,7 +1368,7 @@ impl Catalog for Postgres {
 
     fn setting(&self, key: &str) -> Result<Option<String>> {
         let pc = self.client()?;
-        block(setting(&*pc, key))
+        block(setting(&pc, key))
     }
 
     fn swap_setting(&self, key: &str, expected: Option<&str>, new: Option<&str>) -> Result<bool> {
@@ -1243,13 +1465,18 @@ impl Catalog for Postgres {
     fn dump(&self) -> Result<CatalogDump> {
         let mut pc = self.client()?;
         block(async {
-            let tx = pc
-                .build_transaction()
-                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()
-                .await
-                .map_err(server)?;
+            let conn = pc.conn_mut();
+            let tx = Tx {
+                tx: conn
+                    .client
+                    .build_transaction()
+                    .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                    .read_only(true)
+                    .start()
+                    .await
+                    .map_err(server)?,
+                statements: &conn.statements,
+            };
             let q = |sql: &'static str| tx.query(sql, &[]);
             let versions = q(
                 "SELECT id, root, parent, workspace, time, message, next_ino, bytes, entries
@@ -1315,22 +1542,23 @@ impl Catalog for Postgres {
                 .await
                 .map_err(server)?;
             for v in &d.versions {
-                tx.execute(
-                    &st,
-                    &[
-                        &v.id.0,
-                        &&v.root.0[..],
-                        &v.parent.map(|p| p.0),
-                        &v.workspace,
-                        &v.time,
-                        &v.message,
-                        &(v.next_ino as i64),
-                        &(v.bytes as i64),
-                        &(v.entries as i64),
-                    ],
-                )
-                .await
-                .map_err(server)?;
+                tx.tx
+                    .execute(
+                        &st,
+                        &[
+                            &v.id.0,
+                            &&v.root.0[..],
+                            &v.parent.map(|p| p.0),
+                            &v.workspace,
+                            &v.time,
+                            &v.message,
+                            &(v.next_ino as i64),
+                            &(v.bytes as i64),
+                            &(v.entries as i64),
+                        ],
+                    )
+                    .await
+                    .map_err(server)?;
             }
             for h in &d.heads {
                 tx.execute(
@@ -1371,20 +1599,21 @@ impl Catalog for Postgres {
                 .await
                 .map_err(server)?;
             for e in &d.events {
-                tx.execute(
-                    &st,
-                    &[
-                        &e.seq,
-                        &e.workspace,
-                        &e.time,
-                        &e.kind,
-                        &e.version_before.map(|v| v.0),
-                        &e.version_after.map(|v| v.0),
-                        &e.data,
-                    ],
-                )
-                .await
-                .map_err(server)?;
+                tx.tx
+                    .execute(
+                        &st,
+                        &[
+                            &e.seq,
+                            &e.workspace,
+                            &e.time,
+                            &e.kind,
+                            &e.version_before.map(|v| v.0),
+                            &e.version_after.map(|v| v.0),
+                            &e.data,
+                        ],
+                    )
+                    .await
+                    .map_err(server)?;
             }
             // New ids continue after the copied ones.
             tx.batch_execute(

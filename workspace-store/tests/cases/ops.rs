@@ -727,6 +727,70 @@ fn metadata_names_are_unique_and_events_are_logged_with_commits() {
 }
 
 #[test]
+fn a_commit_numbers_its_events_in_order_and_a_failed_one_leaves_no_version() {
+    let (_d, s) = store!();
+    let mut t = s.begin("w").unwrap();
+    t.write_file("f", b"1").unwrap();
+    t.add_event("first", "1");
+    t.add_event("second", "2");
+    let (c, seq) = t.commit_with_event("third", "3").unwrap();
+    let ev = s
+        .events(&burrow_store::EventFilter {
+            workspace: Some("w".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    let kinds: Vec<&str> = ev.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(kinds, ["first", "second", "third"]);
+    assert!(ev.windows(2).all(|w| w[0].seq < w[1].seq));
+    assert_eq!(ev[2].seq, seq);
+    assert!(ev.iter().all(|e| e.version_after == Some(c.version)));
+    // A commit that loses the race records no version, no event and no head move.
+    let versions = s.version_count("w").unwrap();
+    let mut a = s.begin("w").unwrap();
+    let mut b = s.begin("w").unwrap();
+    a.write_file("g", b"").unwrap();
+    b.write_file("h", b"").unwrap();
+    b.add_event("lost", "");
+    let ca = a.commit().unwrap();
+    assert!(matches!(b.commit_with_event("tool", "{}"), Err(Error::Conflict { .. })));
+    assert_eq!(s.version_count("w").unwrap(), versions + 1);
+    assert_eq!(s.workspace("w").unwrap().version, ca.version);
+    let after = s.events(&Default::default()).unwrap();
+    assert_eq!(after.len(), 3);
+}
+
+#[test]
+fn a_fork_onto_a_taken_name_creates_none_of_its_names() {
+    let (_d, s) = store!();
+    s.create_workspace("taken").unwrap();
+    s.set_quota(
+        "w",
+        Quota {
+            bytes: Some(1 << 20),
+            entries: None,
+        },
+    )
+    .unwrap();
+    match s.fork("w", &["a", "taken", "b"]) {
+        Err(Error::WorkspaceExists(n)) => assert_eq!(n, "taken"),
+        other => panic!("expected WorkspaceExists, got {other:?}"),
+    }
+    match s.fork("w", &["c", "c"]) {
+        Err(Error::WorkspaceExists(n)) => assert_eq!(n, "c"),
+        other => panic!("expected WorkspaceExists, got {other:?}"),
+    }
+    let mut names: Vec<String> = s.workspaces().unwrap().into_iter().map(|w| w.name).collect();
+    names.sort();
+    assert_eq!(names, ["taken", "w"]);
+    assert!(matches!(s.fork("missing", &["d"]), Err(Error::NoWorkspace(_))));
+    let v = s.fork("w", &["a", "b"]).unwrap();
+    assert_eq!(v, s.workspace("w").unwrap().version);
+    assert_eq!(s.workspace("b").unwrap().version, v);
+    assert_eq!(s.workspace("b").unwrap().quota.bytes, Some(1 << 20));
+}
+
+#[test]
 fn large_writes_spill_and_commit_correctly() {
     let (_d, s) = store!();
     let mut t = s.begin("w").unwrap();
