@@ -95,8 +95,33 @@ pub enum Sink {
     Buf(Rc<RefCell<Vec<u8>>>),
     /// A pipe into a stage that reads only a known prefix (`head`).
     Pipe(Rc<RefCell<Pipe>>),
-    File(Rc<RefCell<std::fs::File>>),
+    File(Rc<OutFile>),
     Null,
+}
+
+/// A file opened for a redirection, and the path it was opened by (absolute, `.` and `..`
+/// resolved lexically): what `cat` compares its inputs with ("input file is output file").
+pub struct OutFile {
+    pub file: RefCell<std::fs::File>,
+    pub path: std::path::PathBuf,
+}
+
+impl Sink {
+    /// A sink writing to `file`, opened by `path` (absolute).
+    pub fn file(file: std::fs::File, path: &std::path::Path) -> Sink {
+        Sink::File(Rc::new(OutFile {
+            file: RefCell::new(file),
+            path: crate::utils::coreutils::lexical(path),
+        }))
+    }
+
+    /// The file this sink writes to, where it is one (after `exec`'s redirections).
+    pub fn file_path(&self) -> Option<std::path::PathBuf> {
+        match self.clone().resolved() {
+            Sink::File(f) => Some(f.path.clone()),
+            _ => None,
+        }
+    }
 }
 
 /// How much of a pipe its reader will consume before it exits.
@@ -196,7 +221,7 @@ impl Sink {
                 p.broken = p.extra > PIPE_CAPACITY;
             }
             Sink::File(f) => {
-                let _ = f.borrow_mut().write_all(bytes);
+                let _ = f.file.borrow_mut().write_all(bytes);
             }
             Sink::Null => {}
         }

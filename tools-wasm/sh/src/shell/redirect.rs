@@ -153,13 +153,7 @@ impl Shell {
                                         .truncate(!append)
                                         .open(&path);
                                     match f {
-                                        Ok(f) => set_fd(
-                                            &mut io,
-                                            fd,
-                                            Sink::File(std::rc::Rc::new(std::cell::RefCell::new(
-                                                f,
-                                            ))),
-                                        ),
+                                        Ok(f) => set_fd(&mut io, fd, Sink::file(f, &path)),
                                         Err(e) => {
                                             io.eprint(&format!(
                                                 "bash: {name}: {}\n",
@@ -234,15 +228,16 @@ impl Shell {
                         io.eprint(&format!("bash: {name}: cannot overwrite existing file\n"));
                         return Ok(None);
                     }
+                    let path = self.path(&name);
                     let f = std::fs::OpenOptions::new()
                         .write(true)
                         .create(true)
                         .append(*append)
                         .truncate(!*append)
-                        .open(self.path(&name));
+                        .open(&path);
                     match f {
                         Ok(f) => {
-                            let s = Sink::File(std::rc::Rc::new(std::cell::RefCell::new(f)));
+                            let s = Sink::file(f, &path);
                             io.out = s.clone();
                             io.err = s;
                         }

@@ -270,21 +270,41 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             // Plain cat passes each file through a piece at a time; the line options see
             // each input whole (a line never spans two pieces).
             let chunk = plain.then_some(PASS_THROUGH_CHUNK);
-            each_input(
-                sh,
-                cmd,
-                &a.operands,
-                io,
-                &mut status,
-                chunk,
-                |_, _, data, _| {
-                    if plain {
-                        io.out.write(&data);
-                    } else {
-                        io.out.write(&c.render(&data));
-                    }
-                },
-            );
+            let stdin_only = ["-".to_string()];
+            let names = if a.operands.is_empty() {
+                &stdin_only[..]
+            } else {
+                &a.operands[..]
+            };
+            let output = io.out.file_path();
+            for name in names {
+                // GNU cat refuses a non-empty input that is the file its output goes to
+                // (`cat a >> a` would otherwise read what it writes).
+                if name != "-"
+                    && let Some(out) = &output
+                    && lexical(&sh.path(name)) == *out
+                    && std::fs::metadata(out).is_ok_and(|m| m.len() > 0)
+                {
+                    io.eprint(&format!("cat: {name}: input file is output file\n"));
+                    status = 1;
+                    continue;
+                }
+                each_input(
+                    sh,
+                    cmd,
+                    std::slice::from_ref(name),
+                    io,
+                    &mut status,
+                    chunk,
+                    |_, _, data, _| {
+                        if plain {
+                            io.out.write(&data);
+                        } else {
+                            io.out.write(&c.render(&data));
+                        }
+                    },
+                );
+            }
         }
         "ls" => return Some(Ok(ls(sh, args, io))),
         "head" | "tail" => {
