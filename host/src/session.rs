@@ -1247,27 +1247,33 @@ impl Sandbox {
 /// Only touched pages are committed.
 const CALL_STACK: usize = 64 << 20;
 
-/// Runs `f` on a scoped thread with [`CALL_STACK`] (inline if no thread can be made).
+thread_local! {
+    /// This thread's call thread: a pool of one thread with [`CALL_STACK`], made at the
+    /// thread's first call and kept until the thread ends. Making a thread (and mapping and
+    /// unmapping its stack, which makes the kernel flush every core's TLB) for each call cost
+    /// more than the rest of a small call's host side.
+    static CALL_THREAD: std::cell::OnceCell<Option<rayon_core::ThreadPool>> =
+        const { std::cell::OnceCell::new() };
+}
+
+/// Runs `f` on this thread's call thread, which has [`CALL_STACK`] (inline if no thread can
+/// be made). Each calling thread has its own, so concurrent calls from several threads still
+/// run at once.
 fn on_deep_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
-    let cell = std::sync::Mutex::new(Some(f));
-    let run = || {
-        let f = cell.lock().unwrap_or_else(|p| p.into_inner()).take();
-        f.map(|f| f())
-    };
-    let out = std::thread::scope(|s| {
-        match std::thread::Builder::new()
-            .name("burrow-call".into())
-            .stack_size(CALL_STACK)
-            .spawn_scoped(s, run)
-        {
-            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-            Err(_) => run(),
+    CALL_THREAD.with(|cell| {
+        let pool = cell.get_or_init(|| {
+            rayon_core::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .stack_size(CALL_STACK)
+                .thread_name(|_| "burrow-call".into())
+                .build()
+                .ok()
+        });
+        match pool {
+            Some(p) => p.install(f),
+            None => f(),
         }
-    });
-    match out {
-        Some(v) => v,
-        None => panic!("a call closure was taken twice"),
-    }
+    })
 }
 
 fn now_ns() -> i64 {
