@@ -336,6 +336,21 @@ impl Statements {
     }
 }
 
+/// One of [`Cached`]'s queries: the client's method of that name, run on the statement
+/// prepared for `sql` on this connection.
+macro_rules! cached_query {
+    ($name:ident, $out:ty) => {
+        async fn $name(
+            &self,
+            sql: &str,
+            params: &[&(dyn ToSql + Sync)],
+        ) -> std::result::Result<$out, tokio_postgres::Error> {
+            let st = self.statement(sql).await?;
+            self.parts().0.$name(&st, params).await
+        }
+    };
+}
+
 /// A connection or a transaction on it, querying through the connection's prepared
 /// statements. The methods have the client's names and signatures, with SQL text only.
 trait Cached {
@@ -353,41 +368,10 @@ trait Cached {
         Ok(st)
     }
 
-    async fn query(
-        &self,
-        sql: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> std::result::Result<Vec<Row>, tokio_postgres::Error> {
-        let st = self.statement(sql).await?;
-        self.parts().0.query(&st, params).await
-    }
-
-    async fn query_opt(
-        &self,
-        sql: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> std::result::Result<Option<Row>, tokio_postgres::Error> {
-        let st = self.statement(sql).await?;
-        self.parts().0.query_opt(&st, params).await
-    }
-
-    async fn query_one(
-        &self,
-        sql: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> std::result::Result<Row, tokio_postgres::Error> {
-        let st = self.statement(sql).await?;
-        self.parts().0.query_one(&st, params).await
-    }
-
-    async fn execute(
-        &self,
-        sql: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> std::result::Result<u64, tokio_postgres::Error> {
-        let st = self.statement(sql).await?;
-        self.parts().0.execute(&st, params).await
-    }
+    cached_query!(query, Vec<Row>);
+    cached_query!(query_opt, Option<Row>);
+    cached_query!(query_one, Row);
+    cached_query!(execute, u64);
 }
 
 /// A pooled connection.
