@@ -18,7 +18,7 @@ use crate::wasi_fs::{FsState, SharedTxn, WasiFsView};
 /// The store data of one run.
 pub struct RunState {
     wasi: WasiCtx,
-    table: ResourceTable,
+    pub(crate) table: ResourceTable,
     fs: FsState,
     http: wasmtime_wasi_http::WasiHttpCtx,
     /// The call's egress (policy, limits, audit records), shared with the programs it starts.
@@ -32,6 +32,8 @@ pub struct RunState {
 /// and limits, the wall-clock deadline of the whole call, and how deep the nesting is.
 pub(crate) struct Parent {
     pub engine: Engine,
+    /// The program running (what `program::caller` starts again).
+    pub program: Program,
     pub txn: SharedTxn,
     pub mounts: Vec<crate::wasi_fs::Mount>,
     pub preopens: Vec<crate::wasi_fs::Preopen>,
@@ -39,6 +41,8 @@ pub(crate) struct Parent {
     pub deadline: Instant,
     pub depth: u32,
     pub egress: crate::net::Egress,
+    /// Programs of this call running alongside their callers now (streaming stages).
+    pub stages: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl RunState {
@@ -143,6 +147,30 @@ pub enum RunError {
 /// How much of a trapped guest's stderr (in characters) its trap error quotes.
 const TRAP_STDERR_TAIL: usize = 2000;
 
+/// Points a run's stdout and stderr, and `/dev/stdout` and `/dev/stderr`, at `out` and `err`
+/// (`/dev/stdin` reads `stdin`).
+fn wire_output<O>(
+    b: &mut wasmtime_wasi::WasiCtxBuilder,
+    fs: &mut FsState,
+    stdin: Bytes,
+    out: O,
+    err: O,
+) where
+    O: wasmtime_wasi::cli::StdoutStream
+        + wasmtime_wasi_io::streams::OutputStream
+        + Clone
+        + Sync
+        + 'static,
+{
+    b.stdout(out.clone());
+    b.stderr(err.clone());
+    fs.set_stdio(crate::wasi_fs::Stdio {
+        stdin,
+        stdout: Box::new(move || Box::new(out.clone())),
+        stderr: Box::new(move || Box::new(err.clone())),
+    });
+}
+
 impl Engine {
     /// Runs `program` inside `txn`. On a normal exit returns the transaction (with the run's
     /// changes) and the report; on any failure the transaction is dropped, i.e. rolled back.
@@ -155,7 +183,8 @@ impl Engine {
         let shared = Arc::new(Mutex::new(txn));
         let deadline = Instant::now() + opts.limits.timeout;
         let egress = crate::net::Egress::new(opts.limits.network.clone(), opts.limits.net.clone());
-        let result = self.run_shared(program, &shared, opts, deadline, 0, &egress);
+        let stages = Arc::default();
+        let result = self.run_shared(program, &shared, opts, deadline, 0, &egress, None, &stages);
         let mut txn = Arc::try_unwrap(shared)
             .map_err(|_| RunError::Host("transaction still shared after the run".into()))?
             .into_inner()
@@ -188,6 +217,9 @@ impl Engine {
 
     /// Runs `program` in a transaction shared with its caller (a program started through
     /// `burrow:sandbox/process` shares its parent's), ending by `deadline` at the latest.
+    /// With `piped` (a program started as a streaming stage), stdin and the output are those
+    /// pipes instead of `opts.stdin` and the capture.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_shared(
         &self,
         program: &Program,
@@ -196,6 +228,8 @@ impl Engine {
         deadline: Instant,
         depth: u32,
         egress: &crate::net::Egress,
+        piped: Option<&std::sync::Arc<crate::process::Pipes>>,
+        stages: &Arc<std::sync::atomic::AtomicUsize>,
     ) -> Result<RunReport, RunError> {
         let started = Instant::now();
         let limits = &opts.limits;
@@ -229,16 +263,18 @@ impl Engine {
         b.initial_cwd(&cwd);
         // One copy of stdin, shared by the pipe and `/dev/stdin`.
         let stdin = Bytes::from(opts.stdin.clone());
-        b.stdin(wasmtime_wasi::p2::pipe::MemoryInputPipe::new(stdin.clone()));
-        b.stdout(capture.pipe(0));
-        b.stderr(capture.pipe(1));
         let mut fs = FsState::new(shared.clone(), &opts.mounts, &opts.preopens)
             .map_err(|e| RunError::Host(e.to_string()))?;
-        fs.set_stdio(crate::wasi_fs::Stdio {
-            stdin,
-            stdout: capture.pipe(0),
-            stderr: capture.pipe(1),
-        });
+        match piped {
+            Some(p) => {
+                b.stdin(p.stdin());
+                wire_output(&mut b, &mut fs, stdin, p.output(1), p.output(2));
+            }
+            None => {
+                b.stdin(wasmtime_wasi::p2::pipe::MemoryInputPipe::new(stdin.clone()));
+                wire_output(&mut b, &mut fs, stdin, capture.pipe(0), capture.pipe(1));
+            }
+        }
         let quota_hit = fs.quota_hit.clone();
         let state = RunState {
             wasi: b.build(),
@@ -254,6 +290,7 @@ impl Engine {
             },
             parent: Parent {
                 engine: self.clone(),
+                program: program.clone(),
                 txn: shared.clone(),
                 mounts: opts.mounts.clone(),
                 preopens: opts.preopens.clone(),
@@ -261,6 +298,7 @@ impl Engine {
                 deadline,
                 depth,
                 egress: egress.clone(),
+                stages: stages.clone(),
             },
         };
         let mut store = wasmtime::Store::new(&self.engine, state);
@@ -280,6 +318,9 @@ impl Engine {
             Err(e) => {
                 if let Some(exit) = e.downcast_ref::<wasmtime_wasi::I32Exit>() {
                     exit.0
+                } else if e.downcast_ref::<crate::process::BrokenPipe>().is_some() {
+                    // It wrote after its reader had gone: killed by SIGPIPE, as a shell reports.
+                    141
                 } else if let Some(nested) = e.downcast_ref::<crate::process::ChildFailed>() {
                     // A program this one started failed in a way that ends the whole call.
                     return Err(nested.take());

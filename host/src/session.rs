@@ -1245,7 +1245,7 @@ impl Sandbox {
 /// generous stack of its own rather than whatever its caller's thread has (2 MiB for test
 /// and tokio blocking threads): a deep tree must give an error, never overflow the host.
 /// Only touched pages are committed.
-const CALL_STACK: usize = 64 << 20;
+pub(crate) const CALL_STACK: usize = 64 << 20;
 
 thread_local! {
     /// This thread's call thread: a pool of one thread with [`CALL_STACK`], made at the

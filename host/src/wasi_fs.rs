@@ -160,8 +160,9 @@ pub struct FsState {
 /// What `/dev/stdin`, `/dev/stdout` and `/dev/stderr` reach.
 pub(crate) struct Stdio {
     pub stdin: Bytes,
-    pub stdout: crate::output::Pipe,
-    pub stderr: crate::output::Pipe,
+    /// A new stream onto the run's stdout (its capture, or a streaming stage's pipe).
+    pub stdout: Box<dyn Fn() -> OutputStream + Send + Sync>,
+    pub stderr: Box<dyn Fn() -> OutputStream + Send + Sync>,
 }
 
 /// A directory of the session offered to a run under a name the guest chooses, as
@@ -1353,8 +1354,8 @@ impl WasiFsView<'_> {
             return match n {
                 Synth::Dev(_, d @ (Dev::Stdout | Dev::Stderr)) => {
                     let s: OutputStream = match (&self.fs.stdio, d) {
-                        (Some(io), Dev::Stdout) => Box::new(io.stdout.clone()),
-                        (Some(io), _) => Box::new(io.stderr.clone()),
+                        (Some(io), Dev::Stdout) => (io.stdout)(),
+                        (Some(io), _) => (io.stderr)(),
                         (None, _) => Box::new(DevNull),
                     };
                     Ok(self.table.push(s)?)

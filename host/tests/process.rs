@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::sh;
+
 use std::path::Path;
 
 use burrow_host::SandboxConfig;
@@ -24,16 +26,6 @@ fn sandbox_with_tools(dir: &Path, tools: Option<&Path>) -> Sandbox {
         },
     )
     .expect("sandbox")
-}
-
-/// Runs `cmd` and returns (exit code, stdout, stderr).
-fn sh(sb: &Sandbox, id: &str, cmd: &str) -> (i32, String, String) {
-    let r = sb.sh(id, cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    (
-        r.report.exit_code,
-        String::from_utf8_lossy(&r.report.stdout).into_owned(),
-        String::from_utf8_lossy(&r.report.stderr).into_owned(),
-    )
 }
 
 #[test]

@@ -15,6 +15,8 @@
 
 mod common;
 
+use common::sh;
+
 use std::collections::BTreeMap;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -55,15 +57,6 @@ fn sandbox(dir: &Path, toolchains: PathBuf) -> Sandbox {
         },
     )
     .expect("sandbox")
-}
-
-fn sh(sb: &Sandbox, id: &str, cmd: &str) -> (i32, String, String) {
-    let r = sb.sh(id, cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    (
-        r.report.exit_code,
-        String::from_utf8_lossy(&r.report.stdout).into_owned(),
-        String::from_utf8_lossy(&r.report.stderr).into_owned(),
-    )
 }
 
 /// One snippet of the corpus.

@@ -93,6 +93,17 @@ pub fn sandbox(dir: &Path) -> burrow_host::Sandbox {
     .expect("open a sandbox")
 }
 
+/// Runs `cmd` through session `id`'s shell: (exit code, stdout, stderr); a call that fails
+/// (rolled back) panics with its error.
+pub fn sh(sb: &burrow_host::Sandbox, id: &str, cmd: &str) -> (i32, String, String) {
+    let r = sb.sh(id, cmd).unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    (
+        r.report.exit_code,
+        String::from_utf8_lossy(&r.report.stdout).into_owned(),
+        String::from_utf8_lossy(&r.report.stderr).into_owned(),
+    )
+}
+
 /// Runs the real `burrow` binary on store `db` with compiled components cached in `cache`:
 /// (exit code, stdout, stderr).
 pub fn burrow_cli(db: &Path, cache: &Path, args: &[&str]) -> (i32, String, String) {

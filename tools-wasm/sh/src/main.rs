@@ -6,7 +6,9 @@
 //! script is read from stdin; with -c, stdin is the command's. `--no-state` runs a whole
 //! shell (`bash -c`: fresh in `$PWD`, its EXIT trap runs at the end, nothing saved);
 //! `--whole-shell` is the same but saves the state it ends with (the Claude Code family
-//! keeps the cwd that way).
+//! keeps the cwd that way). `sh --stage NAME ARGS...` runs one built-in utility as a stage
+//! of a streaming pipeline (started by a shell through `burrow:sandbox/process.start`): its
+//! stdin is read as the utility asks, its variables are the environment.
 
 mod shell;
 mod sys;
@@ -14,6 +16,9 @@ mod utils;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--stage") && args.len() > 1 {
+        sys::exit(stage(&args[1..]));
+    }
     if args.iter().any(|a| a == "--restart") {
         shell::state::reset();
         return;
@@ -56,4 +61,23 @@ fn main() {
         shell::state::save(&sh);
     }
     sys::exit(status)
+}
+
+/// Runs `argv` (a built-in utility) as a stage of a pipeline: a fresh shell of the
+/// environment and `$PWD`, stdin streamed.
+fn stage(argv: &[String]) -> i32 {
+    let mut sh = shell::state::fresh();
+    let _ = std::env::set_current_dir(&sh.cwd);
+    let io = shell::io::Io::new(
+        shell::io::streamed(Box::new(std::io::stdin())),
+        shell::io::Sink::Stdout,
+        shell::io::Sink::Stderr,
+    );
+    let status = match sh.dispatch(argv, &io) {
+        Ok(s) => s,
+        Err(shell::Flow::Exit(s)) | Err(shell::Flow::Return(s)) | Err(shell::Flow::Abort(s)) => s,
+        Err(_) => 0,
+    };
+    io.out.flush();
+    status
 }

@@ -131,14 +131,73 @@ pub fn read(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// The end of the regular file `path` that holds its last `lines` lines (starting at a line's
+/// start) or, with `bytes`, its last `bytes` bytes, read backwards a piece at a time: `tail`
+/// of a file larger than memory reads only its end. None when `path` is not a regular file
+/// that opens (the caller reads it as usual, reporting its error).
+pub fn read_tail(
+    path: &Path,
+    lines: usize,
+    bytes: Option<usize>,
+) -> Option<std::io::Result<Vec<u8>>> {
+    use std::io::{Read, Seek, SeekFrom};
+    if path.starts_with("/dev") {
+        return None;
+    }
+    let mut file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok().filter(|m| m.is_file())?.len();
+    let mut read_range = |start: u64, end: u64| -> std::io::Result<Vec<u8>> {
+        file.seek(SeekFrom::Start(start))?;
+        let mut piece = Vec::with_capacity((end - start) as usize);
+        (&mut file).take(end - start).read_to_end(&mut piece)?;
+        Ok(piece)
+    };
+    if let Some(n) = bytes {
+        return Some(read_range(len.saturating_sub(n as u64), len));
+    }
+    const STEP: u64 = 64 << 10;
+    let mut pieces: Vec<Vec<u8>> = Vec::new();
+    let (mut pos, mut found) = (len, 0usize);
+    while pos > 0 && lines > 0 {
+        let start = pos.saturating_sub(STEP);
+        let piece = match read_range(start, pos) {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
+        };
+        // The newlines that end the lines before the last `lines`; the file's final
+        // newline ends its last line, not one before it.
+        let mut cut = None;
+        for i in memchr::memrchr_iter(b'\n', &piece) {
+            if start + i as u64 + 1 == len {
+                continue;
+            }
+            found += 1;
+            if found == lines {
+                cut = Some(i + 1);
+                break;
+            }
+        }
+        pos = start;
+        match cut {
+            Some(at) => {
+                pieces.push(piece[at..].to_vec());
+                break;
+            }
+            None => pieces.push(piece),
+        }
+    }
+    pieces.reverse();
+    Some(Ok(pieces.concat()))
+}
+
 /// [`read`] handing the content to `f` a piece at a time: a regular file in pieces of at
 /// most `chunk` bytes (so a command that passes data through holds only one piece), anything
 /// below `/dev` (stdin, a process substitution, a device: [`read`]'s special cases) whole.
-/// `f` is called at least once.
+/// `f` is called at least once, and returns whether it wants the next piece.
 pub fn read_chunks(
     path: impl AsRef<Path>,
     chunk: usize,
-    mut f: impl FnMut(&[u8]),
+    mut f: impl FnMut(&[u8]) -> bool,
 ) -> std::io::Result<()> {
     let path = path.as_ref();
     // `/dev/stdin`, a substitution's `/dev/fd/N` and devices are [`read`]'s to interpret.
@@ -171,7 +230,9 @@ pub fn read_chunks(
             }
             Ok(n) => {
                 any = true;
-                f(&buf[..n]);
+                if !f(&buf[..n]) {
+                    return Ok(());
+                }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),

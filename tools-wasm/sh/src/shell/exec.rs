@@ -197,40 +197,90 @@ impl Shell {
             }
             return r;
         }
-        let mut stdin = io.stdin.clone();
-        let mut statuses = Vec::new();
-        for (i, cmd) in p.seq.iter().enumerate() {
-            let last = i + 1 == p.seq.len();
-            let (out, buf, pipe) = if last {
-                (io.out.clone(), None, None)
-            } else if let Some(wants) = p.seq.get(i + 1).and_then(|c| reads_prefix(self, c)) {
+        // Where each stage writes, made before any runs (last first): a stage that may
+        // stream is started by the pipe into it, while the stage before it is still writing.
+        let n = p.seq.len();
+        let mut outs: Vec<StageOut> = Vec::with_capacity(n);
+        for i in (0..n).rev() {
+            let out = if i + 1 == n {
+                StageOut::Direct(io.out.clone())
+            } else if let Some(wants) = reads_prefix(self, &p.seq[i + 1])
+                // A large prefix (`head -c 500M`) streams instead of being held whole.
+                .filter(|w| match *w {
+                    crate::shell::io::Wants::Lines(n) => n <= 10_000,
+                    crate::shell::io::Wants::Bytes(n) => n <= 1 << 20,
+                })
+            {
                 let (s, pipe) = Sink::pipe(wants);
-                (s, None, Some(pipe))
+                StageOut::Pipe(s, pipe)
+            } else if let Some(words) = stream_words(self, &p.seq[i + 1]) {
+                let mut sub = self.clone();
+                let (next, err) = (outs.last().map(StageOut::sink), io.err.clone());
+                let ends = match (words[0].value.as_str(), &next) {
+                    ("head", _) => crate::shell::io::Ends::Itself,
+                    ("cat", Some(next)) => crate::shell::io::Ends::Through(next.clone()),
+                    _ => crate::shell::io::Ends::Never,
+                };
+                let (s, spill) = Sink::spill(
+                    Box::new(move || {
+                        let next = next?;
+                        // Expanded as the stage's subshell would: its errors are its own, and it
+                        // then runs in the shell after the writer, as it would have.
+                        let argv =
+                            crate::shell::expand::words(&mut sub, &words, &Io::discard()).ok()?;
+                        if !streams_stdin(&argv) {
+                            return None;
+                        }
+                        if sub.options.xtrace {
+                            err.write(format!("+ {}\n", argv.join(" ")).as_bytes());
+                        }
+                        crate::shell::process::Stage::start(&sub, &argv, next, err)
+                    }),
+                    ends,
+                );
+                StageOut::Spill(s, spill)
             } else {
                 let (s, b) = Sink::buffer();
-                (s, Some(b), None)
+                StageOut::Buf(s, b)
             };
-            let stage_io = Io {
-                stdin: stdin.clone(),
-                out,
-                err: io.err.clone(),
-                fds: io.fds.clone(),
-            };
-            // Each stage is a subshell: `set -e` ends the stage (not the shell) at its first
-            // failure, and the ERR trap is not inherited, as in bash.
-            let mut sub = self.clone();
-            sub.options.traps.remove("ERR");
-            let s = match sub.run_command(cmd, &stage_io) {
-                Ok(s) => s,
-                Err(Flow::Exit(s)) | Err(Flow::Return(s)) | Err(Flow::Abort(s)) => s,
-                Err(_) => 0,
+            outs.push(out);
+        }
+        outs.reverse();
+        let mut stdin = io.stdin.clone();
+        let mut statuses = Vec::new();
+        let mut started: Option<std::rc::Rc<crate::shell::process::Stage>> = None;
+        for (i, cmd) in p.seq.iter().enumerate() {
+            let s = if let Some(stage) = started.take() {
+                // It ran alongside the stage before it; what is left is its end.
+                stage.finish()
+            } else {
+                let stage_io = Io {
+                    stdin: stdin.clone(),
+                    out: outs[i].sink(),
+                    err: io.err.clone(),
+                    fds: io.fds.clone(),
+                };
+                // Each stage is a subshell: `set -e` ends the stage (not the shell) at its
+                // first failure, and the ERR trap is not inherited, as in bash.
+                let mut sub = self.clone();
+                sub.options.traps.remove("ERR");
+                match sub.run_command(cmd, &stage_io) {
+                    Ok(s) => s,
+                    Err(Flow::Exit(s)) | Err(Flow::Return(s)) | Err(Flow::Abort(s)) => s,
+                    Err(_) => 0,
+                }
             };
             statuses.push(s);
-            if let Some(b) = buf {
-                stdin = input(std::mem::take(&mut *b.borrow_mut()));
-            }
-            if let Some(pipe) = pipe {
-                stdin = input(std::mem::take(&mut pipe.borrow_mut().data));
+            match &outs[i] {
+                StageOut::Direct(_) => {}
+                StageOut::Buf(_, b) => stdin = input(std::mem::take(&mut *b.borrow_mut())),
+                StageOut::Pipe(_, pipe) => {
+                    stdin = input(std::mem::take(&mut pipe.borrow_mut().data));
+                }
+                StageOut::Spill(_, spill) => match spill.stage() {
+                    Some(stage) => started = Some(stage),
+                    None => stdin = input(spill.take()),
+                },
             }
         }
         let last = *statuses.last().unwrap_or(&0);
@@ -580,4 +630,30 @@ pub(super) fn time_report(format: &str, elapsed: std::time::Duration) -> String 
         }
     }
     out
+}
+
+/// Where one stage of a pipeline writes.
+enum StageOut {
+    /// The pipeline's own output (the last stage).
+    Direct(Sink),
+    /// A buffer the next stage reads once this one is done.
+    Buf(Sink, std::rc::Rc<std::cell::RefCell<Vec<u8>>>),
+    /// Into a next stage that reads a known prefix.
+    Pipe(
+        Sink,
+        std::rc::Rc<std::cell::RefCell<crate::shell::io::Pipe>>,
+    ),
+    /// Into a next stage that may stream.
+    Spill(Sink, std::rc::Rc<crate::shell::io::Spill>),
+}
+
+impl StageOut {
+    fn sink(&self) -> Sink {
+        match self {
+            StageOut::Direct(s)
+            | StageOut::Buf(s, _)
+            | StageOut::Pipe(s, _)
+            | StageOut::Spill(s, _) => s.clone(),
+        }
+    }
 }

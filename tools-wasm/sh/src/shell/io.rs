@@ -95,6 +95,9 @@ pub enum Sink {
     Buf(Rc<RefCell<Vec<u8>>>),
     /// A pipe into a stage that reads only a known prefix (`head`).
     Pipe(Rc<RefCell<Pipe>>),
+    /// A pipe into a utility that can run as a streaming stage: a buffer until it holds a
+    /// pipe's worth, then the stage, started and fed as the writer goes on.
+    Spill(Rc<Spill>),
     File(Rc<OutFile>),
     Null,
 }
@@ -147,8 +150,76 @@ pub struct Pipe {
     pub broken: bool,
 }
 
-/// What a writer may write into a pipe whose reader is done before SIGPIPE stops it.
-const PIPE_CAPACITY: usize = 64 << 10;
+/// What a writer may write into a pipe whose reader is done before SIGPIPE stops it; also
+/// what a [`Spill`] holds before it starts its reader.
+pub const PIPE_CAPACITY: usize = 64 << 10;
+
+/// How a [`Spill`] starts its reader: None when it cannot (then it stays a buffer).
+pub type StartStage = Box<dyn FnOnce() -> Option<crate::shell::process::Stage>>;
+
+/// The pipe into a stage that can stream (see [`Sink::Spill`]). A writer that stays under a
+/// pipe's worth costs nothing more than a buffer, and its reader runs after it, in the
+/// shell, as before; past that the reader starts as a program of its own and the rest
+/// streams through it, so memory stays bounded whatever flows, and a reader that exits early
+/// (`yes | head -n $((n+1))`) ends the writer with SIGPIPE.
+pub struct Spill {
+    buf: RefCell<Vec<u8>>,
+    start: RefCell<Option<StartStage>>,
+    stage: RefCell<Option<Rc<crate::shell::process::Stage>>>,
+    ends: Ends,
+}
+
+/// Whether the stage a [`Spill`] starts would end an endless writer.
+pub enum Ends {
+    /// It exits when it has had enough (`head`).
+    Itself,
+    /// It passes everything on (`cat`): if what it writes into does.
+    Through(Sink),
+    /// It reads to the end (`wc`).
+    Never,
+}
+
+impl Spill {
+    /// The stage, once started.
+    pub fn stage(&self) -> Option<Rc<crate::shell::process::Stage>> {
+        self.stage.borrow().clone()
+    }
+
+    /// What was written, while no stage started.
+    pub fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.buf.borrow_mut())
+    }
+
+    fn write(&self, bytes: &[u8]) {
+        let stage = self.stage.borrow().clone();
+        if let Some(stage) = stage {
+            stage.write(bytes);
+            return;
+        }
+        self.buf.borrow_mut().extend_from_slice(bytes);
+        if self.buf.borrow().len() <= PIPE_CAPACITY {
+            return;
+        }
+        let start = self.start.borrow_mut().take();
+        if let Some(stage) = start.and_then(|f| f()) {
+            let stage = Rc::new(stage);
+            *self.stage.borrow_mut() = Some(stage.clone());
+            let held = self.take();
+            stage.write(&held);
+        }
+    }
+
+    /// Whether an endless writer may go on into it: it streams (or may still start to),
+    /// and a stage after it will end the flow.
+    fn streams(&self) -> bool {
+        (self.stage.borrow().is_some() || self.start.borrow().is_some())
+            && match &self.ends {
+                Ends::Itself => true,
+                Ends::Through(next) => next.streams(),
+                Ends::Never => false,
+            }
+    }
+}
 
 impl Pipe {
     fn satisfied(&self) -> bool {
@@ -177,9 +248,35 @@ impl Sink {
         (Sink::Pipe(p.clone()), p)
     }
 
+    /// A pipe into a stage that may stream, started by `start` once a pipe's worth is
+    /// written.
+    pub fn spill(start: StartStage, ends: Ends) -> (Sink, Rc<Spill>) {
+        let s = Rc::new(Spill {
+            buf: RefCell::new(Vec::new()),
+            start: RefCell::new(Some(start)),
+            stage: RefCell::new(None),
+            ends,
+        });
+        (Sink::Spill(s.clone()), s)
+    }
+
     /// Whether a write went to a pipe whose reader is gone (the writer should stop).
     pub fn broken(&self) -> bool {
-        matches!(self, Sink::Pipe(p) if p.borrow().broken)
+        match self {
+            Sink::Pipe(p) => p.borrow().broken,
+            Sink::Spill(s) => s.stage().is_some_and(|st| st.closed()),
+            _ => false,
+        }
+    }
+
+    /// Whether this is a pipe whose readers stop the writer when they have had enough, so
+    /// an endless writer (`yes`) may go on into it.
+    pub fn streams(&self) -> bool {
+        match self {
+            Sink::Pipe(_) => true,
+            Sink::Spill(s) => s.streams(),
+            _ => false,
+        }
     }
 
     /// The sink the shell's stdout or stderr stands for now (`exec >file` moved it).
@@ -220,6 +317,7 @@ impl Sink {
                 p.extra += bytes.len() - take;
                 p.broken = p.extra > PIPE_CAPACITY;
             }
+            Sink::Spill(s) => s.write(bytes),
             Sink::File(f) => {
                 let _ = f.file.borrow_mut().write_all(bytes);
             }
@@ -241,10 +339,120 @@ impl Sink {
 }
 
 /// A readable input shared by the commands of a compound command.
-pub type Input = Rc<RefCell<Cursor<Vec<u8>>>>;
+pub type Input = Rc<RefCell<InputBuf>>;
+
+/// An input's bytes: those in memory, then (for a stage of a streaming pipeline) the rest of
+/// the real stdin, read only as a command asks for it.
+pub struct InputBuf {
+    cur: Cursor<Vec<u8>>,
+    source: Option<Box<dyn Read>>,
+}
+
+impl InputBuf {
+    /// The whole input as one cursor (a stream is read to its end first): for commands that
+    /// take their input whole.
+    pub fn cursor(&mut self) -> &mut Cursor<Vec<u8>> {
+        if let Some(mut source) = self.source.take() {
+            let pos = (self.cur.position() as usize).min(self.cur.get_ref().len());
+            let mut rest = self.cur.get_ref()[pos..].to_vec();
+            let _ = source.read_to_end(&mut rest);
+            self.cur = Cursor::new(rest);
+        }
+        &mut self.cur
+    }
+
+    /// Whether more of it is still to be read from a stream.
+    pub fn streaming(&self) -> bool {
+        self.source.is_some()
+    }
+
+    /// The next piece of at most `max` bytes (what is in memory first, then the stream's next
+    /// read); empty at the end.
+    pub fn chunk(&mut self, max: usize) -> Vec<u8> {
+        // A stream's read gives at most what its pipe holds: no larger buffer is filled.
+        let mut out = vec![0; max.min(STREAM_READ)];
+        let n = self.read(&mut out).unwrap_or(0);
+        out.truncate(n);
+        out
+    }
+
+    /// The next line, its newline included (the last may lack one); None at the end.
+    pub fn line(&mut self) -> Option<Vec<u8>> {
+        let mut line = Vec::new();
+        loop {
+            let pos = (self.cur.position() as usize).min(self.cur.get_ref().len());
+            let rest = &self.cur.get_ref()[pos..];
+            if let Some(i) = memchr::memchr(b'\n', rest) {
+                line.extend_from_slice(&rest[..=i]);
+                self.cur.set_position((pos + i + 1) as u64);
+                return Some(line);
+            }
+            line.extend_from_slice(rest);
+            let more = match &mut self.source {
+                Some(source) => {
+                    let mut buf = vec![0; 64 << 10];
+                    let n = read_retrying(source.as_mut(), &mut buf);
+                    buf.truncate(n);
+                    buf
+                }
+                None => Vec::new(),
+            };
+            if more.is_empty() {
+                self.source = None;
+                self.cur = Cursor::new(Vec::new());
+                return (!line.is_empty()).then_some(line);
+            }
+            self.cur = Cursor::new(more);
+        }
+    }
+}
+
+/// The most one read of a streamed input asks for (a file's read may give this much; the
+/// host's pipe holds at most 64 KiB).
+const STREAM_READ: usize = 256 << 10;
+
+/// One read, retried when interrupted; 0 at the end (or on an error: the input ends there).
+fn read_retrying(r: &mut dyn Read, buf: &mut [u8]) -> usize {
+    loop {
+        match r.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => return r.unwrap_or(0),
+        }
+    }
+}
+
+impl Read for InputBuf {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.cur.read(buf)?;
+        if n > 0 || buf.is_empty() {
+            return Ok(n);
+        }
+        match &mut self.source {
+            Some(source) => {
+                let n = read_retrying(source.as_mut(), buf);
+                if n == 0 {
+                    self.source = None;
+                }
+                Ok(n)
+            }
+            None => Ok(0),
+        }
+    }
+}
 
 pub fn input(bytes: Vec<u8>) -> Input {
-    Rc::new(RefCell::new(Cursor::new(bytes)))
+    Rc::new(RefCell::new(InputBuf {
+        cur: Cursor::new(bytes),
+        source: None,
+    }))
+}
+
+/// An input read from `source` as commands ask for it (a streaming stage's real stdin).
+pub fn streamed(source: Box<dyn Read>) -> Input {
+    Rc::new(RefCell::new(InputBuf {
+        cur: Cursor::new(Vec::new()),
+        source: Some(source),
+    }))
 }
 
 /// Reads everything left in `input`.
@@ -256,19 +464,8 @@ pub fn read_all(input: &Input) -> Vec<u8> {
 
 /// Reads one line (its newline included) from `input`; None at its end.
 pub fn read_line(input: &Input) -> Option<String> {
-    let mut cur = input.borrow_mut();
-    let pos = cur.position() as usize;
-    let rest = cur.get_ref().get(pos..).unwrap_or_default();
-    if rest.is_empty() {
-        return None;
-    }
-    let n = rest
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(rest.len(), |i| i + 1);
-    let line = String::from_utf8_lossy(&rest[..n]).into_owned();
-    cur.set_position((pos + n) as u64);
-    Some(line)
+    let line = input.borrow_mut().line()?;
+    Some(String::from_utf8_lossy(&line).into_owned())
 }
 
 /// The standard streams of a command.

@@ -499,6 +499,62 @@ impl Shell {
     }
 }
 
+/// Utilities that read their stdin a piece at a time (so an endless writer into them is
+/// ended by the reader after them, as in bash) and touch nothing of the shell's state: in a
+/// pipeline they may run as a streaming stage of their own (see [`io::Spill`]). Others
+/// (grep, sed, awk, sort) read their input whole, and stay buffered stages.
+const STREAM_FILTERS: &[&str] = &["cat", "head", "wc"];
+
+/// Whether expanding `word` may run a command: a `$(...)` (not `$((...))`, arithmetic) or
+/// backquotes.
+fn runs_commands(word: &str) -> bool {
+    word.contains('`')
+        || word
+            .match_indices("$(")
+            .any(|(i, _)| word.as_bytes().get(i + 2) != Some(&b'('))
+}
+
+/// Whether `argv` (a [`STREAM_FILTERS`] utility, expanded) reads its stdin piecewise: `cat`
+/// only without options (`cat -n` numbers its input whole).
+pub fn streams_stdin(argv: &[String]) -> bool {
+    match argv.first().map(String::as_str) {
+        Some("cat") => argv[1..].iter().all(|a| a == "-" || !a.starts_with('-')),
+        Some("head" | "wc") => true,
+        _ => false,
+    }
+}
+
+/// The words of `cmd` when it may run as a streaming stage: a simple command without
+/// assignments or redirections, named by a literal word that is one of [`STREAM_FILTERS`]
+/// (not a function), whose words expand without running anything (no `$(...)`, backquotes or
+/// process substitution), so expanding them when the stage starts is expanding them as its
+/// subshell would.
+fn stream_words(sh: &Shell, cmd: &Command) -> Option<Vec<ast::Word>> {
+    let Command::Simple(sc) = cmd else {
+        return None;
+    };
+    if sc.prefix.is_some() {
+        return None;
+    }
+    let name = sc.word_or_name.as_ref()?;
+    if !STREAM_FILTERS.contains(&name.value.as_str())
+        || sh.functions.contains_key(&name.value)
+        || sh.aliases.contains_key(&name.value)
+    {
+        return None;
+    }
+    let mut words = vec![name.clone()];
+    for item in sc.suffix.iter().flat_map(|p| p.0.iter()) {
+        match item {
+            ast::CommandPrefixOrSuffixItem::Word(w) if !runs_commands(&w.value) => {
+                words.push(w.clone())
+            }
+            _ => return None,
+        }
+    }
+    Some(words)
+}
+
 /// How much of its stdin `cmd` reads when that is known without running it: `head` with
 /// no file operand (`head`, `-N`, `-n N`, `-c N`), its arguments literal or plain variables
 /// (`head -n "$n"`, `head -$n`: a stage sees the variables the pipeline started with).

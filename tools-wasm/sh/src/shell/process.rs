@@ -251,7 +251,43 @@ mod host {
         world: "burrow:sandbox/shell",
     });
 
-    use burrow::sandbox::process::{Command, Program, SpawnError, run as host_run};
+    use burrow::sandbox::process::{Command, Program, SpawnError, run as host_run, start};
+
+    /// A stage started through `start`: this shell again, running one utility.
+    pub(super) struct Running(burrow::sandbox::process::Running);
+
+    impl Running {
+        pub(super) fn start(
+            argv: Vec<String>,
+            env: Vec<(String, String)>,
+            cwd: String,
+        ) -> Option<Running> {
+            let cmd = Command {
+                program: Program::Caller,
+                argv,
+                env,
+                cwd,
+                stdin: Vec::new(),
+            };
+            start(&cmd).ok().map(Running)
+        }
+        pub(super) fn feed(&self, data: &[u8]) -> (usize, bool, super::Output) {
+            let fed = self.0.feed(data);
+            (fed.taken as usize, fed.closed, fed.output)
+        }
+        pub(super) fn close_output(&self) {
+            self.0.close_output()
+        }
+        pub(super) fn close_stdin(&self) {
+            self.0.close_stdin()
+        }
+        pub(super) fn drain(&self) -> Option<super::Output> {
+            self.0.drain()
+        }
+        pub(super) fn wait(&self) -> i32 {
+            self.0.wait()
+        }
+    }
 
     pub(super) fn run(
         program: super::Program,
@@ -284,6 +320,9 @@ mod host {
             Err(SpawnError::TooDeep(n)) => Err(format!(
                 "cannot run: programs started from programs nest deeper than {n}"
             )),
+            Err(SpawnError::Busy(n)) => Err(format!(
+                "cannot run: {n} programs already run alongside the shell"
+            )),
         }
     }
 }
@@ -291,6 +330,29 @@ mod host {
 /// Outside a sandbox (the shell built natively for its unit tests) there is no host to ask.
 #[cfg(not(target_os = "wasi"))]
 mod host {
+    pub(super) struct Running;
+
+    impl Running {
+        pub(super) fn start(
+            _argv: Vec<String>,
+            _env: Vec<(String, String)>,
+            _cwd: String,
+        ) -> Option<Running> {
+            None
+        }
+        pub(super) fn feed(&self, _data: &[u8]) -> (usize, bool, super::Output) {
+            (0, true, Vec::new())
+        }
+        pub(super) fn close_output(&self) {}
+        pub(super) fn close_stdin(&self) {}
+        pub(super) fn drain(&self) -> Option<super::Output> {
+            None
+        }
+        pub(super) fn wait(&self) -> i32 {
+            0
+        }
+    }
+
     pub(super) fn run(
         _program: super::Program,
         _argv: Vec<String>,
@@ -299,5 +361,110 @@ mod host {
         _stdin: Vec<u8>,
     ) -> Result<super::Done, String> {
         Err("cannot execute binary file: no burrow host to run WebAssembly".into())
+    }
+}
+
+/// Output of a stage: runs of (1 stdout / 2 stderr, bytes).
+type Output = Vec<(u8, Vec<u8>)>;
+
+/// A utility running as its own program alongside the shell (this shell's component again,
+/// `sh --stage NAME ARGS...`), as the reading stage of a streaming pipeline: what the writer
+/// writes is fed to it through a bounded pipe, and what it prints comes back on each feed and
+/// goes on to `out` and `err`.
+pub struct Stage {
+    run: host::Running,
+    out: crate::shell::io::Sink,
+    err: crate::shell::io::Sink,
+    /// It stopped reading (it exited): the writer meets SIGPIPE.
+    closed: std::cell::Cell<bool>,
+    /// Written, not yet fed.
+    pending: std::cell::RefCell<Vec<u8>>,
+}
+
+/// How much a [`Stage`] gathers before feeding it (and the most one feed hands over).
+const FEED_BYTES: usize = 256 << 10;
+
+impl Stage {
+    /// Starts `argv` (a built-in utility) with the exported variables and cwd of `sh`.
+    pub fn start(
+        sh: &Shell,
+        argv: &[String],
+        out: crate::shell::io::Sink,
+        err: crate::shell::io::Sink,
+    ) -> Option<Stage> {
+        let env: Vec<(String, String)> = sh
+            .vars
+            .iter()
+            .filter(|(_, v)| v.exported)
+            .map(|(k, v)| (k.clone(), v.value.clone()))
+            .collect();
+        let mut full = vec!["sh".to_string(), "--stage".to_string()];
+        full.extend(argv.iter().cloned());
+        let run = host::Running::start(full, env, sh.cwd.clone())?;
+        Some(Stage {
+            run,
+            out,
+            err,
+            closed: std::cell::Cell::new(false),
+            pending: std::cell::RefCell::new(Vec::new()),
+        })
+    }
+
+    /// Whether it has stopped reading.
+    pub fn closed(&self) -> bool {
+        self.closed.get()
+    }
+
+    fn deliver(&self, output: Output) {
+        for (fd, bytes) in output {
+            if fd == 2 {
+                self.err.write(&bytes);
+            } else if !self.out.broken() {
+                self.out.write(&bytes);
+                // Its reader has gone: its next write kills it, as SIGPIPE would.
+                if self.out.broken() {
+                    self.run.close_output();
+                }
+            }
+        }
+    }
+
+    /// Writes `data` to its stdin: gathered into pieces of [`FEED_BYTES`] (as a C program's
+    /// stdio buffers its writes), each fed whole, passing on what it prints meanwhile.
+    pub fn write(&self, data: &[u8]) {
+        let mut pending = self.pending.borrow_mut();
+        if pending.is_empty() && data.len() >= FEED_BYTES {
+            drop(pending);
+            self.feed(data);
+            return;
+        }
+        pending.extend_from_slice(data);
+        if pending.len() >= FEED_BYTES {
+            let all = std::mem::take(&mut *pending);
+            drop(pending);
+            self.feed(&all);
+        }
+    }
+
+    fn feed(&self, mut data: &[u8]) {
+        while !data.is_empty() && !self.closed.get() {
+            // At most a pipe's worth per call: the pipe takes no more, and the rest would be
+            // copied to the host for nothing.
+            let (taken, closed, output) = self.run.feed(&data[..data.len().min(FEED_BYTES)]);
+            self.deliver(output);
+            self.closed.set(closed);
+            data = &data[taken.min(data.len())..];
+        }
+    }
+
+    /// Ends its input, passes on the rest of its output and returns its exit status.
+    pub fn finish(&self) -> i32 {
+        let rest = std::mem::take(&mut *self.pending.borrow_mut());
+        self.feed(&rest);
+        self.run.close_stdin();
+        while let Some(output) = self.run.drain() {
+            self.deliver(output);
+        }
+        self.run.wait() & 0xff
     }
 }

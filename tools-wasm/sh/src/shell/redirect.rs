@@ -106,8 +106,8 @@ impl Shell {
                                         }
                                         _ => Ok(()),
                                     };
-                                    match opened.and_then(|()| crate::sys::read(&path)) {
-                                        Ok(b) => set_input(&mut io, fd, input(b)),
+                                    match opened.and_then(|()| read_input(&path)) {
+                                        Ok(i) => set_input(&mut io, fd, i),
                                         Err(e) => {
                                             io.eprint(&format!(
                                                 "bash: {name}: {}\n",
@@ -365,5 +365,22 @@ fn replace_stdin(io: &Io, from: &crate::shell::io::Input) {
         return;
     }
     let rest = crate::shell::io::read_all(from);
-    *io.stdin.borrow_mut() = std::io::Cursor::new(rest);
+    *io.stdin.borrow_mut().cursor() = std::io::Cursor::new(rest);
+}
+
+/// What `< path` reads: a regular file is read as its readers ask (`wc -l < big` holds a piece
+/// at a time), up to the length it has now (as `cat`'s reads are); anything else (a device,
+/// a process substitution's `/dev/fd/N`, a directory's error) as `sys::read` gives it.
+fn read_input(path: &std::path::Path) -> std::io::Result<crate::shell::io::Input> {
+    if !path.starts_with("/dev") {
+        let file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_file() {
+            return Ok(crate::shell::io::streamed(Box::new(std::io::Read::take(
+                file,
+                meta.len(),
+            ))));
+        }
+    }
+    crate::sys::read(path).map(input)
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use crate::shell::builtins::io_msg;
-use crate::shell::io::{Io, read_all};
+use crate::shell::io::{Io, Wants, read_all};
 use crate::shell::{Shell, Status};
 
 /// Parsed command line: single-letter flags, flags with values, operands.
@@ -139,6 +139,24 @@ fn each_input(
     chunk: Option<usize>,
     mut f: impl FnMut(usize, &str, Cow<[u8]>, bool),
 ) {
+    each_input_while(sh, cmd, files, io, status, chunk, |k, name, data, done| {
+        f(k, name, data, done);
+        true
+    })
+}
+
+/// [`each_input`] for a command that may have had enough of an input before its end
+/// (`head`): `f` returns whether it wants more of the input, and when it does not, no more
+/// of it is read (the input still ends with its empty final piece).
+fn each_input_while(
+    sh: &Shell,
+    cmd: &str,
+    files: &[String],
+    io: &Io,
+    status: &mut i32,
+    chunk: Option<usize>,
+    mut f: impl FnMut(usize, &str, Cow<[u8]>, bool) -> bool,
+) {
     let stdin_only = ["-".to_string()];
     let names = if files.is_empty() {
         &stdin_only[..]
@@ -147,7 +165,21 @@ fn each_input(
     };
     for (k, name) in names.iter().enumerate() {
         if name == "-" {
-            let mut cur = io.stdin.borrow_mut();
+            let mut input = io.stdin.borrow_mut();
+            // A stage of a streaming pipeline reads its stdin a piece at a time when it can.
+            if let Some(n) = chunk
+                && input.streaming()
+            {
+                loop {
+                    let piece = input.chunk(n);
+                    if piece.is_empty() || !f(k, name, Cow::Owned(piece), false) {
+                        break;
+                    }
+                }
+                f(k, name, Cow::Borrowed(&[]), true);
+                continue;
+            }
+            let cur = input.cursor();
             let pos = (cur.position() as usize).min(cur.get_ref().len());
             f(k, name, Cow::Borrowed(&cur.get_ref()[pos..]), true);
             let end = cur.get_ref().len() as u64;
@@ -158,9 +190,13 @@ fn each_input(
         let read = match chunk {
             Some(n) => {
                 crate::sys::read_chunks(path, n, |piece| f(k, name, Cow::Borrowed(piece), false))
-                    .map(|()| f(k, name, Cow::Borrowed(&[]), true))
+                    .map(|()| {
+                        f(k, name, Cow::Borrowed(&[]), true);
+                    })
             }
-            None => crate::sys::read(path).map(|data| f(k, name, Cow::Owned(data), true)),
+            None => crate::sys::read(path).map(|data| {
+                f(k, name, Cow::Owned(data), true);
+            }),
         };
         if let Err(e) = read {
             if matches!(cmd, "head" | "tail") {
@@ -347,16 +383,111 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 Ok(l) => l,
                 Err(s) => return Some(Ok(s)),
             };
+            // `head N` (a positive count) reads each input only as far as it prints: a piece
+            // at a time, stopping there (a file larger than memory, a streaming stage's stdin
+            // whose writer then meets SIGPIPE).
+            let first = match (cmd, bytes, lines) {
+                ("head", Some((' ' | '+', n)), _) => Some(Wants::Bytes(n)),
+                ("head", None, (' ' | '+', n)) => Some(Wants::Lines(n)),
+                _ => None,
+            };
+            if let Some(first) = first {
+                let many = (a.operands.len() > 1 || a.has('v')) && !a.has('q');
+                let (mut current, mut left, mut shown) = (usize::MAX, first, 0);
+                let wanted = match first {
+                    Wants::Bytes(n) => n as u64,
+                    Wants::Lines(_) => 0,
+                };
+                crate::sys::with_device_limit(wanted, || {
+                    each_input_while(
+                        sh,
+                        cmd,
+                        &a.operands,
+                        io,
+                        &mut status,
+                        Some(PASS_THROUGH_CHUNK),
+                        |k, name, data, _| {
+                            if k != current {
+                                current = k;
+                                left = first;
+                                if many {
+                                    io.print(&format!(
+                                        "{}==> {} <==\n",
+                                        if shown > 0 { "\n" } else { "" },
+                                        if name == "-" { "standard input" } else { name }
+                                    ));
+                                }
+                                shown += 1;
+                            }
+                            let (take, rest) = match left {
+                                Wants::Bytes(n) => {
+                                    let t = n.min(data.len());
+                                    (t, Wants::Bytes(n - t))
+                                }
+                                Wants::Lines(0) => (0, Wants::Lines(0)),
+                                Wants::Lines(n) => match memchr::memchr_iter(b'\n', &data)
+                                    .nth(n - 1)
+                                {
+                                    Some(i) => (i + 1, Wants::Lines(0)),
+                                    None => (
+                                        data.len(),
+                                        Wants::Lines(n - memchr::memchr_iter(b'\n', &data).count()),
+                                    ),
+                                },
+                            };
+                            io.out.write(&data[..take]);
+                            left = rest;
+                            !matches!(left, Wants::Bytes(0) | Wants::Lines(0))
+                        },
+                    )
+                });
+                return Some(Ok(status));
+            }
             // `head -c N` of a device (/dev/urandom) takes N bytes of it, however many.
             let wanted = match bytes {
                 Some((' ' | '+', n)) if cmd == "head" => n as u64,
                 _ => 0,
             };
             let files = crate::sys::with_device_limit(wanted, || {
-                inputs(sh, cmd, &a.operands, io, &mut status)
+                // `tail N` of a regular file reads only the file's end.
+                let last = match (bytes, lines) {
+                    (Some((' ', n)), _) => Some((0, Some(n))),
+                    (None, (' ', n)) => Some((n, None)),
+                    _ => None,
+                };
+                match last {
+                    Some((n, b)) if cmd == "tail" && !a.operands.is_empty() => {
+                        let mut files = Vec::new();
+                        for name in &a.operands {
+                            let end = (name != "-")
+                                .then(|| crate::sys::read_tail(&sh.path(name), n, b))
+                                .flatten();
+                            match end {
+                                Some(Ok(data)) => files.push((name.clone(), data)),
+                                Some(Err(e)) => {
+                                    io.eprint(&format!(
+                                        "tail: error reading '{name}': {}\n",
+                                        io_msg(&e)
+                                    ));
+                                    status = 1;
+                                }
+                                None => files.extend(inputs(
+                                    sh,
+                                    cmd,
+                                    std::slice::from_ref(name),
+                                    io,
+                                    &mut status,
+                                )),
+                            }
+                        }
+                        files
+                    }
+                    _ => inputs(sh, cmd, &a.operands, io, &mut status),
+                }
             });
-            // Headers with several files or -v, never with -q (the last of them wins in GNU).
-            let many = (files.len() > 1 || a.has('v')) && !a.has('q');
+            // Headers with several file operands (readable or not) or -v, never with -q (the last
+            // of them wins in GNU).
+            let many = (a.operands.len() > 1 || a.has('v')) && !a.has('q');
             for (k, (name, data)) in files.iter().enumerate() {
                 if many {
                     io.print(&format!(
@@ -874,19 +1005,14 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             } else {
                 args.join(" ")
             };
-            // Until its reader has what it wants (`yes | head`); else bounded, since a pipe
-            // into any other reader is a buffer, not a stream.
+            // Until its reader has had enough (`yes | head`, `yes | awk 'NR==50000'`: a pipe
+            // that streams); else bounded, since a pipe into a reader that runs after it
+            // (`yes | while read ...`) is a buffer, not a stream.
             let chunk = format!("{word}\n").repeat(100);
-            let rounds = if matches!(io.out, crate::shell::io::Sink::Pipe(_)) {
-                usize::MAX
-            } else {
-                100
-            };
-            for _ in 0..rounds {
+            let mut rounds = 0;
+            while !io.out.broken() && (rounds < 100 || io.out.streams()) {
                 io.out.write(chunk.as_bytes());
-                if io.out.broken() {
-                    break;
-                }
+                rounds += 1;
             }
         }
         "xargs" => return Some(crate::utils::text::xargs(sh, args, io)),

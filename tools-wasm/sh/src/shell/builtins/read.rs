@@ -136,7 +136,8 @@ pub(super) fn read_input(
     exact: bool,
     raw: bool,
 ) -> (Vec<(u8, bool)>, bool, bool) {
-    let mut cur = input.borrow_mut();
+    let mut buf = input.borrow_mut();
+    let cur = buf.cursor();
     let pos = cur.position() as usize;
     let data = cur.get_ref();
     let rest = data.get(pos..).unwrap_or_default();

@@ -10,22 +10,34 @@
 //! failed itself: a tool call is one transaction, never half-applied.
 
 use std::sync::Mutex;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use wasmtime::component::{HasSelf, Linker};
 
+use crate::engine::Program as Loaded;
 use crate::run::{RunError, RunOptions, RunState};
+
+mod running;
+
+pub use running::Running;
+pub(crate) use running::{BrokenPipe, Pipes};
 
 wasmtime::component::bindgen!({
     path: "../wit/sandbox",
     world: "burrow:sandbox/shell",
     imports: { default: trappable },
+    with: { "burrow:sandbox/process.running": Running },
 });
 
-use burrow::sandbox::process::{Command, Exited, Program, SpawnError};
+use burrow::sandbox::process::{Command, Exited, Fed, Program, SpawnError};
+use wasmtime::component::Resource;
 
 /// How deep programs may start programs (the shell itself is depth 0).
 pub const MAX_DEPTH: u32 = 8;
+
+/// How many programs one call may run alongside their callers at once (streaming stages).
+pub const MAX_STAGES: usize = 4;
 
 /// The largest program a guest may start. Compiling is not interruptible by the call's
 /// deadline, so the size that reaches Cranelift is bounded (real CLI tools are a few MiB).
@@ -61,8 +73,11 @@ pub(crate) fn add_to_linker(linker: &mut Linker<RunState>) -> wasmtime::Result<(
     burrow::sandbox::process::add_to_linker::<RunState, HasSelf<RunState>>(linker, |s| s)
 }
 
-impl burrow::sandbox::process::Host for RunState {
-    fn run(&mut self, cmd: Command) -> wasmtime::Result<Result<Exited, SpawnError>> {
+/// The program a command names, loaded, and the options it runs with; or why it cannot start.
+type Prepared = Result<Result<(Loaded, RunOptions, u32), SpawnError>, wasmtime::Error>;
+
+impl RunState {
+    fn prepare(&self, cmd: Command) -> Prepared {
         let parent = &self.parent;
         let depth = parent.depth + 1;
         if depth > MAX_DEPTH {
@@ -93,6 +108,7 @@ impl burrow::sandbox::process::Host for RunState {
                     ))));
                 }
             },
+            Program::Caller => Ok(parent.program.clone()),
         };
         let program = match loaded {
             Ok(p) => p,
@@ -119,6 +135,17 @@ impl burrow::sandbox::process::Host for RunState {
             preopens: parent.preopens.clone(),
         };
         tracing::debug!(program = %program.hash, depth, "starting a program from a program");
+        Ok(Ok((program, opts, depth)))
+    }
+}
+
+impl burrow::sandbox::process::Host for RunState {
+    fn run(&mut self, cmd: Command) -> wasmtime::Result<Result<Exited, SpawnError>> {
+        let (program, opts, depth) = match self.prepare(cmd)? {
+            Ok(p) => p,
+            Err(e) => return Ok(Err(e)),
+        };
+        let parent = &self.parent;
         match parent.engine.run_shared(
             &program,
             &parent.txn,
@@ -126,6 +153,8 @@ impl burrow::sandbox::process::Host for RunState {
             parent.deadline,
             depth,
             &parent.egress,
+            None,
+            &parent.stages,
         ) {
             Ok(report) => Ok(Ok(Exited {
                 exit_code: report.exit_code,
@@ -134,6 +163,113 @@ impl burrow::sandbox::process::Host for RunState {
                 order: report.order,
             })),
             Err(e) => Err(child_failed(e)),
+        }
+    }
+
+    fn start(&mut self, cmd: Command) -> wasmtime::Result<Result<Resource<Running>, SpawnError>> {
+        let (program, mut opts, depth) = match self.prepare(cmd)? {
+            Ok(p) => p,
+            Err(e) => return Ok(Err(e)),
+        };
+        opts.stdin.clear();
+        let parent = &self.parent;
+        // A bounded number at once: each is a thread and an instance (a server's pool of
+        // instances is shared by all its calls). Past it the caller buffers, as before.
+        let running = parent.stages.fetch_add(1, Ordering::SeqCst);
+        if running >= MAX_STAGES {
+            parent.stages.fetch_sub(1, Ordering::SeqCst);
+            return Ok(Err(SpawnError::Busy(MAX_STAGES as u32)));
+        }
+        let pipes = running::Pipes::new(parent.deadline);
+        let (engine, txn, deadline, egress, stages) = (
+            parent.engine.clone(),
+            parent.txn.clone(),
+            parent.deadline,
+            parent.egress.clone(),
+            parent.stages.clone(),
+        );
+        let theirs = pipes.clone();
+        let thread = std::thread::Builder::new()
+            .name("burrow-stage".into())
+            .stack_size(crate::session::CALL_STACK)
+            .spawn(move || {
+                let r = engine.run_shared(
+                    &program,
+                    &txn,
+                    &opts,
+                    deadline,
+                    depth,
+                    &egress,
+                    Some(&theirs),
+                    &stages,
+                );
+                // Its slot is free before its caller can see it has ended.
+                stages.fetch_sub(1, Ordering::SeqCst);
+                theirs.finish(r.map(|report| report.exit_code));
+            });
+        let thread = match thread {
+            Ok(t) => t,
+            Err(e) => {
+                parent.stages.fetch_sub(1, Ordering::SeqCst);
+                return Err(child_failed(RunError::Host(format!(
+                    "cannot start a thread: {e}"
+                ))));
+            }
+        };
+        let handle = self.table.push(Running {
+            pipes,
+            thread: Some(thread),
+        })?;
+        Ok(Ok(handle))
+    }
+}
+
+impl burrow::sandbox::process::HostRunning for RunState {
+    fn feed(&mut self, r: Resource<Running>, data: Vec<u8>) -> wasmtime::Result<Fed> {
+        let pipes = self.table.get(&r)?.pipes.clone();
+        let (taken, closed, output) = pipes.feed(data).map_err(|e| self.failed(e))?;
+        Ok(Fed {
+            taken: taken as u32,
+            closed,
+            output,
+        })
+    }
+
+    fn close_stdin(&mut self, r: Resource<Running>) -> wasmtime::Result<()> {
+        self.table.get(&r)?.pipes.close_stdin();
+        Ok(())
+    }
+
+    fn close_output(&mut self, r: Resource<Running>) -> wasmtime::Result<()> {
+        self.table.get(&r)?.pipes.close_output();
+        Ok(())
+    }
+
+    fn drain(&mut self, r: Resource<Running>) -> wasmtime::Result<Option<Vec<(u8, Vec<u8>)>>> {
+        let pipes = self.table.get(&r)?.pipes.clone();
+        pipes.drain().map_err(|e| self.failed(e))
+    }
+
+    fn wait(&mut self, r: Resource<Running>) -> wasmtime::Result<i32> {
+        let pipes = self.table.get(&r)?.pipes.clone();
+        pipes.wait_exit().map_err(|e| self.failed(e))
+    }
+
+    fn drop(&mut self, r: Resource<Running>) -> wasmtime::Result<()> {
+        // Ends its pipes and joins its thread.
+        drop(self.table.delete(r)?);
+        Ok(())
+    }
+}
+
+impl RunState {
+    /// A wait that ended the call: the deadline passed, or the program failed.
+    fn failed(&self, e: RunError) -> wasmtime::Error {
+        match e {
+            RunError::Host(why) if why == "deadline" => {
+                child_failed(RunError::Timeout(self.parent.limits.timeout))
+            }
+            e => child_failed(e),
         }
     }
 }
