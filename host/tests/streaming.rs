@@ -1,6 +1,6 @@
 //! Streaming pipelines (burrow:sandbox/process.start): a stage that reads its input a piece at
-//! a time (cat, head, wc) runs as a program of its own alongside its writer once a pipe's
-//! worth has flowed, through bounded pipes. What flows may then be far larger than a stage's
+//! a time (cat, head, wc, a WebAssembly program on PATH) runs as a program of its own
+//! alongside its writer once a pipe's worth has flowed, through bounded pipes. What flows may then be far larger than a stage's
 //! memory; a reader that stops early ends its writer with SIGPIPE (141), as under bash; a
 //! stage that fails ends the whole call, rolled back.
 
@@ -65,6 +65,28 @@ fn a_stream_larger_than_a_stage_memory_flows_through() {
         (code, out),
         (0, format!("0123456789\n{line}{lines}\n{line}")),
         "stderr: {err}"
+    );
+
+    // A WebAssembly program on PATH streams too, as a stage and as a command of its own.
+    let probe = std::fs::read(common::guest("probe-cmd")).expect("probe-cmd.wasm");
+    sb.put_file(&id, ".bin/upcase.wasm", &probe).unwrap();
+    let (code, out, err) = sh(
+        &sb,
+        &id,
+        "yes abc | head -c $((96*1000*1000)) | upcase stream | wc -c; echo \"${PIPESTATUS[@]}\"; \
+         upcase stream < big.txt | wc -c",
+    );
+    assert_eq!(
+        (code, out),
+        (0, format!("96000000\n141 0 0 0\n{}\n", big.len())),
+        "stderr: {err}"
+    );
+    assert_eq!(
+        err,
+        format!(
+            "probe-cmd: 96000000 bytes\nprobe-cmd: {} bytes\n",
+            big.len()
+        )
     );
 
     // The same flow into a stage that reads its input whole still fails at the limit, and

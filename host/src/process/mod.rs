@@ -2,8 +2,10 @@
 //! the shell — starts another WebAssembly program of the sandbox, as a shell forks and execs a
 //! command it found on PATH. The child shares the caller's transaction, mounts, limits and the
 //! deadline of the whole tool call, and gets its own instance, memory, argv, environment,
-//! working directory and stdin. Its output comes back whole (pipes between programs are
-//! buffers, as between the shell's builtins).
+//! working directory and stdin. `run` runs it to its end and hands its output back whole;
+//! `start` runs it alongside its caller on a thread of its own, its stdin and output bounded
+//! pipes (`running.rs`), which is how the shell streams a pipeline's stages and its `.wasm`
+//! programs.
 //!
 //! A child that exits (any code) returns to its caller. A child that traps, times out or hits
 //! a limit ends the whole call with that error, so the call is rolled back as if the caller had

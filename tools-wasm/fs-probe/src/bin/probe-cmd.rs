@@ -1,6 +1,7 @@
 //! Test guest: an ordinary command-line program, run by burrow's shell from PATH through
 //! `burrow:sandbox/process`. `probe-cmd [MODE ARGS...]`:
 //! - (no mode) copy stdin to stdout upper-cased, and a count to stderr;
+//! - `stream`: the same a piece at a time, holding one piece (a filter of unbounded input);
 //! - `args`: print argv, $PWD, the working directory and $GREETING;
 //! - `write FILE TEXT`: write TEXT to FILE (relative to $PWD), then print `wrote FILE`;
 //! - `exit N`: exit with code N;
@@ -21,6 +22,22 @@ fn main() {
             let _ = std::io::stdin().read_to_end(&mut input);
             let _ = std::io::stdout().write_all(&input.to_ascii_uppercase());
             eprintln!("probe-cmd: {} bytes", input.len());
+        }
+        Some("stream") => {
+            let (mut buf, mut total) = (vec![0u8; 64 << 10], 0usize);
+            let (mut stdin, mut stdout) = (std::io::stdin(), std::io::stdout());
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        total += n;
+                        if stdout.write_all(&buf[..n].to_ascii_uppercase()).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+            eprintln!("probe-cmd: {total} bytes");
         }
         Some("args") => {
             for a in &args {

@@ -228,13 +228,19 @@ impl Shell {
                         // then runs in the shell after the writer, as it would have.
                         let argv =
                             crate::shell::expand::words(&mut sub, &words, &Io::discard()).ok()?;
-                        if !streams_stdin(&argv) {
-                            return None;
-                        }
+                        // A built-in utility that reads its input a piece at a time runs
+                        // as this shell again; a WebAssembly program on PATH as itself.
+                        let program = match argv.first() {
+                            Some(name) if STREAM_FILTERS.contains(&name.as_str()) => {
+                                streams_stdin(&argv).then_some(None)?
+                            }
+                            Some(name) => Some(crate::shell::process::program_at(&sub, name)?),
+                            None => return None,
+                        };
                         if sub.options.xtrace {
                             err.write(format!("+ {}\n", argv.join(" ")).as_bytes());
                         }
-                        crate::shell::process::Stage::start(&sub, &argv, next, err)
+                        crate::shell::process::Stage::start(&sub, &argv, program, next, err)
                     }),
                     ends,
                 );

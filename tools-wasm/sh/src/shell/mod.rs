@@ -525,10 +525,11 @@ pub fn streams_stdin(argv: &[String]) -> bool {
 }
 
 /// The words of `cmd` when it may run as a streaming stage: a simple command without
-/// assignments or redirections, named by a literal word that is one of [`STREAM_FILTERS`]
-/// (not a function), whose words expand without running anything (no `$(...)`, backquotes or
-/// process substitution), so expanding them when the stage starts is expanding them as its
-/// subshell would.
+/// assignments or redirections, not a shell builtin, function or alias, whose words expand
+/// without running anything (no `$(...)`, backquotes or process substitution), so expanding
+/// them when the stage starts is expanding them as its subshell would. Whether it then
+/// streams is decided once they are expanded ([`streams_stdin`], or a WebAssembly program on
+/// PATH).
 fn stream_words(sh: &Shell, cmd: &Command) -> Option<Vec<ast::Word>> {
     let Command::Simple(sc) = cmd else {
         return None;
@@ -537,9 +538,10 @@ fn stream_words(sh: &Shell, cmd: &Command) -> Option<Vec<ast::Word>> {
         return None;
     }
     let name = sc.word_or_name.as_ref()?;
-    if !STREAM_FILTERS.contains(&name.value.as_str())
+    if crate::shell::builtins::is_shell_builtin(&name.value)
         || sh.functions.contains_key(&name.value)
         || sh.aliases.contains_key(&name.value)
+        || runs_commands(&name.value)
     {
         return None;
     }

@@ -1,8 +1,12 @@
 //! Commands that are neither functions nor builtins: found on PATH (or named by a path) and
 //! run. A WebAssembly program (`\0asm`) runs through the host's `burrow:sandbox/process`
 //! (wit/sandbox/process.wit) in the same transaction, with the shell's exported variables, cwd
-//! and the pipeline's input; a text file runs as a script, by this shell or by the interpreter
-//! its `#!` line names (looked up on PATH the same way).
+//! and the pipeline's input, alongside the shell: its input fed and its output passed on a
+//! piece at a time (run to its end with its input whole when the call already runs as many
+//! programs alongside it as the host allows). A text file runs as a script, by this shell or
+//! by the interpreter its `#!` line names (looked up on PATH the same way). [`Stage`] is such
+//! a program (or this shell's component again, for a built-in utility) as a streaming stage
+//! of a pipeline.
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -87,6 +91,17 @@ fn fixed_dir(dir: &Path) -> Option<Rc<std::collections::HashSet<String>>> {
                 .clone(),
         )
     })
+}
+
+/// The WebAssembly program `name` runs as when it is one on PATH (not a script, not a
+/// built-in utility).
+pub fn program_at(sh: &Shell, name: &str) -> Option<Program> {
+    let path = find(sh, name)?;
+    if let Some(guest) = installed(&path) {
+        return Some(Program::Installed(guest));
+    }
+    let bytes = std::fs::read(&path).ok()?;
+    bytes.starts_with(b"\0asm").then_some(Program::Bytes(bytes))
 }
 
 /// Runs the program or script at `path` as `argv`; bash's errors (126, 127) when it cannot.
@@ -202,14 +217,24 @@ pub fn spawn(
         .map(|(k, v)| (k.clone(), v.value.clone()))
         .collect();
     env.extend(extra_env.iter().cloned());
-    match host::run(
-        program,
-        argv.to_vec(),
-        env,
-        sh.cwd.clone(),
-        read_all(&io.stdin),
-    ) {
-        Ok(done) => {
+    let launched = host::launch(program, argv.to_vec(), env, sh.cwd.clone(), || {
+        read_all(&io.stdin)
+    });
+    match launched {
+        // It runs alongside the shell: its stdin fed a piece at a time, its output passed on
+        // as it comes (`prog | head` ends it by SIGPIPE; a large output is never held whole).
+        host::Launch::Streaming(run) => {
+            let stage = Stage::new(run, io.out.clone(), io.err.clone());
+            while !stage.closed() {
+                let piece = io.stdin.borrow_mut().chunk(FEED_BYTES);
+                if piece.is_empty() {
+                    break;
+                }
+                stage.write(&piece);
+            }
+            stage.finish()
+        }
+        host::Launch::Whole(Ok(done)) => {
             // Interleaved as written, so a merged view reads as a terminal would.
             let (mut o, mut e) = (0usize, 0usize);
             for (fd, n) in &done.order {
@@ -228,7 +253,7 @@ pub fn spawn(
             io.err.write(&done.stderr[e..]);
             done.exit_code & 0xff
         }
-        Err(why) => {
+        host::Launch::Whole(Err(why)) => {
             io.eprint(&format!("bash: {}: {why}\n", argv[0]));
             126
         }
@@ -258,12 +283,17 @@ mod host {
 
     impl Running {
         pub(super) fn start(
+            program: Option<super::Program>,
             argv: Vec<String>,
             env: Vec<(String, String)>,
             cwd: String,
         ) -> Option<Running> {
             let cmd = Command {
-                program: Program::Caller,
+                program: match program {
+                    Some(super::Program::Bytes(b)) => Program::Bytes(b),
+                    Some(super::Program::Installed(p)) => Program::Installed(p),
+                    None => Program::Caller,
+                },
                 argv,
                 env,
                 cwd,
@@ -289,40 +319,60 @@ mod host {
         }
     }
 
-    pub(super) fn run(
+    /// How a program was started.
+    pub(super) enum Launch {
+        /// Alongside the shell, its stdin and output pipes.
+        Streaming(Running),
+        /// To its end, with `stdin` whole (the host runs no more programs alongside this
+        /// call), or why it could not run.
+        Whole(Result<super::Done, String>),
+    }
+
+    pub(super) fn launch(
         program: super::Program,
         argv: Vec<String>,
         env: Vec<(String, String)>,
         cwd: String,
-        stdin: Vec<u8>,
-    ) -> Result<super::Done, String> {
+        stdin: impl FnOnce() -> Vec<u8>,
+    ) -> Launch {
         let program = match program {
             super::Program::Bytes(b) => Program::Bytes(b),
             super::Program::Installed(p) => Program::Installed(p),
         };
-        let cmd = Command {
+        let mut cmd = Command {
             program,
             argv,
             env,
             cwd,
-            stdin,
+            stdin: Vec::new(),
         };
-        match host_run(&cmd) {
-            Ok(e) => Ok(super::Done {
-                exit_code: e.exit_code,
-                stdout: e.stdout,
-                stderr: e.stderr,
-                order: e.order,
-            }),
-            Err(SpawnError::NotExecutable(why)) => {
-                Err(format!("cannot execute binary file: {why}"))
+        match start(&cmd) {
+            Ok(r) => Launch::Streaming(Running(r)),
+            Err(SpawnError::Busy(_)) => {
+                cmd.stdin = stdin();
+                Launch::Whole(match host_run(&cmd) {
+                    Ok(e) => Ok(super::Done {
+                        exit_code: e.exit_code,
+                        stdout: e.stdout,
+                        stderr: e.stderr,
+                        order: e.order,
+                    }),
+                    Err(e) => Err(message(e)),
+                })
             }
-            Err(SpawnError::TooDeep(n)) => Err(format!(
-                "cannot run: programs started from programs nest deeper than {n}"
-            )),
-            Err(SpawnError::Busy(n)) => Err(format!(
-                "cannot run: {n} programs already run alongside the shell"
-            )),
+            Err(e) => Launch::Whole(Err(message(e))),
+        }
+    }
+
+    fn message(e: SpawnError) -> String {
+        match e {
+            SpawnError::NotExecutable(why) => format!("cannot execute binary file: {why}"),
+            SpawnError::TooDeep(n) => {
+                format!("cannot run: programs started from programs nest deeper than {n}")
+            }
+            SpawnError::Busy(n) => {
+                format!("cannot run: {n} programs already run alongside the shell")
+            }
         }
     }
 }
@@ -334,6 +384,7 @@ mod host {
 
     impl Running {
         pub(super) fn start(
+            _program: Option<super::Program>,
             _argv: Vec<String>,
             _env: Vec<(String, String)>,
             _cwd: String,
@@ -353,14 +404,22 @@ mod host {
         }
     }
 
-    pub(super) fn run(
+    pub(super) enum Launch {
+        #[allow(dead_code)] // the sandbox's variant
+        Streaming(Running),
+        Whole(Result<super::Done, String>),
+    }
+
+    pub(super) fn launch(
         _program: super::Program,
         _argv: Vec<String>,
         _env: Vec<(String, String)>,
         _cwd: String,
-        _stdin: Vec<u8>,
-    ) -> Result<super::Done, String> {
-        Err("cannot execute binary file: no burrow host to run WebAssembly".into())
+        _stdin: impl FnOnce() -> Vec<u8>,
+    ) -> Launch {
+        Launch::Whole(Err(
+            "cannot execute binary file: no burrow host to run WebAssembly".into(),
+        ))
     }
 }
 
@@ -385,10 +444,12 @@ pub struct Stage {
 const FEED_BYTES: usize = 256 << 10;
 
 impl Stage {
-    /// Starts `argv` (a built-in utility) with the exported variables and cwd of `sh`.
+    /// Starts `argv` with the exported variables and cwd of `sh`: `program`, or without one
+    /// a built-in utility (this shell's component again).
     pub fn start(
         sh: &Shell,
         argv: &[String],
+        program: Option<Program>,
         out: crate::shell::io::Sink,
         err: crate::shell::io::Sink,
     ) -> Option<Stage> {
@@ -398,16 +459,25 @@ impl Stage {
             .filter(|(_, v)| v.exported)
             .map(|(k, v)| (k.clone(), v.value.clone()))
             .collect();
-        let mut full = vec!["sh".to_string(), "--stage".to_string()];
-        full.extend(argv.iter().cloned());
-        let run = host::Running::start(full, env, sh.cwd.clone())?;
-        Some(Stage {
+        let run = match program {
+            Some(p) => host::Running::start(Some(p), argv.to_vec(), env, sh.cwd.clone())?,
+            None => {
+                let mut full = vec!["sh".to_string(), "--stage".to_string()];
+                full.extend(argv.iter().cloned());
+                host::Running::start(None, full, env, sh.cwd.clone())?
+            }
+        };
+        Some(Stage::new(run, out, err))
+    }
+
+    fn new(run: host::Running, out: crate::shell::io::Sink, err: crate::shell::io::Sink) -> Stage {
+        Stage {
             run,
             out,
             err,
             closed: std::cell::Cell::new(false),
             pending: std::cell::RefCell::new(Vec::new()),
-        })
+        }
     }
 
     /// Whether it has stopped reading.
