@@ -201,6 +201,8 @@ impl Shell {
         // stream is started by the pipe into it, while the stage before it is still writing.
         let n = p.seq.len();
         let mut outs: Vec<StageOut> = Vec::with_capacity(n);
+        // The shell as the stages start (each expands its words in a copy of it), taken once.
+        let mut snapshot: Option<std::rc::Rc<Shell>> = None;
         for i in (0..n).rev() {
             let out = if i + 1 == n {
                 StageOut::Direct(io.out.clone())
@@ -214,16 +216,32 @@ impl Shell {
                 let (s, pipe) = Sink::pipe(wants);
                 StageOut::Pipe(s, pipe)
             } else if let Some(words) = stream_words(self, &p.seq[i + 1]) {
-                let mut sub = self.clone();
+                let shell = snapshot
+                    .get_or_insert_with(|| std::rc::Rc::new(self.clone()))
+                    .clone();
                 let (next, err) = (outs.last().map(StageOut::sink), io.err.clone());
+                // Whether the stage ends an endless writer: head does, and so does a grep
+                // that stops at a count or its first match.
+                let stops = |w: &ast::Word| {
+                    let v = w.value.as_str();
+                    v.starts_with("--max-count")
+                        || matches!(v, "--quiet" | "--silent")
+                        || v.starts_with('-')
+                            && !v.starts_with("--")
+                            && (v.contains('m') || v.contains('q'))
+                };
                 let ends = match (words[0].value.as_str(), &next) {
                     ("head", _) => crate::shell::io::Ends::Itself,
+                    ("grep" | "egrep" | "fgrep", _) if words[1..].iter().any(stops) => {
+                        crate::shell::io::Ends::Itself
+                    }
                     ("cat", Some(next)) => crate::shell::io::Ends::Through(next.clone()),
                     _ => crate::shell::io::Ends::Never,
                 };
                 let (s, spill) = Sink::spill(
                     Box::new(move || {
                         let next = next?;
+                        let mut sub = (*shell).clone();
                         // Expanded as the stage's subshell would: its errors are its own, and it
                         // then runs in the shell after the writer, as it would have.
                         let argv =

@@ -502,8 +502,8 @@ impl Shell {
 /// Utilities that read their stdin a piece at a time (so an endless writer into them is
 /// ended by the reader after them, as in bash) and touch nothing of the shell's state: in a
 /// pipeline they may run as a streaming stage of their own (see [`io::Spill`]). Others
-/// (grep, sed, awk, sort) read their input whole, and stay buffered stages.
-const STREAM_FILTERS: &[&str] = &["cat", "head", "wc"];
+/// (sed, awk, sort) read their input whole, and stay buffered stages.
+const STREAM_FILTERS: &[&str] = &["cat", "egrep", "fgrep", "grep", "head", "wc"];
 
 /// Whether expanding `word` may run a command: a `$(...)` (not `$((...))`, arithmetic) or
 /// backquotes.
@@ -519,7 +519,9 @@ fn runs_commands(word: &str) -> bool {
 pub fn streams_stdin(argv: &[String]) -> bool {
     match argv.first().map(String::as_str) {
         Some("cat") => argv[1..].iter().all(|a| a == "-" || !a.starts_with('-')),
-        Some("head" | "wc") => true,
+        // grep searches a streamed stdin a piece at a time unless it has context to show or
+        // files to list; then it reads its input whole, as it would in the shell.
+        Some("head" | "wc" | "grep" | "egrep" | "fgrep") => true,
         _ => false,
     }
 }

@@ -1,5 +1,6 @@
 //! `grep` (and `egrep`, `fgrep`, and `rg`'s search): BRE/ERE/fixed patterns, -r with
-//! --include/--exclude, context, counts, -o, -l/-L, -q, -m, and GNU's exit statuses.
+//! --include/--exclude, context, counts, -o, -l/-L, -q, -m, and GNU's exit statuses. A
+//! streaming stage's stdin is searched a piece at a time (`Report::stream`).
 
 use super::*;
 
@@ -154,6 +155,39 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
     if ops.is_empty() && recursive {
         ops.push(".".into());
     }
+    // A streaming stage's stdin is searched a piece at a time (context and file lists are
+    // searched whole).
+    // How lines are reported; `names` is whether each starts with its file's name.
+    let report_with = |names: bool| Report {
+        names,
+        numbers: flags.contains(&'n'),
+        invert: flags.contains(&'v'),
+        only_matching: flags.contains(&'o'),
+        files_with: flags.contains(&'l'),
+        files_without: flags.contains(&'L'),
+        count: flags.contains(&'c'),
+        count_zero: true,
+        quiet: flags.contains(&'q'),
+        before,
+        after,
+        max: max_count,
+        null: flags.contains(&'Z'),
+        text: flags.contains(&'a'),
+        skip_binary: flags.contains(&'I'),
+        binary_note_of: (cmd != "rg").then(|| cmd.to_string()),
+    };
+    // A streaming stage's stdin is searched a piece at a time (context and file lists are
+    // searched whole).
+    if (ops.is_empty() || ops == ["-"])
+        && !recursive
+        && (before, after) == (0, 0)
+        && !flags.contains(&'l')
+        && !flags.contains(&'L')
+        && io.stdin.borrow().streaming()
+    {
+        let report = report_with(flags.contains(&'H') && !flags.contains(&'h'));
+        return if report.stream(&re, io) { 0 } else { 1 };
+    }
     // Files are read one at a time as they are searched.
     let mut targets: Vec<(String, Target)> = Vec::new();
     let mut status_err = false;
@@ -215,28 +249,11 @@ pub fn grep(sh: &Shell, cmd: &str, args: &[String], io: &Io) -> i32 {
             }
         }
     }
-    let report = Report {
-        names: if flags.contains(&'h') {
-            false
-        } else {
-            flags.contains(&'H') || targets.len() > 1 || recursive
-        },
-        numbers: flags.contains(&'n'),
-        invert: flags.contains(&'v'),
-        only_matching: flags.contains(&'o'),
-        files_with: flags.contains(&'l'),
-        files_without: flags.contains(&'L'),
-        count: flags.contains(&'c'),
-        count_zero: true,
-        quiet: flags.contains(&'q'),
-        before,
-        after,
-        max: max_count,
-        null: flags.contains(&'Z'),
-        text: flags.contains(&'a'),
-        skip_binary: flags.contains(&'I'),
-        binary_note_of: (cmd != "rg").then(|| cmd.to_string()),
-    };
+    let report = report_with(if flags.contains(&'h') {
+        false
+    } else {
+        flags.contains(&'H') || targets.len() > 1 || recursive
+    });
     let any = report.run(targets, &re, io);
     if status_err && !any {
         2
@@ -568,6 +585,96 @@ impl Report {
         }
         io.out.write(&out);
         any
+    }
+
+    /// Searches a streamed stdin a piece of whole lines at a time, as [`Report::run`] does
+    /// one input without context or file lists; stops reading once `-m`'s count or `-q`'s
+    /// first match is reached (the writer then meets SIGPIPE). Binary data (a NUL, without
+    /// `-a`) ends the lines shown: as GNU grep does, it then only notes a match. Whether any
+    /// line was selected.
+    pub(crate) fn stream(&self, re: &regex::bytes::Regex, io: &Io) -> bool {
+        let name = "(standard input)";
+        let limit = self.max.unwrap_or(usize::MAX);
+        let (mut carry, mut base, mut selected) = (Vec::<u8>::new(), 0usize, 0usize);
+        let mut binary = false;
+        while selected < limit && !(self.quiet && selected > 0) {
+            let piece = io.stdin.borrow_mut().chunk(256 << 10);
+            let end = piece.is_empty();
+            carry.extend_from_slice(&piece);
+            // Whole lines only, but for the last.
+            let upto = if end {
+                carry.len()
+            } else {
+                match memchr::memrchr(b'\n', &carry) {
+                    Some(i) => i + 1,
+                    None => continue,
+                }
+            };
+            let data = &carry[..upto];
+            binary |= !self.text && memchr::memchr(0, data).is_some();
+            let hits: Vec<(usize, usize, usize)> = if self.invert {
+                lines_of(data)
+                    .enumerate()
+                    .filter(|(_, (s, e))| !re.is_match(&data[*s..*e]))
+                    .map(|(i, (s, e))| (i, s, e))
+                    .take(limit - selected)
+                    .collect()
+            } else {
+                matching_lines(re, data, limit - selected)
+            };
+            if binary {
+                if self.skip_binary {
+                    return selected > 0;
+                }
+                if !hits.is_empty() && !self.quiet && !self.count {
+                    match &self.binary_note_of {
+                        Some(cmd) => io.eprint(&format!("{cmd}: {name}: binary file matches\n")),
+                        None => io.print(&format!("Binary file {name} matches\n")),
+                    }
+                    return true;
+                }
+            }
+            selected += hits.len();
+            if !self.quiet && !self.count && !binary {
+                let mut out = Vec::new();
+                for (j, s, e) in hits {
+                    let line = &data[s..e];
+                    let prefix = |out: &mut Vec<u8>| {
+                        if self.names {
+                            out.extend_from_slice(name.as_bytes());
+                            out.push(if self.null { 0 } else { b':' });
+                        }
+                        if self.numbers {
+                            out.extend_from_slice((base + j + 1).to_string().as_bytes());
+                            out.push(b':');
+                        }
+                    };
+                    if self.only_matching && !self.invert {
+                        for m in re.find_iter(line).filter(|m| !m.as_bytes().is_empty()) {
+                            prefix(&mut out);
+                            out.extend_from_slice(m.as_bytes());
+                            out.push(b'\n');
+                        }
+                    } else {
+                        prefix(&mut out);
+                        out.extend_from_slice(line);
+                        out.push(b'\n');
+                    }
+                }
+                io.out.write(&out);
+            }
+            base += memchr::memchr_iter(b'\n', data).count();
+            carry.drain(..upto);
+            if end {
+                break;
+            }
+        }
+        if self.count && !self.quiet {
+            let mut out = Vec::new();
+            self.count_line(&mut out, name, selected);
+            io.out.write(&out);
+        }
+        selected > 0
     }
 
     fn count_line(&self, out: &mut Vec<u8>, name: &str, n: usize) {
