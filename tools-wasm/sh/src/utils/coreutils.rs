@@ -1005,9 +1005,9 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
             } else {
                 args.join(" ")
             };
-            // Until its reader has had enough (`yes | head`, `yes | awk 'NR==50000'`: a pipe
-            // that streams); else bounded, since a pipe into a reader that runs after it
-            // (`yes | while read ...`) is a buffer, not a stream.
+            // Until its reader has had enough (`yes | head`, `yes | cat | grep -m1 y`: a pipe
+            // whose readers end it); else bounded, since a pipe into a reader that runs after
+            // it (`yes | while read ...`) or reads to the end (`yes | wc -l`) would never end.
             let chunk = format!("{word}\n").repeat(100);
             let mut rounds = 0;
             while !io.out.broken() && (rounds < 100 || io.out.streams()) {
