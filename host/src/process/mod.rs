@@ -182,7 +182,7 @@ impl burrow::sandbox::process::Host for RunState {
             parent.stages.fetch_sub(1, Ordering::SeqCst);
             return Ok(Err(SpawnError::Busy(MAX_STAGES as u32)));
         }
-        let pipes = running::Pipes::new(parent.deadline);
+        let pipes = running::Pipes::new(parent.deadline, parent.limits.timeout);
         let (engine, txn, deadline, egress, stages) = (
             parent.engine.clone(),
             parent.txn.clone(),
@@ -229,7 +229,7 @@ impl burrow::sandbox::process::Host for RunState {
 impl burrow::sandbox::process::HostRunning for RunState {
     fn feed(&mut self, r: Resource<Running>, data: Vec<u8>) -> wasmtime::Result<Fed> {
         let pipes = self.table.get(&r)?.pipes.clone();
-        let (taken, closed, output) = pipes.feed(data).map_err(|e| self.failed(e))?;
+        let (taken, closed, output) = pipes.feed(data).map_err(child_failed)?;
         Ok(Fed {
             taken: taken as u32,
             closed,
@@ -249,30 +249,18 @@ impl burrow::sandbox::process::HostRunning for RunState {
 
     fn drain(&mut self, r: Resource<Running>) -> wasmtime::Result<Option<Vec<(u8, Vec<u8>)>>> {
         let pipes = self.table.get(&r)?.pipes.clone();
-        pipes.drain().map_err(|e| self.failed(e))
+        pipes.drain().map_err(child_failed)
     }
 
     fn wait(&mut self, r: Resource<Running>) -> wasmtime::Result<i32> {
         let pipes = self.table.get(&r)?.pipes.clone();
-        pipes.wait_exit().map_err(|e| self.failed(e))
+        pipes.wait_exit().map_err(child_failed)
     }
 
     fn drop(&mut self, r: Resource<Running>) -> wasmtime::Result<()> {
         // Ends its pipes and joins its thread.
         drop(self.table.delete(r)?);
         Ok(())
-    }
-}
-
-impl RunState {
-    /// A wait that ended the call: the deadline passed, or the program failed.
-    fn failed(&self, e: RunError) -> wasmtime::Error {
-        match e {
-            RunError::Host(why) if why == "deadline" => {
-                child_failed(RunError::Timeout(self.parent.limits.timeout))
-            }
-            e => child_failed(e),
-        }
     }
 }
 

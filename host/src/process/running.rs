@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use wasmtime_wasi::cli::{IsTerminal, StdinStream, StdoutStream};
 use wasmtime_wasi_io::bytes::Bytes;
@@ -60,14 +60,17 @@ pub(crate) struct Pipes {
     state: Mutex<State>,
     changed: Condvar,
     deadline: Instant,
+    /// The call's time limit, which the deadline ends (for the caller's timeout error).
+    timeout: Duration,
 }
 
 impl Pipes {
-    pub(crate) fn new(deadline: Instant) -> Arc<Pipes> {
+    pub(crate) fn new(deadline: Instant, timeout: Duration) -> Arc<Pipes> {
         Arc::new(Pipes {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
             deadline,
+            timeout,
         })
     }
 
@@ -86,6 +89,28 @@ impl Pipes {
             .wait_timeout(g, left)
             .unwrap_or_else(|p| p.into_inner());
         (g, true)
+    }
+
+    /// The caller's wait: until `ready` holds, the program fails (its error, taken) or the
+    /// deadline passes (the call's timeout).
+    fn wait_for<'a>(
+        &'a self,
+        mut g: MutexGuard<'a, State>,
+        ready: impl Fn(&State) -> bool,
+    ) -> Result<MutexGuard<'a, State>, RunError> {
+        loop {
+            if let Some(Err(_)) = &g.done {
+                return Err(take_failure(&mut g));
+            }
+            if ready(&g) {
+                return Ok(g);
+            }
+            let (next, in_time) = self.wait(g);
+            g = next;
+            if !in_time {
+                return Err(RunError::Timeout(self.timeout));
+            }
+        }
     }
 
     /// Records how the program ended (its thread's last act).
@@ -112,32 +137,19 @@ impl Pipes {
     /// as `data` needs, half a pipe of output is waiting, or the program has ended: returning
     /// on every small change would trade the pipe's bytes a few KiB at a time.
     pub(crate) fn feed(&self, data: Vec<u8>) -> Result<(usize, bool, Output), RunError> {
-        let mut data = Some(Bytes::from(data));
-        let mut g = self.lock();
-        loop {
-            if let Some(Err(_)) = &g.done {
-                return Err(take_failure(&mut g));
-            }
-            let room = PIPE_BYTES.saturating_sub(g.stdin.len());
-            let closed = g.done.is_some();
-            let len = data.as_ref().map_or(0, Bytes::len);
-            if closed || room >= len.min(HALF) || g.output_bytes >= HALF {
-                let taken = if closed { 0 } else { room.min(len) };
-                if let Some(mut d) = data.take() {
-                    d.truncate(taken);
-                    g.stdin.push(d);
-                }
-                let output = take_output(&mut g);
-                drop(g);
-                self.changed.notify_all();
-                return Ok((taken, closed, output));
-            }
-            let (next, in_time) = self.wait(g);
-            g = next;
-            if !in_time {
-                return Err(RunError::Host("deadline".into()));
-            }
-        }
+        let mut data = Bytes::from(data);
+        let room = |g: &State| PIPE_BYTES.saturating_sub(g.stdin.len());
+        let mut g = self.wait_for(self.lock(), |g| {
+            g.done.is_some() || room(g) >= data.len().min(HALF) || g.output_bytes >= HALF
+        })?;
+        let closed = g.done.is_some();
+        let taken = if closed { 0 } else { room(&g).min(data.len()) };
+        data.truncate(taken);
+        g.stdin.push(data);
+        let output = take_output(&mut g);
+        drop(g);
+        self.changed.notify_all();
+        Ok((taken, closed, output))
     }
 
     pub(crate) fn close_stdin(&self) {
@@ -157,49 +169,26 @@ impl Pipes {
     /// The next output, waiting for half a pipe of it or the program's end; None once the
     /// program has exited and all of it was handed back.
     pub(crate) fn drain(&self) -> Result<Option<Output>, RunError> {
-        let mut g = self.lock();
-        loop {
-            if let Some(Err(_)) = &g.done {
-                return Err(take_failure(&mut g));
-            }
-            if g.output_bytes >= HALF || g.done.is_some() {
-                if g.output.is_empty() {
-                    return Ok(None);
-                }
-                let output = take_output(&mut g);
-                drop(g);
-                self.changed.notify_all();
-                return Ok(Some(output));
-            }
-            let (next, in_time) = self.wait(g);
-            g = next;
-            if !in_time {
-                return Err(RunError::Host("deadline".into()));
-            }
+        let mut g = self.wait_for(self.lock(), |g| g.output_bytes >= HALF || g.done.is_some())?;
+        if g.output.is_empty() {
+            return Ok(None);
         }
+        let output = take_output(&mut g);
+        drop(g);
+        self.changed.notify_all();
+        Ok(Some(output))
     }
 
-    /// Ends stdin and waits for the exit code.
+    /// Ends stdin and the output (output nobody will drain must not hold the program up: a
+    /// program still writing dies of SIGPIPE) and waits for the exit code.
     pub(crate) fn wait_exit(&self) -> Result<i32, RunError> {
-        let mut g = self.lock();
-        g.stdin_ended = true;
-        self.changed.notify_all();
-        loop {
-            match &g.done {
-                Some(Ok(code)) => return Ok(*code),
-                Some(Err(_)) => return Err(take_failure(&mut g)),
-                None => {}
-            }
-            // Output nobody will drain must not hold the program up.
-            g.output.clear();
-            g.output_bytes = 0;
-            g.output_closed = true;
-            self.changed.notify_all();
-            let (next, in_time) = self.wait(g);
-            g = next;
-            if !in_time {
-                return Err(RunError::Host("deadline".into()));
-            }
+        self.abandon();
+        let g = self.wait_for(self.lock(), |g| g.done.is_some())?;
+        match &g.done {
+            Some(Ok(code)) => Ok(*code),
+            _ => Err(RunError::Trap(
+                "a program started by the shell failed".into(),
+            )),
         }
     }
 
@@ -270,6 +259,7 @@ fn take_failure(g: &mut State) -> RunError {
 }
 
 /// The program's stdin: what the caller fed, end-of-file once it has ended it.
+#[derive(Clone)]
 pub(crate) struct PipeIn(Arc<Pipes>);
 
 #[wasmtime_wasi_io::async_trait]
@@ -309,12 +299,6 @@ impl InputStream for PipeIn {
             self.0.changed.notify_all();
         }
         Ok(bytes)
-    }
-}
-
-impl Clone for PipeIn {
-    fn clone(&self) -> Self {
-        PipeIn(self.0.clone())
     }
 }
 

@@ -206,13 +206,7 @@ impl Shell {
         for i in (0..n).rev() {
             let out = if i + 1 == n {
                 StageOut::Direct(io.out.clone())
-            } else if let Some(wants) = reads_prefix(self, &p.seq[i + 1])
-                // A large prefix (`head -c 500M`) streams instead of being held whole.
-                .filter(|w| match *w {
-                    crate::shell::io::Wants::Lines(n) => n <= 10_000,
-                    crate::shell::io::Wants::Bytes(n) => n <= 1 << 20,
-                })
-            {
+            } else if let Some(wants) = reads_prefix(self, &p.seq[i + 1]) {
                 let (s, pipe) = Sink::pipe(wants);
                 StageOut::Pipe(s, pipe)
             } else if let Some(words) = stream_words(self, &p.seq[i + 1]) {

@@ -559,9 +559,11 @@ fn stream_words(sh: &Shell, cmd: &Command) -> Option<Vec<ast::Word>> {
     Some(words)
 }
 
-/// How much of its stdin `cmd` reads when that is known without running it: `head` with
-/// no file operand (`head`, `-N`, `-n N`, `-c N`), its arguments literal or plain variables
-/// (`head -n "$n"`, `head -$n`: a stage sees the variables the pipeline started with).
+/// How much of its stdin `cmd` reads when that is known without running it and small
+/// enough for the pipe to hold (a prefix of at most 10,000 lines or 1 MiB; a larger one
+/// streams instead): `head` with no file operand (`head`, `-N`, `-n N`, `-c N`), its
+/// arguments literal or plain variables (`head -n "$n"`, `head -$n`: a stage sees the
+/// variables the pipeline started with).
 fn reads_prefix(sh: &Shell, cmd: &Command) -> Option<crate::shell::io::Wants> {
     use crate::shell::io::Wants;
     let Command::Simple(sc) = cmd else {
@@ -636,7 +638,11 @@ fn reads_prefix(sh: &Shell, cmd: &Command) -> Option<crate::shell::io::Wants> {
         };
         i += 1;
     }
-    Some(wants)
+    match wants {
+        Wants::Lines(n) if n > 10_000 => None,
+        Wants::Bytes(n) if n > 1 << 20 => None,
+        _ => Some(wants),
+    }
 }
 
 /// A word's value when it is made of literal characters, double quotes and plain variables

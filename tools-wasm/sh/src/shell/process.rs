@@ -200,6 +200,20 @@ fn installed(path: &Path) -> Option<String> {
     (&magic == b"\0asm").then(|| s.to_string())
 }
 
+/// A program's whole environment: the exported variables of `sh`, with `extra` added to
+/// them (or replacing them).
+fn environment(sh: &Shell, extra: &[(String, String)]) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = sh
+        .vars
+        .iter()
+        .filter(|(_, v)| v.exported)
+        .filter(|(k, _)| !extra.iter().any(|(e, _)| e == *k))
+        .map(|(k, v)| (k.clone(), v.value.clone()))
+        .collect();
+    env.extend(extra.iter().cloned());
+    env
+}
+
 /// Runs a WebAssembly program through the host and copies its output to the shell's streams;
 /// `extra_env` is added to (or replaces in) the exported variables.
 pub fn spawn(
@@ -209,17 +223,13 @@ pub fn spawn(
     extra_env: &[(String, String)],
     io: &Io,
 ) -> i32 {
-    let mut env: Vec<(String, String)> = sh
-        .vars
-        .iter()
-        .filter(|(_, v)| v.exported)
-        .filter(|(k, _)| !extra_env.iter().any(|(e, _)| e == *k))
-        .map(|(k, v)| (k.clone(), v.value.clone()))
-        .collect();
-    env.extend(extra_env.iter().cloned());
-    let launched = host::launch(program, argv.to_vec(), env, sh.cwd.clone(), || {
-        read_all(&io.stdin)
-    });
+    let launched = host::launch(
+        program,
+        argv.to_vec(),
+        environment(sh, extra_env),
+        sh.cwd.clone(),
+        || read_all(&io.stdin),
+    );
     match launched {
         // It runs alongside the shell: its stdin fed a piece at a time, its output passed on
         // as it comes (`prog | head` ends it by SIGPIPE; a large output is never held whole).
@@ -453,12 +463,7 @@ impl Stage {
         out: crate::shell::io::Sink,
         err: crate::shell::io::Sink,
     ) -> Option<Stage> {
-        let env: Vec<(String, String)> = sh
-            .vars
-            .iter()
-            .filter(|(_, v)| v.exported)
-            .map(|(k, v)| (k.clone(), v.value.clone()))
-            .collect();
+        let env = environment(sh, &[]);
         let run = match program {
             Some(p) => host::Running::start(Some(p), argv.to_vec(), env, sh.cwd.clone())?,
             None => {
