@@ -13,7 +13,7 @@ use burrow_host::Family;
 use burrow_host::session::Sandbox;
 use serde_json::{Value, json};
 
-const SAMPLE_REPO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sample-repo.tar"));
+static SAMPLE_REPO: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sample-repo.tar"));
 
 struct Timings {
     calls: Vec<(String, Duration)>,

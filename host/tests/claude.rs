@@ -2,8 +2,8 @@
 //! the Claude Managed Agents endpoints (tests/fake_ma: work queue, leases, session events
 //! and their SSE stream) and of the Messages API (streaming), served by axum on 127.0.0.1.
 
-mod common;
-mod fake_ma;
+use crate::common;
+use crate::fake_ma;
 
 use std::process::Command;
 use std::sync::{Arc, Mutex};

@@ -15,7 +15,7 @@
 //! `BURROW_RECORD_CLAUDE_CODE=1` rewrites the recording from the live run
 //! (`scripts/record-claude-code` does the whole procedure).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

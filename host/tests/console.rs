@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::start;
 
 /// How long the page may take to show something.

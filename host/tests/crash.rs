@@ -6,11 +6,9 @@
 //! 200 kills by default; `BURROW_CRASH_KILLS=1000` (or more) for the long mode. The same
 //! runs against PostgreSQL when it is installed.
 
-mod common;
-#[path = "../../workspace-store/tests/pg/mod.rs"]
-mod pg;
-#[path = "../../workspace-store/tests/s3/mod.rs"]
-mod s3;
+use crate::common;
+use crate::pg;
+use crate::s3;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

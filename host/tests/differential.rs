@@ -6,7 +6,7 @@
 //! 40 random cases by default; `BURROW_DIFF_CASES=500` for more. The seed of a failing case
 //! is printed so it can be replayed with `BURROW_DIFF_SEED`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

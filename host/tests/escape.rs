@@ -3,7 +3,7 @@
 //! case the host is still up, the next call works, and a failed case left the workspace
 //! exactly as it was (no new version, or an identical tree).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 use burrow_host::session::{Family, Sandbox};
 use serde_json::{Value, json};

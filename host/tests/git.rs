@@ -9,7 +9,7 @@
 //! Without git installed the tests print one line and pass, unless BURROW_REQUIRE_GIT=1 (set
 //! by .ci/run) makes that a failure.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

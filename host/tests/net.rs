@@ -4,7 +4,7 @@
 //! redirects re-checked, curl's exit codes, streaming to a file, the audit log (`net`
 //! events, no query values), and forks inheriting the policy.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;

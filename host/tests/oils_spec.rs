@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use burrow_host::session::{Sandbox, SandboxConfig, Settings};
 
-mod common;
+use crate::common;
 
 fn spec_dir() -> PathBuf {
     common::workspace_root().join("fixtures/oils-spec")
@@ -388,7 +388,7 @@ fn oils_spec_suite_bash_cases() {
     if std::env::var("BURROW_RECORD_OILS_FAILURES").as_deref() == Ok("1") {
         let mut out = String::from(
             "# Oils spec cases burrow's shell fails (category<TAB>case<TAB>what differs), written by\n\
-             # BURROW_RECORD_OILS_FAILURES=1 cargo test -p burrow-host --test oils_spec.\n",
+             # BURROW_RECORD_OILS_FAILURES=1 cargo test -p burrow-host --test all oils_spec::.\n",
         );
         for ((cat, name), why) in &failing {
             out.push_str(&format!("{cat}\t{name}\t{why}\n"));

@@ -3,7 +3,7 @@
 //! into pipes and redirections with its exit code; a program that traps or runs out of time
 //! rolls the whole call back.
 
-mod common;
+use crate::common;
 
 use common::sh;
 

@@ -13,7 +13,7 @@
 //! Needs the toolchain (`burrow toolchain install python`); without it each test prints one
 //! line and passes, unless `BURROW_REQUIRE_PYTHON=1` (set by .ci/run).
 
-mod common;
+use crate::common;
 
 use common::sh;
 

@@ -3,7 +3,7 @@
 //! shell's state out of the user's project (and migrated out of old sessions), `/dev`
 //! devices and `/etc` files, the read-only parts refused with Linux's wording.
 
-mod common;
+use crate::common;
 
 use common::Cli;
 

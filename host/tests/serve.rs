@@ -12,7 +12,7 @@ use reqwest::StatusCode;
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::{Server, cache, start};
 
 /// What Claude Code appends to Write's and Edit's success texts.

@@ -3,7 +3,7 @@
 //! expected strings are what jq 1.7 and ripgrep print when their output is not a terminal
 //! (as in a tool call).
 
-mod common;
+use crate::common;
 
 /// The cases whose stdout or exit status differ from the expected ones, described.
 fn mismatches(sb: &burrow_host::Sandbox, id: &str, cases: &[(&str, &str, i32)]) -> Vec<String> {

@@ -5,11 +5,9 @@
 //! server and a local object cache each. Skips with one line without PostgreSQL (or moto),
 //! unless `BURROW_REQUIRE_POSTGRES=1` (`BURROW_REQUIRE_S3=1`).
 
-mod common;
-#[path = "../../workspace-store/tests/pg/mod.rs"]
-mod pg;
-#[path = "../../workspace-store/tests/s3/mod.rs"]
-mod s3;
+use crate::common;
+use crate::pg;
+use crate::s3;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

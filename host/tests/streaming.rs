@@ -4,7 +4,7 @@
 //! memory; a reader that stops early ends its writer with SIGPIPE (141), as under bash; a
 //! stage that fails ends the whole call, rolled back.
 
-mod common;
+use crate::common;
 
 use common::sh;
 

@@ -5,7 +5,7 @@
 //! [`KNOWN`] with the reason; a listed test that starts passing fails this test too, so the
 //! list stays true.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

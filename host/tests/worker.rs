@@ -3,8 +3,7 @@
 //! (ask, deny, unknown values, verdicts before calls, holds across a stream reconnect and a
 //! worker restart), custom tools, `--once` and `--item-id`, skills and memory stores.
 
-mod common;
-mod fake_ma;
+use crate::fake_ma;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

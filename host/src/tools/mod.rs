@@ -93,16 +93,18 @@ impl std::str::FromStr for Family {
 }
 
 /// The file-tool component, built by `build.rs` from `tools-wasm/fs-tools`.
-pub const FS_TOOLS_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fs-tools.wasm"));
+pub static FS_TOOLS_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fs-tools.wasm"));
 /// The shell component, built by `build.rs` from `tools-wasm/sh`.
-pub const SH_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sh.wasm"));
+pub static SH_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sh.wasm"));
 
 /// The components' native code, precompiled by `build.rs` with the engine's configuration
 /// (empty when the build could not, e.g. when cross-compiling), and their BLAKE3 hashes.
-const FS_TOOLS_CWASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fs-tools.cwasm"));
-const SH_CWASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sh.cwasm"));
-const FS_TOOLS_HASH: &[u8; 32] = include_bytes!(concat!(env!("OUT_DIR"), "/fs-tools.blake3"));
-const SH_HASH: &[u8; 32] = include_bytes!(concat!(env!("OUT_DIR"), "/sh.blake3"));
+/// All embedded bytes are statics, not consts: a const's value travels in the crate's
+/// metadata and is copied into every crate that names it (tens of MB per test binary).
+static FS_TOOLS_CWASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/fs-tools.cwasm"));
+static SH_CWASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sh.cwasm"));
+static FS_TOOLS_HASH: &[u8; 32] = include_bytes!(concat!(env!("OUT_DIR"), "/fs-tools.blake3"));
+static SH_HASH: &[u8; 32] = include_bytes!(concat!(env!("OUT_DIR"), "/sh.blake3"));
 
 /// Whether this build embeds native code for its built-in components (the first call on an
 /// empty disk then runs no compiler).

@@ -1,4 +1,4 @@
-//! Shared test support: the guest programs are built for wasm32-wasip2 once per test binary.
+//! Shared test support: the guest programs are built for wasm32-wasip2 once per test run.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
