@@ -172,10 +172,14 @@ fn guest_sees_only_the_store_and_no_host_environment() {
     let out = String::from_utf8_lossy(&r.report.stdout);
     assert!(out.contains(r#"args: ["one", "two words"]"#), "{out}");
     assert!(out.contains(r#"("VISIBLE", "yes")"#), "{out}");
-    // Only what the options give: none of the host process's own variables (PATH, HOME,
-    // cargo's CARGO_* ...) reaches the guest.
+    // Only what the options give, and the guest's own PWD: none of the host process's
+    // variables (PATH, HOME, cargo's CARGO_* ...) reaches the guest.
+    assert!(out.contains(r#"env: [("PWD", "/workspace"), ("VISIBLE", "yes")]"#), "{out}");
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
+        if name == "PWD" {
+            continue;
+        }
         assert!(
             !out.contains(&format!("(\"{name}\", ")),
             "{name} leaked: {out}"
