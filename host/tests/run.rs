@@ -174,7 +174,10 @@ fn guest_sees_only_the_store_and_no_host_environment() {
     assert!(out.contains(r#"("VISIBLE", "yes")"#), "{out}");
     // Only what the options give, and the guest's own PWD: none of the host process's
     // variables (PATH, HOME, cargo's CARGO_* ...) reaches the guest.
-    assert!(out.contains(r#"env: [("PWD", "/workspace"), ("VISIBLE", "yes")]"#), "{out}");
+    assert!(
+        out.contains(r#"env: [("PWD", "/workspace"), ("VISIBLE", "yes")]"#),
+        "{out}"
+    );
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
         if name == "PWD" {

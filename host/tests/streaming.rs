@@ -1,5 +1,5 @@
 //! Streaming pipelines (burrow:sandbox/process.start): a stage that reads its input a piece at
-//! a time (cat, head, wc, grep, a WebAssembly program on PATH) runs as a program of its own
+//! a time (cat, head, wc, grep, sed, a WebAssembly program on PATH) runs as a program of its own
 //! alongside its writer once a pipe's worth has flowed, through bounded pipes. What flows may then be far larger than a stage's
 //! memory; a reader that stops early ends its writer with SIGPIPE (141), as under bash; a
 //! stage that fails ends the whole call, rolled back.
@@ -64,6 +64,19 @@ fn a_stream_larger_than_a_stage_memory_flows_through() {
     assert_eq!(
         (code, out),
         (0, format!("{lines}\n0\n1:0123456789\n2:0123456789\n")),
+        "stderr: {err}"
+    );
+
+    // sed edits a flow larger than its memory a line at a time; `q` ends its writer.
+    let (code, out, err) = sh(
+        &sb,
+        &id,
+        "cat big.txt | sed 's/fox/cat/' | grep -c cat; cat big.txt | sed -n '$=;2q'; \
+         cat big.txt | sed -n '$='",
+    );
+    assert_eq!(
+        (code, out),
+        (0, format!("{lines}\n{lines}\n")),
         "stderr: {err}"
     );
 

@@ -229,7 +229,18 @@ impl Shell {
                     ("grep" | "egrep" | "fgrep", _) if words[1..].iter().any(stops) => {
                         crate::shell::io::Ends::Itself
                     }
+                    // A sed script with a `q` in it may quit (a `q` elsewhere, as in
+                    // `s/q/x/`, only loses the guard against an endless writer that bash
+                    // does not have either); without one, it writes lines on unless -n.
+                    ("sed", _) if words[1..].iter().any(|w| w.value.contains('q')) => {
+                        crate::shell::io::Ends::Itself
+                    }
                     ("cat", Some(next)) => crate::shell::io::Ends::Through(next.clone()),
+                    ("sed", Some(next))
+                        if !words[1..].iter().any(|w| w.value.starts_with("-n")) =>
+                    {
+                        crate::shell::io::Ends::Through(next.clone())
+                    }
                     _ => crate::shell::io::Ends::Never,
                 };
                 let (s, spill) = Sink::spill(

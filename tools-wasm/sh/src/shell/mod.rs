@@ -502,8 +502,8 @@ impl Shell {
 /// Utilities that read their stdin a piece at a time (so an endless writer into them is
 /// ended by the reader after them, as in bash) and touch nothing of the shell's state: in a
 /// pipeline they may run as a streaming stage of their own (see [`io::Spill`]). Others
-/// (sed, awk, sort) read their input whole, and stay buffered stages.
-const STREAM_FILTERS: &[&str] = &["cat", "egrep", "fgrep", "grep", "head", "wc"];
+/// (awk, sort) read their input whole, and stay buffered stages.
+const STREAM_FILTERS: &[&str] = &["cat", "egrep", "fgrep", "grep", "head", "sed", "wc"];
 
 /// Whether expanding `word` may run a command: a `$(...)` (not `$((...))`, arithmetic) or
 /// backquotes.
@@ -522,8 +522,34 @@ pub fn streams_stdin(argv: &[String]) -> bool {
         // grep searches a streamed stdin a piece at a time unless it has context to show or
         // files to list; then it reads its input whole, as it would in the shell.
         Some("head" | "wc" | "grep" | "egrep" | "fgrep") => true,
+        Some("sed") => sed_streams(&argv[1..]),
         _ => false,
     }
+}
+
+/// Whether sed with these arguments edits its stdin (no file operand, not `-i`) with only
+/// the options whose meaning is plain here (-n, -E/-r, -e SCRIPT); anything else runs it
+/// as a buffered stage, where its option handling decides.
+fn sed_streams(args: &[String]) -> bool {
+    let mut operands = 0;
+    let mut expressions = false;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "-e" | "--expression" => {
+                expressions = true;
+                i += 1;
+            }
+            "-n" | "-E" | "-r" | "-nE" | "-En" | "-nr" | "-rn" | "--quiet" | "--silent"
+            | "--regexp-extended" => {}
+            a if a.starts_with("--expression=") => expressions = true,
+            a if a.starts_with('-') && a.len() > 1 => return false,
+            _ => operands += 1,
+        }
+        i += 1;
+    }
+    // The script is the first operand unless -e gave it; any other operand is a file.
+    operands == usize::from(!expressions)
 }
 
 /// The words of `cmd` when it may run as a streaming stage: a simple command without

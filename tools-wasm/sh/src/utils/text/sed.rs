@@ -1,6 +1,7 @@
 //! `sed`: the part of GNU sed's script language agents use: addresses (lines, `$`, regexes,
 //! ranges, `!`), `{...}` blocks, `s///` with g/p/N/i flags, d p q = a i c y, and -n, -E/-r, -e,
-//! -i[SUFFIX]. Other commands are GNU's "unknown command" error, not ignored.
+//! -i[SUFFIX]; a streamed stdin is edited a line at a time. Other commands are GNU's
+//! "unknown command" error, not ignored.
 
 use super::*;
 
@@ -236,19 +237,60 @@ pub(super) fn sed_parse(script: &str, extended: bool) -> Result<Vec<SedItem>, St
     Ok(items)
 }
 
-pub(super) fn sed_run(items: &[SedItem], text: &str, quiet: bool) -> String {
-    let ls: Vec<&str> = lines(text).collect();
-    let n = ls.len();
-    let mut out = String::new();
-    let mut active = vec![false; items.len()];
-    'lines: for (idx, line) in ls.iter().enumerate() {
-        let lineno = idx + 1;
+/// A script running over its input a line at a time, so a streamed stdin is edited as it
+/// arrives (`yes | sed 1q` ends) and only the line at hand is in memory. `$` needs to know
+/// whether a line is the last: the caller reads one line ahead.
+struct Editor<'a> {
+    items: &'a [SedItem],
+    quiet: bool,
+    /// Per item: inside its two-address range.
+    active: Vec<bool>,
+    lineno: usize,
+    /// The last line had no newline and its pattern space was printed without one: GNU sed
+    /// writes it before anything else that follows (`printf a | sed p` prints `a\na`).
+    missing_newline: bool,
+    out: String,
+}
+
+impl<'a> Editor<'a> {
+    fn new(items: &'a [SedItem], quiet: bool) -> Self {
+        Editor {
+            items,
+            quiet,
+            active: vec![false; items.len()],
+            lineno: 0,
+            missing_newline: false,
+            out: String::new(),
+        }
+    }
+
+    /// Writes `text` and a newline, unless it is the last line's pattern space and the
+    /// input did not end with one.
+    fn emit(&mut self, text: &str, newline: bool) {
+        if self.missing_newline {
+            self.out.push('\n');
+            self.missing_newline = false;
+        }
+        self.out.push_str(text);
+        if newline {
+            self.out.push('\n');
+        } else {
+            self.missing_newline = true;
+        }
+    }
+
+    /// Runs the script on one line (without its newline; `terminated` says whether it had
+    /// one). False once `q` ended the input.
+    fn line(&mut self, line: &str, last: bool, terminated: bool) -> bool {
+        self.lineno += 1;
+        let lineno = self.lineno;
         let mut pat = line.to_string();
         let mut append = Vec::new();
         let mut deleted = false;
+        let mut quit = false;
         // Inside a block whose address did not select this line: skip to its `}`.
         let mut skip_until: Option<usize> = None;
-        for (k, it) in items.iter().enumerate() {
+        for (k, it) in self.items.iter().enumerate() {
             if let Some(end) = skip_until {
                 if k <= end {
                     continue;
@@ -257,25 +299,25 @@ pub(super) fn sed_run(items: &[SedItem], text: &str, quiet: bool) -> String {
             }
             let hit = |a: &Addr, p: &str| match a {
                 Addr::Line(l) => *l == lineno,
-                Addr::Last => lineno == n,
+                Addr::Last => last,
                 Addr::Re(r) => r.is_match(p),
             };
             let selected = match (&it.a1, &it.a2) {
                 (None, _) => true,
                 (Some(a), None) => hit(a, &pat),
                 (Some(a), Some(b)) => {
-                    if active[k] {
+                    if self.active[k] {
                         let end = match b {
                             Addr::Line(l) => lineno >= *l,
                             _ => hit(b, &pat),
                         };
                         if end {
-                            active[k] = false;
+                            self.active[k] = false;
                         }
                         true
                     } else if hit(a, &pat) {
                         let ends_now = matches!(b, Addr::Line(l) if *l <= lineno);
-                        active[k] = !ends_now;
+                        self.active[k] = !ends_now;
                         true
                     } else {
                         false
@@ -314,34 +356,23 @@ pub(super) fn sed_run(items: &[SedItem], text: &str, quiet: bool) -> String {
                         changed = true;
                     }
                     if changed && *print {
-                        out.push_str(&pat);
-                        out.push('\n');
+                        self.emit(&pat, terminated);
                     }
                 }
                 SedCmd::Delete => {
                     deleted = true;
                     break;
                 }
-                SedCmd::Print => {
-                    out.push_str(&pat);
-                    out.push('\n');
-                }
+                SedCmd::Print => self.emit(&pat, terminated),
                 SedCmd::Quit => {
-                    if !quiet {
-                        out.push_str(&pat);
-                        out.push('\n');
-                    }
-                    break 'lines;
+                    quit = true;
+                    break;
                 }
-                SedCmd::LineNo => out.push_str(&format!("{lineno}\n")),
+                SedCmd::LineNo => self.emit(&lineno.to_string(), true),
                 SedCmd::Append(t) => append.push(t.clone()),
-                SedCmd::Insert(t) => {
-                    out.push_str(t);
-                    out.push('\n');
-                }
+                SedCmd::Insert(t) => self.emit(t, true),
                 SedCmd::Change(t) => {
-                    out.push_str(t);
-                    out.push('\n');
+                    self.emit(t, true);
                     deleted = true;
                     break;
                 }
@@ -359,19 +390,61 @@ pub(super) fn sed_run(items: &[SedItem], text: &str, quiet: bool) -> String {
                 }
             }
         }
-        if !deleted && !quiet {
-            out.push_str(&pat);
-            out.push('\n');
+        if !deleted && !self.quiet {
+            self.emit(&pat, terminated);
         }
         for a in append {
-            out.push_str(&a);
-            out.push('\n');
+            self.emit(&a, true);
         }
+        !quit
     }
-    if !text.ends_with('\n') && out.ends_with('\n') && !text.is_empty() {
-        out.pop();
+}
+
+/// Runs the script over the whole of `text`.
+pub(super) fn sed_run(items: &[SedItem], text: &str, quiet: bool) -> String {
+    let mut ed = Editor::new(items, quiet);
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (line, terminated, next) = match rest.find('\n') {
+            Some(i) => (&rest[..i], true, &rest[i + 1..]),
+            None => (rest, false, ""),
+        };
+        if !ed.line(line, next.is_empty(), terminated) {
+            break;
+        }
+        rest = next;
     }
-    out
+    ed.out
+}
+
+/// Runs the script over a stdin streamed from a pipe, a line at a time, writing its output
+/// as it goes (in pieces of up to 32 KiB).
+fn sed_stream(items: &[SedItem], quiet: bool, io: &Io) {
+    let next_line = || {
+        io.stdin.borrow_mut().line().map(|mut l| {
+            let terminated = l.last() == Some(&b'\n');
+            if terminated {
+                l.pop();
+            }
+            (String::from_utf8_lossy(&l).into_owned(), terminated)
+        })
+    };
+    let mut ed = Editor::new(items, quiet);
+    let mut line = next_line();
+    while let Some((text, terminated)) = line {
+        let next = next_line();
+        let more = ed.line(&text, next.is_none(), terminated);
+        if ed.out.len() >= 32 << 10 || !more || next.is_none() {
+            io.print(&std::mem::take(&mut ed.out));
+            if io.out.broken() {
+                return;
+            }
+        }
+        if !more {
+            return;
+        }
+        line = next;
+    }
 }
 
 pub fn sed(sh: &Shell, args: &[String], io: &Io) -> i32 {
@@ -421,8 +494,12 @@ pub fn sed(sh: &Shell, args: &[String], io: &Io) -> i32 {
     };
     let mut status = 0;
     if files.is_empty() {
-        let data = read_all(&io.stdin);
-        io.print(&sed_run(&items, &String::from_utf8_lossy(&data), quiet));
+        if io.stdin.borrow().streaming() {
+            sed_stream(&items, quiet, io);
+        } else {
+            let data = read_all(&io.stdin);
+            io.print(&sed_run(&items, &String::from_utf8_lossy(&data), quiet));
+        }
         return 0;
     }
     let mut all = String::new();
@@ -454,10 +531,12 @@ pub fn sed(sh: &Shell, args: &[String], io: &Io) -> i32 {
                         status = 4;
                     }
                 } else {
-                    all.push_str(&t);
-                    if !t.ends_with('\n') && !t.is_empty() {
+                    // A file without a final newline still ends its last line when another
+                    // file follows; the last file's lack of one shows in the output.
+                    if !all.is_empty() && !all.ends_with('\n') {
                         all.push('\n');
                     }
+                    all.push_str(&t);
                 }
             }
             Err(e) => {
