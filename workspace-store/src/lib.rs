@@ -90,7 +90,8 @@ pub struct Options {
     pub busy_timeout: Duration,
     /// Decoded nodes kept in memory (shared by all transactions and workspaces).
     pub node_cache: usize,
-    /// File pages kept in memory (64 KiB each).
+    /// File pages kept in memory (64 KiB each); an eighth of them for pages read once (a
+    /// long sequential read passes through those), the rest for pages read again.
     pub page_cache: usize,
 }
 
