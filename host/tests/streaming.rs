@@ -67,6 +67,18 @@ fn a_stream_larger_than_a_stage_memory_flows_through() {
         "stderr: {err}"
     );
 
+    // A device is read a piece at a time too: more of /dev/zero than the memory holds.
+    let (code, out, err) = sh(
+        &sb,
+        &id,
+        "head -c 100000000 /dev/zero | wc -c; head -c 60000000 /dev/urandom | cat | wc -c",
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "100000000\n60000000\n"),
+        "stderr: {err}"
+    );
+
     // sed edits a flow larger than its memory a line at a time; `q` ends its writer.
     let (code, out, err) = sh(
         &sb,

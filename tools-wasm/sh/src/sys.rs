@@ -200,9 +200,19 @@ pub fn read_chunks(
     mut f: impl FnMut(&[u8]) -> bool,
 ) -> std::io::Result<()> {
     let path = path.as_ref();
-    // `/dev/stdin`, a substitution's `/dev/fd/N` and devices are [`read`]'s to interpret.
+    // `/dev/stdin` and a substitution's `/dev/fd/N` are [`read`]'s to interpret. A character
+    // device (`/dev/zero`, `/dev/urandom`) is read a piece at a time, as far as [`read`]
+    // would take it: `head -c 50000000 /dev/zero` held all of it in memory at once.
     let file = if path.starts_with("/dev") {
-        None
+        let device = !is_stdin(path)
+            && !path.starts_with("/dev/fd/")
+            && std::fs::metadata(path).is_ok_and(|m| is_char_device(&m.file_type()));
+        if device {
+            let limit = DEVICE_LIMIT.with(|l| l.get()).unwrap_or(DEVICE_READ);
+            Some((std::fs::File::open(path)?, limit))
+        } else {
+            None
+        }
     } else {
         let file = std::fs::File::open(path)?;
         let meta = file.metadata()?;
