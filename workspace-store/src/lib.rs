@@ -78,7 +78,9 @@ pub enum Durability {
     /// lose the last commits but never corrupts the store. The default.
     #[default]
     Normal,
-    /// `synchronous=FULL`: every commit is on disk before `commit` returns.
+    /// `synchronous=FULL`: every commit is on disk before `commit` returns. (On PostgreSQL,
+    /// whose commits always wait for the server's WAL flush, `Normal` lets only the events
+    /// of calls that changed nothing skip that wait; `Full` makes them wait too.)
     Full,
 }
 
@@ -210,7 +212,10 @@ impl Store {
             if is_postgres_url(&location.catalog) {
                 #[cfg(feature = "postgres")]
                 {
-                    let pg = Arc::new(backend::postgres::Postgres::open(&location.catalog)?);
+                    let pg = Arc::new(backend::postgres::Postgres::open(
+                        &location.catalog,
+                        opts.durability,
+                    )?);
                     (pg.clone(), pg, "postgres")
                 }
                 #[cfg(not(feature = "postgres"))]

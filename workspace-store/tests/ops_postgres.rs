@@ -39,8 +39,83 @@ include!("cases/guard.rs");
 #[test]
 fn a_guarded_commit_on_the_postgres_catalog() {
     let Some(server) = pg::server() else { return };
-    let cat = burrow_store::backend::postgres::Postgres::open(&server.fresh_db()).unwrap();
+    let cat = burrow_store::backend::postgres::Postgres::open(
+        &server.fresh_db(),
+        burrow_store::Durability::Normal,
+    )
+    .unwrap();
     guarded_writes_land_only_while_the_setting_holds(&cat);
+}
+
+/// A connection is driven only while a call uses it: a commit that failed (a fenced guard,
+/// a moved head) must still have ended its transaction on the server when the call
+/// returns, or the writer lock it holds would stop every other process's commits.
+#[test]
+fn a_failed_commit_leaves_no_transaction_open_on_the_server() {
+    let Some(server) = pg::server() else { return };
+    let url = server.fresh_db();
+    let db = url.rsplit('/').next().unwrap().to_string();
+    let open_transactions = || {
+        server
+            .psql(
+                &db,
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND state LIKE 'idle in transaction%'",
+            )
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    // A guarded commit refused (its transaction holds the writer lock when refused), as
+    // the last thing its connection did.
+    {
+        use burrow_store::backend::{Catalog, CommitRecord, Guard, NewVersion};
+        let cat =
+            burrow_store::backend::postgres::Postgres::open(&url, burrow_store::Durability::Normal)
+                .unwrap();
+        let version = |parent| NewVersion {
+            root: burrow_store::Hash::of(b"a tree"),
+            parent,
+            workspace: "g",
+            message: "m",
+            next_ino: 2,
+            bytes: 0,
+            entries: 0,
+        };
+        let first = cat.create_workspace(&version(None), &[], None).unwrap();
+        assert!(cat.swap_setting("test.fence", None, Some("1")).unwrap());
+        let refused = cat.commit(
+            &CommitRecord {
+                version: version(Some(first)),
+                expected: first,
+                events: &[],
+                event: None,
+                guard: Some(Guard {
+                    key: "test.fence",
+                    value: None,
+                }),
+            },
+            &[],
+        );
+        assert!(matches!(refused, Err(Error::Fenced)), "{refused:?}");
+        assert_eq!(open_transactions(), "0");
+    }
+    // A commit whose head moved (its statements were sent with its BEGIN).
+    let a = Store::open_postgres(&url, Options::default()).unwrap();
+    a.create_workspace("w").unwrap();
+    let mut first = a.begin("w").unwrap();
+    let mut second = a.begin("w").unwrap();
+    first.write_file("f", b"1").unwrap();
+    second.write_file("f", b"2").unwrap();
+    first.commit().unwrap();
+    assert!(matches!(second.commit(), Err(Error::Conflict { .. })));
+    assert_eq!(open_transactions(), "0");
+    // And another process commits at once.
+    let b = reopen(&url);
+    let mut t = b.begin("w").unwrap();
+    t.write_file("g", b"3").unwrap();
+    t.commit().unwrap();
+    assert_eq!(a.begin("w").unwrap().read_file("g").unwrap(), b"3");
 }
 
 // ----- what only a shared server has -----

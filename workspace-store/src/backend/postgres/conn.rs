@@ -1,0 +1,564 @@
+//! Pooled PostgreSQL connections, driven on the thread that uses them.
+//!
+//! tokio-postgres splits a connection into a `Client`, which queues requests, and a
+//! `Connection`, the future that does the socket I/O. Spawned on a runtime, that future runs
+//! on the runtime's thread, so every round trip crossed threads twice: the caller woke the
+//! runtime's thread to send, and it woke the caller with the answer. Here the connection's
+//! socket is a nonblocking std socket, and [`Driver::block`] polls the caller's future and
+//! the connection in turn on the calling thread, sleeping in `poll(2)` on the socket when
+//! both wait: a round trip is a write, a poll and a read on one thread. (The synchronous
+//! `postgres` crate does the same with a runtime per connection; this needs none, so it also
+//! works on a thread that is inside an async runtime.)
+//!
+//! A connection is only driven while a call uses it. A pooled one is polled once, without
+//! waiting, when it is taken from the pool, so one the server closed (a restart) is seen
+//! and replaced before a query is sent on it; and once more after each call, so that what
+//! the call queued without waiting for an answer (a dropped transaction's `ROLLBACK`) is
+//! sent at once rather than when the connection is next used, and no lock stays held.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io::{self, Read, Write};
+use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_postgres::config::Host;
+use tokio_postgres::tls::NoTlsStream;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{
+    Client, Config, Connection, GenericClient, NoTls, Row, Statement, Transaction,
+};
+
+use super::server;
+use crate::error::{Error, Result};
+
+/// The server's socket, nonblocking: reads and writes that would block return `Pending`
+/// and leave the waiting to [`Driver::block`].
+pub(super) struct Socket {
+    stream: Stream,
+    /// Set when a write would have blocked, so the wait includes `POLLOUT`.
+    want_write: Arc<AtomicBool>,
+}
+
+enum Stream {
+    Tcp(std::net::TcpStream),
+    Unix(std::os::unix::net::UnixStream),
+}
+
+impl Stream {
+    fn io(&mut self) -> &mut dyn ReadWrite {
+        match self {
+            Stream::Tcp(s) => s,
+            Stream::Unix(s) => s,
+        }
+    }
+}
+
+trait ReadWrite: Read + Write {}
+impl<T: Read + Write> ReadWrite for T {}
+
+/// Retries an interrupted call, and turns "would block" into `Pending`.
+fn nonblocking<T>(mut op: impl FnMut() -> io::Result<T>) -> Poll<io::Result<T>> {
+    loop {
+        return match op() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Poll::Pending,
+            r => Poll::Ready(r),
+        };
+    }
+}
+
+impl AsyncRead for Socket {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let n = std::task::ready!(nonblocking(|| this
+            .stream
+            .io()
+            .read(buf.initialize_unfilled())))?;
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl AsyncWrite for Socket {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let r = nonblocking(|| this.stream.io().write(data));
+        if r.is_pending() {
+            this.want_write.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // Nothing is buffered between the codec and the kernel.
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let r = match &self.stream {
+            Stream::Tcp(s) => s.shutdown(std::net::Shutdown::Write),
+            Stream::Unix(s) => s.shutdown(std::net::Shutdown::Write),
+        };
+        Poll::Ready(r)
+    }
+}
+
+/// Opens a socket to the first of `config`'s hosts that accepts one.
+fn open_socket(config: &Config) -> io::Result<Stream> {
+    let ports = config.get_ports();
+    let mut last = io::Error::new(io::ErrorKind::InvalidInput, "the URL names no host");
+    for (i, host) in config.get_hosts().iter().enumerate() {
+        // One port for all hosts, or one per host (libpq's rule); 5432 when none is given.
+        let port = match ports {
+            [] => 5432,
+            [p] => *p,
+            ps => ps.get(i).copied().unwrap_or(5432),
+        };
+        let opened = match host {
+            Host::Tcp(name) => open_tcp(config, i, name, port),
+            Host::Unix(dir) => {
+                std::os::unix::net::UnixStream::connect(dir.join(format!(".s.PGSQL.{port}")))
+                    .map(Stream::Unix)
+            }
+        };
+        match opened {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+fn open_tcp(config: &Config, i: usize, name: &str, port: u16) -> io::Result<Stream> {
+    use std::net::{SocketAddr, ToSocketAddrs};
+    // `hostaddr` names the address itself, so no lookup is made.
+    let addrs: Vec<SocketAddr> = match config.get_hostaddrs().get(i) {
+        Some(ip) => vec![SocketAddr::new(*ip, port)],
+        None => (name, port).to_socket_addrs()?.collect(),
+    };
+    let mut last = io::Error::new(io::ErrorKind::NotFound, format!("{name} has no address"));
+    for addr in addrs {
+        let s = match config.get_connect_timeout() {
+            Some(t) => std::net::TcpStream::connect_timeout(&addr, *t),
+            None => std::net::TcpStream::connect(addr),
+        };
+        match s {
+            Ok(s) => {
+                // Queries are small and each waits for its answer: Nagle would hold them.
+                s.set_nodelay(true)?;
+                // As tokio-postgres does: a pooled connection to a peer that vanished
+                // without a word is found out in time.
+                if config.get_keepalives() {
+                    rustix::net::sockopt::set_socket_keepalive(&s, true)?;
+                    rustix::net::sockopt::set_tcp_keepidle(&s, config.get_keepalives_idle())?;
+                }
+                return Ok(Stream::Tcp(s));
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Sleeps until the socket can be read (or written, when a write would have blocked).
+struct Waiter {
+    /// A duplicate of the socket's descriptor: the socket itself moves into the connection.
+    fd: std::os::fd::OwnedFd,
+    want_write: Arc<AtomicBool>,
+}
+
+impl Waiter {
+    fn wait(&self) {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let mut flags = PollFlags::IN;
+        if self.want_write.swap(false, Ordering::Relaxed) {
+            flags |= PollFlags::OUT;
+        }
+        let timeout = Timespec {
+            tv_sec: 0,
+            tv_nsec: WAIT.as_nanos() as _,
+        };
+        // An error (EINTR) or a timeout only means polling again.
+        let _ = poll(&mut [PollFd::new(&self.fd, flags)], Some(&timeout));
+    }
+
+    /// Runs `f` to completion, calling `also` after each of its polls (to drive the
+    /// connection; it returns false once there is no connection left to drive).
+    fn run<T>(
+        &self,
+        f: impl Future<Output = T>,
+        mut also: impl FnMut(&mut Context<'_>) -> bool,
+    ) -> std::result::Result<T, Lost> {
+        let signal = Arc::new(Signal(AtomicBool::new(false)));
+        let waker = Waker::from(signal.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut f = pin!(f);
+        loop {
+            signal.0.store(false, Ordering::Release);
+            if let Poll::Ready(out) = f.as_mut().poll(&mut cx) {
+                return Ok(out);
+            }
+            let open = also(&mut cx);
+            if signal.0.load(Ordering::Acquire) {
+                continue;
+            }
+            if !open {
+                // Nothing left that could wake the future.
+                return Err(Lost);
+            }
+            self.wait();
+        }
+    }
+}
+
+/// The connection ended while a future still waited on it.
+struct Lost;
+
+/// How long a wait sleeps at most before polling again: only a wake from another thread,
+/// which this code does not make, would need it.
+const WAIT: Duration = Duration::from_millis(200);
+
+/// Wakes [`Waiter::run`]'s loop: a flag, since the waker runs on the same thread.
+struct Signal(AtomicBool);
+
+impl Wake for Signal {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Ordering::Release);
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+type IoHalf = Pin<Box<Connection<Socket, NoTlsStream>>>;
+
+/// Polls `connection` once; false once it has ended (and is dropped, which fails the
+/// client's outstanding requests).
+fn drive(connection: &mut Option<IoHalf>, cx: &mut Context<'_>) -> bool {
+    let Some(c) = connection.as_mut() else {
+        return false;
+    };
+    match c.as_mut().poll(cx) {
+        Poll::Pending => true,
+        Poll::Ready(r) => {
+            if let Err(e) = r {
+                tracing::warn!(error = %e, "postgres connection ended");
+            }
+            *connection = None;
+            false
+        }
+    }
+}
+
+/// A connection's I/O half, polled by whoever uses the connection.
+pub(super) struct Driver {
+    /// `None` once it ended (the server closed it, or it failed).
+    connection: Option<IoHalf>,
+    waiter: Waiter,
+}
+
+impl Driver {
+    /// Connects and authenticates, on the calling thread.
+    pub(super) fn connect(config: &Config) -> Result<(Client, Driver)> {
+        let io = |e: io::Error| Error::Server(format!("connecting: {e}"));
+        let stream = open_socket(config).map_err(io)?;
+        let fd = match &stream {
+            Stream::Tcp(s) => s
+                .set_nonblocking(true)
+                .and_then(|_| s.try_clone().map(Into::into)),
+            Stream::Unix(s) => s
+                .set_nonblocking(true)
+                .and_then(|_| s.try_clone().map(Into::into)),
+        }
+        .map_err(io)?;
+        let want_write = Arc::new(AtomicBool::new(false));
+        let waiter = Waiter {
+            fd,
+            want_write: want_write.clone(),
+        };
+        let socket = Socket { stream, want_write };
+        // The handshake reads and writes the socket itself: no connection to drive yet.
+        let (client, connection) = waiter
+            .run(config.connect_raw(socket, NoTls), |_| true)
+            .unwrap_or_else(|Lost| unreachable!("the handshake does not wait on a connection"))
+            .map_err(server)?;
+        Ok((
+            client,
+            Driver {
+                connection: Some(Box::pin(connection)),
+                waiter,
+            },
+        ))
+    }
+
+    /// Whether the connection is still open, seen without waiting: it reads what the server
+    /// sent meanwhile (a notice that it is shutting down, the end of the stream).
+    pub(super) fn alive(&mut self) -> bool {
+        drive(
+            &mut self.connection,
+            &mut Context::from_waker(Waker::noop()),
+        )
+    }
+
+    /// Runs `f`, a future of queries on this connection's client, to completion on the
+    /// calling thread, driving the connection meanwhile.
+    pub(super) fn block<T>(&mut self, f: impl Future<Output = Result<T>>) -> Result<T> {
+        let Driver { connection, waiter } = self;
+        let out = waiter.run(f, |cx| drive(connection, cx));
+        // Send what the future queued without waiting for its answer (a dropped
+        // transaction's ROLLBACK), so that no lock stays held while the connection idles.
+        drive(connection, &mut Context::from_waker(Waker::noop()));
+        match out {
+            Ok(r) => r,
+            Err(Lost) => Err(Error::Server(
+                "the connection to PostgreSQL was lost".into(),
+            )),
+        }
+    }
+}
+
+/// Connections to one database, kept for reuse.
+pub(super) struct Pool {
+    config: Config,
+    idle: Mutex<Vec<Conn>>,
+}
+
+/// Idle connections kept at most.
+const IDLE: usize = 8;
+
+impl Pool {
+    pub(super) fn new(config: Config) -> Pool {
+        Pool {
+            config,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A connection from the pool (a new one when the pool has none that is still open),
+    /// back into the pool when dropped.
+    pub(super) fn get(&self) -> Result<Pooled<'_>> {
+        loop {
+            let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            match idle {
+                Some(c) if c.open() => {
+                    return Ok(Pooled {
+                        pool: self,
+                        conn: Some(c),
+                    });
+                }
+                Some(_) => continue,
+                None => break,
+            }
+        }
+        let (client, driver) = Driver::connect(&self.config)?;
+        Ok(Pooled {
+            pool: self,
+            conn: Some(Conn {
+                client,
+                statements: Statements::default(),
+                driver: Drive(Arc::new(Mutex::new(driver))),
+            }),
+        })
+    }
+}
+
+/// A connection: its client, the statements prepared on it, and its I/O half.
+pub(super) struct Conn {
+    pub(super) client: Client,
+    pub(super) statements: Statements,
+    driver: Drive,
+}
+
+impl Conn {
+    fn open(&self) -> bool {
+        !self.client.is_closed() && self.driver.lock().alive()
+    }
+}
+
+/// A connection's [`Driver`], shared so that a call can drive it while its future borrows
+/// the client.
+#[derive(Clone)]
+pub(super) struct Drive(Arc<Mutex<Driver>>);
+
+impl Drive {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Driver> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` (queries on this connection) to completion on the calling thread.
+    pub(super) fn block<T>(&self, f: impl Future<Output = Result<T>>) -> Result<T> {
+        self.lock().block(f)
+    }
+}
+
+/// Statements prepared on one connection, by their SQL text. A query through [`Cached`]
+/// costs one round trip (bind and execute) instead of two (prepare, then bind and execute),
+/// and the server parses and plans each text once per connection.
+#[derive(Default)]
+pub(super) struct Statements(Mutex<HashMap<String, Statement>>);
+
+impl Statements {
+    /// More texts than the code has means texts are being built from values: start over
+    /// rather than grow without bound.
+    const MAX: usize = 256;
+
+    fn get(&self, sql: &str) -> Option<Statement> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(sql)
+            .cloned()
+    }
+
+    fn put(&self, sql: &str, st: Statement) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= Self::MAX {
+            map.clear();
+        }
+        map.insert(sql.to_string(), st);
+    }
+}
+
+/// One of [`Cached`]'s queries: the client's method of that name, run on the statement
+/// prepared for `sql` on this connection.
+macro_rules! cached_query {
+    ($name:ident, $out:ty) => {
+        async fn $name(
+            &self,
+            sql: &str,
+            params: &[&(dyn ToSql + Sync)],
+        ) -> std::result::Result<$out, tokio_postgres::Error> {
+            let st = self.statement(sql).await?;
+            self.parts().0.$name(&st, params).await
+        }
+    };
+}
+
+/// A connection or a transaction on it, querying through the connection's prepared
+/// statements. The methods have the client's names and signatures, with SQL text only.
+pub(super) trait Cached {
+    type Client: GenericClient + Sync;
+
+    fn parts(&self) -> (&Self::Client, &Statements);
+
+    async fn statement(&self, sql: &str) -> std::result::Result<Statement, tokio_postgres::Error> {
+        let (c, cache) = self.parts();
+        if let Some(st) = cache.get(sql) {
+            return Ok(st);
+        }
+        let st = c.prepare(sql).await?;
+        cache.put(sql, st.clone());
+        Ok(st)
+    }
+
+    cached_query!(query, Vec<Row>);
+    cached_query!(query_opt, Option<Row>);
+    cached_query!(query_one, Row);
+    cached_query!(execute, u64);
+}
+
+/// A pooled connection.
+pub(super) struct Pooled<'a> {
+    pool: &'a Pool,
+    conn: Option<Conn>,
+}
+
+impl Pooled<'_> {
+    /// The connection's driver: `pc.driver().block(async { ...pc... })`.
+    pub(super) fn driver(&self) -> Drive {
+        self.conn().driver.clone()
+    }
+
+    fn conn(&self) -> &Conn {
+        self.conn
+            .as_ref()
+            .expect("a pooled connection is present until drop")
+    }
+
+    pub(super) fn conn_mut(&mut self) -> &mut Conn {
+        self.conn
+            .as_mut()
+            .expect("a pooled connection is present until drop")
+    }
+}
+
+impl Cached for Pooled<'_> {
+    type Client = Client;
+    fn parts(&self) -> (&Client, &Statements) {
+        let c = self.conn();
+        (&c.client, &c.statements)
+    }
+}
+
+impl std::ops::Deref for Pooled<'_> {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.conn().client
+    }
+}
+
+impl std::ops::DerefMut for Pooled<'_> {
+    fn deref_mut(&mut self) -> &mut Client {
+        &mut self.conn_mut().client
+    }
+}
+
+impl Drop for Pooled<'_> {
+    fn drop(&mut self) {
+        // A thread that panics may leave a transaction open on it: closed, not pooled.
+        if let Some(c) = self.conn.take()
+            && !c.client.is_closed()
+            && !std::thread::panicking()
+        {
+            let mut pool = self.pool.idle.lock().unwrap_or_else(|p| p.into_inner());
+            if pool.len() < IDLE {
+                pool.push(c);
+            }
+        }
+    }
+}
+
+/// A transaction on a pooled connection, querying through its prepared statements.
+pub(super) struct Tx<'a> {
+    pub(super) tx: Transaction<'a>,
+    pub(super) statements: &'a Statements,
+}
+
+impl<'a> Tx<'a> {
+    /// Begins a transaction (without the writer lock: see [`begin_write`]).
+    pub(super) async fn begin(pc: &'a mut Pooled<'_>) -> Result<Tx<'a>> {
+        let conn = pc.conn_mut();
+        let tx = conn.client.transaction().await.map_err(server)?;
+        Ok(Tx {
+            tx,
+            statements: &conn.statements,
+        })
+    }
+}
+
+impl<'a> Cached for Tx<'a> {
+    type Client = Transaction<'a>;
+    fn parts(&self) -> (&Transaction<'a>, &Statements) {
+        (&self.tx, self.statements)
+    }
+}
+
+impl<'a> std::ops::Deref for Tx<'a> {
+    type Target = Transaction<'a>;
+    fn deref(&self) -> &Transaction<'a> {
+        &self.tx
+    }
+}
