@@ -123,7 +123,7 @@ pub fn read(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
         return std::fs::read(path);
     }
     let mut out = Vec::new();
-    let limit = DEVICE_LIMIT.with(|l| l.get()).unwrap_or(DEVICE_READ);
+    let limit = device_limit();
     std::io::Read::read_to_end(
         &mut std::io::Read::take(std::fs::File::open(path)?, limit),
         &mut out,
@@ -208,8 +208,7 @@ pub fn read_chunks(
             && !path.starts_with("/dev/fd/")
             && std::fs::metadata(path).is_ok_and(|m| is_char_device(&m.file_type()));
         if device {
-            let limit = DEVICE_LIMIT.with(|l| l.get()).unwrap_or(DEVICE_READ);
-            Some((std::fs::File::open(path)?, limit))
+            Some((std::fs::File::open(path)?, device_limit()))
         } else {
             None
         }
@@ -254,6 +253,12 @@ thread_local! {
     /// How much of a character device [`read`] takes instead of [`DEVICE_READ`], while a
     /// command that knows how much it wants (`head -c N`) reads.
     static DEVICE_LIMIT: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// How much of a character device the running command reads: [`with_device_limit`]'s, or
+/// [`DEVICE_READ`].
+fn device_limit() -> u64 {
+    DEVICE_LIMIT.with(|l| l.get()).unwrap_or(DEVICE_READ)
 }
 
 /// Runs `f` with character devices read up to `limit` bytes (at least [`DEVICE_READ`]).
