@@ -346,6 +346,8 @@ pub type Input = Rc<RefCell<InputBuf>>;
 pub struct InputBuf {
     cur: Cursor<Vec<u8>>,
     source: Option<Box<dyn Read>>,
+    /// A regular file (`< path`): see [`InputBuf::unread`].
+    seekable: bool,
 }
 
 impl InputBuf {
@@ -364,6 +366,22 @@ impl InputBuf {
     /// Whether more of it is still to be read from a stream.
     pub fn streaming(&self) -> bool {
         self.source.is_some()
+    }
+
+    /// Whether it is a regular file (`< path`), so that a command that read past what it
+    /// used should give the rest back ([`InputBuf::unread`]), as GNU `head` seeks back on a
+    /// seekable input: `{ head -n1; cat; } < file` prints the whole file. (From a pipe, the
+    /// bytes it read are gone, as they are in a kernel pipe.)
+    pub fn seekable(&self) -> bool {
+        self.seekable
+    }
+
+    /// Puts `bytes` back in front of what is left to read.
+    pub fn unread(&mut self, bytes: &[u8]) {
+        let pos = (self.cur.position() as usize).min(self.cur.get_ref().len());
+        let mut front = bytes.to_vec();
+        front.extend_from_slice(&self.cur.get_ref()[pos..]);
+        self.cur = Cursor::new(front);
     }
 
     /// The next piece of at most `max` bytes (what is in memory first, then the stream's next
@@ -444,6 +462,7 @@ pub fn input(bytes: Vec<u8>) -> Input {
     Rc::new(RefCell::new(InputBuf {
         cur: Cursor::new(bytes),
         source: None,
+        seekable: false,
     }))
 }
 
@@ -452,6 +471,16 @@ pub fn streamed(source: Box<dyn Read>) -> Input {
     Rc::new(RefCell::new(InputBuf {
         cur: Cursor::new(Vec::new()),
         source: Some(source),
+        seekable: false,
+    }))
+}
+
+/// A regular file's contents read as commands ask for them (`< path`): seekable.
+pub fn file(source: Box<dyn Read>) -> Input {
+    Rc::new(RefCell::new(InputBuf {
+        cur: Cursor::new(Vec::new()),
+        source: Some(source),
+        seekable: true,
     }))
 }
 

@@ -376,7 +376,7 @@ fn read_input(path: &std::path::Path) -> std::io::Result<crate::shell::io::Input
         let file = std::fs::File::open(path)?;
         let meta = file.metadata()?;
         if meta.is_file() {
-            return Ok(crate::shell::io::streamed(Box::new(std::io::Read::take(
+            return Ok(crate::shell::io::file(Box::new(std::io::Read::take(
                 file,
                 meta.len(),
             ))));

@@ -398,6 +398,8 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                     Wants::Bytes(n) => n as u64,
                     Wants::Lines(_) => 0,
                 };
+                // What was read of stdin past the last byte printed.
+                let mut unused = Vec::new();
                 crate::sys::with_device_limit(wanted, || {
                     each_input_while(
                         sh,
@@ -437,10 +439,20 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                             };
                             io.out.write(&data[..take]);
                             left = rest;
-                            !matches!(left, Wants::Bytes(0) | Wants::Lines(0))
+                            let done = matches!(left, Wants::Bytes(0) | Wants::Lines(0));
+                            // (The empty piece that ends the input leaves it as it is.)
+                            if done && name == "-" && take < data.len() {
+                                unused = data[take..].to_vec();
+                            }
+                            !done
                         },
                     )
                 });
+                // On a seekable stdin the next reader starts after what head printed.
+                let mut stdin = io.stdin.borrow_mut();
+                if !unused.is_empty() && stdin.seekable() {
+                    stdin.unread(&unused);
+                }
                 return Some(Ok(status));
             }
             // `head -c N` of a device (/dev/urandom) takes N bytes of it, however many.
