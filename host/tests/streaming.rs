@@ -1,5 +1,5 @@
 //! Streaming pipelines (burrow:sandbox/process.start): a stage that reads its input a piece at
-//! a time (cat, head, wc, grep, sed, a WebAssembly program on PATH) runs as a program of its own
+//! a time (cat, head, wc, grep, sed, awk, a WebAssembly program on PATH) runs as a program of its own
 //! alongside its writer once a pipe's worth has flowed, through bounded pipes. What flows may then be far larger than a stage's
 //! memory; a reader that stops early ends its writer with SIGPIPE (141), as under bash; a
 //! stage that fails ends the whole call, rolled back.
@@ -89,6 +89,24 @@ fn a_stream_larger_than_a_stage_memory_flows_through() {
     assert_eq!(
         (code, out),
         (0, format!("{lines}\n{lines}\n")),
+        "stderr: {err}"
+    );
+
+    // awk reads a flow larger than its memory (a stage, a file operand, a `<` file) a record
+    // at a time; `exit` ends its writer.
+    let (code, out, err) = sh(
+        &sb,
+        &id,
+        "cat big.txt | awk '/fox/ { n++ } END { print n }'; awk 'END { print NR }' big.txt; \
+         awk -F' ' '{ w += NF } END { print w }' < big.txt; \
+         cat big.txt | awk 'NR == 2 { print $1; exit }'; echo \"${PIPESTATUS[@]}\"",
+    );
+    assert_eq!(
+        (code, out),
+        (
+            0,
+            format!("{lines}\n{lines}\n{}\n0123456789\n141 0\n", lines * 10)
+        ),
         "stderr: {err}"
     );
 

@@ -235,7 +235,13 @@ impl Shell {
                     ("sed", _) if words[1..].iter().any(|w| w.value.contains('q')) => {
                         crate::shell::io::Ends::Itself
                     }
-                    ("cat", Some(next)) => crate::shell::io::Ends::Through(next.clone()),
+                    // An awk program with `exit` in it may stop reading; one without
+                    // ends when the reader after it does, as bash's awk meets SIGPIPE at
+                    // its next write (one that writes nothing more would read on forever).
+                    ("awk", _) if words[1..].iter().any(|w| w.value.contains("exit")) => {
+                        crate::shell::io::Ends::Itself
+                    }
+                    ("cat" | "awk", Some(next)) => crate::shell::io::Ends::Through(next.clone()),
                     ("sed", Some(next))
                         if !words[1..].iter().any(|w| w.value.starts_with("-n")) =>
                     {

@@ -502,8 +502,8 @@ impl Shell {
 /// Utilities that read their stdin a piece at a time (so an endless writer into them is
 /// ended by the reader after them, as in bash) and touch nothing of the shell's state: in a
 /// pipeline they may run as a streaming stage of their own (see [`io::Spill`]). Others
-/// (awk, sort) read their input whole, and stay buffered stages.
-const STREAM_FILTERS: &[&str] = &["cat", "egrep", "fgrep", "grep", "head", "sed", "wc"];
+/// (sort, which needs its whole input before its first line) stay buffered stages.
+const STREAM_FILTERS: &[&str] = &["awk", "cat", "egrep", "fgrep", "grep", "head", "sed", "wc"];
 
 /// Whether expanding `word` may run a command: a `$(...)` (not `$((...))`, arithmetic) or
 /// backquotes.
@@ -523,8 +523,31 @@ pub fn streams_stdin(argv: &[String]) -> bool {
         // files to list; then it reads its input whole, as it would in the shell.
         Some("head" | "wc" | "grep" | "egrep" | "fgrep") => true,
         Some("sed") => sed_streams(&argv[1..]),
+        Some("awk") => awk_streams(&argv[1..]),
         _ => false,
     }
+}
+
+/// Whether awk with these arguments reads only its stdin: a program text and the options
+/// -F and -v, and no file operand or assignment (which bash's awk would also read or apply
+/// in order); anything else runs it as a buffered stage.
+fn awk_streams(args: &[String]) -> bool {
+    let mut operands = 0;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "-F" | "-v" => i += 1,
+            "--" => {
+                operands += args.len() - i - 1;
+                break;
+            }
+            a if (a.starts_with("-F") || a.starts_with("-v")) && a.len() > 2 => {}
+            a if a.starts_with('-') && a.len() > 1 => return false,
+            _ => operands += 1,
+        }
+        i += 1;
+    }
+    operands == 1
 }
 
 /// Whether sed with these arguments edits its stdin (no file operand, not `-i`) with only

@@ -29,10 +29,10 @@ pub(super) struct Interp<'a> {
     pub(super) nf: usize,
     pub(super) regex_cache: HashMap<String, regex::Regex>,
     pub(super) files: HashMap<String, fs::File>,
-    /// Records of the current input file not yet read (plain `getline` takes from here too).
-    pub(super) pending: std::collections::VecDeque<String>,
-    /// Files and commands `getline` reads from: their records and how many were read.
-    pub(super) readers: HashMap<String, (Vec<String>, usize)>,
+    /// The current input's records not yet read (plain `getline` takes from here too).
+    pub(super) main: super::records::Records,
+    /// Files and commands `getline` reads from, and their records not yet read.
+    pub(super) readers: HashMap<String, super::records::Records>,
     /// Commands printed to with `|`, in first-use order, with what they were sent.
     pub(super) pipes: Vec<(String, String)>,
     pub(super) range_on: Vec<bool>,
@@ -610,11 +610,17 @@ impl<'a> Interp<'a> {
         self.set_var(name, Val::Num(n));
     }
 
+    /// The next record of the main input, split by the RS in force now.
+    pub(super) fn next_main_record(&mut self) -> Option<String> {
+        let rs = self.special("RS").unwrap_or_else(|| "\n".into());
+        self.main.next(self.io, &rs)
+    }
+
     /// `getline`: 1 with a record read, 0 at the end, -1 when the source cannot be read.
     pub(super) fn getline(&mut self, src: &GetSrc, var: Option<&Expr>) -> IResult<f64> {
         let conv = self.convfmt();
         let (rec, main_like) = match src {
-            GetSrc::Main => match self.pending.pop_front() {
+            GetSrc::Main => match self.next_main_record() {
                 Some(r) => {
                     self.counter("FNR", 1.0);
                     (r, true)
@@ -624,29 +630,27 @@ impl<'a> Interp<'a> {
             GetSrc::File(e) | GetSrc::Cmd(e) => {
                 let key = self.eval(e)?.str(&conv);
                 if !self.readers.contains_key(&key) {
-                    let data = if let GetSrc::Cmd(_) = src {
+                    let records = if let GetSrc::Cmd(_) = src {
                         let mut out = Vec::new();
                         self.shell(&key, Vec::new(), Some(&mut out));
-                        out
+                        super::records::Records::bytes(out)
                     } else if key == "-" || key == "/dev/stdin" {
-                        read_all(&self.io.stdin)
+                        super::records::Records::stdin()
                     } else {
-                        match crate::sys::read(self.sh.path(&key)) {
-                            Ok(d) => d,
+                        match super::open_input(self.sh, &key) {
+                            Ok(r) => r,
                             Err(_) => return Ok(-1.0),
                         }
                     };
-                    let rs = self.special("RS").unwrap_or_else(|| "\n".into());
-                    let recs = split_records(&String::from_utf8_lossy(&data), &rs);
-                    self.readers.insert(key.clone(), (recs, 0));
+                    self.readers.insert(key.clone(), records);
                 }
-                let Some((recs, at)) = self.readers.get_mut(&key) else {
+                let rs = self.special("RS").unwrap_or_else(|| "\n".into());
+                let Some(records) = self.readers.get_mut(&key) else {
                     return Ok(-1.0);
                 };
-                let Some(r) = recs.get(*at).cloned() else {
+                let Some(r) = records.next(self.io, &rs) else {
                     return Ok(0.0);
                 };
-                *at += 1;
                 (r, matches!(src, GetSrc::Cmd(_)))
             }
         };

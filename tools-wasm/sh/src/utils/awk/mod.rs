@@ -12,12 +12,13 @@ use std::fs;
 use std::io::Write as _;
 
 use crate::shell::builtins::io_msg;
-use crate::shell::io::{Io, read_all};
+use crate::shell::io::Io;
 use crate::shell::{Shell, Status};
 
 mod format;
 mod interp;
 mod parse;
+mod records;
 
 use format::*;
 use interp::*;
@@ -343,7 +344,7 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> Status {
         nf: 0,
         regex_cache: HashMap::new(),
         files: HashMap::new(),
-        pending: Default::default(),
+        main: records::Records::empty(),
         readers: HashMap::new(),
         pipes: Vec::new(),
         range_on: vec![false; items.len()],
@@ -415,7 +416,7 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> Status {
         }
         let mut status = 0;
         for input in inputs {
-            let (name, data) = match input {
+            let (name, records) = match input {
                 Some(op) if !op.starts_with('\0') => {
                     if let Some((k, v)) = op.split_once('=') {
                         it.set_var(k, Val::StrNum(unescape(v)));
@@ -425,10 +426,10 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> Status {
                 Some(op) => {
                     let f = &op[1..];
                     if f == "-" {
-                        ("-".to_string(), read_all(&io.stdin))
+                        ("-".to_string(), records::Records::stdin())
                     } else {
-                        match crate::sys::read(sh.path(f)) {
-                            Ok(d) => (f.to_string(), d),
+                        match open_input(sh, f) {
+                            Ok(r) => (f.to_string(), r),
                             Err(e) => {
                                 io.eprint(&format!("awk: can't open file {f}: {}\n", io_msg(&e)));
                                 status = 2;
@@ -437,14 +438,12 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> Status {
                         }
                     }
                 }
-                None => (String::new(), read_all(&io.stdin)),
+                None => (String::new(), records::Records::stdin()),
             };
             it.set_var("FILENAME", Val::Str(name));
-            let text = String::from_utf8_lossy(&data).into_owned();
-            let rs = it.special("RS").unwrap_or_else(|| "\n".into());
-            it.pending = split_records(&text, &rs).into();
+            it.main = records;
             it.set_var("FNR", Val::Num(0.0));
-            while let Some(rec) = it.pending.pop_front() {
+            while let Some(rec) = it.next_main_record() {
                 it.counter("NR", 1.0);
                 it.counter("FNR", 1.0);
                 it.set_record(rec);
@@ -506,20 +505,17 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> Status {
     Ok(status)
 }
 
-/// Splits input into records by RS: a string separator, or blank lines when RS is empty.
-fn split_records(text: &str, rs: &str) -> Vec<String> {
-    if rs.is_empty() {
-        return text
-            .split("\n\n")
-            .map(|r| r.trim_matches('\n').to_string())
-            .filter(|r| !r.is_empty())
-            .collect();
+/// A file operand's records: a regular file read a piece at a time, anything else (a device,
+/// `/dev/fd/N`) as the shell reads it.
+fn open_input(sh: &Shell, name: &str) -> std::io::Result<records::Records> {
+    let path = sh.path(name);
+    if !path.starts_with("/dev") {
+        let f = std::fs::File::open(&path)?;
+        if f.metadata()?.is_file() {
+            return Ok(records::Records::file(f));
+        }
     }
-    let mut v: Vec<String> = text.split(rs).map(str::to_string).collect();
-    if v.last().is_some_and(String::is_empty) {
-        v.pop();
-    }
-    v
+    crate::sys::read(path).map(records::Records::bytes)
 }
 
 fn flow_status(it: &mut Interp<'_>, items: &Items, f: Flow) -> i32 {
