@@ -24,9 +24,13 @@ pub(super) struct Interp<'a> {
     /// Function frames: parameter name -> value (arrays passed by reference are copied back).
     pub(super) frames: Vec<HashMap<String, Cell>>,
     pub(super) funcs: HashMap<String, Func>,
+    /// `$1`... and NF, valid once `split_due` is false: a record is split into fields
+    /// only when the program asks for one of them (`END { print NR }` or `/re/ { n++ }`
+    /// never does).
     pub(super) fields: Vec<String>,
     pub(super) record: String,
     pub(super) nf: usize,
+    pub(super) split_due: bool,
     pub(super) regex_cache: HashMap<String, regex::Regex>,
     pub(super) files: HashMap<String, fs::File>,
     /// The current input's records not yet read (plain `getline` takes from here too).
@@ -74,32 +78,73 @@ impl<'a> Interp<'a> {
 
     pub(super) fn set_record(&mut self, rec: String) {
         self.record = rec;
-        self.split_record();
+        self.split_due = true;
+    }
+
+    /// Splits the record now if that is still due (by the FS it was read with: a change
+    /// of FS splits the current record first).
+    pub(super) fn ensure_split(&mut self) {
+        if self.split_due {
+            self.split_due = false;
+            self.split_record();
+        }
     }
 
     pub(super) fn split_fields(&mut self, s: &str, fs_: &str) -> Vec<String> {
+        let mut v = Vec::new();
+        self.split_into(&mut v, s, fs_);
+        v
+    }
+
+    /// Splits `s` by the field separator `fs_` into `out`, reusing its strings (a record's
+    /// fields are split into the last record's, with no allocation once they are as long).
+    pub(super) fn split_into(&mut self, out: &mut Vec<String>, s: &str, fs_: &str) {
+        let mut n = 0;
+        let mut put = |part: &str| {
+            match out.get_mut(n) {
+                Some(f) => {
+                    f.clear();
+                    f.push_str(part);
+                }
+                None => out.push(part.to_string()),
+            }
+            n += 1;
+        };
         if s.is_empty() {
-            return Vec::new();
+            // An empty record has no fields, whatever the separator.
+        } else if fs_ == " " {
+            s.split_whitespace().for_each(&mut put);
+        } else if fs_.chars().count() == 1 && fs_ != "\\" {
+            s.split(fs_).for_each(&mut put);
+        } else {
+            match self.regex(fs_) {
+                Ok(r) => r.split(s).for_each(&mut put),
+                Err(_) => put(s),
+            }
         }
-        if fs_ == " " {
-            return s.split_whitespace().map(str::to_string).collect();
-        }
-        if fs_.chars().count() == 1 && fs_ != "\\" {
-            return s.split(fs_).map(str::to_string).collect();
-        }
-        match self.regex(fs_) {
-            Ok(r) => r.split(s).map(str::to_string).collect(),
-            Err(_) => vec![s.to_string()],
-        }
+        out.truncate(n);
     }
 
     pub(super) fn split_record(&mut self) {
         let fs_ = self.special("FS").unwrap_or_else(|| " ".into());
-        let rec = self.record.clone();
-        self.fields = self.split_fields(&rec, &fs_);
+        let rec = std::mem::take(&mut self.record);
+        let mut fields = std::mem::take(&mut self.fields);
+        self.split_into(&mut fields, &rec, &fs_);
+        self.fields = fields;
+        self.record = rec;
         self.nf = self.fields.len();
-        self.globals
-            .insert("NF".into(), Cell::Scalar(Val::Num(self.nf as f64)));
+        self.set_global_num("NF", self.nf as f64);
+    }
+
+    /// Sets a global the interpreter maintains (NF, NR, FNR) without allocating its name.
+    fn set_global_num(&mut self, name: &str, n: f64) {
+        match self.globals.get_mut(name) {
+            Some(c) => *c = Cell::Scalar(Val::Num(n)),
+            None => {
+                self.globals
+                    .insert(name.to_string(), Cell::Scalar(Val::Num(n)));
+            }
+        }
     }
 
     pub(super) fn rebuild_record(&mut self) {
@@ -108,7 +153,10 @@ impl<'a> Interp<'a> {
         self.record = self.fields.join(&ofs);
     }
 
-    pub(super) fn get_field(&self, i: usize) -> Val {
+    pub(super) fn get_field(&mut self, i: usize) -> Val {
+        if i > 0 {
+            self.ensure_split();
+        }
         if i == 0 {
             Val::StrNum(self.record.clone())
         } else {
@@ -121,25 +169,34 @@ impl<'a> Interp<'a> {
             self.set_record(v);
             return;
         }
+        self.ensure_split();
         if i > self.nf {
             self.nf = i;
             self.fields.resize(i, String::new());
-            self.globals
-                .insert("NF".into(), Cell::Scalar(Val::Num(i as f64)));
+            self.set_global_num("NF", i as f64);
         }
         self.fields[i - 1] = v;
         self.rebuild_record();
     }
 
     pub(super) fn lookup(&mut self, name: &str) -> &mut Cell {
-        if let Some(frame) = self.frames.last_mut()
-            && frame.contains_key(name)
-        {
-            return frame.get_mut(name).expect("checked");
+        if self.frames.last().is_some_and(|f| f.contains_key(name)) {
+            return self
+                .frames
+                .last_mut()
+                .and_then(|f| f.get_mut(name))
+                .expect("checked");
         }
-        self.globals
-            .entry(name.to_string())
-            .or_insert_with(|| Cell::Scalar(Val::StrNum(String::new())))
+        // NF is the split's; FS is about to be read or changed, and the record was read
+        // under the old one.
+        if self.split_due && matches!(name, "NF" | "FS") {
+            self.ensure_split();
+        }
+        if !self.globals.contains_key(name) {
+            self.globals
+                .insert(name.to_string(), Cell::Scalar(Val::StrNum(String::new())));
+        }
+        self.globals.get_mut(name).expect("present")
     }
 
     pub(super) fn get_var(&mut self, name: &str) -> Val {
@@ -151,6 +208,7 @@ impl<'a> Interp<'a> {
 
     pub(super) fn set_var(&mut self, name: &str, v: Val) {
         if name == "NF" {
+            self.ensure_split();
             let n = v.num().max(0.0) as usize;
             self.nf = n;
             self.rebuild_record();
@@ -605,9 +663,13 @@ impl<'a> Interp<'a> {
         status
     }
 
+    /// NR and FNR, counted on.
     pub(super) fn counter(&mut self, name: &str, by: f64) {
-        let n = self.get_var(name).num() + by;
-        self.set_var(name, Val::Num(n));
+        let n = match self.globals.get(name) {
+            Some(Cell::Scalar(v)) => v.num(),
+            _ => 0.0,
+        };
+        self.set_global_num(name, n + by);
     }
 
     /// The next record of the main input, split by the RS in force now.

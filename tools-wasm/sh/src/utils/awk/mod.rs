@@ -342,6 +342,7 @@ pub fn run(sh: &Shell, args: &[String], io: &Io) -> Status {
         fields: Vec::new(),
         record: String::new(),
         nf: 0,
+        split_due: false,
         regex_cache: HashMap::new(),
         files: HashMap::new(),
         main: records::Records::empty(),

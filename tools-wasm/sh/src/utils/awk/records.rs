@@ -104,7 +104,11 @@ impl Records {
             } else {
                 rs.as_bytes()
             };
-            if let Some(i) = memchr::memmem::find(data, sep) {
+            let found = match sep {
+                [b] => memchr::memchr(*b, data),
+                _ => memchr::memmem::find(data, sep),
+            };
+            if let Some(i) = found {
                 let rec = String::from_utf8_lossy(&data[..i]).into_owned();
                 // Paragraph mode skips the blank lines before the next record when it is read.
                 self.at += if rs.is_empty() { i } else { i + sep.len() };
