@@ -538,7 +538,7 @@ pub(super) struct Tx<'a> {
 }
 
 impl<'a> Tx<'a> {
-    /// Begins a transaction (without the writer lock: see [`begin_write`]).
+    /// Begins a transaction (without the writer lock: see `begin_write`).
     pub(super) async fn begin(pc: &'a mut Pooled<'_>) -> Result<Tx<'a>> {
         let conn = pc.conn_mut();
         let tx = conn.client.transaction().await.map_err(server)?;
