@@ -286,22 +286,36 @@ impl Drop for Postgres {
 /// Begins a write transaction holding the store's writer lock.
 async fn begin_write<'a>(pc: &'a mut Pooled<'_>) -> Result<Tx<'a>> {
     let tx = Tx::begin(pc).await?;
-    tx.execute(
-        "SELECT value FROM burrow_meta WHERE key = 'writer' FOR UPDATE",
-        &[],
-    )
-    .await
-    .map_err(server)?;
+    tx.execute(WRITER_LOCK, &[]).await.map_err(server)?;
     Ok(tx)
 }
 
+/// Takes the store's writer lock (held to the end of the transaction).
+const WRITER_LOCK: &str = "SELECT value FROM burrow_meta WHERE key = 'writer' FOR UPDATE";
+
+const SETTING: &str = "SELECT value FROM burrow_meta WHERE key = $1";
+
 async fn setting(c: &impl Cached, key: &str) -> Result<Option<String>> {
     let key = format!("setting:{key}");
-    let row = c
-        .query_opt("SELECT value FROM burrow_meta WHERE key = $1", &[&key])
-        .await
-        .map_err(server)?;
+    let row = c.query_opt(SETTING, &[&key]).await.map_err(server)?;
     Ok(row.map(|r| r.get(0)))
+}
+
+/// Whether `guard` no longer holds, read in the caller's transaction after taking the
+/// writer lock, with the two statements sent together: the server runs a connection's
+/// statements in order, so the setting is read (by a statement of its own, with a snapshot
+/// taken then) only once the lock is granted, without a round trip between.
+async fn fenced(pc: &Pooled<'_>, guard: Guard<'_>) -> Result<bool> {
+    // Prepared first (once per connection), so that the two go out in this order.
+    let lock = pc.statement(WRITER_LOCK).await.map_err(server)?;
+    let read = pc.statement(SETTING).await.map_err(server)?;
+    let key = format!("setting:{}", guard.key);
+    let client: &tokio_postgres::Client = pc;
+    let (_, row) =
+        futures::future::try_join(client.execute(&lock, &[]), client.query_opt(&read, &[&key]))
+            .await
+            .map_err(server)?;
+    Ok(row.map(|r| r.get::<_, String>(0)).as_deref() != guard.value)
 }
 
 /// [`Guard`]'s check, as a statement of its own after [`begin_write`] took the writer lock
@@ -1001,31 +1015,33 @@ impl Catalog for Postgres {
         record: &CommitRecord<'_>,
         objects: &[NewObject<'_>],
     ) -> Result<(VersionId, Option<i64>)> {
-        let mut pc = self.client()?;
-        pc.driver().block(async {
-            // Only a guarded commit takes the lock on its own first: the guard must be read
-            // once the lock is held. The objects' inserts are pipelined with the commit's
-            // statement (the same transaction, sent without waiting between).
-            let Some(g) = record.guard else {
-                // No lock to take first: `BEGIN` goes out with the statements.
-                let pc = &pc;
-                return pipelined(pc, async {
-                    let (_, out) = futures::future::try_join(
-                        put_objects(pc, objects),
-                        commit_statement(pc, record),
-                    )
-                    .await?;
-                    Ok(out)
-                })
-                .await;
+        let pc = self.client()?;
+        let pc = &pc;
+        // One round trip, then `COMMIT`: `BEGIN`; for a guarded commit the writer lock and
+        // the guard's setting ([`fenced`]); the objects' inserts; and the commit's statement,
+        // all sent without waiting between. A guard that no longer holds rolls back what
+        // the statements after it did. On a connection's first guarded commit the guard's
+        // statements are prepared first, so the commit's statement may go out before them;
+        // that is still sound: it takes the writer lock itself, and the setting is read
+        // after the lock either way.
+        pc.driver().block(pipelined(pc, async {
+            let guard = async {
+                match record.guard {
+                    Some(g) => fenced(pc, g).await,
+                    None => Ok(false),
+                }
             };
-            let tx = begin_write(&mut pc).await?;
-            check_guard(&tx, Some(g)).await?;
-            let (_, out) =
-                futures::future::try_join(put_objects(&tx, objects), commit_statement(&tx, record))
-                    .await?;
-            finish(tx, out).await
-        })
+            let (fenced, (), out) = futures::future::try_join3(
+                guard,
+                put_objects(pc, objects),
+                commit_statement(pc, record),
+            )
+            .await?;
+            if fenced {
+                return Err(Error::Fenced);
+            }
+            Ok(out)
+        }))
     }
 
     fn checkout(&self, workspace: &str, target: VersionId, message: &str) -> Result<VersionId> {
