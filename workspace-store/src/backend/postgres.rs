@@ -353,10 +353,43 @@ async fn pipelined<T>(pc: &Pooled<'_>, body: impl Future<Output = Result<T>>) ->
     }
 }
 
-async fn put_objects(c: &impl Cached, objs: &[NewObject<'_>]) -> Result<()> {
-    let now = now_ns();
+/// [`pipelined`] with `COMMIT` sent in the same round trip: `BEGIN`, `body`'s statements and
+/// `COMMIT` go out together. `body` must send every statement when first polled (each
+/// prepared already, none waiting on another's answer), or `COMMIT` would go out before
+/// them; and whatever its statements did must be fit to keep when it returns an error
+/// without one of them failing. A failed statement aborts the transaction, and `COMMIT`
+/// then rolls it back.
+async fn in_one_trip<T>(pc: &Pooled<'_>, body: impl Future<Output = Result<T>>) -> Result<T> {
+    let commit_sent = std::cell::Cell::new(false);
+    let begin = async { pc.batch_execute("BEGIN").await.map_err(server) };
+    let commit = async {
+        commit_sent.set(true);
+        pc.batch_execute("COMMIT").await.map_err(server)
+    };
+    match futures::future::try_join3(begin, body, commit).await {
+        Ok(((), out, ())) => Ok(out),
+        Err(e) => {
+            // `body` failed before `COMMIT` went out: end the transaction here.
+            if !commit_sent.get() {
+                let _ = pc.batch_execute("ROLLBACK").await;
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Inserts objects, keeping the first `created` of one already there fresh (GC's grace).
+const PUT_OBJECTS: &str = "INSERT INTO objects(hash, kind, data, created)
+     SELECT h, k, d, $4 FROM UNNEST($1::bytea[], $2::smallint[], $3::bytea[]) AS t(h, k, d)
+     ON CONFLICT (hash) DO UPDATE SET created = excluded.created";
+
+/// `objs` in the runs that one [`PUT_OBJECTS`] inserts.
+fn batches<'o, 'a>(objs: &'o [NewObject<'a>]) -> impl Iterator<Item = &'o [NewObject<'a>]> {
     let mut start = 0;
-    while start < objs.len() {
+    std::iter::from_fn(move || {
+        if start >= objs.len() {
+            return None;
+        }
         let mut end = start;
         let mut bytes = 0;
         while end < objs.len() && end - start < PUT_BATCH && bytes < PUT_BATCH_BYTES {
@@ -364,18 +397,20 @@ async fn put_objects(c: &impl Cached, objs: &[NewObject<'_>]) -> Result<()> {
             end += 1;
         }
         let chunk = &objs[start..end];
+        start = end;
+        Some(chunk)
+    })
+}
+
+async fn put_objects(c: &impl Cached, objs: &[NewObject<'_>]) -> Result<()> {
+    let now = now_ns();
+    for chunk in batches(objs) {
         let hashes: Vec<&[u8]> = chunk.iter().map(|o| &o.hash.0[..]).collect();
         let kinds: Vec<i16> = chunk.iter().map(|o| kind_code(o.kind)).collect();
         let datas: Vec<&[u8]> = chunk.iter().map(|o| o.data).collect();
-        c.execute(
-            "INSERT INTO objects(hash, kind, data, created)
-             SELECT h, k, d, $4 FROM UNNEST($1::bytea[], $2::smallint[], $3::bytea[]) AS t(h, k, d)
-             ON CONFLICT (hash) DO UPDATE SET created = excluded.created",
-            &[&hashes, &kinds, &datas, &now],
-        )
-        .await
-        .map_err(server)?;
-        start = end;
+        c.execute(PUT_OBJECTS, &[&hashes, &kinds, &datas, &now])
+            .await
+            .map_err(server)?;
     }
     Ok(())
 }
@@ -429,8 +464,27 @@ async fn insert_version(c: &impl Cached, v: &NewVersion<'_>) -> Result<VersionId
 /// notification, in one statement of the caller's transaction (one round trip where they
 /// took eight). The lock is taken before the version id and the events' sequence numbers
 /// are drawn (the insert reads the locked row), so both still follow commit order; the
-/// events are numbered in the order given. A head that moved leaves the version row and
-/// nothing else, which the caller's rollback takes away.
+/// events are numbered in the order given. A head that moved leaves nothing: the version
+/// row and the events are inserted only with the head's move (the id is drawn first, so the
+/// head can point at it), and the caller gets [`Error::Conflict`].
+const COMMIT_STATEMENT: &str = "
+    WITH w AS (SELECT 1 FROM burrow_meta WHERE key = 'writer' FOR UPDATE),
+         n AS (SELECT nextval('versions_id_seq') AS id FROM w),
+         h AS (UPDATE heads SET version = (SELECT id FROM n), last_active = $4
+               WHERE name = $3 AND version = $9 RETURNING version),
+         v AS (INSERT INTO versions(id, root, parent, workspace, time, message, next_ino,
+                                    bytes, entries)
+               SELECT h.version, $1::bytea, $2::bigint, $3::text, $4::bigint, $5::text,
+                      $6::bigint, $7::bigint, $8::bigint
+               FROM h RETURNING id),
+         e AS (INSERT INTO events(workspace, time, kind, version_before, version_after, data)
+               SELECT $3, $4, x.k, $9, h.version, x.d
+               FROM h, unnest($10::text[], $11::text[]) WITH ORDINALITY AS x(k, d, o)
+               ORDER BY x.o RETURNING seq)
+    SELECT (SELECT id FROM n), (SELECT count(*) FROM v), (SELECT max(seq) FROM e),
+           CASE WHEN cardinality($10::text[]) > 0 AND EXISTS (SELECT 1 FROM h)
+                THEN pg_notify($12, '')::text END";
+
 async fn commit_statement(
     c: &impl Cached,
     r: &CommitRecord<'_>,
@@ -444,21 +498,7 @@ async fn commit_statement(
         .unzip();
     let row = c
         .query_one(
-            "WITH w AS (SELECT 1 FROM burrow_meta WHERE key = 'writer' FOR UPDATE),
-                  v AS (INSERT INTO versions(root, parent, workspace, time, message, next_ino,
-                                             bytes, entries)
-                        SELECT $1::bytea, $2::bigint, $3::text, $4::bigint, $5::text,
-                               $6::bigint, $7::bigint, $8::bigint
-                        FROM w RETURNING id),
-                  h AS (UPDATE heads SET version = (SELECT id FROM v), last_active = $4
-                        WHERE name = $3 AND version = $9 RETURNING version),
-                  e AS (INSERT INTO events(workspace, time, kind, version_before,
-                                           version_after, data)
-                        SELECT $3, $4, x.k, $9, h.version, x.d
-                        FROM h, unnest($10::text[], $11::text[]) WITH ORDINALITY AS x(k, d, o)
-                        ORDER BY x.o RETURNING seq)
-             SELECT (SELECT id FROM v), (SELECT count(*) FROM h), (SELECT max(seq) FROM e),
-                    CASE WHEN cardinality($10::text[]) > 0 THEN pg_notify($12, '')::text END",
+            COMMIT_STATEMENT,
             &[
                 &&v.root.0[..],
                 &v.parent.map(|p| p.0),
@@ -1017,6 +1057,25 @@ impl Catalog for Postgres {
     ) -> Result<(VersionId, Option<i64>)> {
         let pc = self.client()?;
         let pc = &pc;
+        if record.guard.is_none() && batches(objects).nth(1).is_none() {
+            // No guard to check before committing, and the objects in one insert: one round
+            // trip, `COMMIT` included. A head that moved leaves only the objects' rows,
+            // which are garbage until something refers to them (GC's to collect).
+            return pc.driver().block(async {
+                for sql in [PUT_OBJECTS, COMMIT_STATEMENT] {
+                    pc.statement(sql).await.map_err(server)?;
+                }
+                in_one_trip(pc, async {
+                    let ((), out) = futures::future::try_join(
+                        put_objects(pc, objects),
+                        commit_statement(pc, record),
+                    )
+                    .await?;
+                    Ok(out)
+                })
+                .await
+            });
+        }
         // One round trip, then `COMMIT`: `BEGIN`; for a guarded commit the writer lock and
         // the guard's setting ([`fenced`]); the objects' inserts; and the commit's statement,
         // all sent without waiting between. A guard that no longer holds rolls back what
