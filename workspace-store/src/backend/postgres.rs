@@ -334,10 +334,11 @@ async fn finish<T>(tx: Tx<'_>, out: T) -> Result<T> {
 }
 
 /// Runs `body` (statements on `pc`) in a transaction whose `BEGIN` is sent together with
-/// them instead of a round trip ahead, then commits, or rolls back when `body` fails. For
-/// transactions that take no lock before their statements. (A [`Tx`] cannot do this: its
-/// `BEGIN` is answered before it exists.) Should the thread panic in between, the
-/// connection is not pooled again, so no transaction outlives the call.
+/// them instead of a round trip ahead, then commits once they are answered, or rolls back
+/// when `body` fails. A lock the transaction needs first is `body`'s first statement (see
+/// [`fenced`]). (A [`Tx`] cannot do this: its `BEGIN` is answered before it exists.)
+/// Should the thread panic in between, the connection is not pooled again, so no
+/// transaction outlives the call.
 async fn pipelined<T>(pc: &Pooled<'_>, body: impl Future<Output = Result<T>>) -> Result<T> {
     let begin = async { pc.batch_execute("BEGIN").await.map_err(server) };
     match futures::future::try_join(begin, body).await {
