@@ -11,6 +11,8 @@ use std::process::Command;
 
 use burrow_host::session::{Sandbox, SandboxConfig};
 
+use crate::common;
+
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
@@ -131,7 +133,7 @@ fn shell_agrees_with_gnu_bash() {
         // The sandbox's $HOME is its own empty directory, outside the project.
         let home = tmp.path().join(format!("home-{name}"));
         std::fs::create_dir(&home).unwrap();
-        let real = Command::new("bash")
+        let real = common::reference_bash()
             .arg("-c")
             .arg(snippet)
             .current_dir(&dir)

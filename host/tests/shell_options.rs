@@ -17,6 +17,8 @@ use std::process::Command;
 
 use burrow_host::session::{Sandbox, SandboxConfig};
 
+use crate::common;
+
 #[allow(dead_code)]
 mod registry {
     include!("../../tools-wasm/sh/src/utils/registry.rs");
@@ -425,7 +427,7 @@ fn burrow_runs(sb: &Sandbox, id: &str, lines: &[String]) -> Vec<(String, i32)> {
 }
 
 fn host_run(line: &str) -> (String, i32) {
-    let o = Command::new("bash")
+    let o = common::reference_bash()
         .arg("-c")
         .arg(format!("{line} </dev/null"))
         .env_clear()

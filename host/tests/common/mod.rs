@@ -220,3 +220,22 @@ pub fn start_env(db: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Server {
         _dir: None,
     }
 }
+
+/// `bash` as the reference for the shell's tests: run with the default action for the
+/// signals a job can inherit ignored (a job started in the background of a script inherits
+/// SIGINT and SIGQUIT ignored, and `nohup` SIGHUP), which bash would then list in `trap -p`
+/// and refuse to trap, whatever the terminal this test suite was started from.
+pub fn reference_bash() -> Command {
+    use std::os::unix::process::CommandExt as _;
+    let mut c = Command::new("bash");
+    // SAFETY: signal(2) is async-signal-safe, and nothing else runs between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            for s in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
+                libc::signal(s, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    c
+}
