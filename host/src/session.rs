@@ -700,12 +700,12 @@ impl Sandbox {
                 match outcome.txn {
                     Some(mut txn) => {
                         txn.set_message(tool.to_string());
-                        txn.commit_with_event("tool", &data)?;
+                        txn.commit_recording("tool", &data)?;
                     }
                     // Rolled back (a timed-out command): the event records it, nothing else.
                     None => {
                         self.store
-                            .append_event(id, "tool", Some(base), Some(base), &data)?;
+                            .record_event(id, "tool", Some(base), Some(base), &data)?;
                     }
                 }
                 Ok(outcome.output)
@@ -715,7 +715,7 @@ impl Sandbox {
                 let output = ToolOutput::error(format!("{tool}: {e}"));
                 let data = record(&output, Some(e.to_string()));
                 self.store
-                    .append_event(id, "tool", Some(base), Some(base), &data)?;
+                    .record_event(id, "tool", Some(base), Some(base), &data)?;
                 Ok(output)
             }
         }
@@ -753,7 +753,7 @@ impl Sandbox {
                     "tool": "run", "program": name, "args": opts.args,
                     "exit_code": report.exit_code, "duration_us": started.elapsed().as_micros() as u64,
                 });
-                let (c, _) = txn.commit_with_event("run", &data.to_string())?;
+                let c = txn.commit_recording("run", &data.to_string())?;
                 Ok(RunResult {
                     report,
                     version_before: base,
@@ -763,7 +763,7 @@ impl Sandbox {
             Err(e) => {
                 let data = json!({ "tool": "run", "program": name, "error": e.to_string() });
                 self.store
-                    .append_event(id, "run", Some(base), Some(base), &data.to_string())?;
+                    .record_event(id, "run", Some(base), Some(base), &data.to_string())?;
                 Err(e.into())
             }
         }
@@ -818,7 +818,7 @@ impl Sandbox {
                     "is_error": report.exit_code != 0,
                     "duration_us": started.elapsed().as_micros() as u64,
                 });
-                let (c, _) = txn.commit_with_event("tool", &data.to_string())?;
+                let c = txn.commit_recording("tool", &data.to_string())?;
                 Ok(RunResult {
                     report,
                     version_before: base,
@@ -828,7 +828,7 @@ impl Sandbox {
             Err(e) => {
                 let data = json!({ "tool": tool, "input": { "command": command }, "error": e.to_string(), "is_error": true });
                 self.store
-                    .append_event(id, "tool", Some(base), Some(base), &data.to_string())?;
+                    .record_event(id, "tool", Some(base), Some(base), &data.to_string())?;
                 Err(e.into())
             }
         }

@@ -68,6 +68,21 @@ impl Store {
             .append_event(workspace, kind, before, after, data)
     }
 
+    /// [`Store::append_event`] for an event whose sequence number nobody waits for: it may
+    /// return before the event is stored (see [`crate::backend::Catalog::record_event`]). It
+    /// is stored before this store reads the log, deletes a workspace or is dropped.
+    pub fn record_event(
+        &self,
+        workspace: &str,
+        kind: &str,
+        before: Option<VersionId>,
+        after: Option<VersionId>,
+        data: &str,
+    ) -> Result<()> {
+        self.catalog()
+            .record_event(workspace, kind, before, after, data)
+    }
+
     /// Events matching `filter`, oldest first.
     pub fn events(&self, filter: &EventFilter) -> Result<Vec<Event>> {
         self.catalog().events(filter)

@@ -1347,6 +1347,21 @@ impl Txn {
         self.commit_inner(None).map(|(c, _)| c)
     }
 
+    /// [`Txn::commit_with_event`](crate::Txn::commit_with_event) for a caller that needs no
+    /// sequence number: the event of a transaction that changed nothing goes through
+    /// [`Store::record_event`], which may return before it is stored (a networked catalog
+    /// does not wait for it), after the transaction's queued events.
+    pub fn commit_recording(self, kind: &str, data: &str) -> Result<Commit> {
+        let ws = match &self.workspace {
+            Some(ws) if !self.is_dirty() => ws.clone(),
+            _ => return self.commit_inner(Some((kind, data))).map(|(c, _)| c),
+        };
+        let store = self.store.clone();
+        let (c, _) = self.commit_inner(None)?;
+        store.record_event(&ws, kind, Some(c.version), Some(c.version), data)?;
+        Ok(c)
+    }
+
     pub(crate) fn commit_inner(
         mut self,
         event: Option<(&str, &str)>,

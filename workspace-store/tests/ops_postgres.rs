@@ -121,6 +121,47 @@ fn a_failed_commit_leaves_no_transaction_open_on_the_server() {
 // ----- what only a shared server has -----
 
 #[test]
+fn events_recorded_without_waiting_are_in_order_and_in_the_log_when_read() {
+    let (url, store) = store!();
+    let events = |s: &Store| {
+        s.events(&burrow_store::EventFilter {
+            workspace: Some("w".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.kind, e.data))
+        .collect::<Vec<_>>()
+    };
+    // Reads (transactions that change nothing) interleaved with writes: the reads' events
+    // are sent without waiting, the writes' with their commits.
+    let mut want = Vec::new();
+    for i in 0..20 {
+        let mut t = store.begin("w").unwrap();
+        if i % 3 == 0 {
+            let ino = t.open_at(ROOT_INO, &format!("f{i}"), CREATE, true).unwrap();
+            t.write(ino, 0, b"x").unwrap();
+            t.commit_recording("write", &i.to_string()).unwrap();
+            want.push(("write".to_string(), i.to_string()));
+        } else {
+            t.commit_recording("read", &i.to_string()).unwrap();
+            want.push(("read".to_string(), i.to_string()));
+        }
+        // A catalog write that begins a transaction of its own right after a read's event.
+        store.set_meta("w", "k", Some(&i.to_string())).unwrap();
+    }
+    assert_eq!(events(&store), want, "read back in this process");
+    // Another process sees them too, once this one has dropped its store.
+    store.record_event("w", "read", None, None, "last").unwrap();
+    let t = store.begin("w").unwrap();
+    t.commit_recording("read", "very last").unwrap();
+    drop(store);
+    want.push(("read".to_string(), "last".to_string()));
+    want.push(("read".to_string(), "very last".to_string()));
+    assert_eq!(events(&reopen(&url)), want, "read back by another process");
+}
+
+#[test]
 fn the_catalog_and_the_objects_live_in_the_database() {
     let (url, s) = store!();
     let mut t = s.begin("w").unwrap();

@@ -277,6 +277,21 @@ pub trait Catalog: Send + Sync {
         after: Option<VersionId>,
         data: &str,
     ) -> Result<i64>;
+    /// [`Catalog::append_event`] for an event whose sequence number nobody waits for: it may
+    /// return before the event is stored. The event is stored before this catalog reads the
+    /// log, deletes a workspace or versions, or is dropped; one that then fails to be stored
+    /// is logged. By default it is `append_event`.
+    fn record_event(
+        &self,
+        workspace: &str,
+        kind: &str,
+        before: Option<VersionId>,
+        after: Option<VersionId>,
+        data: &str,
+    ) -> Result<()> {
+        self.append_event(workspace, kind, before, after, data)
+            .map(|_| ())
+    }
     fn events(&self, filter: &EventFilter) -> Result<Vec<Event>>;
 
     // --- garbage collection ---

@@ -275,6 +275,8 @@ impl Postgres {
 
 impl Drop for Postgres {
     fn drop(&mut self) {
+        // Events sent without waiting ([`Catalog::record_event`]) are answered first.
+        self.pool.settle_idle();
         // Dropping a runtime waits for its tasks, which is not allowed inside an async
         // context (where a server may drop its store): let them go in the background.
         if let Some(rt) = self.runtime.take() {
@@ -289,6 +291,18 @@ async fn begin_write<'a>(pc: &'a mut Pooled<'_>) -> Result<Tx<'a>> {
     tx.execute(WRITER_LOCK, &[]).await.map_err(server)?;
     Ok(tx)
 }
+
+/// An event, `last_active` and the notification (see [`Catalog::append_event`] below);
+/// `$8` turns the wait for the WAL flush off for its transaction.
+const APPEND_EVENT: &str = "
+    WITH w AS (SELECT value FROM burrow_meta WHERE key = 'writer' FOR UPDATE),
+         e AS (INSERT INTO events(workspace, time, kind, version_before, version_after, data)
+               SELECT $1::text, $2::bigint, $3::text, $4::bigint, $5::bigint, $6::text
+               FROM w RETURNING seq),
+         t AS (UPDATE heads SET last_active = $2 WHERE name = $1 AND EXISTS (SELECT 1 FROM e))
+    SELECT seq, pg_notify($7, '')::text,
+           CASE WHEN $8 THEN set_config('synchronous_commit', 'off', true) END
+    FROM e";
 
 /// Takes the store's writer lock (held to the end of the transaction).
 const WRITER_LOCK: &str = "SELECT value FROM burrow_meta WHERE key = 'writer' FOR UPDATE";
@@ -994,6 +1008,8 @@ impl Catalog for Postgres {
     }
 
     fn delete_head(&self, name: &str) -> Result<()> {
+        // Events sent without waiting are in the table before it is read or cleared.
+        self.pool.settle_idle();
         let mut pc = self.client()?;
         pc.driver().block(async {
             let tx = begin_write(&mut pc).await?;
@@ -1216,17 +1232,7 @@ impl Catalog for Postgres {
         pc.driver().block(async {
             let row = pc
                 .query_one(
-                    "WITH w AS (SELECT value FROM burrow_meta WHERE key = 'writer' FOR UPDATE),
-                          e AS (INSERT INTO events(workspace, time, kind, version_before,
-                                                   version_after, data)
-                                SELECT $1::text, $2::bigint, $3::text, $4::bigint, $5::bigint,
-                                       $6::text
-                                FROM w RETURNING seq),
-                          t AS (UPDATE heads SET last_active = $2
-                                WHERE name = $1 AND EXISTS (SELECT 1 FROM e))
-                     SELECT seq, pg_notify($7, '')::text,
-                            CASE WHEN $8 THEN set_config('synchronous_commit', 'off', true) END
-                     FROM e",
+                    APPEND_EVENT,
                     &[
                         &workspace,
                         &now_ns(),
@@ -1244,7 +1250,61 @@ impl Catalog for Postgres {
         })
     }
 
+    /// The event of a call that changed nothing (the same version before and after) is sent
+    /// without waiting for its answer, with the durability [`Catalog::append_event`] gives it:
+    /// the call's own round trip is then the head's query alone. The connection's next use
+    /// reads the answer on the way (one of this process's calls that follows on the same
+    /// connection is numbered after it), and reading the log, deleting a workspace, GC and
+    /// dropping the store wait for every such answer first. Another process reading the log
+    /// may see the event a fraction of a millisecond after the call returned; one that fails
+    /// (the database gone) is logged rather than reported to the call. `Durability::Full`
+    /// waits, as every other event does.
+    fn record_event(
+        &self,
+        workspace: &str,
+        kind: &str,
+        before: Option<VersionId>,
+        after: Option<VersionId>,
+        data: &str,
+    ) -> Result<()> {
+        let changed_nothing =
+            self.durability == Durability::Normal && before.is_some() && before == after;
+        if !changed_nothing {
+            return self
+                .append_event(workspace, kind, before, after, data)
+                .map(|_| ());
+        }
+        let pc = self.client()?;
+        // Prepared now (once per connection) so that the statement goes out at once.
+        let st = pc
+            .driver()
+            .block(async { pc.statement(APPEND_EVENT).await.map_err(server) })?;
+        let client = pc.shared_client();
+        let (workspace, kind, data) = (workspace.to_string(), kind.to_string(), data.to_string());
+        let (before, after, now) = (before.map(|v| v.0), after.map(|v| v.0), now_ns());
+        pc.defer(Box::pin(async move {
+            client
+                .execute(
+                    &st,
+                    &[
+                        &workspace,
+                        &now,
+                        &kind,
+                        &before,
+                        &after,
+                        &data,
+                        &EVENTS_CHANNEL,
+                        &true,
+                    ],
+                )
+                .await
+        }));
+        Ok(())
+    }
+
     fn events(&self, filter: &EventFilter) -> Result<Vec<Event>> {
+        // Events sent without waiting are in the table before it is read or cleared.
+        self.pool.settle_idle();
         let pc = self.client()?;
         pc.driver().block(async {
             let limit = if filter.limit == 0 {
@@ -1268,6 +1328,8 @@ impl Catalog for Postgres {
     }
 
     fn delete_versions(&self, seen: &RefSnapshot, doomed: &[VersionId]) -> Result<bool> {
+        // Events sent without waiting are in the table before it is read or cleared.
+        self.pool.settle_idle();
         let mut pc = self.client()?;
         pc.driver().block(async {
             let tx = begin_write(&mut pc).await?;
@@ -1388,19 +1450,19 @@ impl Catalog for Postgres {
     }
 
     fn dump(&self) -> Result<CatalogDump> {
+        self.pool.settle_idle();
         let mut pc = self.client()?;
         pc.driver().block(async {
-            let conn = pc.conn_mut();
+            let (client, statements) = pc.exclusive().await?;
             let tx = Tx {
-                tx: conn
-                    .client
+                tx: client
                     .build_transaction()
                     .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
                     .read_only(true)
                     .start()
                     .await
                     .map_err(server)?,
-                statements: &conn.statements,
+                statements,
             };
             let q = |sql: &'static str| tx.query(sql, &[]);
             let versions = q(

@@ -227,6 +227,10 @@ impl Waiter {
 /// The connection ended while a future still waited on it.
 struct Lost;
 
+fn lost() -> Error {
+    Error::Server("the connection to PostgreSQL was lost".into())
+}
+
 /// How long a wait sleeps at most before polling again: only a wake from another thread,
 /// which this code does not make, would need it.
 const WAIT: Duration = Duration::from_millis(200);
@@ -263,11 +267,40 @@ fn drive(connection: &mut Option<IoHalf>, cx: &mut Context<'_>) -> bool {
     }
 }
 
+/// A statement sent without waiting for its answer (see [`Pooled::defer`]): it owns what it
+/// needs (a handle on the client among it), so it can outlive the call that sent it.
+pub(super) type Deferred =
+    Pin<Box<dyn Future<Output = std::result::Result<u64, tokio_postgres::Error>> + Send>>;
+
+/// Polls the deferred statements once, keeping those still waiting; one that failed is
+/// logged (its caller has returned). When one ends, `cx` is woken: a future may be waiting
+/// for the client to be no longer shared ([`Pooled::exclusive`]).
+fn poll_deferred(deferred: &mut Vec<Deferred>, cx: &mut Context<'_>) {
+    let before = deferred.len();
+    deferred.retain_mut(|f| match f.as_mut().poll(cx) {
+        Poll::Pending => true,
+        Poll::Ready(Ok(_)) => false,
+        Poll::Ready(Err(e)) => {
+            tracing::warn!(error = %e, "a statement sent without waiting for its answer failed");
+            false
+        }
+    });
+    if deferred.len() < before {
+        cx.waker().wake_by_ref();
+    }
+}
+
+/// Statements a connection keeps sent without their answers read, at most.
+const MAX_DEFERRED: usize = 64;
+
 /// A connection's I/O half, polled by whoever uses the connection.
 pub(super) struct Driver {
     /// `None` once it ended (the server closed it, or it failed).
     connection: Option<IoHalf>,
     waiter: Waiter,
+    /// Statements sent whose answers are still to be read: their answers come before those of
+    /// anything sent after them, so each later use of the connection reads them on the way.
+    deferred: Vec<Deferred>,
 }
 
 impl Driver {
@@ -300,6 +333,7 @@ impl Driver {
             Driver {
                 connection: Some(Box::pin(connection)),
                 waiter,
+                deferred: Vec::new(),
             },
         ))
     }
@@ -316,17 +350,72 @@ impl Driver {
     /// Runs `f`, a future of queries on this connection's client, to completion on the
     /// calling thread, driving the connection meanwhile.
     pub(super) fn block<T>(&mut self, f: impl Future<Output = Result<T>>) -> Result<T> {
-        let Driver { connection, waiter } = self;
-        let out = waiter.run(f, |cx| drive(connection, cx));
+        let Driver {
+            connection,
+            waiter,
+            deferred,
+        } = self;
+        let out = waiter.run(f, |cx| {
+            let open = drive(connection, cx);
+            poll_deferred(deferred, cx);
+            open
+        });
         // Send what the future queued without waiting for its answer (a dropped
         // transaction's ROLLBACK), so that no lock stays held while the connection idles.
         drive(connection, &mut Context::from_waker(Waker::noop()));
         match out {
             Ok(r) => r,
-            Err(Lost) => Err(Error::Server(
-                "the connection to PostgreSQL was lost".into(),
-            )),
+            Err(Lost) => {
+                deferred.clear();
+                Err(lost())
+            }
         }
+    }
+
+    /// Sends `f`'s statement now and leaves its answer to be read by a later use of the
+    /// connection (or by [`Driver::settle`]).
+    fn defer(&mut self, mut f: Deferred) {
+        // A connection used for nothing else still reads its answers now and then.
+        if self.deferred.len() >= MAX_DEFERRED {
+            let _ = self.settle();
+        }
+        let mut cx = Context::from_waker(Waker::noop());
+        // The first poll queues the statement, the drive writes it to the socket (and reads
+        // what has come in meanwhile).
+        if f.as_mut().poll(&mut cx).is_pending() {
+            self.deferred.push(f);
+        }
+        drive(&mut self.connection, &mut cx);
+        poll_deferred(&mut self.deferred, &mut cx);
+    }
+
+    /// Reads the answers of the deferred statements, waiting for them.
+    fn settle(&mut self) -> Result<()> {
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        let done = std::cell::Cell::new(false);
+        let Driver {
+            connection,
+            waiter,
+            deferred,
+        } = self;
+        let out = waiter.run(
+            std::future::poll_fn(|_| match done.get() {
+                true => Poll::Ready(()),
+                false => Poll::Pending,
+            }),
+            |cx| {
+                let open = drive(connection, cx);
+                poll_deferred(deferred, cx);
+                done.set(deferred.is_empty());
+                open
+            },
+        );
+        out.map_err(|Lost| {
+            deferred.clear();
+            lost()
+        })
     }
 }
 
@@ -367,17 +456,36 @@ impl Pool {
         Ok(Pooled {
             pool: self,
             conn: Some(Conn {
-                client,
+                client: Arc::new(client),
                 statements: Statements::default(),
                 driver: Drive(Arc::new(Mutex::new(driver))),
             }),
         })
     }
+
+    /// Reads the answers of what idle connections sent without waiting ([`Pooled::defer`]),
+    /// so that a query made after this sees what they wrote. A connection found lost is
+    /// dropped.
+    pub(super) fn settle_idle(&self) {
+        let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
+        let kept: Vec<Conn> = idle
+            .into_iter()
+            .filter(|c| c.driver.lock().settle().is_ok())
+            .collect();
+        let mut pool = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        for c in kept {
+            if pool.len() < IDLE {
+                pool.push(c);
+            }
+        }
+    }
 }
 
 /// A connection: its client, the statements prepared on it, and its I/O half.
 pub(super) struct Conn {
-    pub(super) client: Client,
+    /// Shared with the statements sent without waiting ([`Pooled::defer`]) until they are
+    /// answered.
+    pub(super) client: Arc<Client>,
     pub(super) statements: Statements,
     driver: Drive,
 }
@@ -482,6 +590,38 @@ impl Pooled<'_> {
         self.conn().driver.clone()
     }
 
+    /// The client, to move into a statement sent with [`Pooled::defer`].
+    pub(super) fn shared_client(&self) -> Arc<Client> {
+        self.conn().client.clone()
+    }
+
+    /// Sends `f`'s statement (a future on [`Pooled::shared_client`]) without waiting for its
+    /// answer: the connection's next use reads it on the way, as its answers come in order,
+    /// and [`Pool::settle_idle`] waits for it. The statement must be prepared already, so
+    /// that it goes out now; one that fails is logged.
+    pub(super) fn defer(&self, f: Deferred) {
+        self.conn().driver.lock().defer(f);
+    }
+
+    /// The client, to begin a transaction on, and the statements prepared on it: once the
+    /// statements sent without waiting have been answered, which this waits for (inside
+    /// [`Drive::block`], whose loop reads them).
+    pub(super) async fn exclusive(&mut self) -> Result<(&mut Client, &Statements)> {
+        let conn = self.conn_mut();
+        std::future::poll_fn(|_| {
+            if Arc::strong_count(&conn.client) == 1 {
+                Poll::Ready(())
+            } else {
+                // Woken by the answer.
+                Poll::Pending
+            }
+        })
+        .await;
+        let client = Arc::get_mut(&mut conn.client)
+            .ok_or_else(|| Error::Server("a PostgreSQL connection is still shared".into()))?;
+        Ok((client, &conn.statements))
+    }
+
     fn conn(&self) -> &Conn {
         self.conn
             .as_ref()
@@ -510,12 +650,6 @@ impl std::ops::Deref for Pooled<'_> {
     }
 }
 
-impl std::ops::DerefMut for Pooled<'_> {
-    fn deref_mut(&mut self) -> &mut Client {
-        &mut self.conn_mut().client
-    }
-}
-
 impl Drop for Pooled<'_> {
     fn drop(&mut self) {
         // A thread that panics may leave a transaction open on it: closed, not pooled.
@@ -526,6 +660,10 @@ impl Drop for Pooled<'_> {
             let mut pool = self.pool.idle.lock().unwrap_or_else(|p| p.into_inner());
             if pool.len() < IDLE {
                 pool.push(c);
+            } else {
+                drop(pool);
+                // Not kept: what it sent without waiting is answered before it closes.
+                let _ = c.driver.lock().settle();
             }
         }
     }
@@ -540,12 +678,9 @@ pub(super) struct Tx<'a> {
 impl<'a> Tx<'a> {
     /// Begins a transaction (without the writer lock: see `begin_write`).
     pub(super) async fn begin(pc: &'a mut Pooled<'_>) -> Result<Tx<'a>> {
-        let conn = pc.conn_mut();
-        let tx = conn.client.transaction().await.map_err(server)?;
-        Ok(Tx {
-            tx,
-            statements: &conn.statements,
-        })
+        let (client, statements) = pc.exclusive().await?;
+        let tx = client.transaction().await.map_err(server)?;
+        Ok(Tx { tx, statements })
     }
 }
 
