@@ -15,6 +15,10 @@
 //! and replaced before a query is sent on it; and once more after each call, so that what
 //! the call queued without waiting for an answer (a dropped transaction's `ROLLBACK`) is
 //! sent at once rather than when the connection is next used, and no lock stays held.
+//!
+//! A statement whose answer the caller does not need at once (a read call's event) can be
+//! sent without waiting for it ([`Pooled::defer`]): the connection keeps it, and every later
+//! use of the connection reads its answer on the way, since the server answers in order.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -293,6 +297,11 @@ fn poll_deferred(deferred: &mut Vec<Deferred>, cx: &mut Context<'_>) {
 /// Statements a connection keeps sent without their answers read, at most.
 const MAX_DEFERRED: usize = 64;
 
+/// How long [`Driver::settle`] waits for those answers at most.
+fn settle_deadline() -> std::time::Instant {
+    std::time::Instant::now() + Duration::from_secs(10)
+}
+
 /// A connection's I/O half, polled by whoever uses the connection.
 pub(super) struct Driver {
     /// `None` once it ended (the server closed it, or it failed).
@@ -377,7 +386,7 @@ impl Driver {
     fn defer(&mut self, mut f: Deferred) {
         // A connection used for nothing else still reads its answers now and then.
         if self.deferred.len() >= MAX_DEFERRED {
-            let _ = self.settle();
+            let _ = self.settle(settle_deadline());
         }
         let mut cx = Context::from_waker(Waker::noop());
         // The first poll queues the statement, the drive writes it to the socket (and reads
@@ -389,8 +398,9 @@ impl Driver {
         poll_deferred(&mut self.deferred, &mut cx);
     }
 
-    /// Reads the answers of the deferred statements, waiting for them.
-    fn settle(&mut self) -> Result<()> {
+    /// Reads the answers of the deferred statements, waiting for them until `deadline` at
+    /// most (a server that vanished without a word must not hold up a process's exit).
+    fn settle(&mut self, deadline: std::time::Instant) -> Result<()> {
         if self.deferred.is_empty() {
             return Ok(());
         }
@@ -401,9 +411,17 @@ impl Driver {
             deferred,
         } = self;
         let out = waiter.run(
-            std::future::poll_fn(|_| match done.get() {
-                true => Poll::Ready(()),
-                false => Poll::Pending,
+            // Polled again after each wait, which is [`WAIT`] at most.
+            std::future::poll_fn(|_| {
+                if done.get() {
+                    Poll::Ready(Ok(()))
+                } else if std::time::Instant::now() > deadline {
+                    Poll::Ready(Err(Error::Server(
+                        "PostgreSQL did not answer statements sent without waiting".into(),
+                    )))
+                } else {
+                    Poll::Pending
+                }
             }),
             |cx| {
                 let open = drive(connection, cx);
@@ -412,9 +430,9 @@ impl Driver {
                 open
             },
         );
-        out.map_err(|Lost| {
+        out.unwrap_or_else(|Lost| {
             deferred.clear();
-            lost()
+            Err(lost())
         })
     }
 }
@@ -468,9 +486,10 @@ impl Pool {
     /// dropped.
     pub(super) fn settle_idle(&self) {
         let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
+        let deadline = settle_deadline();
         let kept: Vec<Conn> = idle
             .into_iter()
-            .filter(|c| c.driver.lock().settle().is_ok())
+            .filter(|c| c.driver.lock().settle(deadline).is_ok())
             .collect();
         let mut pool = self.idle.lock().unwrap_or_else(|p| p.into_inner());
         for c in kept {
@@ -663,7 +682,7 @@ impl Drop for Pooled<'_> {
             } else {
                 drop(pool);
                 // Not kept: what it sent without waiting is answered before it closes.
-                let _ = c.driver.lock().settle();
+                let _ = c.driver.lock().settle(settle_deadline());
             }
         }
     }
