@@ -84,7 +84,7 @@ pub trait ObjectStore: Send + Sync {
         None
     }
     /// Whether a commit must fence its puts against a concurrent GC sweep (see
-    /// [`Catalog::setting`] and the sweep protocol in [`crate::gc`]): true for stores whose
+    /// [`Catalog::setting`] and the sweep protocol in `gc.rs`): true for stores whose
     /// delete cannot re-check an object's write time atomically (object storage); false for
     /// databases, whose `DELETE ... WHERE created < $cutoff` does.
     fn needs_sweep_fence(&self) -> bool {

@@ -15,7 +15,7 @@
 //! - **Reads are verified**: an object whose bytes do not hash to its key is an error, not
 //!   data.
 //! - Puts and gets of a batch run concurrently (up to [`CONCURRENCY`] requests); every
-//!   request is retried a bounded number of times ([`retry`]) with exponential backoff.
+//!   request is retried a bounded number of times (`retry`) with exponential backoff.
 //! - Credentials come from each cloud's usual environment variables (`AWS_ACCESS_KEY_ID`,
 //!   `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `GOOGLE_SERVICE_ACCOUNT`,
 //!   `AZURE_STORAGE_ACCOUNT_KEY`, ...), never from the URL, which the catalog records.

@@ -20,9 +20,9 @@
 //! - Connections are plain TCP (no TLS yet): run it on loopback or a private network.
 //!
 //! The store's API is synchronous; the client is tokio-postgres, each pooled connection
-//! driven by the thread that uses it ([`conn`]), so the store can be called from any thread,
-//! inside an async runtime or not. Only the connection that LISTENs runs on a small runtime
-//! of the backend's own.
+//! driven by the thread that uses it (`postgres/conn.rs`), so the store can be called from
+//! any thread, inside an async runtime or not. Only the connection that LISTENs runs on a
+//! small runtime of the backend's own.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
