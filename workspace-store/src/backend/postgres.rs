@@ -208,6 +208,12 @@ impl Postgres {
         }
     }
 
+    /// Whether an event with these versions is of a call that changed nothing (the same
+    /// version before and after), on a store that does not wait for such events' WAL flush.
+    fn relaxed_event(&self, before: Option<VersionId>, after: Option<VersionId>) -> bool {
+        self.durability == Durability::Normal && before.is_some() && before == after
+    }
+
     /// A connection from the pool.
     fn client(&self) -> Result<Pooled<'_>> {
         self.pool.get()
@@ -1226,8 +1232,7 @@ impl Catalog for Postgres {
         // creation or deletion, and what it keeps stays consistent. This is the durability
         // of the SQLite store's WAL with `synchronous=NORMAL`, and `Durability::Full` turns
         // it off.
-        let changed_nothing =
-            self.durability == Durability::Normal && before.is_some() && before == after;
+        let changed_nothing = self.relaxed_event(before, after);
         let pc = self.client()?;
         pc.driver().block(async {
             let row = pc
@@ -1267,8 +1272,7 @@ impl Catalog for Postgres {
         after: Option<VersionId>,
         data: &str,
     ) -> Result<()> {
-        let changed_nothing =
-            self.durability == Durability::Normal && before.is_some() && before == after;
+        let changed_nothing = self.relaxed_event(before, after);
         if !changed_nothing {
             return self
                 .append_event(workspace, kind, before, after, data)
