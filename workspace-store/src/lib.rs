@@ -208,29 +208,35 @@ impl Store {
     /// find them there without being told, and an open that names another place is refused
     /// ([`Error::Config`]) rather than writing objects where readers will not look.
     pub fn connect(location: &Location, opts: Options) -> Result<Store> {
-        let (catalog, in_catalog, kind): (Arc<dyn Catalog>, Arc<dyn ObjectStore>, &str) =
-            if is_postgres_url(&location.catalog) {
-                #[cfg(feature = "postgres")]
-                {
-                    let pg = Arc::new(backend::postgres::Postgres::open(
-                        &location.catalog,
-                        opts.durability,
-                    )?);
-                    (pg.clone(), pg, "postgres")
-                }
-                #[cfg(not(feature = "postgres"))]
-                return Err(Error::Config(
-                    "this build of burrow-store has no PostgreSQL support (feature `postgres`)"
-                        .into(),
-                ));
-            } else {
-                let db = Arc::new(Sqlite::open(
-                    Path::new(&location.catalog),
+        // The catalog, its own object table, its index of packed objects (where it keeps
+        // one) and its kind.
+        type Parts = (
+            Arc<dyn Catalog>,
+            Arc<dyn ObjectStore>,
+            Option<Arc<dyn backend::PackIndex>>,
+            &'static str,
+        );
+        let (catalog, in_catalog, index, kind): Parts = if is_postgres_url(&location.catalog) {
+            #[cfg(feature = "postgres")]
+            {
+                let pg = Arc::new(backend::postgres::Postgres::open(
+                    &location.catalog,
                     opts.durability,
-                    opts.busy_timeout,
                 )?);
-                (db.clone(), db, "sqlite")
-            };
+                (pg.clone(), pg.clone(), Some(pg), "postgres")
+            }
+            #[cfg(not(feature = "postgres"))]
+            return Err(Error::Config(
+                "this build of burrow-store has no PostgreSQL support (feature `postgres`)".into(),
+            ));
+        } else {
+            let db = Arc::new(Sqlite::open(
+                Path::new(&location.catalog),
+                opts.durability,
+                opts.busy_timeout,
+            )?);
+            (db.clone(), db, None, "sqlite")
+        };
         let shown = redact(&location.catalog);
         let requested = match location.objects.as_deref() {
             None => None,
@@ -259,7 +265,7 @@ impl Store {
             None => (in_catalog, true),
             Some((url, new)) => {
                 // Opened (so checked) before it is recorded: a bad URL is never remembered.
-                let objects = open_object_storage(&url, &location.object_options)?;
+                let objects = open_object_storage(&url, &location.object_options, index)?;
                 if new {
                     let (versions, heads) = catalog.totals()?;
                     if versions + heads > 0 {
@@ -625,15 +631,26 @@ pub fn is_postgres_url(s: &str) -> bool {
     s.starts_with("postgres://") || s.starts_with("postgresql://")
 }
 
+/// Object storage at `url`, packing into `index` where the catalog keeps one.
 #[cfg(feature = "object-storage")]
-fn open_object_storage(url: &str, extra: &[(String, String)]) -> Result<Arc<dyn ObjectStore>> {
-    Ok(Arc::new(backend::object_storage::ObjectStorage::open(
-        url, extra,
-    )?))
+fn open_object_storage(
+    url: &str,
+    extra: &[(String, String)],
+    index: Option<Arc<dyn backend::PackIndex>>,
+) -> Result<Arc<dyn ObjectStore>> {
+    let mut objects = backend::object_storage::ObjectStorage::open(url, extra)?;
+    if let Some(index) = index {
+        objects = objects.with_index(index);
+    }
+    Ok(Arc::new(objects))
 }
 
 #[cfg(not(feature = "object-storage"))]
-fn open_object_storage(url: &str, _extra: &[(String, String)]) -> Result<Arc<dyn ObjectStore>> {
+fn open_object_storage(
+    url: &str,
+    _extra: &[(String, String)],
+    _index: Option<Arc<dyn backend::PackIndex>>,
+) -> Result<Arc<dyn ObjectStore>> {
     Err(Error::Config(format!(
         "objects in {url} need burrow-store's `object-storage` feature"
     )))

@@ -174,17 +174,7 @@ fn fsck_checks_the_bucket_not_the_cache() {
         let page = vec![7u8; 65536];
         blake3::hash(&page).to_hex().to_string()
     };
-    let bucket = p
-        .objects
-        .trim_start_matches("s3://")
-        .split('/')
-        .next()
-        .unwrap();
-    let status = s3::server()
-        .unwrap()
-        .request("DELETE", &format!("/{bucket}/store/p/{}/{hex}", &hex[..2]))
-        .unwrap();
-    assert_eq!(status, 204);
+    delete_key(&p, &format!("store/p/{}/{hex}", &hex[..2]));
     let report = s.fsck().unwrap();
     assert!(
         report
@@ -289,9 +279,13 @@ fn a_store_copied_from_sqlite_into_postgres_and_s3_keeps_its_history() {
     let dst = open(&p, None).unwrap();
     let stats = src.copy_into(&dst, &mut |_, _| {}).unwrap();
     assert_eq!(stats.workspaces, 2);
-    assert_eq!(
-        stats.objects,
-        s3::server().unwrap().count(&p.objects) as u64
+    assert_eq!(stats.objects, dst.stats().unwrap().objects);
+    // Copied in batches, so packed: fewer keys than objects.
+    let keys = s3::server().unwrap().count(&p.objects) as u64;
+    assert!(
+        keys < stats.objects,
+        "{keys} keys for {} objects",
+        stats.objects
     );
     assert_eq!(
         src.history("main", 100).unwrap(),
@@ -357,4 +351,134 @@ fn an_sqlite_catalog_with_objects_in_a_directory_is_found_again_and_not_misread(
         err.to_string().contains("keeps its objects in file://"),
         "{err}"
     );
+}
+
+/// Deletes `key` from the bucket of `p`, behind the store's back.
+fn delete_key(p: &Place, key: &str) {
+    let bucket = p
+        .objects
+        .trim_start_matches("s3://")
+        .split('/')
+        .next()
+        .unwrap();
+    let status = s3::server()
+        .unwrap()
+        .request("DELETE", &format!("/{bucket}/{key}"))
+        .unwrap();
+    assert_eq!(status, 204);
+}
+
+/// The keys of packs in the bucket of `p`.
+fn packs(p: &Place) -> Vec<String> {
+    s3::server()
+        .unwrap()
+        .keys(&p.objects)
+        .into_iter()
+        .filter(|k| k.starts_with("store/k/"))
+        .collect()
+}
+
+/// Writes `n` distinct small files under `dir` in one transaction.
+fn many_files(s: &Store, dir: &str, n: usize) {
+    let mut t = s.begin("w").unwrap();
+    t.mkdir_all(dir).unwrap();
+    for i in 0..n {
+        t.write_file(
+            &format!("{dir}/f{i}"),
+            format!("file {i}\n").repeat(50).as_bytes(),
+        )
+        .unwrap();
+    }
+    t.commit().unwrap();
+}
+
+#[test]
+fn a_large_put_is_packed_and_another_process_reads_it() {
+    let (p, s) = store!();
+    many_files(&s, "src", 300);
+    // 300 pages and 300 inodes in a pack or two, not 600 keys.
+    let keys = s3::server().unwrap().count(&p.objects);
+    assert!(keys < 30, "{keys} keys in the bucket");
+    assert!(!packs(&p).is_empty());
+    let db = p.catalog.rsplit('/').next().unwrap().to_string();
+    let packed: u64 = pg::server()
+        .unwrap()
+        .psql(&db, "SELECT count(*) FROM packed")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(packed >= 600, "{packed} packed");
+    assert!(s.stats().unwrap().objects >= packed);
+    // Another machine, with an empty cache, reads every file.
+    let other = reopen(&p);
+    let mut t = other.begin("w").unwrap();
+    for i in 0..300 {
+        assert_eq!(
+            t.read_file(&format!("src/f{i}")).unwrap(),
+            format!("file {i}\n").repeat(50).as_bytes()
+        );
+    }
+    assert!(other.fsck().unwrap().is_clean());
+    // A small write stays loose: one key per object, no pack.
+    let before = packs(&p).len();
+    let mut t = other.begin("w").unwrap();
+    t.write_file("small", b"loose").unwrap();
+    t.commit().unwrap();
+    assert_eq!(packs(&p).len(), before);
+}
+
+#[test]
+fn fsck_finds_objects_whose_pack_is_gone() {
+    let (p, s) = store!();
+    many_files(&s, "src", 100);
+    let pack = packs(&p).pop().unwrap();
+    delete_key(&p, &pack);
+    let report = reopen(&p).fsck().unwrap();
+    assert!(
+        report.problems.iter().any(|l| l.contains("missing")),
+        "{:?}",
+        report.problems
+    );
+    // A read of a file in it is an error, never other bytes.
+    let fresh = open(&p, None).unwrap();
+    let err = fresh
+        .begin("w")
+        .and_then(|mut t| t.read_file("src/f7"))
+        .expect_err("its objects are gone");
+    assert!(err.to_string().contains("missing object"), "{err}");
+}
+
+#[test]
+fn gc_forgets_packed_garbage_and_rewrites_sparse_packs() {
+    let (p, s) = store!();
+    many_files(&s, "src", 300);
+    let first = packs(&p);
+    // Most of the files go; the pack they were in is now mostly garbage.
+    let mut t = s.begin("w").unwrap();
+    for i in 30..300 {
+        t.remove_all(&format!("src/f{i}")).unwrap();
+    }
+    t.commit().unwrap();
+    let stats = s.gc(Retention::LastN(1), Duration::ZERO).unwrap();
+    assert!(stats.objects_deleted >= 540, "{stats:?}");
+    let after = packs(&p);
+    assert!(
+        first.iter().all(|k| !after.contains(k)),
+        "the sparse pack was rewritten: {first:?} then {after:?}"
+    );
+    let other = reopen(&p);
+    let mut t = other.begin("w").unwrap();
+    for i in 0..30 {
+        assert_eq!(
+            t.read_file(&format!("src/f{i}")).unwrap(),
+            format!("file {i}\n").repeat(50).as_bytes()
+        );
+    }
+    assert_eq!(t.read_file("src/f31").unwrap_err().errno(), Errno::NotFound);
+    assert!(other.fsck().unwrap().is_clean());
+    let again = s.gc(Retention::LastN(1), Duration::ZERO).unwrap();
+    assert_eq!(again.objects_deleted, 0);
+    assert_eq!(packs(&p), after);
+    assert_eq!(again.objects_kept, other.stats().unwrap().objects);
 }

@@ -97,6 +97,45 @@ pub trait ObjectStore: Send + Sync {
     }
 }
 
+/// Where one packed object is: object storage that packs many small objects into one
+/// larger object (a *pack*) keeps this index in the catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackedObject {
+    pub hash: Hash,
+    pub kind: ObjectKind,
+    /// The pack's name (the hex BLAKE3 hash of its bytes).
+    pub pack: String,
+    /// Where the object's bytes start in the pack, and how many there are.
+    pub offset: u64,
+    pub len: u32,
+    /// When the entry was recorded (nanoseconds since the Unix epoch): GC's grace period is
+    /// measured from it, as from a loose object's write time.
+    pub created: i64,
+}
+
+/// The index of packed objects, kept by a catalog for object storage that packs.
+///
+/// Contract:
+/// - **Recording replaces**: an object recorded again points at its newest pack and its
+///   `created` is refreshed (that is put-if-absent's "refreshes its write time"); each call
+///   is atomic.
+/// - **Ordering**: a pack is uploaded before its entries are recorded, so an entry never
+///   names a pack that was not written (unless GC broke the grace rule, which fsck
+///   reports). A crash between the two leaves a pack nothing points into, which GC deletes.
+/// - **Forgetting re-checks the time**, atomically: an entry recorded again since GC listed
+///   it is kept.
+pub trait PackIndex: Send + Sync {
+    /// Records (or moves, refreshing their time) the entries; hashes are distinct.
+    fn record_packed(&self, entries: &[PackedObject]) -> Result<()>;
+    /// The entries of those of `hashes` that are packed (in no particular order).
+    fn locate(&self, hashes: &[Hash]) -> Result<Vec<PackedObject>>;
+    /// Every entry (for listing, totals and GC).
+    fn packed(&self) -> Result<Vec<PackedObject>>;
+    /// Deletes the entries of `hashes` recorded before `written_before`; returns the
+    /// lengths of those it deleted.
+    fn forget_packed(&self, hashes: &[Hash], written_before: i64) -> Result<Vec<u32>>;
+}
+
 /// A version row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionRow {

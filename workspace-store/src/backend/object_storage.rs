@@ -2,7 +2,19 @@
 //! Storage, Azure Blob Storage, or a local directory — through the `object_store` crate.
 //!
 //! Layout: `PREFIX/p/HH/HASH` for pages and `PREFIX/n/HH/HASH` for nodes (`HASH` the BLAKE3
-//! hash in hex, `HH` its first two digits, which spreads a local directory's entries).
+//! hash in hex, `HH` its first two digits, which spreads a local directory's entries), and
+//! `PREFIX/k/HH/HASH` for packs.
+//!
+//! - **Packs.** A put of many objects (an import, a `git clone`, a large spill) concatenates
+//!   them into packs of up to [`PACK_BYTES`], named by the hash of their bytes, and records
+//!   where each object is in the catalog's [`PackIndex`]: ten thousand small files are a
+//!   dozen PUTs instead of twenty thousand, which is what object storage charges and
+//!   throttles by. Reads look an object up in the index first and fetch its byte range
+//!   (ranges of one pack are coalesced into one request); a put of a few objects (a typical
+//!   tool call) stays loose, one object per key, with no index round trip. Packing needs a
+//!   catalog that keeps the index (PostgreSQL); over an SQLite catalog every object is loose.
+//!   GC forgets the index entries of unreferenced objects, deletes packs nothing points into
+//!   and rewrites packs less than half live ([`PackIndex`], `delete_unreferenced`).
 //!
 //! - **Put overwrites.** An object's key is its content's hash, so writing it again writes
 //!   the same bytes; and the write refreshes its Last-Modified time, which is what GC's grace
@@ -23,7 +35,7 @@
 //! The client is async (reqwest/hyper); it runs on a small runtime of this backend's own, so
 //! the store's synchronous API can be called from any thread, inside an async runtime or not.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,12 +44,19 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ClientOptions, ObjectStore as Remote, PutPayload, RetryConfig};
 
-use super::{NewObject, ObjectKind, ObjectStore};
+use super::{NewObject, ObjectKind, ObjectStore, PackIndex, PackedObject};
 use crate::error::{Error, Result};
 use crate::node::Hash;
 
 /// Requests in flight at once for one batch.
 pub const CONCURRENCY: usize = 32;
+
+/// A put of at least this many objects is packed (with an index to record it in); a
+/// smaller one puts each object under its own key.
+pub const PACK_MIN_OBJECTS: usize = 16;
+
+/// A pack's size at most.
+pub const PACK_BYTES: usize = 8 << 20;
 
 /// Objects in object storage.
 pub struct ObjectStorage {
@@ -46,6 +65,20 @@ pub struct ObjectStorage {
     remote: Arc<dyn Remote>,
     prefix: Path,
     location: String,
+    /// Where packed objects are; `None`: every object is loose.
+    index: Option<Arc<dyn PackIndex>>,
+}
+
+/// Objects read: each hash with its bytes.
+type Fetched = Vec<(Hash, Vec<u8>)>;
+
+/// What a key in object storage is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Key {
+    /// One object under its own key.
+    Object(Hash, ObjectKind),
+    /// A pack, by name.
+    Pack(String),
 }
 
 /// The retry policy of every request: a few tries within 30 s, then the error.
@@ -219,7 +252,15 @@ impl ObjectStorage {
             remote,
             prefix,
             location: url.to_string(),
+            index: None,
         })
+    }
+
+    /// Packs puts of many objects, recording where each is in `index` (see the module
+    /// doc). Every process that opens the store must be given the same index.
+    pub fn with_index(mut self, index: Arc<dyn PackIndex>) -> ObjectStorage {
+        self.index = Some(index);
+        self
     }
 
     /// Runs `f` on the backend's runtime and waits for it from this thread.
@@ -246,24 +287,29 @@ impl ObjectStorage {
         self.prefix.child(k).child(&hex[..2]).child(hex.as_str())
     }
 
-    /// The hash and kind a listed key names, if it is one of ours.
-    fn parse_key(&self, key: &Path) -> Option<(Hash, ObjectKind)> {
+    fn pack_key(&self, name: &str) -> Path {
+        self.prefix.child("k").child(&name[..2]).child(name)
+    }
+
+    /// What a listed key is, if it is one of ours.
+    fn parse_key(&self, key: &Path) -> Option<Key> {
         let mut parts: Vec<_> = key.prefix_match(&self.prefix)?.collect();
         if parts.len() != 3 {
             return None;
         }
         let hex = parts.pop()?;
         parts.pop()?;
-        let kind = match parts.pop()?.as_ref() {
-            "p" => ObjectKind::Page,
-            "n" => ObjectKind::Node,
+        let hash = Hash::from_hex(hex.as_ref())?;
+        Some(match parts.pop()?.as_ref() {
+            "p" => Key::Object(hash, ObjectKind::Page),
+            "n" => Key::Object(hash, ObjectKind::Node),
+            "k" => Key::Pack(hex.as_ref().to_string()),
             _ => return None,
-        };
-        Some((Hash::from_hex(hex.as_ref())?, kind))
+        })
     }
 
-    /// Every object of ours with its size and Last-Modified time (nanoseconds).
-    fn list_all(&self) -> Result<Vec<(Hash, ObjectKind, u64, i64)>> {
+    /// Every key of ours with its size and Last-Modified time (nanoseconds).
+    fn list_all(&self) -> Result<Vec<(Key, u64, i64)>> {
         let remote = self.remote.clone();
         let prefix = self.prefix.clone();
         let metas = self.run(async move {
@@ -276,11 +322,298 @@ impl ObjectStorage {
         Ok(metas
             .into_iter()
             .filter_map(|m| {
-                let (h, k) = self.parse_key(&m.location)?;
+                let key = self.parse_key(&m.location)?;
                 let t = m.last_modified.timestamp_nanos_opt().unwrap_or(i64::MAX);
-                Some((h, k, m.size, t))
+                Some((key, m.size, t))
             })
             .collect())
+    }
+
+    /// Puts each object under its own key.
+    fn put_loose(&self, objects: &[NewObject<'_>]) -> Result<()> {
+        let jobs: Vec<(Path, PutPayload)> = objects
+            .iter()
+            .map(|o| (self.key(&o.hash, o.kind), PutPayload::from(o.data.to_vec())))
+            .collect();
+        self.upload(jobs)
+    }
+
+    /// Puts every `(key, bytes)`, [`CONCURRENCY`] at a time.
+    fn upload(&self, jobs: Vec<(Path, PutPayload)>) -> Result<()> {
+        let remote = self.remote.clone();
+        self.run(async move {
+            futures::stream::iter(jobs)
+                .map(|(key, data)| {
+                    let remote = remote.clone();
+                    async move { remote.put(&key, data).await.map_err(remote_err) }
+                })
+                .buffer_unordered(CONCURRENCY)
+                .try_for_each(|_| async { Ok(()) })
+                .await
+        })
+    }
+
+    /// Puts `objects` in packs and records them in `index`; returns the packs' names.
+    fn put_packed(&self, index: &dyn PackIndex, objects: &[NewObject<'_>]) -> Result<Vec<String>> {
+        let mut seen = HashSet::new();
+        let mut packs: Vec<(Vec<u8>, Vec<PackedObject>)> = Vec::new();
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut entries: Vec<PackedObject> = Vec::new();
+        for o in objects {
+            if !seen.insert(o.hash) {
+                continue;
+            }
+            if !bytes.is_empty() && bytes.len() + o.data.len() > PACK_BYTES {
+                packs.push((std::mem::take(&mut bytes), std::mem::take(&mut entries)));
+            }
+            entries.push(PackedObject {
+                hash: o.hash,
+                kind: o.kind,
+                pack: String::new(),
+                offset: bytes.len() as u64,
+                len: o.data.len() as u32,
+                created: 0,
+            });
+            bytes.extend_from_slice(o.data);
+        }
+        if !entries.is_empty() {
+            packs.push((bytes, entries));
+        }
+        let mut names = Vec::with_capacity(packs.len());
+        let mut records = Vec::with_capacity(seen.len());
+        let mut jobs = Vec::with_capacity(packs.len());
+        for (bytes, entries) in packs {
+            let name = Hash::of(&bytes).to_hex();
+            records.extend(entries.into_iter().map(|mut e| {
+                e.pack = name.clone();
+                e
+            }));
+            jobs.push((self.pack_key(&name), PutPayload::from(bytes)));
+            names.push(name);
+        }
+        // The packs first: an entry never names a pack that is not there.
+        let t = std::time::Instant::now();
+        self.upload(jobs)?;
+        let uploaded = t.elapsed();
+        index.record_packed(&records)?;
+        tracing::debug!(
+            packs = names.len(),
+            objects = records.len(),
+            ?uploaded,
+            recorded = ?(t.elapsed() - uploaded),
+            "packed"
+        );
+        Ok(names)
+    }
+
+    /// Fetches and verifies the objects `located` names, a request per pack (its ranges
+    /// coalesced); returns them, and whether a pack was missing (GC rewrote or deleted it
+    /// since the lookup: the caller looks again).
+    fn fetch_packed(&self, located: Vec<PackedObject>) -> Result<(Fetched, bool)> {
+        let mut by_pack: HashMap<String, Vec<PackedObject>> = HashMap::new();
+        for e in located {
+            by_pack.entry(e.pack.clone()).or_default().push(e);
+        }
+        let jobs: Vec<(Path, Vec<PackedObject>)> = by_pack
+            .into_iter()
+            .map(|(name, entries)| (self.pack_key(&name), entries))
+            .collect();
+        let remote = self.remote.clone();
+        let fetched: Vec<Option<Fetched>> = self.run(async move {
+            futures::stream::iter(jobs)
+                .map(|(key, entries)| {
+                    let remote = remote.clone();
+                    async move {
+                        let ranges: Vec<std::ops::Range<u64>> = entries
+                            .iter()
+                            .map(|e| e.offset..e.offset + e.len as u64)
+                            .collect();
+                        let got = match remote.get_ranges(&key, &ranges).await {
+                            Ok(g) => g,
+                            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                            Err(e) => return Err(remote_err(e)),
+                        };
+                        let mut out = Vec::with_capacity(entries.len());
+                        for (e, bytes) in entries.iter().zip(got) {
+                            if Hash::of(&bytes) != e.hash {
+                                return Err(Error::Corrupt(format!(
+                                    "object {} in pack {key} does not match its hash",
+                                    e.hash.to_hex()
+                                )));
+                            }
+                            out.push((e.hash, bytes.to_vec()));
+                        }
+                        Ok(Some(out))
+                    }
+                })
+                .buffer_unordered(CONCURRENCY)
+                .try_collect()
+                .await
+        })?;
+        let gone = fetched.iter().any(|f| f.is_none());
+        Ok((fetched.into_iter().flatten().flatten().collect(), gone))
+    }
+
+    /// Fetches loose objects (absent ones are left out).
+    fn get_loose(&self, hashes: &[Hash], kind: ObjectKind) -> Result<Vec<(Hash, Vec<u8>)>> {
+        if hashes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let jobs: Vec<(Path, Hash)> = hashes.iter().map(|h| (self.key(h, kind), *h)).collect();
+        let remote = self.remote.clone();
+        self.run(async move {
+            let found: Vec<Option<(Hash, Vec<u8>)>> = futures::stream::iter(jobs)
+                .map(|(key, hash)| {
+                    let remote = remote.clone();
+                    async move { Ok::<_, Error>(fetch(remote, key, hash).await?.map(|d| (hash, d))) }
+                })
+                .buffer_unordered(CONCURRENCY)
+                .try_collect()
+                .await?;
+            Ok(found.into_iter().flatten().collect())
+        })
+    }
+
+    /// Whether each key exists, in order.
+    fn exist(&self, keys: Vec<Path>) -> Result<Vec<bool>> {
+        let remote = self.remote.clone();
+        self.run(async move {
+            futures::stream::iter(keys)
+                .map(|key| {
+                    let remote = remote.clone();
+                    async move {
+                        match remote.head(&key).await {
+                            Ok(_) => Ok(true),
+                            Err(object_store::Error::NotFound { .. }) => Ok(false),
+                            Err(e) => Err(remote_err(e)),
+                        }
+                    }
+                })
+                // In order: the answer lines up with the question.
+                .buffered(CONCURRENCY)
+                .try_collect()
+                .await
+        })
+    }
+
+    /// Deletes `keys` (with their sizes) until [`crate::gc::SWEEP_LIMIT`] after `started`;
+    /// returns the sizes of those deleted.
+    fn delete_keys(&self, keys: Vec<(Path, u64)>, started: std::time::Instant) -> Result<Vec<u64>> {
+        let mut out = Vec::new();
+        for chunk in keys.chunks(1000) {
+            // What is left after the sweep's time is up waits for the next run: the fence
+            // in the catalog expires soon after.
+            if started.elapsed() > crate::gc::SWEEP_LIMIT {
+                tracing::warn!("gc sweep stopped at its time limit; run gc again");
+                break;
+            }
+            let sizes: HashMap<Path, u64> = chunk.iter().cloned().collect();
+            let remote = self.remote.clone();
+            let paths: Vec<Path> = chunk.iter().map(|(k, _)| k.clone()).collect();
+            let deleted = self.run(async move {
+                let input = futures::stream::iter(paths.into_iter().map(Ok)).boxed();
+                let mut out = Vec::new();
+                let mut results = remote.delete_stream(input);
+                while let Some(r) = results.next().await {
+                    match r {
+                        Ok(p) => out.push(p),
+                        Err(object_store::Error::NotFound { .. }) => {}
+                        Err(e) => return Err(remote_err(e)),
+                    }
+                }
+                Ok(out)
+            })?;
+            out.extend(deleted.iter().map(|p| sizes.get(p).copied().unwrap_or(0)));
+        }
+        Ok(out)
+    }
+
+    /// GC of packed objects: forgets the entries of unreferenced ones, deletes packs nothing
+    /// points into, and rewrites packs less than half live into new ones. Returns the
+    /// objects and bytes forgotten.
+    fn sweep_packs(
+        &self,
+        index: &dyn PackIndex,
+        listing: &[(Key, u64, i64)],
+        written_before: i64,
+        referenced: &dyn Fn(&Hash) -> bool,
+        started: std::time::Instant,
+    ) -> Result<(u64, u64)> {
+        let doomed: Vec<Hash> = index
+            .packed()?
+            .into_iter()
+            .filter(|e| e.created < written_before && !referenced(&e.hash))
+            .map(|e| e.hash)
+            .collect();
+        let forgotten = index.forget_packed(&doomed, written_before)?;
+        let swept = (
+            forgotten.len() as u64,
+            forgotten.iter().map(|l| *l as u64).sum(),
+        );
+        let mut live: HashMap<String, Vec<PackedObject>> = HashMap::new();
+        for e in index.packed()? {
+            live.entry(e.pack.clone()).or_default().push(e);
+        }
+        let (mut empty, mut sparse) = (Vec::new(), Vec::new());
+        for (key, size, t) in listing {
+            let Key::Pack(name) = key else { continue };
+            // A pack written since the cutoff may be a put whose entries are not recorded
+            // yet.
+            if *t >= written_before {
+                continue;
+            }
+            match live.remove(name) {
+                None => empty.push((self.pack_key(name), *size)),
+                Some(entries) => {
+                    let held: u64 = entries.iter().map(|e| e.len as u64).sum();
+                    if held * 2 < *size {
+                        sparse.push((name.clone(), entries));
+                    }
+                }
+            }
+        }
+        self.delete_keys(empty, started)?;
+        // Rewrite sparse packs a few at a time: their live objects into new packs (which
+        // moves the entries), then the old packs go. A reader that looked an object up in
+        // an old pack finds it gone and looks again.
+        let mut group: Vec<(String, Vec<PackedObject>)> = Vec::new();
+        let mut group_bytes = 0u64;
+        let mut sparse = sparse.into_iter().peekable();
+        while let Some((name, entries)) = sparse.next() {
+            group_bytes += entries.iter().map(|e| e.len as u64).sum::<u64>();
+            group.push((name, entries));
+            if group_bytes < 4 * PACK_BYTES as u64 && sparse.peek().is_some() {
+                continue;
+            }
+            if started.elapsed() > crate::gc::SWEEP_LIMIT {
+                break;
+            }
+            let located: Vec<PackedObject> =
+                group.iter().flat_map(|(_, e)| e.iter().cloned()).collect();
+            let kinds: HashMap<Hash, ObjectKind> =
+                located.iter().map(|e| (e.hash, e.kind)).collect();
+            let (objects, gone) = self.fetch_packed(located)?;
+            if !gone {
+                let news: Vec<NewObject<'_>> = objects
+                    .iter()
+                    .map(|(h, d)| NewObject {
+                        hash: *h,
+                        kind: kinds.get(h).copied().unwrap_or(ObjectKind::Page),
+                        data: d,
+                    })
+                    .collect();
+                let written = self.put_packed(index, &news)?;
+                let old: Vec<(Path, u64)> = group
+                    .iter()
+                    .filter(|(n, _)| !written.contains(n))
+                    .map(|(n, _)| (self.pack_key(n), 0))
+                    .collect();
+                self.delete_keys(old, started)?;
+            }
+            group.clear();
+            group_bytes = 0;
+        }
+        Ok(swept)
     }
 }
 
@@ -315,64 +648,80 @@ impl ObjectStore for ObjectStorage {
         if objects.is_empty() {
             return Ok(());
         }
-        let jobs: Vec<(Path, PutPayload)> = objects
-            .iter()
-            .map(|o| (self.key(&o.hash, o.kind), PutPayload::from(o.data.to_vec())))
-            .collect();
-        let remote = self.remote.clone();
-        self.run(async move {
-            futures::stream::iter(jobs)
-                .map(|(key, data)| {
-                    let remote = remote.clone();
-                    async move { remote.put(&key, data).await.map_err(remote_err) }
-                })
-                .buffer_unordered(CONCURRENCY)
-                .try_for_each(|_| async { Ok(()) })
-                .await
-        })
+        match &self.index {
+            Some(index) if objects.len() >= PACK_MIN_OBJECTS => {
+                self.put_packed(index.as_ref(), objects).map(|_| ())
+            }
+            _ => self.put_loose(objects),
+        }
     }
 
     fn get(&self, hash: &Hash, kind: ObjectKind) -> Result<Option<Vec<u8>>> {
+        if self.index.is_some() {
+            return Ok(self.get_many(&[*hash], kind)?.pop().map(|(_, d)| d));
+        }
         let (remote, key, hash) = (self.remote.clone(), self.key(hash, kind), *hash);
         self.run(fetch(remote, key, hash))
     }
 
     fn get_many(&self, hashes: &[Hash], kind: ObjectKind) -> Result<Vec<(Hash, Vec<u8>)>> {
-        let jobs: Vec<(Path, Hash)> = hashes.iter().map(|h| (self.key(h, kind), *h)).collect();
-        let remote = self.remote.clone();
-        self.run(async move {
-            let found: Vec<Option<(Hash, Vec<u8>)>> = futures::stream::iter(jobs)
-                .map(|(key, hash)| {
-                    let remote = remote.clone();
-                    async move { Ok::<_, Error>(fetch(remote, key, hash).await?.map(|d| (hash, d))) }
-                })
-                .buffer_unordered(CONCURRENCY)
-                .try_collect()
-                .await?;
-            Ok(found.into_iter().flatten().collect())
-        })
+        let Some(index) = &self.index else {
+            return self.get_loose(hashes, kind);
+        };
+        let mut out = Vec::with_capacity(hashes.len());
+        let mut rest: Vec<Hash> = hashes.to_vec();
+        // A second look when a pack went missing between the lookup and the fetch.
+        for _ in 0..2 {
+            let located = index.locate(&rest)?;
+            if located.is_empty() {
+                break;
+            }
+            let (found, gone) = self.fetch_packed(located)?;
+            let got: HashSet<Hash> = found.iter().map(|(h, _)| *h).collect();
+            out.extend(found);
+            rest.retain(|h| !got.contains(h));
+            if !gone {
+                break;
+            }
+        }
+        out.extend(self.get_loose(&rest, kind)?);
+        Ok(out)
     }
 
     fn exists_many(&self, objects: &[(Hash, ObjectKind)]) -> Result<Vec<bool>> {
-        let keys: Vec<Path> = objects.iter().map(|(h, k)| self.key(h, *k)).collect();
-        let remote = self.remote.clone();
-        self.run(async move {
-            futures::stream::iter(keys)
-                .map(|key| {
-                    let remote = remote.clone();
-                    async move {
-                        match remote.head(&key).await {
-                            Ok(_) => Ok(true),
-                            Err(object_store::Error::NotFound { .. }) => Ok(false),
-                            Err(e) => Err(remote_err(e)),
-                        }
-                    }
-                })
-                // In order: the answer lines up with the question.
-                .buffered(CONCURRENCY)
-                .try_collect()
-                .await
-        })
+        let mut packed: HashMap<Hash, String> = HashMap::new();
+        if let Some(index) = &self.index {
+            let hashes: Vec<Hash> = objects.iter().map(|(h, _)| *h).collect();
+            packed = index
+                .locate(&hashes)?
+                .into_iter()
+                .map(|e| (e.hash, e.pack))
+                .collect();
+        }
+        // A packed object exists if its pack does.
+        let packs: Vec<String> = packed
+            .values()
+            .cloned()
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        let there = self.exist(packs.iter().map(|n| self.pack_key(n)).collect())?;
+        let packs: HashMap<String, bool> = packs.into_iter().zip(there).collect();
+        let loose: Vec<(Hash, ObjectKind)> = objects
+            .iter()
+            .filter(|(h, _)| !packed.contains_key(h))
+            .copied()
+            .collect();
+        let mut loose_there = self
+            .exist(loose.iter().map(|(h, k)| self.key(h, *k)).collect())?
+            .into_iter();
+        Ok(objects
+            .iter()
+            .map(|(h, _)| match packed.get(h) {
+                Some(pack) => packs.get(pack).copied().unwrap_or(false),
+                None => loose_there.next().unwrap_or(false),
+            })
+            .collect())
     }
 
     fn delete_unreferenced(
@@ -381,62 +730,78 @@ impl ObjectStore for ObjectStorage {
         referenced: &dyn Fn(&Hash) -> bool,
     ) -> Result<(u64, u64)> {
         let started = std::time::Instant::now();
-        let doomed: Vec<(Path, u64)> = self
-            .list_all()?
-            .into_iter()
-            .filter(|(h, _, _, t)| *t < written_before && !referenced(h))
-            .map(|(h, k, size, _)| (self.key(&h, k), size))
-            .collect();
-        let (mut objects, mut bytes) = (0u64, 0u64);
-        for chunk in doomed.chunks(1000) {
-            // What is left after the sweep's time is up waits for the next run: the fence
-            // in the catalog expires soon after.
-            if started.elapsed() > crate::gc::SWEEP_LIMIT {
-                tracing::warn!("gc sweep stopped at its time limit; run gc again");
-                break;
-            }
-            let sizes: HashMap<Path, u64> = chunk.iter().cloned().collect();
-            let remote = self.remote.clone();
-            let keys: Vec<Path> = chunk.iter().map(|(k, _)| k.clone()).collect();
-            let deleted = self.run(async move {
-                let input = futures::stream::iter(keys.into_iter().map(Ok)).boxed();
-                let mut out = Vec::new();
-                let mut results = remote.delete_stream(input);
-                while let Some(r) = results.next().await {
-                    match r {
-                        Ok(p) => out.push(p),
-                        Err(object_store::Error::NotFound { .. }) => {}
-                        Err(e) => return Err(remote_err(e)),
-                    }
+        let listing = self.list_all()?;
+        let doomed: Vec<(Path, u64)> = listing
+            .iter()
+            .filter_map(|(key, size, t)| match key {
+                Key::Object(h, k) if *t < written_before && !referenced(h) => {
+                    Some((self.key(h, *k), *size))
                 }
-                Ok(out)
-            })?;
-            for p in deleted {
-                objects += 1;
-                bytes += sizes.get(&p).copied().unwrap_or(0);
-            }
+                _ => None,
+            })
+            .collect();
+        let deleted = self.delete_keys(doomed, started)?;
+        let (mut objects, mut bytes) = (deleted.len() as u64, deleted.iter().sum::<u64>());
+        if let Some(index) = &self.index {
+            let (o, b) = self.sweep_packs(
+                index.as_ref(),
+                &listing,
+                written_before,
+                referenced,
+                started,
+            )?;
+            objects += o;
+            bytes += b;
         }
         Ok((objects, bytes))
     }
 
     fn totals(&self) -> Result<(u64, u64, u64)> {
         let (mut n, mut pages, mut nodes) = (0, 0, 0);
-        for (_, kind, size, _) in self.list_all()? {
+        let mut add = |kind: ObjectKind, size: u64| {
             n += 1;
             match kind {
                 ObjectKind::Page => pages += size,
                 ObjectKind::Node => nodes += size,
+            }
+        };
+        let mut loose = HashSet::new();
+        for (key, size, _) in self.list_all()? {
+            if let Key::Object(h, kind) = key {
+                loose.insert(h);
+                add(kind, size);
+            }
+        }
+        if let Some(index) = &self.index {
+            for e in index.packed()? {
+                if !loose.contains(&e.hash) {
+                    add(e.kind, e.len as u64);
+                }
             }
         }
         Ok((n, pages, nodes))
     }
 
     fn list(&self) -> Result<Vec<(Hash, ObjectKind)>> {
-        Ok(self
+        let mut out: Vec<(Hash, ObjectKind)> = self
             .list_all()?
             .into_iter()
-            .map(|(h, k, _, _)| (h, k))
-            .collect())
+            .filter_map(|(key, _, _)| match key {
+                Key::Object(h, k) => Some((h, k)),
+                Key::Pack(_) => None,
+            })
+            .collect();
+        if let Some(index) = &self.index {
+            let loose: HashSet<Hash> = out.iter().map(|(h, _)| *h).collect();
+            out.extend(
+                index
+                    .packed()?
+                    .into_iter()
+                    .filter(|e| !loose.contains(&e.hash))
+                    .map(|e| (e.hash, e.kind)),
+            );
+        }
+        Ok(out)
     }
 
     fn needs_sweep_fence(&self) -> bool {

@@ -31,7 +31,7 @@ use tokio_postgres::{NoTls, Row};
 
 use super::{
     Catalog, CatalogDump, CommitRecord, Guard, HeadRow, NewObject, NewVersion, ObjectKind,
-    ObjectStore, RefSnapshot, VersionRow, now_ns,
+    ObjectStore, PackIndex, PackedObject, RefSnapshot, VersionRow, now_ns,
 };
 use crate::error::{Error, Result};
 use crate::meta::{Event, EventFilter};
@@ -42,7 +42,7 @@ mod conn;
 use conn::{Cached, Pool, Pooled, Tx};
 
 /// The schema version this code writes (`burrow_meta.schema`).
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA_V1: &str = "
 CREATE TABLE objects (
@@ -93,6 +93,19 @@ CREATE TABLE events (
     data           TEXT NOT NULL
 );
 CREATE INDEX events_by_workspace ON events(workspace, seq);
+";
+
+/// Version 2: the index of objects packed into larger objects in object storage
+/// ([`PackIndex`]).
+const SCHEMA_V2: &str = "
+CREATE TABLE packed (
+    hash    BYTEA PRIMARY KEY,
+    kind    SMALLINT NOT NULL,
+    pack    TEXT NOT NULL,
+    pos     BIGINT NOT NULL,
+    len     INTEGER NOT NULL,
+    created BIGINT NOT NULL
+);
 ";
 
 const VERSION_COLS: &str = "id, root, parent, workspace, time, message, next_ino, bytes, entries";
@@ -266,6 +279,9 @@ impl Postgres {
                 {
                     lz4.commit().await.map_err(server)?;
                 }
+            }
+            if found < 2 {
+                tx.batch_execute(SCHEMA_V2).await.map_err(server)?;
             }
             tx.execute(
                 "INSERT INTO burrow_meta(key, value) VALUES ('schema', $1)
@@ -769,6 +785,113 @@ impl ObjectStore for Postgres {
             ))
         })
     }
+}
+
+/// Records packed objects' places, moving an entry recorded before (see [`PackIndex`]).
+const RECORD_PACKED: &str = "INSERT INTO packed(hash, kind, pack, pos, len, created)
+     SELECT h, k, p, o, l, $6
+     FROM UNNEST($1::bytea[], $2::smallint[], $3::text[], $4::bigint[], $5::int[])
+         AS t(h, k, p, o, l)
+     ON CONFLICT (hash) DO UPDATE SET kind = excluded.kind, pack = excluded.pack,
+         pos = excluded.pos, len = excluded.len, created = excluded.created";
+
+const PACKED_COLS: &str = "hash, kind, pack, pos, len, created";
+
+/// Entries per statement: a few hundred KB of parameters.
+const PACKED_BATCH: usize = 4096;
+
+fn kind_of(code: i16) -> ObjectKind {
+    if code == kind_code(ObjectKind::Node) {
+        ObjectKind::Node
+    } else {
+        ObjectKind::Page
+    }
+}
+
+fn to_packed(r: &Row) -> Result<PackedObject> {
+    Ok(PackedObject {
+        hash: hash_of(r.get::<_, &[u8]>(0))?,
+        kind: kind_of(r.get(1)),
+        pack: r.get(2),
+        offset: r.get::<_, i64>(3) as u64,
+        len: r.get::<_, i32>(4) as u32,
+        created: r.get(5),
+    })
+}
+
+impl PackIndex for Postgres {
+    fn record_packed(&self, entries: &[PackedObject]) -> Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let now = now_ns();
+        let pc = self.client()?;
+        pc.driver().block(pipelined(&pc, async {
+            for chunk in entries.chunks(PACKED_BATCH) {
+                let hashes: Vec<&[u8]> = chunk.iter().map(|e| &e.hash.0[..]).collect();
+                let kinds: Vec<i16> = chunk.iter().map(|e| kind_code(e.kind)).collect();
+                let packs: Vec<&str> = chunk.iter().map(|e| e.pack.as_str()).collect();
+                let offsets: Vec<i64> = chunk.iter().map(|e| e.offset as i64).collect();
+                let lens: Vec<i32> = chunk.iter().map(|e| e.len as i32).collect();
+                pc.execute(
+                    RECORD_PACKED,
+                    &[&hashes, &kinds, &packs, &offsets, &lens, &now],
+                )
+                .await
+                .map_err(server)?;
+            }
+            Ok(())
+        }))
+    }
+
+    fn locate(&self, hashes: &[Hash]) -> Result<Vec<PackedObject>> {
+        let pc = self.client()?;
+        let sql = format!("SELECT {PACKED_COLS} FROM packed WHERE hash = ANY($1)");
+        pc.driver()
+            .block(for_hashes(&pc, &sql, hashes, &[]))?
+            .iter()
+            .map(to_packed)
+            .collect()
+    }
+
+    fn packed(&self) -> Result<Vec<PackedObject>> {
+        let pc = self.client()?;
+        pc.driver().block(async {
+            pc.query(&format!("SELECT {PACKED_COLS} FROM packed"), &[])
+                .await
+                .map_err(server)?
+                .iter()
+                .map(to_packed)
+                .collect()
+        })
+    }
+
+    fn forget_packed(&self, hashes: &[Hash], written_before: i64) -> Result<Vec<u32>> {
+        let pc = self.client()?;
+        let sql = "DELETE FROM packed WHERE hash = ANY($1) AND created < $2 RETURNING len";
+        let rows = pc
+            .driver()
+            .block(for_hashes(&pc, sql, hashes, &[&written_before]))?;
+        Ok(rows.iter().map(|r| r.get::<_, i32>(0) as u32).collect())
+    }
+}
+
+/// Runs `sql`, whose `$1` is an array of hashes and whose further parameters are `rest`,
+/// over `hashes` a thousand at a time; returns every row.
+async fn for_hashes(
+    c: &impl Cached,
+    sql: &str,
+    hashes: &[Hash],
+    rest: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Vec<Row>> {
+    let mut out = Vec::new();
+    for chunk in hashes.chunks(1000) {
+        let keys: Vec<&[u8]> = chunk.iter().map(|h| &h.0[..]).collect();
+        let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&keys];
+        params.extend_from_slice(rest);
+        out.extend(c.query(sql, &params).await.map_err(server)?);
+    }
+    Ok(out)
 }
 
 impl Catalog for Postgres {

@@ -126,6 +126,11 @@ impl Server {
 
     /// How many objects a bucket's listing shows.
     pub fn count(&self, url: &str) -> usize {
+        self.keys(url).len()
+    }
+
+    /// The keys a bucket's listing shows.
+    pub fn keys(&self, url: &str) -> Vec<String> {
         let bucket = url
             .trim_start_matches("s3://")
             .split('/')
@@ -134,7 +139,11 @@ impl Server {
         let (_, body) = self
             .exchange("GET", &format!("/{bucket}?list-type=2&max-keys=100000"))
             .expect("list the bucket");
-        body.matches("<Key>").count()
+        body.split("<Key>")
+            .skip(1)
+            .filter_map(|k| k.split("</Key>").next())
+            .map(str::to_string)
+            .collect()
     }
 }
 
