@@ -182,6 +182,8 @@ pub struct Txn {
     /// and the pages it put there before its commit (see [`crate::gc`]).
     fence: Option<crate::gc::SweepState>,
     spilled: Vec<Hash>,
+    /// Spills still uploading: the commit waits for them before its catalog write.
+    behind: Vec<crate::backend::PutTicket>,
 }
 
 fn check_name(name: &str) -> Result<()> {
@@ -253,6 +255,7 @@ impl Txn {
             events: Vec::new(),
             fence: None,
             spilled: Vec::new(),
+            behind: Vec::new(),
         })
     }
 
@@ -1210,7 +1213,9 @@ impl Txn {
             self.fence = self.store.sweep_state()?;
         }
         let list = pending.list();
-        self.store.objs().store.put_many(&list)?;
+        // The import goes on while the pages upload; the commit waits for them.
+        self.behind
+            .push(self.store.objs().store.put_many_behind(&list)?);
         if self.fence.is_some() {
             self.spilled.extend(list.iter().map(|o| o.hash));
         }
@@ -1397,6 +1402,9 @@ impl Txn {
                 },
                 seq,
             ));
+        }
+        for put in std::mem::take(&mut self.behind) {
+            put.wait()?;
         }
         let mut pending = Pending::default();
         let (root, agg) = self.flush(ROOT_INO, &mut pending)?;

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use super::{NewObject, ObjectKind, ObjectStore};
+use super::{NewObject, ObjectKind, ObjectStore, PutTicket};
 use crate::error::Result;
 use crate::node::Hash;
 
@@ -42,18 +42,32 @@ struct Shared {
     added: AtomicU64,
     trimming: AtomicBool,
     tmp_seq: AtomicU64,
+    /// Background writers of [`ObjectStore::put_many_behind`]'s objects under way.
+    writers: std::sync::atomic::AtomicUsize,
 }
+
+/// Background cache writers at most at once.
+const WRITERS_MAX: usize = 2;
 
 impl Cached {
     /// A cache of at most `cap` bytes in `dir` (created if missing) in front of `remote`.
     pub fn new(remote: Arc<dyn ObjectStore>, dir: &Path, cap: u64) -> Result<Cached> {
         std::fs::create_dir_all(dir.join("tmp"))?;
+        // Every file's directory, once, instead of a check per write.
+        if !dir.join("n").join("ff").is_dir() {
+            for k in ["p", "n"] {
+                for i in 0..=255u8 {
+                    std::fs::create_dir_all(dir.join(k).join(format!("{i:02x}")))?;
+                }
+            }
+        }
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
             cap,
             added: AtomicU64::new(0),
             trimming: AtomicBool::new(false),
             tmp_seq: AtomicU64::new(0),
+            writers: Default::default(),
         });
         let stamp = dir.join("trimmed");
         let stale = std::fs::metadata(&stamp)
@@ -119,11 +133,18 @@ impl Shared {
             self.tmp_seq.fetch_add(1, Ordering::Relaxed)
         ));
         let done = (|| -> std::io::Result<()> {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
             std::fs::write(&tmp, data)?;
-            std::fs::rename(&tmp, &path)
+            match std::fs::rename(&tmp, &path) {
+                // The first file of its directory (they are made at open, but a trim or a
+                // person may remove them).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    if let Some(parent) = path.parent() {
+                        std::fs::create_dir_all(parent)?;
+                    }
+                    std::fs::rename(&tmp, &path)
+                }
+                r => r,
+            }
         })();
         if done.is_err() {
             let _ = std::fs::remove_file(&tmp);
@@ -214,6 +235,36 @@ impl ObjectStore for Cached {
             self.shared.write(&o.hash, o.kind, o.data);
         }
         Ok(())
+    }
+
+    fn put_many_behind(&self, objects: &[NewObject<'_>]) -> Result<PutTicket> {
+        let ticket = self.remote.put_many_behind(objects)?;
+        // Cached on a thread of its own (a hash names its bytes, whether the upload ends
+        // well or not), so a large call's thousands of files cost it nothing; with writers
+        // already busy, here.
+        if self.shared.writers.fetch_add(1, Ordering::AcqRel) < WRITERS_MAX {
+            let owned: Vec<(Hash, ObjectKind, Vec<u8>)> = objects
+                .iter()
+                .map(|o| (o.hash, o.kind, o.data.to_vec()))
+                .collect();
+            let me = self.shared.clone();
+            let spawned = std::thread::Builder::new()
+                .name("burrow-cache-write".into())
+                .spawn(move || {
+                    for (h, k, d) in owned {
+                        me.write(&h, k, &d);
+                    }
+                    me.writers.fetch_sub(1, Ordering::AcqRel);
+                });
+            if spawned.is_ok() {
+                return Ok(ticket);
+            }
+        }
+        for o in objects {
+            self.shared.write(&o.hash, o.kind, o.data);
+        }
+        self.shared.writers.fetch_sub(1, Ordering::AcqRel);
+        Ok(ticket)
     }
 
     fn get(&self, hash: &Hash, kind: ObjectKind) -> Result<Option<Vec<u8>>> {

@@ -57,6 +57,14 @@ pub struct NewObject<'a> {
 pub trait ObjectStore: Send + Sync {
     /// Stores the objects that are absent (and refreshes the write time of the others).
     fn put_many(&self, objects: &[NewObject<'_>]) -> Result<()>;
+    /// [`ObjectStore::put_many`] that may return before the objects are durable, so the
+    /// caller goes on working while they upload; [`PutTicket::wait`] says when they are
+    /// (or why they are not). Until then reads of this store find them all the same. A
+    /// store bounds how many such puts are under way (a new one waits for room). By
+    /// default it is `put_many`.
+    fn put_many_behind(&self, objects: &[NewObject<'_>]) -> Result<PutTicket> {
+        self.put_many(objects).map(|()| PutTicket::done())
+    }
     /// One object's bytes (`kind` is what the caller expects it to be: object storage keys
     /// objects by kind and hash).
     fn get(&self, hash: &Hash, kind: ObjectKind) -> Result<Option<Vec<u8>>>;
@@ -94,6 +102,35 @@ pub trait ObjectStore: Send + Sync {
     /// `None` for a catalog's own table.
     fn location(&self) -> Option<String> {
         None
+    }
+}
+
+/// A put under way ([`ObjectStore::put_many_behind`]).
+#[must_use = "a put behind is durable only once waited for"]
+pub struct PutTicket(Option<std::sync::Arc<dyn PutJob>>);
+
+/// What a [`PutTicket`] waits on: the put's outcome, once.
+pub trait PutJob: Send + Sync {
+    /// Blocks until the put has ended; its outcome (the first call gets an error, if any).
+    fn wait(&self) -> Result<()>;
+}
+
+impl PutTicket {
+    /// A put that was done before its ticket was made.
+    pub fn done() -> PutTicket {
+        PutTicket(None)
+    }
+
+    pub fn new(job: std::sync::Arc<dyn PutJob>) -> PutTicket {
+        PutTicket(Some(job))
+    }
+
+    /// Blocks until the objects are durable; the put's error otherwise.
+    pub fn wait(self) -> Result<()> {
+        match &self.0 {
+            Some(job) => job.wait(),
+            None => Ok(()),
+        }
     }
 }
 

@@ -37,14 +37,15 @@
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ClientOptions, ObjectStore as Remote, PutPayload, RetryConfig};
 
-use super::{NewObject, ObjectKind, ObjectStore, PackIndex, PackedObject};
+use super::{NewObject, ObjectKind, ObjectStore, PackIndex, PackedObject, PutJob, PutTicket};
 use crate::error::{Error, Result};
 use crate::node::Hash;
 
@@ -67,6 +68,66 @@ pub struct ObjectStorage {
     location: String,
     /// Where packed objects are; `None`: every object is loose.
     index: Option<Arc<dyn PackIndex>>,
+    behind: Arc<Behind>,
+}
+
+/// Packed puts at most under way at once behind their callers' backs (each up to a spill,
+/// 8 MiB of pages).
+const BEHIND_MAX: usize = 2;
+
+/// Packed puts still uploading ([`ObjectStore::put_many_behind`]), and their objects, so
+/// that reads find them meanwhile.
+#[derive(Default)]
+struct Behind {
+    objects: Mutex<HashMap<Hash, Held>>,
+    /// Jobs under way; `room` is signalled when one ends.
+    running: Mutex<usize>,
+    room: Condvar,
+    next: AtomicU64,
+}
+
+impl Behind {
+    fn get(&self, hash: &Hash) -> Option<Vec<u8>> {
+        let objects = self.objects.lock().unwrap_or_else(|e| e.into_inner());
+        objects.get(hash).map(|(_, b, r)| b[r.clone()].to_vec())
+    }
+
+    fn forget(&self, job: u64) {
+        let mut objects = self.objects.lock().unwrap_or_else(|e| e.into_inner());
+        objects.retain(|_, (j, _, _)| *j != job);
+    }
+}
+
+/// An object of a put behind: its job, its pack's bytes and where it is in them.
+type Held = (u64, bytes::Bytes, std::ops::Range<usize>);
+
+/// One put behind: its outcome once ended.
+struct Job {
+    id: u64,
+    behind: Arc<Behind>,
+    outcome: Mutex<Option<Result<()>>>,
+    ended: Condvar,
+}
+
+impl PutJob for Job {
+    fn wait(&self) -> Result<()> {
+        let mut outcome = self.outcome.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(r) = outcome.take() {
+                // Taken once: a second wait has nothing more to say.
+                *outcome = Some(Ok(()));
+                return r;
+            }
+            outcome = self.ended.wait(outcome).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        // A failed put's objects stay readable until nobody can ask for them.
+        self.behind.forget(self.id);
+    }
 }
 
 /// Objects read: each hash with its bytes.
@@ -253,6 +314,7 @@ impl ObjectStorage {
             prefix,
             location: url.to_string(),
             index: None,
+            behind: Arc::default(),
         })
     }
 
@@ -268,14 +330,7 @@ impl ObjectStorage {
         &self,
         f: impl Future<Output = Result<T>> + Send + 'static,
     ) -> Result<T> {
-        let rt = match &self.runtime {
-            Some(rt) => rt.handle(),
-            None => unreachable!("the runtime is only taken by drop"),
-        };
-        match futures::executor::block_on(rt.spawn(f)) {
-            Ok(r) => r,
-            Err(e) => Err(Error::Server(format!("object storage task: {e}"))),
-        }
+        run_on(&self.handle(), f)
     }
 
     fn key(&self, hash: &Hash, kind: ObjectKind) -> Path {
@@ -353,8 +408,8 @@ impl ObjectStorage {
         })
     }
 
-    /// Puts `objects` in packs and records them in `index`; returns the packs' names.
-    fn put_packed(&self, index: &dyn PackIndex, objects: &[NewObject<'_>]) -> Result<Vec<String>> {
+    /// Cuts `objects` into packs: each pack's key and bytes, and every object's entry.
+    fn pack(&self, objects: &[NewObject<'_>]) -> (Vec<(Path, bytes::Bytes)>, Vec<PackedObject>) {
         let mut seen = HashSet::new();
         let mut packs: Vec<(Vec<u8>, Vec<PackedObject>)> = Vec::new();
         let mut bytes: Vec<u8> = Vec::new();
@@ -379,7 +434,6 @@ impl ObjectStorage {
         if !entries.is_empty() {
             packs.push((bytes, entries));
         }
-        let mut names = Vec::with_capacity(packs.len());
         let mut records = Vec::with_capacity(seen.len());
         let mut jobs = Vec::with_capacity(packs.len());
         for (bytes, entries) in packs {
@@ -388,22 +442,27 @@ impl ObjectStorage {
                 e.pack = name.clone();
                 e
             }));
-            jobs.push((self.pack_key(&name), PutPayload::from(bytes)));
-            names.push(name);
+            jobs.push((self.pack_key(&name), bytes::Bytes::from(bytes)));
         }
-        // The packs first: an entry never names a pack that is not there.
-        let t = std::time::Instant::now();
-        self.upload(jobs)?;
-        let uploaded = t.elapsed();
-        index.record_packed(&records)?;
-        tracing::debug!(
-            packs = names.len(),
-            objects = records.len(),
-            ?uploaded,
-            recorded = ?(t.elapsed() - uploaded),
-            "packed"
-        );
-        Ok(names)
+        (jobs, records)
+    }
+
+    /// Puts `objects` in packs and records them in `index`; returns the packs' names.
+    fn put_packed(&self, index: &dyn PackIndex, objects: &[NewObject<'_>]) -> Result<Vec<String>> {
+        let (jobs, records) = self.pack(objects);
+        let names = records
+            .iter()
+            .map(|e| e.pack.clone())
+            .collect::<HashSet<_>>();
+        upload_and_record(self.handle(), self.remote.clone(), jobs, index, &records)?;
+        Ok(names.into_iter().collect())
+    }
+
+    fn handle(&self) -> tokio::runtime::Handle {
+        match &self.runtime {
+            Some(rt) => rt.handle().clone(),
+            None => unreachable!("the runtime is only taken by drop"),
+        }
     }
 
     /// Fetches and verifies the objects `located` names, a request per pack (its ranges
@@ -617,6 +676,55 @@ impl ObjectStorage {
     }
 }
 
+/// Runs `f` on `rt` and waits for it from this thread.
+fn run_on<T: Send + 'static>(
+    rt: &tokio::runtime::Handle,
+    f: impl Future<Output = Result<T>> + Send + 'static,
+) -> Result<T> {
+    match futures::executor::block_on(rt.spawn(f)) {
+        Ok(r) => r,
+        Err(e) => Err(Error::Server(format!("object storage task: {e}"))),
+    }
+}
+
+/// Uploads packs ([`CONCURRENCY`] at a time), then records their entries in `index`: an
+/// entry never names a pack that is not there.
+fn upload_and_record(
+    rt: tokio::runtime::Handle,
+    remote: Arc<dyn Remote>,
+    packs: Vec<(Path, bytes::Bytes)>,
+    index: &dyn PackIndex,
+    records: &[PackedObject],
+) -> Result<()> {
+    let t = std::time::Instant::now();
+    let n = packs.len();
+    run_on(&rt, async move {
+        futures::stream::iter(packs)
+            .map(|(key, data)| {
+                let remote = remote.clone();
+                async move {
+                    remote
+                        .put(&key, PutPayload::from(data))
+                        .await
+                        .map_err(remote_err)
+                }
+            })
+            .buffer_unordered(CONCURRENCY)
+            .try_for_each(|_| async { Ok(()) })
+            .await
+    })?;
+    let uploaded = t.elapsed();
+    index.record_packed(records)?;
+    tracing::debug!(
+        packs = n,
+        objects = records.len(),
+        ?uploaded,
+        recorded = ?(t.elapsed() - uploaded),
+        "packed"
+    );
+    Ok(())
+}
+
 impl Drop for ObjectStorage {
     fn drop(&mut self) {
         // Dropping a runtime waits for its tasks, which is not allowed inside an async
@@ -656,7 +764,79 @@ impl ObjectStore for ObjectStorage {
         }
     }
 
+    fn put_many_behind(&self, objects: &[NewObject<'_>]) -> Result<PutTicket> {
+        let Some(index) = self.index.clone() else {
+            return self.put_many(objects).map(|()| PutTicket::done());
+        };
+        if objects.len() < PACK_MIN_OBJECTS {
+            return self.put_many(objects).map(|()| PutTicket::done());
+        }
+        let (packs, records) = self.pack(objects);
+        let behind = self.behind.clone();
+        {
+            let mut running = behind.running.lock().unwrap_or_else(|e| e.into_inner());
+            while *running >= BEHIND_MAX {
+                running = behind.room.wait(running).unwrap_or_else(|e| e.into_inner());
+            }
+            *running += 1;
+        }
+        let job = Arc::new(Job {
+            id: behind.next.fetch_add(1, Ordering::Relaxed),
+            behind: behind.clone(),
+            outcome: Mutex::new(None),
+            ended: Condvar::new(),
+        });
+        {
+            let by_name: HashMap<&str, &bytes::Bytes> = packs
+                .iter()
+                .map(|(key, b)| (key.filename().unwrap_or_default(), b))
+                .collect();
+            let mut held = behind.objects.lock().unwrap_or_else(|e| e.into_inner());
+            for e in &records {
+                if let Some(b) = by_name.get(e.pack.as_str()) {
+                    let at = e.offset as usize..e.offset as usize + e.len as usize;
+                    held.insert(e.hash, (job.id, (*b).clone(), at));
+                }
+            }
+        }
+        let (rt, remote, mine) = (self.handle(), self.remote.clone(), job.clone());
+        let spawned = std::thread::Builder::new()
+            .name("burrow-put-behind".into())
+            .spawn(move || {
+                // Whatever happens, the ticket gets an outcome and the room is given back.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    upload_and_record(rt, remote, packs, index.as_ref(), &records)
+                }))
+                .unwrap_or_else(|_| {
+                    Err(Error::Server("object storage: an upload panicked".into()))
+                });
+                if r.is_ok() {
+                    // Recorded: reads find the objects through the index from here on.
+                    mine.behind.forget(mine.id);
+                }
+                *mine.outcome.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                mine.ended.notify_all();
+                let mut running = mine
+                    .behind
+                    .running
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                *running -= 1;
+                mine.behind.room.notify_all();
+            });
+        if let Err(e) = spawned {
+            let mut running = behind.running.lock().unwrap_or_else(|e| e.into_inner());
+            *running -= 1;
+            behind.room.notify_all();
+            return Err(e.into());
+        }
+        Ok(PutTicket::new(job))
+    }
+
     fn get(&self, hash: &Hash, kind: ObjectKind) -> Result<Option<Vec<u8>>> {
+        if let Some(d) = self.behind.get(hash) {
+            return Ok(Some(d));
+        }
         if self.index.is_some() {
             return Ok(self.get_many(&[*hash], kind)?.pop().map(|(_, d)| d));
         }
@@ -669,7 +849,13 @@ impl ObjectStore for ObjectStorage {
             return self.get_loose(hashes, kind);
         };
         let mut out = Vec::with_capacity(hashes.len());
-        let mut rest: Vec<Hash> = hashes.to_vec();
+        let mut rest: Vec<Hash> = Vec::with_capacity(hashes.len());
+        for h in hashes {
+            match self.behind.get(h) {
+                Some(d) => out.push((*h, d)),
+                None => rest.push(*h),
+            }
+        }
         // A second look when a pack went missing between the lookup and the fetch.
         for _ in 0..2 {
             let located = index.locate(&rest)?;
