@@ -53,14 +53,6 @@ impl Cached {
     /// A cache of at most `cap` bytes in `dir` (created if missing) in front of `remote`.
     pub fn new(remote: Arc<dyn ObjectStore>, dir: &Path, cap: u64) -> Result<Cached> {
         std::fs::create_dir_all(dir.join("tmp"))?;
-        // Every file's directory, once, instead of a check per write.
-        if !dir.join("n").join("ff").is_dir() {
-            for k in ["p", "n"] {
-                for i in 0..=255u8 {
-                    std::fs::create_dir_all(dir.join(k).join(format!("{i:02x}")))?;
-                }
-            }
-        }
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
             cap,
@@ -135,8 +127,8 @@ impl Shared {
         let done = (|| -> std::io::Result<()> {
             std::fs::write(&tmp, data)?;
             match std::fs::rename(&tmp, &path) {
-                // The first file of its directory (they are made at open, but a trim or a
-                // person may remove them).
+                // The first file of its directory: made then, not at open (a new process
+                // with an empty cache would pay 512 of them before its first read).
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     if let Some(parent) = path.parent() {
                         std::fs::create_dir_all(parent)?;
