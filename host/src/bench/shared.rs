@@ -36,14 +36,15 @@ struct Shared<'a> {
 }
 
 impl Shared<'_> {
-    fn sandbox(&self, cx: &Ctx, cache: &Path) -> R<Sandbox> {
+    /// The shared store with a local object cache in `cache` (`None`: none).
+    fn sandbox(&self, cx: &Ctx, cache: Option<&Path>) -> R<Sandbox> {
         Ok(Sandbox::open_with(
             &self.store.catalog,
             SandboxConfig {
                 cache_dir: Some(cx.cache.clone()),
                 compile_builtins: crate::session::compile_builtins_from_env(),
                 objects: self.store.objects.clone(),
-                object_cache: Some((cache.to_path_buf(), self.store.cache_size)),
+                object_cache: cache.map(|c| (c.to_path_buf(), self.store.cache_size)),
                 ..Default::default()
             },
         )?)
@@ -79,7 +80,7 @@ pub(super) fn shared(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
         made: Vec::new(),
     };
     let warm = cx.dir.path().join("shared-cache");
-    let sb = sh.sandbox(cx, &warm)?;
+    let sb = sh.sandbox(cx, Some(&warm))?;
     let done = measures(cx, &mut sh, &sb, report);
     // Leave the store as found, but for objects (GC's to collect).
     for name in &sh.made {
@@ -217,15 +218,28 @@ fn measures(
         let t = Instant::now();
         sb.create_from(Some(&name), &tree, &mut |_| {})?;
         let rate = mb / t.elapsed().as_secs_f64();
+        // The same without a local object cache, which writes a file per object.
+        let uncached = sh.sandbox(cx, None)?;
+        let name = sh.name("import-uncached");
+        let t = Instant::now();
+        uncached.create_from(Some(&name), &tree, &mut |_| {})?;
+        let bare = mb / t.elapsed().as_secs_f64();
         std::fs::remove_dir_all(&tree)?;
-        cx.record(
-            &format!("shared.io.import_{}MB", mb.round()),
-            "MB/s",
-            (rate, rate),
-            Some(base),
-            "import from a host directory (one run); baseline: into the SQLite file",
-            report,
-        );
+        for (suffix, rate, what) in [
+            ("", rate, "with a local object cache"),
+            ("_no_cache", bare, "without an object cache"),
+        ] {
+            cx.record(
+                &format!("shared.io.import_{}MB{suffix}", mb.round()),
+                "MB/s",
+                (rate, rate),
+                Some(base),
+                &format!(
+                    "import from a host directory (one run), {what}; baseline: into the SQLite file"
+                ),
+                report,
+            );
+        }
     }
 
     // Fork of a large session: catalog rows only, no object copied.
