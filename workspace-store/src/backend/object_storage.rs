@@ -7,8 +7,8 @@
 //!
 //! - **Packs.** A put of many objects (an import, a `git clone`, a large spill) concatenates
 //!   them into packs of up to [`PACK_BYTES`], named by the hash of their bytes, and records
-//!   where each object is in the catalog's [`PackIndex`]: ten thousand small files are a
-//!   dozen PUTs instead of twenty thousand, which is what object storage charges and
+//!   where each object is in the catalog's [`PackIndex`]: ten thousand small files are
+//!   about eighty PUTs instead of twenty thousand, which is what object storage charges and
 //!   throttles by. Reads look an object up in the index first and fetch its byte range
 //!   (ranges of one pack are coalesced into one request); a put of a few objects (a typical
 //!   tool call) stays loose, one object per key, with no index round trip. Packing needs a
