@@ -483,17 +483,29 @@ impl ObjectStorage {
                 .map(|(key, entries)| {
                     let remote = remote.clone();
                     async move {
+                        // An empty object needs no request (and an empty range is an error).
+                        let (empty, entries): (Vec<_>, Vec<_>) =
+                            entries.into_iter().partition(|e| e.len == 0);
                         let ranges: Vec<std::ops::Range<u64>> = entries
                             .iter()
                             .map(|e| e.offset..e.offset + e.len as u64)
                             .collect();
-                        let got = match remote.get_ranges(&key, &ranges).await {
-                            Ok(g) => g,
-                            Err(object_store::Error::NotFound { .. }) => return Ok(None),
-                            Err(e) => return Err(remote_err(e)),
+                        let got = if ranges.is_empty() {
+                            Vec::new()
+                        } else {
+                            match remote.get_ranges(&key, &ranges).await {
+                                Ok(g) => g,
+                                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                                Err(e) => return Err(remote_err(e)),
+                            }
                         };
-                        let mut out = Vec::with_capacity(entries.len());
-                        for (e, bytes) in entries.iter().zip(got) {
+                        let mut out = Vec::with_capacity(entries.len() + empty.len());
+                        let none = bytes::Bytes::new();
+                        let all = entries
+                            .iter()
+                            .zip(got)
+                            .chain(empty.iter().map(|e| (e, none.clone())));
+                        for (e, bytes) in all {
                             if Hash::of(&bytes) != e.hash {
                                 return Err(Error::Corrupt(format!(
                                     "object {} in pack {key} does not match its hash",
