@@ -395,17 +395,7 @@ impl ObjectStorage {
 
     /// Puts every `(key, bytes)`, [`CONCURRENCY`] at a time.
     fn upload(&self, jobs: Vec<(Path, PutPayload)>) -> Result<()> {
-        let remote = self.remote.clone();
-        self.run(async move {
-            futures::stream::iter(jobs)
-                .map(|(key, data)| {
-                    let remote = remote.clone();
-                    async move { remote.put(&key, data).await.map_err(remote_err) }
-                })
-                .buffer_unordered(CONCURRENCY)
-                .try_for_each(|_| async { Ok(()) })
-                .await
-        })
+        self.run(put_all(self.remote.clone(), jobs))
     }
 
     /// Cuts `objects` into packs: each pack's key and bytes, and every object's entry.
@@ -699,6 +689,18 @@ fn run_on<T: Send + 'static>(
     }
 }
 
+/// Puts every `(key, bytes)`, [`CONCURRENCY`] at a time.
+async fn put_all(remote: Arc<dyn Remote>, jobs: Vec<(Path, PutPayload)>) -> Result<()> {
+    futures::stream::iter(jobs)
+        .map(|(key, data)| {
+            let remote = remote.clone();
+            async move { remote.put(&key, data).await.map_err(remote_err) }
+        })
+        .buffer_unordered(CONCURRENCY)
+        .try_for_each(|_| async { Ok(()) })
+        .await
+}
+
 /// Uploads packs ([`CONCURRENCY`] at a time), then records their entries in `index`: an
 /// entry never names a pack that is not there.
 fn upload_and_record(
@@ -710,21 +712,11 @@ fn upload_and_record(
 ) -> Result<()> {
     let t = std::time::Instant::now();
     let n = packs.len();
-    run_on(&rt, async move {
-        futures::stream::iter(packs)
-            .map(|(key, data)| {
-                let remote = remote.clone();
-                async move {
-                    remote
-                        .put(&key, PutPayload::from(data))
-                        .await
-                        .map_err(remote_err)
-                }
-            })
-            .buffer_unordered(CONCURRENCY)
-            .try_for_each(|_| async { Ok(()) })
-            .await
-    })?;
+    let packs = packs
+        .into_iter()
+        .map(|(key, data)| (key, PutPayload::from(data)))
+        .collect();
+    run_on(&rt, put_all(remote, packs))?;
     let uploaded = t.elapsed();
     index.record_packed(records)?;
     tracing::debug!(
@@ -777,12 +769,11 @@ impl ObjectStore for ObjectStorage {
     }
 
     fn put_many_behind(&self, objects: &[NewObject<'_>]) -> Result<PutTicket> {
-        let Some(index) = self.index.clone() else {
-            return self.put_many(objects).map(|()| PutTicket::done());
+        // Loose puts are small: they are done before returning.
+        let index = match &self.index {
+            Some(index) if objects.len() >= PACK_MIN_OBJECTS => index.clone(),
+            _ => return self.put_many(objects).map(|()| PutTicket::done()),
         };
-        if objects.len() < PACK_MIN_OBJECTS {
-            return self.put_many(objects).map(|()| PutTicket::done());
-        }
         let (packs, records) = self.pack(objects);
         let behind = self.behind.clone();
         {
