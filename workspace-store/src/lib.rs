@@ -57,7 +57,7 @@ pub use txn::{
     SYSTEM_DIR, SetTime, Stat, Txn, is_system_path,
 };
 
-use backend::{Catalog, NewObject, NewVersion, ObjectStore, sqlite::Sqlite};
+use backend::{Catalog, NewObject, NewVersion, ObjectKind, ObjectStore, sqlite::Sqlite};
 use node::{Hamt, Meta, Node};
 use objects::{Objects, Pending};
 
@@ -152,9 +152,9 @@ pub struct Store {
 struct Inner {
     objs: Objects,
     catalog: Arc<dyn Catalog>,
-    /// The catalog also holds the objects (one SQLite file): a commit's objects go into the
-    /// catalog's transaction instead of a separate put.
-    colocated: bool,
+    /// Which objects the catalog holds itself: those a commit writes in the catalog's
+    /// transaction instead of putting them into object storage first.
+    with_catalog: WithCatalog,
     path: PathBuf,
 }
 
@@ -179,7 +179,7 @@ impl Store {
             inner: Arc::new(Inner {
                 objs: Objects::new(db.clone(), opts.node_cache, opts.page_cache),
                 catalog: db,
-                colocated: true,
+                with_catalog: WithCatalog::All,
                 path: path.to_path_buf(),
             }),
         })
@@ -261,12 +261,12 @@ impl Store {
             (None, None | Some(None)) => None,
             (None, Some(Some(q))) => Some((q, true)),
         };
-        let (mut objects, colocated) = match objects_url {
-            None => (in_catalog, true),
+        let (mut objects, with_catalog) = match objects_url {
+            None => (in_catalog, WithCatalog::All),
             Some((url, new)) => {
                 // Opened (so checked) before it is recorded: a bad URL is never remembered.
-                let objects = open_object_storage(&url, &location.object_options, index)?;
-                if new {
+                let objects = open_object_storage(&url, &location.object_options, index, new)?;
+                let nodes_here = if new {
                     let (versions, heads) = catalog.totals()?;
                     if versions + heads > 0 {
                         return Err(Error::Config(format!(
@@ -274,6 +274,18 @@ impl Store {
                              it with `burrow store migrate` into a new store whose objects are \
                              in {url}"
                         )));
+                    }
+                    // The layout first, then the place: a process that finds the place
+                    // recorded finds the layout too.
+                    if !catalog.swap_setting(NODES_KEY, None, Some(NODES_IN_CATALOG))? {
+                        let r = catalog.setting(NODES_KEY)?;
+                        if r.as_deref() != Some(NODES_IN_CATALOG) {
+                            return Err(Error::Config(format!(
+                                "{shown} keeps its tree nodes in {}, a layout this burrow \
+                                 does not know",
+                                r.unwrap_or_default()
+                            )));
+                        }
                     }
                     if !catalog.swap_setting(OBJECTS_KEY, None, Some(&url))? {
                         // Another process recorded a place first: it must be the same one.
@@ -284,8 +296,26 @@ impl Store {
                             )));
                         }
                     }
+                    true
+                } else {
+                    match catalog.setting(NODES_KEY)? {
+                        None => false,
+                        Some(v) if v == NODES_IN_CATALOG => true,
+                        Some(v) => {
+                            return Err(Error::Config(format!(
+                                "{shown} keeps its tree nodes in {v}, a layout this burrow \
+                                 does not know"
+                            )));
+                        }
+                    }
+                };
+                if nodes_here {
+                    let split = backend::split::Split::new(in_catalog, objects);
+                    (Arc::new(split) as Arc<dyn ObjectStore>, WithCatalog::Nodes)
+                } else {
+                    // A store made before nodes moved to the catalog: all in object storage.
+                    (objects, WithCatalog::Nothing)
                 }
-                (objects, false)
             }
         };
         if let Some((dir, size)) = &location.cache {
@@ -295,7 +325,7 @@ impl Store {
             inner: Arc::new(Inner {
                 objs: Objects::new(objects, opts.node_cache, opts.page_cache),
                 catalog,
-                colocated,
+                with_catalog,
                 path: PathBuf::from(shown),
             }),
         })
@@ -319,7 +349,7 @@ impl Store {
             inner: Arc::new(Inner {
                 objs: Objects::new(objects, opts.node_cache, opts.page_cache),
                 catalog,
-                colocated: false,
+                with_catalog: WithCatalog::Nothing,
                 path: path.into(),
             }),
         }
@@ -350,17 +380,21 @@ impl Store {
         spilled: &[Hash],
         mut write: impl FnMut(&[NewObject<'_>], Option<backend::Guard<'_>>) -> Result<T>,
     ) -> Result<T> {
-        if self.inner.colocated {
-            return write(&objects, None);
-        }
-        let mut fence = self.put_fenced(&objects, started, spilled)?;
+        let (here, elsewhere) = match self.inner.with_catalog {
+            WithCatalog::All => return write(&objects, None),
+            WithCatalog::Nodes => objects
+                .into_iter()
+                .partition(|o| o.kind == ObjectKind::Node),
+            WithCatalog::Nothing => (Vec::new(), objects),
+        };
+        let mut fence = self.put_fenced(&elsewhere, started, spilled)?;
         // Sweeps that keep beginning between a settle and the catalog write are bounded by
         // time, not by a count: GC runs back to back (a cron loop, several processes) must
         // slow a commit down, not fail it, unless they keep it out for the whole wait.
         let since = std::time::Instant::now();
         while since.elapsed() <= gc::FENCE_WAIT {
-            match write(&[], fence.as_ref().map(|f| f.guard())) {
-                Err(Error::Fenced) => fence = Some(self.settle(&objects, spilled)?),
+            match write(&here, fence.as_ref().map(|f| f.guard())) {
+                Err(Error::Fenced) => fence = Some(self.settle(&elsewhere, spilled)?),
                 done => return done,
             }
         }
@@ -369,9 +403,10 @@ impl Store {
         ))
     }
 
-    /// Whether commits put their objects into a separate object store first.
+    /// Whether the catalog holds every object (so commits put nothing into a separate
+    /// object store).
     pub(crate) fn colocated(&self) -> bool {
-        self.inner.colocated
+        self.inner.with_catalog == WithCatalog::All
     }
 
     fn check_workspace_name(name: &str) -> Result<()> {
@@ -580,7 +615,7 @@ impl Store {
         let mut stats = CopyStats::default();
         for chunk in listed.chunks(256) {
             let mut got = Vec::with_capacity(chunk.len());
-            for kind in [backend::ObjectKind::Page, backend::ObjectKind::Node] {
+            for kind in [ObjectKind::Page, ObjectKind::Node] {
                 let hashes: Vec<Hash> = chunk
                     .iter()
                     .filter(|(_, k)| *k == kind)
@@ -625,20 +660,41 @@ impl Store {
 
 /// The catalog setting naming where a store's objects live (absent: in the catalog).
 const OBJECTS_KEY: &str = "objects";
+/// The catalog setting saying where tree nodes live when the objects are in object storage:
+/// [`NODES_IN_CATALOG`] for every store made since that layout ([`backend::split`]);
+/// absent for one made before, whose nodes are in object storage with its pages.
+const NODES_KEY: &str = "nodes";
+const NODES_IN_CATALOG: &str = "catalog";
+
+/// Which objects a store's catalog holds itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WithCatalog {
+    /// All of them (the SQLite file, or objects in PostgreSQL).
+    All,
+    /// Tree nodes; pages are in object storage.
+    Nodes,
+    /// None: every object is in object storage.
+    Nothing,
+}
 
 /// Whether a `--store` value names a PostgreSQL database rather than a file.
 pub fn is_postgres_url(s: &str) -> bool {
     s.starts_with("postgres://") || s.starts_with("postgresql://")
 }
 
-/// Object storage at `url`, packing into `index` where the catalog keeps one.
+/// Object storage at `url`, packing into `index` where the catalog keeps one; with `check`,
+/// its client is built before this returns (a store about to record the URL).
 #[cfg(feature = "object-storage")]
 fn open_object_storage(
     url: &str,
     extra: &[(String, String)],
     index: Option<Arc<dyn backend::PackIndex>>,
+    check: bool,
 ) -> Result<Arc<dyn ObjectStore>> {
     let mut objects = backend::object_storage::ObjectStorage::open(url, extra)?;
+    if check {
+        objects = objects.checked()?;
+    }
     if let Some(index) = index {
         objects = objects.with_index(index);
     }
@@ -650,6 +706,7 @@ fn open_object_storage(
     url: &str,
     _extra: &[(String, String)],
     _index: Option<Arc<dyn backend::PackIndex>>,
+    _check: bool,
 ) -> Result<Arc<dyn ObjectStore>> {
     Err(Error::Config(format!(
         "objects in {url} need burrow-store's `object-storage` feature"

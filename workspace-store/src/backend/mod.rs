@@ -17,6 +17,7 @@ pub mod cache;
 pub mod object_storage;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+pub mod split;
 pub mod sqlite;
 
 use crate::error::Result;
@@ -268,9 +269,10 @@ pub struct CatalogDump {
 ///   conflict.
 /// - **Ordering**: version ids and event sequence numbers strictly increase in commit order
 ///   and are never reused. A reader sees a commit completely or not at all.
-/// - **Objects**: a catalog that also stores the objects (SQLite holding both) writes a
-///   commit's `objects` in the commit's own transaction. Paired with a separate object store,
-///   it is given none: the store put them there first, so a crash between the two leaves
+/// - **Objects**: a catalog that also stores objects writes a commit's `objects` in the
+///   commit's own transaction: all of them when it holds them all (one SQLite file), the
+///   tree nodes when pages live in object storage ([`split`]). Objects kept elsewhere are
+///   not given to it: the store put them there first, so a crash between the two leaves
 ///   only unreferenced objects.
 /// - **Idempotence**: none for writes (a retried commit after an unknown outcome may find
 ///   the head moved by its own first attempt, and reports the conflict); reads are

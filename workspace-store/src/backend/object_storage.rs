@@ -63,12 +63,79 @@ pub const PACK_BYTES: usize = 8 << 20;
 pub struct ObjectStorage {
     /// Always present until drop.
     runtime: Option<tokio::runtime::Runtime>,
-    remote: Arc<dyn Remote>,
+    remote: Client,
     prefix: Path,
     location: String,
     /// Where packed objects are; `None`: every object is loose.
     index: Option<Arc<dyn PackIndex>>,
     behind: Arc<Behind>,
+}
+
+/// The object storage client, built on a thread of its own. Building one loads the
+/// system's TLS roots (every file under /etc/ssl/certs: about 5 ms), which a fresh process
+/// does while it connects to its catalog instead of before; the first request waits for it.
+struct Client {
+    built: std::sync::OnceLock<std::result::Result<Arc<dyn Remote>, String>>,
+    building: Mutex<Option<Building>>,
+}
+
+/// The thread building a [`Client`].
+type Building = std::thread::JoinHandle<Result<Arc<dyn Remote>>>;
+
+impl Client {
+    fn ready(remote: Arc<dyn Remote>) -> Client {
+        Client {
+            built: std::sync::OnceLock::from(Ok(remote)),
+            building: Mutex::new(None),
+        }
+    }
+
+    fn building(build: impl FnOnce() -> Result<Arc<dyn Remote>> + Send + 'static) -> Client {
+        let build = Arc::new(Mutex::new(Some(build)));
+        let take = |b: &Mutex<Option<_>>| b.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let theirs = build.clone();
+        let spawned = std::thread::Builder::new()
+            .name("burrow-objects-client".into())
+            .spawn(move || match take(&theirs) {
+                Some(b) => b(),
+                None => Err(Error::Server("object storage: client built twice".into())),
+            });
+        match spawned {
+            Ok(h) => Client {
+                built: std::sync::OnceLock::new(),
+                building: Mutex::new(Some(h)),
+            },
+            // No thread to spare: built here.
+            Err(_) => Client {
+                built: std::sync::OnceLock::from(match take(&build) {
+                    Some(b) => b().map_err(|e| match e {
+                        Error::Server(m) => m,
+                        e => e.to_string(),
+                    }),
+                    None => Err("object storage: client built twice".into()),
+                }),
+                building: Mutex::new(None),
+            },
+        }
+    }
+
+    fn get(&self) -> Result<Arc<dyn Remote>> {
+        let built = self.built.get_or_init(|| {
+            let handle = self
+                .building
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            match handle.map(|h| h.join()) {
+                Some(Ok(Ok(remote))) => Ok(remote),
+                Some(Ok(Err(Error::Server(m)))) => Err(m),
+                Some(Ok(Err(e))) => Err(e.to_string()),
+                Some(Err(_)) => Err("object storage: building the client panicked".into()),
+                None => Err("object storage: the client was not built".into()),
+            }
+        });
+        built.clone().map_err(Error::Server)
+    }
 }
 
 /// Packed puts at most under way at once behind their callers' backs (each up to a spill,
@@ -239,7 +306,7 @@ impl ObjectStorage {
         }
         let bucket = parsed.host_str().unwrap_or("").to_string();
         let prefix = Path::from(parsed.path().trim_matches('/'));
-        let remote: Arc<dyn Remote> = match parsed.scheme() {
+        let remote = match parsed.scheme() {
             "s3" => {
                 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
                 let mut b = AmazonS3Builder::from_env()
@@ -255,7 +322,7 @@ impl ObjectStorage {
                 let b = configure(b, &options, "S3", url, |b, k: AmazonS3ConfigKey, v| {
                     b.with_config(k, v)
                 })?;
-                Arc::new(b.build().map_err(remote_err)?)
+                Client::building(move || Ok(Arc::new(b.build().map_err(remote_err)?)))
             }
             "gs" => {
                 use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
@@ -266,7 +333,7 @@ impl ObjectStorage {
                 let b = configure(b, &options, "GCS", url, |b, k: GoogleConfigKey, v| {
                     b.with_config(k, v)
                 })?;
-                Arc::new(b.build().map_err(remote_err)?)
+                Client::building(move || Ok(Arc::new(b.build().map_err(remote_err)?)))
             }
             "az" | "azure" => {
                 use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
@@ -277,7 +344,7 @@ impl ObjectStorage {
                 let b = configure(b, &options, "Azure", url, |b, k: AzureConfigKey, v| {
                     b.with_config(k, v)
                 })?;
-                Arc::new(b.build().map_err(remote_err)?)
+                Client::building(move || Ok(Arc::new(b.build().map_err(remote_err)?)))
             }
             "file" => {
                 if !options.is_empty() || !bucket.is_empty() {
@@ -291,7 +358,7 @@ impl ObjectStorage {
                 std::fs::create_dir_all(&dir)?;
                 let fs = object_store::local::LocalFileSystem::new_with_prefix(&dir)
                     .map_err(remote_err)?;
-                return Self::with_remote(Arc::new(fs), Path::default(), url);
+                return Self::with_remote(Client::ready(Arc::new(fs)), Path::default(), url);
             }
             other => {
                 return Err(bad(format!(
@@ -302,7 +369,7 @@ impl ObjectStorage {
         Self::with_remote(remote, prefix, url)
     }
 
-    fn with_remote(remote: Arc<dyn Remote>, prefix: Path, url: &str) -> Result<ObjectStorage> {
+    fn with_remote(remote: Client, prefix: Path, url: &str) -> Result<ObjectStorage> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("burrow-objects")
@@ -316,6 +383,13 @@ impl ObjectStorage {
             index: None,
             behind: Arc::default(),
         })
+    }
+
+    /// Waits until the client is built, so that a URL that cannot work fails now (before a
+    /// store records it) rather than at the first request.
+    pub fn checked(self) -> Result<ObjectStorage> {
+        self.remote.get()?;
+        Ok(self)
     }
 
     /// Packs puts of many objects, recording where each is in `index` (see the module
@@ -365,7 +439,7 @@ impl ObjectStorage {
 
     /// Every key of ours with its size and Last-Modified time (nanoseconds).
     fn list_all(&self) -> Result<Vec<(Key, u64, i64)>> {
-        let remote = self.remote.clone();
+        let remote = self.remote.get()?;
         let prefix = self.prefix.clone();
         let metas = self.run(async move {
             remote
@@ -395,7 +469,7 @@ impl ObjectStorage {
 
     /// Puts every `(key, bytes)`, [`CONCURRENCY`] at a time.
     fn upload(&self, jobs: Vec<(Path, PutPayload)>) -> Result<()> {
-        self.run(put_all(self.remote.clone(), jobs))
+        self.run(put_all(self.remote.get()?, jobs))
     }
 
     /// Cuts `objects` into packs: each pack's key and bytes, and every object's entry.
@@ -444,7 +518,7 @@ impl ObjectStorage {
             .iter()
             .map(|e| e.pack.clone())
             .collect::<HashSet<_>>();
-        upload_and_record(self.handle(), self.remote.clone(), jobs, index, &records)?;
+        upload_and_record(self.handle(), self.remote.get()?, jobs, index, &records)?;
         Ok(names.into_iter().collect())
     }
 
@@ -467,7 +541,7 @@ impl ObjectStorage {
             .into_iter()
             .map(|(name, entries)| (self.pack_key(&name), entries))
             .collect();
-        let remote = self.remote.clone();
+        let remote = self.remote.get()?;
         let fetched: Vec<Option<Fetched>> = self.run(async move {
             futures::stream::iter(jobs)
                 .map(|(key, entries)| {
@@ -521,7 +595,7 @@ impl ObjectStorage {
             return Ok(Vec::new());
         }
         let jobs: Vec<(Path, Hash)> = hashes.iter().map(|h| (self.key(h, kind), *h)).collect();
-        let remote = self.remote.clone();
+        let remote = self.remote.get()?;
         self.run(async move {
             let found: Vec<Option<(Hash, Vec<u8>)>> = futures::stream::iter(jobs)
                 .map(|(key, hash)| {
@@ -537,7 +611,7 @@ impl ObjectStorage {
 
     /// Whether each key exists, in order.
     fn exist(&self, keys: Vec<Path>) -> Result<Vec<bool>> {
-        let remote = self.remote.clone();
+        let remote = self.remote.get()?;
         self.run(async move {
             futures::stream::iter(keys)
                 .map(|key| {
@@ -569,7 +643,7 @@ impl ObjectStorage {
                 break;
             }
             let sizes: HashMap<Path, u64> = chunk.iter().cloned().collect();
-            let remote = self.remote.clone();
+            let remote = self.remote.get()?;
             let paths: Vec<Path> = chunk.iter().map(|(k, _)| k.clone()).collect();
             let deleted = self.run(async move {
                 let input = futures::stream::iter(paths.into_iter().map(Ok)).boxed();
@@ -802,7 +876,7 @@ impl ObjectStore for ObjectStorage {
                 }
             }
         }
-        let (rt, remote, mine) = (self.handle(), self.remote.clone(), job.clone());
+        let (rt, remote, mine) = (self.handle(), self.remote.get()?, job.clone());
         let spawned = std::thread::Builder::new()
             .name("burrow-put-behind".into())
             .spawn(move || {
@@ -843,7 +917,7 @@ impl ObjectStore for ObjectStorage {
         if self.index.is_some() {
             return Ok(self.get_many(&[*hash], kind)?.pop().map(|(_, d)| d));
         }
-        let (remote, key, hash) = (self.remote.clone(), self.key(hash, kind), *hash);
+        let (remote, key, hash) = (self.remote.get()?, self.key(hash, kind), *hash);
         self.run(fetch(remote, key, hash))
     }
 
