@@ -1354,6 +1354,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 print_json(&serde_json::json!({
                     "versions_deleted": s.versions_deleted, "objects_deleted": s.objects_deleted,
                     "bytes_freed": s.bytes_freed, "objects_kept": s.objects_kept,
+                    "pages_offloaded": s.pages_offloaded,
                 }))?;
             } else {
                 outln!(
@@ -1363,6 +1364,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     s.bytes_freed,
                     s.objects_kept
                 );
+                if s.pages_offloaded > 0 {
+                    outln!(
+                        "moved {} pages of small calls from the catalog into object storage",
+                        s.pages_offloaded
+                    );
+                }
             }
         }
         Command::Fsck => {

@@ -178,11 +178,23 @@ fn two_serve_processes_with_their_own_caches_share_one_session_over_s3() {
     let (_, out) = call(&b.base, &fork, "cat base.txt | wc -l");
     assert_eq!(text(&out).trim(), "2");
     share_one_session(&url, a, b, &env);
-    // Both caches filled, and the bucket holds the objects.
+    // Both caches filled. The calls' small pages wait in the catalog until GC moves them
+    // into the bucket, after which the session reads the same and fsck is clean.
     for c in [&ca, &cb] {
         assert!(std::fs::read_dir(c.path().join("p")).is_ok_and(|mut d| d.next().is_some()));
     }
+    assert_eq!(s3.count(&objects), 0);
+    let cli = |args: &[&str]| {
+        let (code, out, err) =
+            common::burrow_cli_env(Path::new(&url), &common::cache(), &env, args);
+        assert_eq!(code, 0, "{args:?}: {out}{err}");
+        out
+    };
+    let gc: Value = serde_json::from_str(&cli(&["--json", "gc", "--grace", "0s"])).unwrap();
+    assert!(gc["pages_offloaded"].as_u64().unwrap() > 0, "{gc}");
     assert!(s3.count(&objects) > 0);
+    assert!(cli(&["cat", "shared", "log.txt"]).ends_with("after\n"));
+    assert!(cli(&["fsck"]).starts_with("clean:"));
 }
 
 fn share_one_session(url: &str, a: common::Server, b: common::Server, env: &[(&str, &str)]) {

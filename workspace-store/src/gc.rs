@@ -53,6 +53,9 @@ pub struct GcStats {
     pub objects_kept: u64,
     pub objects_deleted: u64,
     pub bytes_freed: u64,
+    /// Pages of small commits moved from the catalog into object storage (see
+    /// `backend::split`).
+    pub pages_offloaded: u64,
 }
 
 /// Marks `h` and everything below it; `seen` makes shared subtrees cost once.
@@ -286,24 +289,35 @@ impl Store {
         }
         stats.versions_deleted = doomed.len() as u64;
         let announced = self.begin_sweep()?;
+        let deadline = std::time::Instant::now() + SWEEP_LIMIT;
         let swept = (|| {
             if announced.is_some() {
                 // Commits that landed between the mark and the announcement: from here on
-                // none can (their guard fails), so marking these makes the mark complete.
+                // none that put objects into object storage can (their guard fails), so
+                // marking these makes the mark complete. Commits that put nothing there
+                // (their objects are the catalog's) reference only such objects and what
+                // their base version, marked here or made by such a commit, references.
                 for v in cat.versions()? {
                     mark(self.objs(), v.root, seen)?;
                 }
             }
-            self.objs()
-                .store
-                .delete_unreferenced(cutoff, &|h| seen.contains(h))
+            let store = &self.objs().store;
+            let deleted = store.delete_unreferenced(cutoff, &|h| seen.contains(h))?;
+            // Small commits' pages into object storage while this sweep is announced, so
+            // that no other sweep deletes from a listing made before they arrived.
+            let moved = match announced {
+                Some(_) => store.offload(deadline)?,
+                None => 0,
+            };
+            Ok::<_, Error>((deleted, moved))
         })();
         if let Some(a) = &announced {
             self.end_sweep(a)?;
         }
-        let (objects, bytes) = swept?;
+        let ((objects, bytes), moved) = swept?;
         stats.objects_deleted = objects;
         stats.bytes_freed = bytes;
+        stats.pages_offloaded = moved;
         stats.objects_kept = self.objs().store.totals()?.0;
         tracing::info!(?stats, "gc finished");
         Ok(Some(stats))

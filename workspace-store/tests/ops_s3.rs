@@ -87,21 +87,70 @@ include!("cases/ops.rs");
 // ----- what only object storage has -----
 
 #[test]
-fn pages_live_in_the_bucket_and_nodes_with_the_catalog_in_the_database() {
+fn small_writes_live_in_the_catalog_until_gc_moves_their_pages_to_the_bucket() {
     let (p, s) = store!();
     let mut t = s.begin("w").unwrap();
     t.write_file("notes.md", b"kept in s3").unwrap();
     t.commit().unwrap();
     let q = |sql: &str| psql(&p, sql);
     assert_eq!(q("SELECT count(*) FROM versions"), "2");
-    // The two roots and the file's inode are rows of the catalog, written by the commit
-    // that recorded them; the file's one page is the bucket's one key.
-    assert_eq!(q("SELECT count(*) FROM objects WHERE kind <> 1"), "0");
-    assert_eq!(q("SELECT count(*) FROM objects"), "3");
-    assert_eq!(s3::server().unwrap().count(&p.objects), 1);
-    assert!(s3::server().unwrap().keys(&p.objects)[0].contains("/p/"));
+    // The two roots, the file's inode and its page are rows of the catalog, written by the
+    // commit that recorded them: the call waited for no PUT.
+    assert_eq!(q("SELECT count(*) FROM objects WHERE kind = 1"), "3");
+    assert_eq!(q("SELECT count(*) FROM objects WHERE kind = 0"), "1");
+    assert_eq!(s3::server().unwrap().count(&p.objects), 0);
     assert_eq!(s.stats().unwrap().objects, 4);
+    // GC moves the page into the bucket; the nodes stay.
+    let gc = s.gc(Retention::All, Duration::ZERO).unwrap();
+    assert_eq!((gc.pages_offloaded, gc.objects_kept), (1, 4));
+    assert_eq!(q("SELECT count(*) FROM objects WHERE kind = 0"), "0");
+    assert_eq!(q("SELECT count(*) FROM objects WHERE kind = 1"), "3");
+    let keys = s3::server().unwrap().keys(&p.objects);
+    assert!(keys.len() == 1 && keys[0].contains("/p/"), "{keys:?}");
+    assert_eq!(s.stats().unwrap().objects, 4);
+    // Another machine reads it from there; the next GC has nothing to move.
+    let other = reopen(&p);
+    assert_eq!(
+        other.begin("w").unwrap().read_file("notes.md").unwrap(),
+        b"kept in s3"
+    );
+    assert!(other.fsck().unwrap().is_clean());
+    assert_eq!(
+        other
+            .gc(Retention::All, Duration::ZERO)
+            .unwrap()
+            .pages_offloaded,
+        0
+    );
     assert_eq!(s.objects_location().as_deref(), Some(p.objects.as_str()));
+}
+
+#[test]
+fn gc_packs_many_small_writes_into_the_bucket() {
+    let (p, s) = store!();
+    for i in 0..40 {
+        let mut t = s.begin("w").unwrap();
+        t.write_file(&format!("f{i}"), format!("small {i}").as_bytes())
+            .unwrap();
+        t.commit().unwrap();
+    }
+    assert_eq!(
+        psql(&p, "SELECT count(*) FROM objects WHERE kind = 0"),
+        "40"
+    );
+    let gc = s.gc(Retention::All, Duration::ZERO).unwrap();
+    assert_eq!(gc.pages_offloaded, 40);
+    // One pack, not forty keys.
+    assert_eq!(packs(&p).len(), 1);
+    assert_eq!(s3::server().unwrap().count(&p.objects), 1);
+    let mut t = reopen(&p).begin("w").unwrap();
+    for i in 0..40 {
+        assert_eq!(
+            t.read_file(&format!("f{i}")).unwrap(),
+            format!("small {i}").as_bytes()
+        );
+    }
+    assert!(reopen(&p).fsck().unwrap().is_clean());
 }
 
 #[test]
@@ -200,6 +249,9 @@ fn fsck_checks_the_bucket_not_the_cache() {
     let mut t = s.begin("w").unwrap();
     t.write_file("f", &vec![7u8; 100_000]).unwrap();
     t.commit().unwrap();
+    // GC moves the small commit's pages from the catalog into the bucket.
+    let gc = s.gc(Retention::All, Duration::ZERO).unwrap();
+    assert_eq!(gc.pages_offloaded, 2);
     // Read once, so the cache holds every object.
     s.begin("w").unwrap().read_file("f").unwrap();
     assert!(s.fsck().unwrap().is_clean());
@@ -226,7 +278,8 @@ fn a_warm_cache_serves_reads_and_survives_a_damaged_file() {
     let mut t = s.begin("w").unwrap();
     t.write_file("f", b"cached bytes").unwrap();
     t.commit().unwrap();
-    // Written through: the cache already has the page.
+    // Read once: the cache has the page (and the nodes) from then on.
+    s.begin("w").unwrap().read_file("f").unwrap();
     let hex = blake3::hash(b"cached bytes").to_hex().to_string();
     let cached = p.cache.path().join("p").join(&hex[..2]).join(&hex);
     assert_eq!(std::fs::read(&cached).unwrap(), b"cached bytes");
@@ -287,12 +340,10 @@ fn gc_sweeps_the_bucket_while_another_process_commits_and_keeps_everything_live(
         );
     }
     assert!(reopen(&p).fsck().unwrap().is_clean());
-    // And garbage really goes: what is left is what the one retained version needs.
-    let nodes: u64 = psql(&p, "SELECT count(*) FROM objects").parse().unwrap();
-    assert_eq!(
-        stats.objects_kept,
-        s3::server().unwrap().count(&p.objects) as u64 + nodes
-    );
+    // And garbage really goes: what is left is what the one retained version needs, and
+    // the small commits' pages are in the bucket now.
+    assert_eq!(stats.objects_kept, reopen(&p).stats().unwrap().objects);
+    assert_eq!(psql(&p, "SELECT count(*) FROM objects WHERE kind = 0"), "0");
     let again = b.gc(Retention::LastN(1), Duration::ZERO).unwrap();
     assert_eq!(again.objects_deleted, 0);
 }
@@ -354,11 +405,16 @@ fn an_unreachable_object_store_is_a_clear_error_and_changes_nothing() {
     let s = open(&dead, None).unwrap();
     // An empty tree is nodes only: the catalog has it all.
     s.create_workspace("w").unwrap();
+    // A small write is the catalog's too; a large one's pages go to the bucket.
     let mut t = s.begin("w").unwrap();
-    t.write_file("f", b"a page for the bucket").unwrap();
+    t.write_file("small", b"kept in the catalog").unwrap();
+    t.commit().unwrap();
+    let mut t = s.begin("w").unwrap();
+    let big: Vec<u8> = (0..2usize << 20).map(|i| (i % 251) as u8).collect();
+    t.write_file("f", &big).unwrap();
     let err = t.commit().expect_err("nothing listens there");
     assert!(err.to_string().contains("object storage"), "{err}");
-    assert_eq!(s.history("w", 10).unwrap().len(), 1);
+    assert_eq!(s.history("w", 10).unwrap().len(), 2);
 }
 
 #[test]
@@ -376,6 +432,14 @@ fn an_sqlite_catalog_with_objects_in_a_directory_is_found_again_and_not_misread(
     let mut t = s.begin("w").unwrap();
     t.write_file("f", b"in a directory").unwrap();
     t.commit().unwrap();
+    // The small commit's page waits in the catalog until GC moves it.
+    assert!(!dir.path().join("objects/p").is_dir());
+    assert_eq!(
+        s.gc(Retention::All, Duration::ZERO)
+            .unwrap()
+            .pages_offloaded,
+        1
+    );
     assert!(dir.path().join("objects/p").is_dir());
     drop(s);
     let again = Store::connect(&loc(None), Options::default()).unwrap();
@@ -463,7 +527,7 @@ fn a_large_put_is_packed_and_another_process_reads_it() {
         );
     }
     assert!(other.fsck().unwrap().is_clean());
-    // A small write stays loose: one key per object, no pack.
+    // A small write is the catalog's: no pack.
     let before = packs(&p).len();
     let mut t = other.begin("w").unwrap();
     t.write_file("small", b"loose").unwrap();

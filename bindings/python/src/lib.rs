@@ -450,6 +450,7 @@ impl Core {
         Ok(to_json(&json!({
             "versions_deleted": s.versions_deleted, "objects_deleted": s.objects_deleted,
             "bytes_freed": s.bytes_freed, "objects_kept": s.objects_kept,
+            "pages_offloaded": s.pages_offloaded,
         })))
     }
 

@@ -314,6 +314,15 @@ impl ObjectStore for Cached {
         Some(&*self.remote)
     }
 
+    fn remove(&self, hashes: &[Hash]) -> Result<()> {
+        // The cached copies stay: the objects were copied elsewhere, not deleted.
+        self.remote.remove(hashes)
+    }
+
+    fn offload(&self, deadline: std::time::Instant) -> Result<u64> {
+        self.remote.offload(deadline)
+    }
+
     fn needs_sweep_fence(&self) -> bool {
         self.remote.needs_sweep_fence()
     }

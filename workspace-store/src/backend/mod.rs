@@ -92,6 +92,24 @@ pub trait ObjectStore: Send + Sync {
     fn uncached(&self) -> Option<&dyn ObjectStore> {
         None
     }
+    /// Deletes the objects of `hashes` whatever their write time, for objects copied to
+    /// where reads find them ([`ObjectStore::offload`]), never for garbage (that is
+    /// [`ObjectStore::delete_unreferenced`], with its grace). A store with no such use
+    /// refuses.
+    fn remove(&self, _hashes: &[Hash]) -> Result<()> {
+        Err(crate::Error::Config(
+            "this object store does not remove objects outside GC".into(),
+        ))
+    }
+    /// Moves the objects a store keeps in a tier for recent small writes (a small commit's
+    /// pages in the catalog, see [`split`]) to their long-term place, and returns how many
+    /// it moved. Reads find each object in one place or the other throughout. GC calls it
+    /// after its sweep's deletes, inside the announced sweep (so no other sweep lists the
+    /// bucket meanwhile), and it stops between batches after `deadline`; by default there
+    /// is no such tier.
+    fn offload(&self, _deadline: std::time::Instant) -> Result<u64> {
+        Ok(0)
+    }
     /// Whether a commit must fence its puts against a concurrent GC sweep (see
     /// [`Catalog::setting`] and the sweep protocol in `gc.rs`): true for stores whose
     /// delete cannot re-check an object's write time atomically (object storage); false for

@@ -745,6 +745,19 @@ impl ObjectStore for Postgres {
         })
     }
 
+    fn remove(&self, hashes: &[Hash]) -> Result<()> {
+        let pc = self.client()?;
+        pc.driver().block(async {
+            for chunk in hashes.chunks(1000) {
+                let keys: Vec<&[u8]> = chunk.iter().map(|h| &h.0[..]).collect();
+                pc.execute("DELETE FROM objects WHERE hash = ANY($1)", &[&keys])
+                    .await
+                    .map_err(server)?;
+            }
+            Ok(())
+        })
+    }
+
     fn list(&self) -> Result<Vec<(Hash, ObjectKind)>> {
         let pc = self.client()?;
         pc.driver().block(async {

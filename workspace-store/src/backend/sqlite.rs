@@ -603,6 +603,16 @@ impl ObjectStore for Sqlite {
         })
     }
 
+    fn remove(&self, hashes: &[Hash]) -> Result<()> {
+        self.write(|tx| {
+            let mut del = tx.prepare("DELETE FROM objects WHERE hash = ?1")?;
+            for h in hashes {
+                del.execute(params![&h.0[..]])?;
+            }
+            Ok(())
+        })
+    }
+
     fn delete_unreferenced(
         &self,
         written_before: i64,
