@@ -289,7 +289,9 @@ impl Store {
         }
         stats.versions_deleted = doomed.len() as u64;
         let announced = self.begin_sweep()?;
-        let deadline = std::time::Instant::now() + SWEEP_LIMIT;
+        // Moving pages keeps the sweep announced, and commits that upload wait for it (at
+        // most FENCE_WAIT): a third of that per GC, the rest on the next.
+        let offload_for = FENCE_WAIT / 3;
         let swept = (|| {
             if announced.is_some() {
                 // Commits that landed between the mark and the announcement: from here on
@@ -306,7 +308,7 @@ impl Store {
             // Small commits' pages into object storage while this sweep is announced, so
             // that no other sweep deletes from a listing made before they arrived.
             let moved = match announced {
-                Some(_) => store.offload(deadline)?,
+                Some(_) => store.offload(std::time::Instant::now() + offload_for)?,
                 None => 0,
             };
             Ok::<_, Error>((deleted, moved))
