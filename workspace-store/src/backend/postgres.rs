@@ -236,11 +236,17 @@ impl Postgres {
         let mut pc = self.client()?;
         pc.driver().block(async {
             // The common case, a database at this schema already, in one round trip and
-            // without the writer lock: every process start pays it.
-            if let Ok(Some(r)) = pc
-                .query_opt("SELECT value FROM burrow_meta WHERE key = 'schema'", &[])
-                .await
+            // without the writer lock: every process start pays it, and prepares its hot
+            // statements on the way (sent together, answered together).
+            let schema = pc.query_opt("SELECT value FROM burrow_meta WHERE key = 'schema'", &[]);
+            let (schema, prepared) = futures::future::join(
+                schema,
+                futures::future::join_all(hot_statements().map(|sql| pc.statement(sql))),
+            )
+            .await;
+            if let Ok(Some(r)) = schema
                 && r.get::<_, String>(0) == SCHEMA_VERSION.to_string()
+                && prepared.iter().all(|p| p.is_ok())
             {
                 return Ok(());
             }
@@ -330,6 +336,46 @@ const APPEND_EVENT: &str = "
 const WRITER_LOCK: &str = "SELECT value FROM burrow_meta WHERE key = 'writer' FOR UPDATE";
 
 const SETTING: &str = "SELECT value FROM burrow_meta WHERE key = $1";
+const META: &str = "SELECT key, value FROM workspace_meta WHERE workspace = $1";
+const FIND_BY_META: &str =
+    "SELECT workspace FROM workspace_meta WHERE key = $1 AND value = $2 LIMIT 1";
+const GET_OBJECT: &str = "SELECT data FROM objects WHERE hash = $1";
+static HEAD: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!("SELECT {HEAD_COLS} FROM heads WHERE name = $1"));
+static LOCATE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!("SELECT {PACKED_COLS} FROM packed WHERE hash = ANY($1)"));
+/// The head, its version and the workspace's metadata as of one snapshot.
+static HEAD_VERSION_META: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let cols: Vec<String> = HEAD_COLS
+        .split(", ")
+        .map(|c| format!("h.{c}"))
+        .chain(VERSION_COLS.split(", ").map(|c| format!("v.{c}")))
+        .collect();
+    format!(
+        "SELECT {}, m.keys, m.vals
+         FROM heads h LEFT JOIN versions v ON v.id = h.version
+         LEFT JOIN LATERAL (SELECT array_agg(key) AS keys, array_agg(value) AS vals
+                            FROM workspace_meta WHERE workspace = h.name) m ON true
+         WHERE h.name = $1",
+        cols.join(", ")
+    )
+});
+
+/// Statements nearly every process runs (a tool call's lookups, reads and event): prepared
+/// with the schema check on a new connection, all in one round trip, rather than each in
+/// one of its own on first use.
+fn hot_statements() -> [&'static str; 8] {
+    [
+        SETTING,
+        META,
+        FIND_BY_META,
+        GET_OBJECT,
+        APPEND_EVENT,
+        HEAD.as_str(),
+        LOCATE.as_str(),
+        HEAD_VERSION_META.as_str(),
+    ]
+}
 
 async fn setting(c: &impl Cached, key: &str) -> Result<Option<String>> {
     let key = format!("setting:{key}");
@@ -466,10 +512,7 @@ async fn version(c: &impl Cached, id: VersionId) -> Result<VersionRow> {
 
 async fn head(c: &impl Cached, name: &str) -> Result<HeadRow> {
     let row = c
-        .query_opt(
-            &format!("SELECT {HEAD_COLS} FROM heads WHERE name = $1"),
-            &[&name],
-        )
+        .query_opt(&HEAD, &[&name])
         .await
         .map_err(server)?
         .ok_or_else(|| Error::NoWorkspace(name.to_string()))?;
@@ -654,7 +697,7 @@ impl ObjectStore for Postgres {
         let pc = self.client()?;
         pc.driver().block(async {
             let row = pc
-                .query_opt("SELECT data FROM objects WHERE hash = $1", &[&&hash.0[..]])
+                .query_opt(GET_OBJECT, &[&&hash.0[..]])
                 .await
                 .map_err(server)?;
             Ok(row.map(|r| r.get::<_, Vec<u8>>(0)))
@@ -859,9 +902,8 @@ impl PackIndex for Postgres {
 
     fn locate(&self, hashes: &[Hash]) -> Result<Vec<PackedObject>> {
         let pc = self.client()?;
-        let sql = format!("SELECT {PACKED_COLS} FROM packed WHERE hash = ANY($1)");
         pc.driver()
-            .block(for_hashes(&pc, &sql, hashes, &[]))?
+            .block(for_hashes(&pc, &LOCATE, hashes, &[]))?
             .iter()
             .map(to_packed)
             .collect()
@@ -945,27 +987,10 @@ impl Catalog for Postgres {
         &self,
         name: &str,
     ) -> Result<(HeadRow, VersionRow, BTreeMap<String, String>)> {
-        // One statement: the head, its version and the workspace's metadata as of one
-        // snapshot.
         let pc = self.client()?;
         pc.driver().block(async {
-            let cols: Vec<String> = HEAD_COLS
-                .split(", ")
-                .map(|c| format!("h.{c}"))
-                .chain(VERSION_COLS.split(", ").map(|c| format!("v.{c}")))
-                .collect();
             let row = pc
-                .query_opt(
-                    &format!(
-                        "SELECT {}, m.keys, m.vals
-                         FROM heads h LEFT JOIN versions v ON v.id = h.version
-                         LEFT JOIN LATERAL (SELECT array_agg(key) AS keys, array_agg(value) AS vals
-                                            FROM workspace_meta WHERE workspace = h.name) m ON true
-                         WHERE h.name = $1",
-                        cols.join(", ")
-                    ),
-                    &[&name],
-                )
+                .query_opt(&HEAD_VERSION_META, &[&name])
                 .await
                 .map_err(server)?
                 .ok_or_else(|| Error::NoWorkspace(name.to_string()))?;
@@ -1322,13 +1347,7 @@ impl Catalog for Postgres {
     fn meta(&self, workspace: &str) -> Result<BTreeMap<String, String>> {
         let pc = self.client()?;
         pc.driver().block(async {
-            let rows = pc
-                .query(
-                    "SELECT key, value FROM workspace_meta WHERE workspace = $1",
-                    &[&workspace],
-                )
-                .await
-                .map_err(server)?;
+            let rows = pc.query(META, &[&workspace]).await.map_err(server)?;
             Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
         })
     }
@@ -1337,10 +1356,7 @@ impl Catalog for Postgres {
         let pc = self.client()?;
         pc.driver().block(async {
             let row = pc
-                .query_opt(
-                    "SELECT workspace FROM workspace_meta WHERE key = $1 AND value = $2 LIMIT 1",
-                    &[&key, &value],
-                )
+                .query_opt(FIND_BY_META, &[&key, &value])
                 .await
                 .map_err(server)?;
             Ok(row.map(|r| r.get(0)))
