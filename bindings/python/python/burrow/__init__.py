@@ -183,6 +183,9 @@ class GcReport:
     objects_deleted: int
     bytes_freed: int
     objects_kept: int
+    #: Pages of small calls moved from the catalog into object storage (0 unless the
+    #: store keeps its objects there).
+    pages_offloaded: int = 0
 
 
 @dataclass(frozen=True)
