@@ -278,14 +278,7 @@ impl Store {
                     // The layout first, then the place: a process that finds the place
                     // recorded finds the layout too.
                     if !catalog.swap_setting(NODES_KEY, None, Some(NODES_IN_CATALOG))? {
-                        let r = catalog.setting(NODES_KEY)?;
-                        if r.as_deref() != Some(NODES_IN_CATALOG) {
-                            return Err(Error::Config(format!(
-                                "{shown} keeps its tree nodes in {}, a layout this burrow \
-                                 does not know",
-                                r.unwrap_or_default()
-                            )));
-                        }
+                        nodes_in_catalog(catalog.setting(NODES_KEY)?, &shown)?;
                     }
                     if !catalog.swap_setting(OBJECTS_KEY, None, Some(&url))? {
                         // Another process recorded a place first: it must be the same one.
@@ -298,16 +291,7 @@ impl Store {
                     }
                     true
                 } else {
-                    match catalog.setting(NODES_KEY)? {
-                        None => false,
-                        Some(v) if v == NODES_IN_CATALOG => true,
-                        Some(v) => {
-                            return Err(Error::Config(format!(
-                                "{shown} keeps its tree nodes in {v}, a layout this burrow \
-                                 does not know"
-                            )));
-                        }
-                    }
+                    nodes_in_catalog(catalog.setting(NODES_KEY)?, &shown)?
                 };
                 if nodes_here {
                     let split = backend::split::Split::new(in_catalog, objects);
@@ -677,6 +661,18 @@ const OBJECTS_KEY: &str = "objects";
 /// absent for one made before, whose nodes are in object storage with its pages.
 const NODES_KEY: &str = "nodes";
 const NODES_IN_CATALOG: &str = "catalog";
+
+/// Whether the recorded [`NODES_KEY`] setting puts tree nodes in the catalog (absent: a
+/// store made before that layout); a value this code does not know is refused.
+fn nodes_in_catalog(recorded: Option<String>, shown: &str) -> Result<bool> {
+    match recorded.as_deref() {
+        None => Ok(false),
+        Some(NODES_IN_CATALOG) => Ok(true),
+        Some(v) => Err(Error::Config(format!(
+            "{shown} keeps its tree nodes in {v}, a layout this burrow does not know"
+        ))),
+    }
+}
 
 /// Which objects a store's catalog holds itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -79,6 +79,15 @@ struct Client {
     building: Mutex<Option<Building>>,
 }
 
+/// What a failed build says, kept to be said again to every caller ([`Client::get`] makes
+/// it an [`Error::Server`] once more).
+fn message(e: Error) -> String {
+    match e {
+        Error::Server(m) => m,
+        e => e.to_string(),
+    }
+}
+
 /// The thread building a [`Client`].
 type Building = std::thread::JoinHandle<Result<Arc<dyn Remote>>>;
 
@@ -108,10 +117,7 @@ impl Client {
             // No thread to spare: built here.
             Err(_) => Client {
                 built: std::sync::OnceLock::from(match take(&build) {
-                    Some(b) => b().map_err(|e| match e {
-                        Error::Server(m) => m,
-                        e => e.to_string(),
-                    }),
+                    Some(b) => b().map_err(message),
                     None => Err("object storage: client built twice".into()),
                 }),
                 building: Mutex::new(None),
@@ -127,9 +133,7 @@ impl Client {
                 .unwrap_or_else(|e| e.into_inner())
                 .take();
             match handle.map(|h| h.join()) {
-                Some(Ok(Ok(remote))) => Ok(remote),
-                Some(Ok(Err(Error::Server(m)))) => Err(m),
-                Some(Ok(Err(e))) => Err(e.to_string()),
+                Some(Ok(built)) => built.map_err(message),
                 Some(Err(_)) => Err("object storage: building the client panicked".into()),
                 None => Err("object storage: the client was not built".into()),
             }
