@@ -181,7 +181,9 @@ fn two_serve_processes_with_their_own_caches_share_one_session_over_s3() {
     // Both caches filled. The calls' small pages wait in the catalog until GC moves them
     // into the bucket, after which the session reads the same and fsck is clean.
     for c in [&ca, &cb] {
-        assert!(std::fs::read_dir(c.path().join("p")).is_ok_and(|mut d| d.next().is_some()));
+        let segments = std::fs::read_dir(c.path().join("s")).unwrap();
+        let bytes: u64 = segments.map(|e| e.unwrap().metadata().unwrap().len()).sum();
+        assert!(bytes > 0, "{}", c.path().display());
     }
     assert_eq!(s3.count(&objects), 0);
     let cli = |args: &[&str]| {

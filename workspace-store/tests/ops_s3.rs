@@ -280,17 +280,54 @@ fn a_warm_cache_serves_reads_and_survives_a_damaged_file() {
     t.commit().unwrap();
     // Read once: the cache has the page (and the nodes) from then on.
     s.begin("w").unwrap().read_file("f").unwrap();
-    let hex = blake3::hash(b"cached bytes").to_hex().to_string();
-    let cached = p.cache.path().join("p").join(&hex[..2]).join(&hex);
-    assert_eq!(std::fs::read(&cached).unwrap(), b"cached bytes");
-    // A damaged cache file is not believed: a new process reads the bucket.
-    std::fs::write(&cached, b"rotten bytes").unwrap();
+    let hash = blake3::hash(b"cached bytes");
+    let cached = || cached_range(p.cache.path(), hash.as_bytes());
+    assert_eq!(cached(), b"cached bytes");
+    // A damaged cache entry is not believed: a new process reads the bucket.
+    let (file, off, _) = cache_location(p.cache.path(), hash.as_bytes());
+    use std::os::unix::fs::FileExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(file)
+        .unwrap()
+        .write_all_at(b"rotten bytes", off)
+        .unwrap();
     let fresh = open(&p, Some(p.cache.path())).unwrap();
     assert_eq!(
         fresh.begin("w").unwrap().read_file("f").unwrap(),
         b"cached bytes"
     );
-    assert_eq!(std::fs::read(&cached).unwrap(), b"cached bytes");
+    assert_eq!(cached(), b"cached bytes");
+}
+
+/// Where a cache directory keeps a page: its segment file, offset and length (from the
+/// cache's index, `DIR/index.db`).
+fn cache_location(dir: &std::path::Path, hash: &[u8]) -> (std::path::PathBuf, u64, usize) {
+    let index = rusqlite::Connection::open(dir.join("index.db")).unwrap();
+    let (segment, off, len): (i64, i64, i64) = index
+        .query_row(
+            "SELECT segment, off, len FROM objects WHERE hash = ?1 AND kind = 0",
+            [hash],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    (
+        dir.join("s").join(segment.to_string()),
+        off as u64,
+        len as usize,
+    )
+}
+
+/// The bytes a cache directory holds for a page.
+fn cached_range(dir: &std::path::Path, hash: &[u8]) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let (file, off, len) = cache_location(dir, hash);
+    let mut out = vec![0; len];
+    std::fs::File::open(file)
+        .unwrap()
+        .read_exact_at(&mut out, off)
+        .unwrap();
+    out
 }
 
 #[test]
