@@ -53,61 +53,228 @@ fn copy_in(txn: &mut Txn, ino: Ino, src: &mut dyn Read, stats: &mut ImportStats)
     Ok(())
 }
 
+/// What the reading side of a directory import hands to the writing side, in tree order.
+enum Walked {
+    /// A directory begins: what follows is in it, up to its [`Walked::Leave`].
+    Enter(String),
+    /// The directory ends, with its permission bits and modification time.
+    Leave(u32, Option<i64>),
+    /// A regular file begins: its [`Walked::Data`] follow, then its [`Walked::Done`].
+    File(String),
+    /// The file's next bytes: this range of the batch's bytes.
+    Data(usize, usize),
+    /// The file ends, with its permission bits and modification time.
+    Done(u32, Option<i64>),
+    /// A symbolic link: its name, target and modification time.
+    Symlink(String, String, Option<i64>),
+    /// An entry not imported (see [`ImportStats::skipped`]).
+    Skipped,
+}
+
+/// Walked entries with their file bytes, sent from the reading side to the writing side
+/// together (a send per file cost more than the reading it took off the writer) and sent
+/// back empty to be filled again.
+#[derive(Default)]
+struct Batch {
+    items: Vec<Walked>,
+    bytes: Vec<u8>,
+}
+
+/// A batch is sent when it holds this many bytes (or [`BATCH_ITEMS`] items); a file is read
+/// this much at a time.
+const BATCH_BYTES: usize = 1 << 20;
+const BATCH_ITEMS: usize = 1024;
+
+/// Batches under way from the reader to the writer at most.
+const READ_AHEAD: usize = 4;
+
+/// A directory entry's permission bits and modification time.
+fn mode_and_mtime(meta: &cap_std::fs::Metadata) -> (u32, Option<i64>) {
+    use cap_std::fs::PermissionsExt;
+    let mode = meta.permissions().mode() & 0o7777;
+    (mode, meta.modified().ok().and_then(|t| nanos(t.into_std())))
+}
+
+/// The reading side of [`import_tree`]: fills batches and sends them.
+struct Reader {
+    to: std::sync::mpsc::SyncSender<Result<Batch>>,
+    back: std::sync::mpsc::Receiver<Batch>,
+    batch: Batch,
+}
+
+impl Reader {
+    /// Queues `w`, sending the batch when it is full; false when the writer has gone.
+    fn push(&mut self, w: Walked) -> bool {
+        self.batch.items.push(w);
+        if self.batch.items.len() >= BATCH_ITEMS || self.batch.bytes.len() >= BATCH_BYTES {
+            return self.send();
+        }
+        true
+    }
+
+    fn send(&mut self) -> bool {
+        let next = self.back.try_recv().unwrap_or_default();
+        let full = std::mem::replace(&mut self.batch, next);
+        self.to.send(Ok(full)).is_ok()
+    }
+
+    /// Walks `host` in name order, file contents included; false when the writer has gone.
+    fn walk(&mut self, host: &Dir) -> Result<bool> {
+        let mut entries: Vec<_> = host.entries()?.collect::<std::io::Result<Vec<_>>>()?;
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let Ok(name) = e.file_name().into_string() else {
+                if !self.push(Walked::Skipped) {
+                    return Ok(false);
+                }
+                continue;
+            };
+            let ft = e.file_type()?;
+            let meta = e.metadata()?;
+            let (mode, mtime) = mode_and_mtime(&meta);
+            let going = if ft.is_dir() {
+                let sub = host.open_dir(&name)?;
+                self.push(Walked::Enter(name))
+                    && self.walk(&sub)?
+                    && self.push(Walked::Leave(mode, mtime))
+            } else if ft.is_symlink() {
+                let target = host.read_link_contents(&name)?;
+                match target.into_os_string().into_string() {
+                    Ok(target) => self.push(Walked::Symlink(name, target, mtime)),
+                    Err(_) => self.push(Walked::Skipped),
+                }
+            } else if ft.is_file() {
+                let mut f = host.open(&name)?;
+                if !self.push(Walked::File(name)) {
+                    return Ok(false);
+                }
+                loop {
+                    let start = self.batch.bytes.len();
+                    (&mut f)
+                        .take(BATCH_BYTES as u64)
+                        .read_to_end(&mut self.batch.bytes)?;
+                    let end = self.batch.bytes.len();
+                    if end == start {
+                        break;
+                    }
+                    if !self.push(Walked::Data(start, end)) {
+                        return Ok(false);
+                    }
+                }
+                self.push(Walked::Done(mode, mtime))
+            } else {
+                self.push(Walked::Skipped)
+            };
+            if !going {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Imports the tree under `host` into the directory `into`. One thread reads the host's
+/// files ([`Reader`]) while this one writes them into the transaction, so reading the
+/// source and storing it overlap.
 fn import_tree(
     txn: &mut Txn,
-    host: &Dir,
+    host: Dir,
     into: Ino,
     stats: &mut ImportStats,
     progress: &mut dyn FnMut(&ImportStats),
 ) -> Result<()> {
-    let mut entries: Vec<_> = host.entries()?.collect::<std::io::Result<Vec<_>>>()?;
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let Ok(name) = e.file_name().into_string() else {
-            stats.skipped += 1;
-            continue;
-        };
-        let ft = e.file_type()?;
-        let meta = e.metadata()?;
-        let mode = {
-            use cap_std::fs::PermissionsExt;
-            meta.permissions().mode() & 0o7777
-        };
-        let mtime = meta.modified().ok().and_then(|t| nanos(t.into_std()));
-        let ino = if ft.is_dir() {
-            let ino = txn.mkdir_at(into, &name)?;
-            let sub = host.open_dir(&name)?;
-            import_tree(txn, &sub, ino, stats, progress)?;
-            stats.dirs += 1;
-            ino
-        } else if ft.is_symlink() {
-            let target = host.read_link_contents(&name)?;
-            let Some(target) = target.to_str() else {
-                stats.skipped += 1;
-                continue;
-            };
-            stats.symlinks += 1;
-            txn.symlink_at(target, into, &name)?
-        } else if ft.is_file() {
-            let flags = OpenFlags {
-                create: true,
-                exclusive: true,
-                ..Default::default()
-            };
-            let ino = txn.open_at(into, &name, flags, false)?;
-            let mut f = host.open(&name)?;
-            copy_in(txn, ino, &mut f, stats)?;
-            stats.files += 1;
-            progress(stats);
-            ino
-        } else {
-            stats.skipped += 1;
-            continue;
-        };
-        if !ft.is_symlink() {
-            txn.set_mode(ino, mode)?;
+    let (to, from) = std::sync::mpsc::sync_channel(READ_AHEAD);
+    let (back_to, back) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let reader = std::thread::Builder::new()
+            .name("burrow-import-read".into())
+            .spawn_scoped(s, move || {
+                let mut r = Reader {
+                    to,
+                    back,
+                    batch: Batch::default(),
+                };
+                match r.walk(&host) {
+                    Ok(true) => {
+                        r.send();
+                    }
+                    Ok(false) => {}
+                    Err(e) => {
+                        let _ = r.to.send(Err(e));
+                    }
+                }
+            })?;
+        let written = write_walked(txn, from, back_to, into, stats, progress);
+        // The receiver is gone, so a reader still sending has stopped.
+        let _ = reader.join();
+        written
+    })
+}
+
+/// The writing side of [`import_tree`].
+fn write_walked(
+    txn: &mut Txn,
+    from: std::sync::mpsc::Receiver<Result<Batch>>,
+    back: std::sync::mpsc::Sender<Batch>,
+    into: Ino,
+    stats: &mut ImportStats,
+    progress: &mut dyn FnMut(&ImportStats),
+) -> Result<()> {
+    let mut dirs = vec![into];
+    let mut file: Option<(Ino, u64)> = None;
+    for batch in from {
+        let mut batch = batch?;
+        for w in batch.items.drain(..) {
+            let here = *dirs
+                .last()
+                .ok_or(Error::Corrupt("import left its root".into()))?;
+            match w {
+                Walked::Enter(name) => dirs.push(txn.mkdir_at(here, &name)?),
+                Walked::Leave(mode, mtime) => {
+                    dirs.pop();
+                    txn.set_mode(here, mode)?;
+                    txn.set_times(here, None, mtime.map(SetTime::At))?;
+                    stats.dirs += 1;
+                }
+                Walked::File(name) => {
+                    let flags = OpenFlags {
+                        create: true,
+                        exclusive: true,
+                        ..Default::default()
+                    };
+                    file = Some((txn.open_at(here, &name, flags, false)?, 0));
+                }
+                Walked::Data(start, end) => {
+                    let (ino, off) = file
+                        .as_mut()
+                        .ok_or(Error::Corrupt("file data outside a file".into()))?;
+                    let chunk = batch
+                        .bytes
+                        .get(start..end)
+                        .ok_or(Error::Corrupt("file data outside its batch".into()))?;
+                    txn.write(*ino, *off, chunk)?;
+                    *off += chunk.len() as u64;
+                    stats.bytes += chunk.len() as u64;
+                }
+                Walked::Done(mode, mtime) => {
+                    let (ino, _) = file
+                        .take()
+                        .ok_or(Error::Corrupt("file end outside a file".into()))?;
+                    txn.set_mode(ino, mode)?;
+                    txn.set_times(ino, None, mtime.map(SetTime::At))?;
+                    stats.files += 1;
+                    progress(stats);
+                }
+                Walked::Symlink(name, target, mtime) => {
+                    let ino = txn.symlink_at(&target, here, &name)?;
+                    txn.set_times(ino, None, mtime.map(SetTime::At))?;
+                    stats.symlinks += 1;
+                }
+                Walked::Skipped => stats.skipped += 1,
+            }
         }
-        txn.set_times(ino, None, mtime.map(SetTime::At))?;
+        batch.bytes.clear();
+        let _ = back.send(batch);
     }
     Ok(())
 }
@@ -176,7 +343,7 @@ impl Store {
         let mut txn = self.begin(workspace)?;
         let into = txn.mkdir_all(dest)?;
         let mut stats = ImportStats::default();
-        import_tree(&mut txn, &dir, into, &mut stats, progress)?;
+        import_tree(&mut txn, dir, into, &mut stats, progress)?;
         txn.set_message(format!("import {}", host.display()));
         Ok((txn.commit()?, stats))
     }

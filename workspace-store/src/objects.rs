@@ -147,6 +147,9 @@ impl Objects {
     }
 }
 
+/// Pages at least this many bytes in all are hashed on two threads ([`Pending::put_pages`]).
+const PARALLEL_HASH_BYTES: usize = 1 << 20;
+
 /// Objects produced by a transaction, waiting for its commit.
 #[derive(Default)]
 pub(crate) struct Pending {
@@ -172,6 +175,52 @@ impl Pending {
         let h = Hash::of(&data);
         self.objs.entry(h).or_insert((ObjectKind::Page, data));
         h
+    }
+
+    /// [`Pending::put_page`] for many pages at once (a transaction's spill), hashed on two
+    /// threads when there are at least [`PARALLEL_HASH_BYTES`]: on one thread BLAKE3 was
+    /// about 9% of an import's time. Returns the hashes in the order of `pages`.
+    pub(crate) fn put_pages(&mut self, pages: Vec<Vec<u8>>) -> Vec<Hash> {
+        fn name(d: &[u8]) -> Hash {
+            if d.iter().all(|&b| b == 0) {
+                Hash::ZERO
+            } else {
+                Hash::of(d)
+            }
+        }
+        let total: usize = pages.iter().map(Vec::len).sum();
+        let mut hashes = Vec::with_capacity(pages.len());
+        if total < PARALLEL_HASH_BYTES {
+            hashes.extend(pages.iter().map(|p| name(p)));
+        } else {
+            // Halves by bytes: the other thread takes the pages after the middle byte.
+            let mut seen = 0;
+            let mid = pages
+                .iter()
+                .position(|p| {
+                    seen += p.len();
+                    seen >= total / 2
+                })
+                .map_or(pages.len(), |i| i + 1);
+            let (mine, theirs) = pages.split_at(mid);
+            std::thread::scope(|s| {
+                let other = std::thread::Builder::new()
+                    .name("burrow-hash".into())
+                    .spawn_scoped(s, || theirs.iter().map(|p| name(p)).collect::<Vec<_>>());
+                hashes.extend(mine.iter().map(|p| name(p)));
+                match other.map(|t| t.join()) {
+                    Ok(Ok(rest)) => hashes.extend(rest),
+                    // No thread to be had: hashed here.
+                    _ => hashes.extend(theirs.iter().map(|p| name(p))),
+                }
+            });
+        }
+        for (h, d) in hashes.iter().zip(pages) {
+            if *h != Hash::ZERO {
+                self.objs.entry(*h).or_insert((ObjectKind::Page, d));
+            }
+        }
+        hashes
     }
 
     pub(crate) fn node(&self, objs: &Objects, hash: &Hash) -> Result<Arc<Node>> {

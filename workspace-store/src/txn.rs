@@ -1199,15 +1199,19 @@ impl Txn {
     /// Moves in-memory pages of every dirty file to the database to bound memory.
     fn spill(&mut self) -> Result<()> {
         let mut pending = Pending::default();
+        let (mut slots, mut data) = (Vec::new(), Vec::new());
         for n in self.inodes.values_mut() {
             if let Body::File { pages, .. } = &mut n.body {
                 for st in pages.values_mut() {
                     if let PageState::Mem(v) = st {
-                        let h = pending.put_page(std::mem::take(v));
-                        *st = PageState::Stored(h);
+                        data.push(std::mem::take(v));
+                        slots.push(st);
                     }
                 }
             }
+        }
+        for (st, h) in slots.into_iter().zip(pending.put_pages(data)) {
+            *st = PageState::Stored(h);
         }
         if !self.store.colocated() && self.fence.is_none() {
             self.fence = self.store.sweep_state()?;

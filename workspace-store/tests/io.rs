@@ -43,6 +43,14 @@ fn sample_tree(dir: &Path) {
             .collect::<Vec<_>>(),
     )
     .unwrap();
+    // More than one of the import's 1 MiB reads.
+    std::fs::write(
+        dir.join("src/nested/large.bin"),
+        (0..2_600_000u32)
+            .map(|i| (i * 13 % 251) as u8)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
     std::fs::write(dir.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
     std::fs::set_permissions(dir.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::os::unix::fs::symlink("src/main.rs", dir.join("link")).unwrap();
@@ -78,6 +86,22 @@ fn directory_round_trip_of_real_trees() {
         "/etc/passwd"
     );
     assert!(t.read_file("outside").is_err());
+    // Files, directories and symlinks keep their modification times.
+    for (path, follow) in [
+        ("src/nested/large.bin", true),
+        ("src/nested", true),
+        ("link", false),
+    ] {
+        let on_host = std::fs::symlink_metadata(sample.join(path)).unwrap();
+        let want = on_host
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i64;
+        let got = t.stat_at(burrow_store::ROOT_INO, path, follow).unwrap();
+        assert_eq!(got.mtime, want, "{path}");
+    }
     assert!(store.fsck().unwrap().is_clean());
 }
 
