@@ -159,3 +159,40 @@ fn contention_is_a_clear_busy_error_and_readers_are_not_blocked() {
     t.write_file("g", b"x").unwrap();
     t.commit().unwrap();
 }
+
+#[test]
+fn a_store_closed_with_a_large_write_ahead_log_empties_it() {
+    let (d, s) = store!();
+    let wal = d.path().join("s.db-wal");
+    let wal_len = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    // A small log is left for the next process (closing without a checkpoint is what
+    // keeps a one-call process fast).
+    let mut t = s.begin("w").unwrap();
+    t.write_file("small", b"x").unwrap();
+    t.commit().unwrap();
+    drop(s);
+    let small = wal_len();
+    assert!(small > 0 && small <= burrow_store::backend::sqlite::WAL_TRUNCATE_BYTES);
+    // A large one is folded into the database and emptied, so the next process does not
+    // read it all to rebuild its index, and the data is all there.
+    let s = reopen(&d);
+    let big: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    let mut t = s.begin("w").unwrap();
+    t.write_file("big", &big).unwrap();
+    t.commit().unwrap();
+    assert!(wal_len() > burrow_store::backend::sqlite::WAL_TRUNCATE_BYTES);
+    drop(s);
+    assert_eq!(wal_len(), 0);
+    let s = reopen(&d);
+    assert_eq!(s.begin("w").unwrap().read_file("big").unwrap(), big);
+    // With another handle open too, the log stays bounded and nothing is lost.
+    let other = reopen(&d);
+    let mut t = s.begin("w").unwrap();
+    t.write_file("again", &big[..2_000_000]).unwrap();
+    t.commit().unwrap();
+    drop(s);
+    assert!(other.begin("w").unwrap().read_file("again").unwrap() == big[..2_000_000]);
+    drop(other);
+    assert!(wal_len() <= burrow_store::backend::sqlite::WAL_TRUNCATE_BYTES);
+    assert!(reopen(&d).fsck().unwrap().is_clean());
+}
