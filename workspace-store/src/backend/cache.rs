@@ -502,6 +502,17 @@ impl Shared {
     }
 }
 
+impl Drop for Shared {
+    /// The index's connections close without a checkpoint, as the store's do, and for the
+    /// same reason its log is emptied by the closer that leaves a large one.
+    fn drop(&mut self) {
+        let pool = self.pool.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(conn) = pool.first() {
+            super::sqlite::empty_large_wal(conn, &self.dir.join("index.db"));
+        }
+    }
+}
+
 impl ObjectStore for Cached {
     fn put_many(&self, objects: &[NewObject<'_>]) -> Result<()> {
         self.remote.put_many(objects)?;
@@ -756,6 +767,24 @@ mod tests {
             Some(&objs[7].1[..])
         );
         assert_eq!(a.usage().0, 100);
+        Ok(())
+    }
+
+    #[test]
+    fn a_large_index_log_is_emptied_when_the_cache_closes() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        let db = sqlite(dir.path())?;
+        let at = dir.path().join("cache");
+        let cache = Cached::new(db.clone(), &at, 1 << 30)?;
+        let objs: Vec<_> = (0..30_000u32).map(|i| obj(&i.to_le_bytes())).collect();
+        cache.put_many(&news(&objs))?;
+        let wal = at.join("index.db-wal");
+        assert!(std::fs::metadata(&wal)?.len() > crate::backend::sqlite::WAL_TRUNCATE_BYTES);
+        drop(cache);
+        assert_eq!(std::fs::metadata(&wal)?.len(), 0);
+        // Nothing was lost with it.
+        let again = Cached::new(db, &at, 1 << 30)?;
+        assert_eq!(again.usage().0, 30_000);
         Ok(())
     }
 

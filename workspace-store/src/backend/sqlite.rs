@@ -112,26 +112,34 @@ impl Drop for Sqlite {
     /// process that leaves more than [`WAL_TRUNCATE_BYTES`] behind checkpoints and empties
     /// the log, if no other connection is reading (it does not wait: another process will).
     fn drop(&mut self) {
-        let wal = {
-            let mut p = self.path.clone().into_os_string();
-            p.push("-wal");
-            PathBuf::from(p)
-        };
-        let large = std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_TRUNCATE_BYTES);
-        if !large {
-            return;
-        }
         let conn = self.writer.get_mut().unwrap_or_else(|p| p.into_inner());
-        let done = conn.busy_timeout(Duration::ZERO).and_then(|()| {
-            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-                r.get::<_, i64>(0)
-            })
-        });
-        match done {
-            Ok(0) => tracing::debug!(wal = %wal.display(), "write-ahead log emptied"),
-            Ok(_) => tracing::debug!(wal = %wal.display(), "write-ahead log in use; left"),
-            Err(e) => tracing::debug!(error = %e, "write-ahead log checkpoint"),
-        }
+        empty_large_wal(conn, &self.path);
+    }
+}
+
+/// If the write-ahead log of the database at `db` (open on `conn`) is larger than
+/// [`WAL_TRUNCATE_BYTES`], checkpoints it and empties it, without waiting for readers (a
+/// busy log is left for the next closer). For a closing connection that leaves its log
+/// behind: see [`Sqlite`]'s `Drop`.
+pub(crate) fn empty_large_wal(conn: &Connection, db: &Path) {
+    let wal = {
+        let mut p = db.to_path_buf().into_os_string();
+        p.push("-wal");
+        PathBuf::from(p)
+    };
+    let large = std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_TRUNCATE_BYTES);
+    if !large {
+        return;
+    }
+    let done = conn.busy_timeout(Duration::ZERO).and_then(|()| {
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            r.get::<_, i64>(0)
+        })
+    });
+    match done {
+        Ok(0) => tracing::debug!(wal = %wal.display(), "write-ahead log emptied"),
+        Ok(_) => tracing::debug!(wal = %wal.display(), "write-ahead log in use; left"),
+        Err(e) => tracing::debug!(error = %e, "write-ahead log checkpoint"),
     }
 }
 
