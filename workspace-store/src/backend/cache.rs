@@ -196,17 +196,9 @@ impl Shared {
             )?;
         }
         // No fsync per commit (a cache lost with the machine is refilled; WAL keeps it
-        // consistent), and a process's last connection leaves the WAL for the next one
-        // instead of checkpointing on close.
+        // consistent), and the WAL left for the next process, as the store does.
         c.execute_batch("PRAGMA synchronous=NORMAL;")?;
-        c.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-            true,
-        )?;
-        c.file_control(
-            Some(rusqlite::MAIN_DB),
-            rusqlite::FileControl::PersistWal(&mut 1),
-        )?;
+        super::sqlite::leave_wal_on_close(&c)?;
         c.set_prepared_statement_cache_capacity(16);
         Ok((c, made))
     }

@@ -117,6 +117,22 @@ impl Drop for Sqlite {
     }
 }
 
+/// Makes `conn` close without checkpointing and leave the write-ahead log in place. A
+/// process's last connection would otherwise checkpoint the log into the database (with
+/// fsyncs) and delete it: with one CLI call per process, that was a millisecond of every
+/// call. The log then outlives processes, so whoever closes such connections also calls
+/// [`empty_large_wal`] (see [`Sqlite`]'s `Drop`).
+pub(crate) fn leave_wal_on_close(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        true,
+    )?;
+    conn.file_control(
+        Some(rusqlite::MAIN_DB),
+        rusqlite::FileControl::PersistWal(&mut 1),
+    )
+}
+
 /// If the write-ahead log of the database at `db` (open on `conn`) is larger than
 /// [`WAL_TRUNCATE_BYTES`], checkpoints it and empties it, without waiting for readers (a
 /// busy log is left for the next closer). For a closing connection that leaves its log
@@ -257,18 +273,7 @@ impl Sqlite {
             "PRAGMA synchronous={sync}; PRAGMA mmap_size={mmap}; PRAGMA cache_size=-{cache_kib}; PRAGMA foreign_keys=OFF;"
         ))?;
         conn.set_prepared_statement_cache_capacity(64);
-        // A process's last connection would otherwise checkpoint the WAL into the database
-        // (with fsyncs) and delete the WAL when it closes: with one CLI call per process, that
-        // was a millisecond of every call. The WAL stays, and SQLite's automatic checkpoint
-        // (after a commit that leaves 1000 pages in it) still folds it back.
-        conn.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-            true,
-        )?;
-        conn.file_control(
-            Some(rusqlite::MAIN_DB),
-            rusqlite::FileControl::PersistWal(&mut 1),
-        )?;
+        leave_wal_on_close(&conn)?;
         Ok(conn)
     }
 
