@@ -97,6 +97,28 @@ fn time_it(n: usize, scale: f64, mut f: impl FnMut() -> R<()>) -> R<(f64, f64)> 
     Ok(stats(v))
 }
 
+/// Times `base` and `subject` `n` times each, taking turns, so that a slow spell of a shared
+/// machine falls on both and their ratio holds: (base, subject), each (median, p99).
+fn time_pair(
+    n: usize,
+    scale: f64,
+    mut base: impl FnMut() -> R<()>,
+    mut subject: impl FnMut() -> R<()>,
+) -> R<((f64, f64), (f64, f64))> {
+    base()?;
+    subject()?;
+    let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let t = Instant::now();
+        base()?;
+        a.push(t.elapsed().as_secs_f64() * scale);
+        let t = Instant::now();
+        subject()?;
+        b.push(t.elapsed().as_secs_f64() * scale);
+    }
+    Ok((stats(a), stats(b)))
+}
+
 /// A deterministic pseudo-random generator (xorshift), so fixture trees are identical runs.
 struct Rng(u64);
 
