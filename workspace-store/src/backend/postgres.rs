@@ -227,9 +227,17 @@ impl Postgres {
         self.durability == Durability::Normal && before.is_some() && before == after
     }
 
-    /// A connection from the pool.
+    /// A connection from the pool, on which what is sent comes after the events this process
+    /// sent without waiting ([`Catalog::record_event`]).
     fn client(&self) -> Result<Pooled<'_>> {
         self.pool.get()
+    }
+
+    /// A connection for a call's reads (its head, its objects): one not still busy with an
+    /// event sent without waiting, so that a call made right after another does not wait
+    /// for the server to run the last one's event first.
+    fn reader(&self) -> Result<Pooled<'_>> {
+        self.pool.get_read()
     }
 
     fn migrate(&self) -> Result<()> {
@@ -694,7 +702,7 @@ impl ObjectStore for Postgres {
     }
 
     fn get(&self, hash: &Hash, _kind: ObjectKind) -> Result<Option<Vec<u8>>> {
-        let pc = self.client()?;
+        let pc = self.reader()?;
         pc.driver().block(async {
             let row = pc
                 .query_opt(GET_OBJECT, &[&&hash.0[..]])
@@ -705,7 +713,7 @@ impl ObjectStore for Postgres {
     }
 
     fn get_many(&self, hashes: &[Hash], _kind: ObjectKind) -> Result<Vec<(Hash, Vec<u8>)>> {
-        let pc = self.client()?;
+        let pc = self.reader()?;
         pc.driver().block(async {
             let mut out = Vec::with_capacity(hashes.len());
             for chunk in hashes.chunks(500) {
@@ -951,7 +959,7 @@ async fn for_hashes(
 
 impl Catalog for Postgres {
     fn version(&self, id: VersionId) -> Result<VersionRow> {
-        let pc = self.client()?;
+        let pc = self.reader()?;
         pc.driver().block(version(&pc, id))
     }
 
@@ -970,7 +978,7 @@ impl Catalog for Postgres {
     }
 
     fn head(&self, name: &str) -> Result<HeadRow> {
-        let pc = self.client()?;
+        let pc = self.reader()?;
         pc.driver().block(head(&pc, name))
     }
 
@@ -987,7 +995,7 @@ impl Catalog for Postgres {
         &self,
         name: &str,
     ) -> Result<(HeadRow, VersionRow, BTreeMap<String, String>)> {
-        let pc = self.client()?;
+        let pc = self.reader()?;
         pc.driver().block(async {
             let row = pc
                 .query_opt(&HEAD_VERSION_META, &[&name])

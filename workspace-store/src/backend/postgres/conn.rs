@@ -19,6 +19,11 @@
 //! A statement whose answer the caller does not need at once (a read call's event) can be
 //! sent without waiting for it ([`Pooled::defer`]): the connection keeps it, and every later
 //! use of the connection reads its answer on the way, since the server answers in order.
+//! A call's reads ([`Pool::get_read`]) go to a connection with nothing outstanding, so a call
+//! made right after another does not queue behind the last one's event on the server (a
+//! process making calls back to back ends up with two connections taking turns); anything
+//! else ([`Pool::get`]) first reads the answers outstanding on the other idle connections,
+//! so what it sends is ordered after them.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -348,12 +353,19 @@ impl Driver {
     }
 
     /// Whether the connection is still open, seen without waiting: it reads what the server
-    /// sent meanwhile (a notice that it is shutting down, the end of the stream).
+    /// sent meanwhile (a notice that it is shutting down, the end of the stream, the answers
+    /// of deferred statements).
     pub(super) fn alive(&mut self) -> bool {
-        drive(
-            &mut self.connection,
-            &mut Context::from_waker(Waker::noop()),
-        )
+        let mut cx = Context::from_waker(Waker::noop());
+        let open = drive(&mut self.connection, &mut cx);
+        poll_deferred(&mut self.deferred, &mut cx);
+        open
+    }
+
+    /// Whether statements sent without waiting still wait for their answers (as of the last
+    /// poll).
+    fn busy(&self) -> bool {
+        !self.deferred.is_empty()
     }
 
     /// Runs `f`, a future of queries on this connection's client, to completion on the
@@ -455,29 +467,66 @@ impl Pool {
     }
 
     /// A connection from the pool (a new one when the pool has none that is still open),
-    /// back into the pool when dropped.
+    /// back into the pool when dropped, once the statements that other idle connections sent
+    /// without waiting have been answered: what is sent on it comes after them (a commit's
+    /// event is numbered after the events of this process's calls before it).
     pub(super) fn get(&self) -> Result<Pooled<'_>> {
-        loop {
-            let idle = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
-            match idle {
-                Some(c) if c.open() => {
-                    return Ok(Pooled {
-                        pool: self,
-                        conn: Some(c),
-                    });
-                }
-                Some(_) => continue,
-                None => break,
+        let pc = self.take(false)?;
+        self.settle_idle();
+        Ok(pc)
+    }
+
+    /// A connection for a query that reads: one with no statement still waiting for its
+    /// answer when there is one, so that the query is not answered after them. With only
+    /// one idle connection and that one waiting (a process making calls one after another:
+    /// the last call's event is still running on the server), a second is opened, and the
+    /// two then take turns.
+    pub(super) fn get_read(&self) -> Result<Pooled<'_>> {
+        self.take(true)
+    }
+
+    fn take(&self, prefer_idle: bool) -> Result<Pooled<'_>> {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        // The most recently used first; those still waiting for answers are at the bottom.
+        let found = loop {
+            let Some(top) = idle.len().checked_sub(1) else {
+                break None;
+            };
+            if !idle[top].open() {
+                idle.remove(top);
+                continue;
             }
-        }
-        let (client, driver) = Driver::connect(&self.config)?;
+            if !prefer_idle || !idle[top].busy() {
+                break Some(idle.remove(top));
+            }
+            // The top one waits: another that does not, else the oldest of two or more
+            // waiting (the likeliest to be answered), else a new connection.
+            if let Some(j) = idle[..top].iter().rposition(|c| c.open() && !c.busy()) {
+                break Some(idle.remove(j));
+            }
+            if top == 0 {
+                break None;
+            }
+            if idle[0].open() {
+                break Some(idle.remove(0));
+            }
+            idle.remove(0);
+        };
+        drop(idle);
+        let conn = match found {
+            Some(c) => c,
+            None => {
+                let (client, driver) = Driver::connect(&self.config)?;
+                Conn {
+                    client: Arc::new(client),
+                    statements: Statements::default(),
+                    driver: Drive(Arc::new(Mutex::new(driver))),
+                }
+            }
+        };
         Ok(Pooled {
             pool: self,
-            conn: Some(Conn {
-                client: Arc::new(client),
-                statements: Statements::default(),
-                driver: Drive(Arc::new(Mutex::new(driver))),
-            }),
+            conn: Some(conn),
         })
     }
 
@@ -512,6 +561,10 @@ pub(super) struct Conn {
 impl Conn {
     fn open(&self) -> bool {
         !self.client.is_closed() && self.driver.lock().alive()
+    }
+
+    fn busy(&self) -> bool {
+        self.driver.lock().busy()
     }
 }
 
@@ -676,9 +729,15 @@ impl Drop for Pooled<'_> {
             && !c.client.is_closed()
             && !std::thread::panicking()
         {
+            let busy = c.busy();
             let mut pool = self.pool.idle.lock().unwrap_or_else(|p| p.into_inner());
             if pool.len() < IDLE {
-                pool.push(c);
+                // One still waiting for answers goes to the bottom, to be taken last.
+                if busy {
+                    pool.insert(0, c);
+                } else {
+                    pool.push(c);
+                }
             } else {
                 drop(pool);
                 // Not kept: what it sent without waiting is answered before it closes.
