@@ -316,6 +316,7 @@ fn bench_measures_the_shared_store_next_to_sqlite() {
         "shared.resume.process_warm_cache",
         "shared.session.read_4k",
         "shared.session.write_4k",
+        "shared.session.write_4k_async_commit",
         "shared.io.import_2MB",
         "shared.fork.8MiB",
         "shared.idle.catalog_bytes_per_session_200",

@@ -38,8 +38,13 @@ struct Shared<'a> {
 impl Shared<'_> {
     /// The shared store with a local object cache in `cache` (`None`: none).
     fn sandbox(&self, cx: &Ctx, cache: Option<&Path>) -> R<Sandbox> {
+        self.sandbox_at(&self.store.catalog, cx, cache)
+    }
+
+    /// The same through another URL of the same database.
+    fn sandbox_at(&self, catalog: &str, cx: &Ctx, cache: Option<&Path>) -> R<Sandbox> {
         Ok(Sandbox::open_with(
-            &self.store.catalog,
+            catalog,
             SandboxConfig {
                 cache_dir: Some(cx.cache.clone()),
                 compile_builtins: crate::session::compile_builtins_from_env(),
@@ -62,11 +67,12 @@ pub(super) fn shared(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
     let Some(store) = cx.cfg.shared.clone() else {
         return Ok(());
     };
-    const NAMES: [&str; 7] = [
+    const NAMES: [&str; 8] = [
         "shared.resume.process_cold_cache",
         "shared.resume.process_warm_cache",
         "shared.session.read_4k",
         "shared.session.write_4k",
+        "shared.session.write_4k_async_commit",
         "shared.io.import",
         "shared.fork",
         "shared.idle",
@@ -206,6 +212,44 @@ fn measures(
             r,
             Some(base.0),
             "a whole tool call in a warm process; baseline: the same on the SQLite file",
+            report,
+        );
+    }
+    // A write's commit waits for PostgreSQL's WAL flush, which SQLite's default does not do
+    // (a power loss may lose its last commits): the same write with the same promise, the
+    // flush turned off for this connection's commits (`synchronous_commit=off`).
+    let name = "shared.session.write_4k_async_commit";
+    if cx.wants(name) {
+        let sep = if sh.store.catalog.contains('?') {
+            '&'
+        } else {
+            '?'
+        };
+        let url = format!(
+            "{}{sep}options=-c%20synchronous_commit%3Doff",
+            sh.store.catalog
+        );
+        let cache = cx.dir.path().join("shared-cache-async");
+        let relaxed = sh.sandbox_at(&url, cx, Some(&cache))?;
+        let input = json!({"file_path": "w.txt", "content": "z".repeat(4096)});
+        let (base, r) = time_pair(
+            n,
+            1e6,
+            || {
+                local.call(&local_id, Family::AgentToolset, "write", &input)?;
+                Ok(())
+            },
+            || {
+                relaxed.call(&id, Family::AgentToolset, "write", &input)?;
+                Ok(())
+            },
+        )?;
+        cx.record(
+            name,
+            "µs",
+            r,
+            Some(base.0),
+            "the same write with synchronous_commit=off (SQLite's default durability); baseline: the SQLite file",
             report,
         );
     }
