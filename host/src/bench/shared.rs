@@ -178,48 +178,11 @@ fn measures(
 
     // Warm per-call overhead in one process.
     let n = cx.n(20, 200);
-    for (name, tool, input) in [
-        (
-            "shared.session.read_4k",
-            "read",
-            json!({"file_path": "4k.txt"}),
-        ),
-        (
-            "shared.session.write_4k",
-            "write",
-            json!({"file_path": "w.txt", "content": "y".repeat(4096)}),
-        ),
-    ] {
-        if !cx.wants(name) {
-            continue;
-        }
-        // Taking turns, call by call: the two stores share the machine's slow spells.
-        let (base, r) = time_pair(
-            n,
-            1e6,
-            || {
-                local.call(&local_id, Family::AgentToolset, tool, &input)?;
-                Ok(())
-            },
-            || {
-                sb.call(&id, Family::AgentToolset, tool, &input)?;
-                Ok(())
-            },
-        )?;
-        cx.record(
-            name,
-            "µs",
-            r,
-            Some(base.0),
-            "a whole tool call in a warm process; baseline: the same on the SQLite file",
-            report,
-        );
-    }
     // A write's commit waits for PostgreSQL's WAL flush, which SQLite's default does not do
-    // (a power loss may lose its last commits): the same write with the same promise, the
-    // flush turned off for this connection's commits (`synchronous_commit=off`).
-    let name = "shared.session.write_4k_async_commit";
-    if cx.wants(name) {
+    // (a power loss may lose its last commits): the same write with the same promise, through
+    // a URL that turns the flush off for its connections' commits (`synchronous_commit=off`).
+    const ASYNC: &str = "shared.session.write_4k_async_commit";
+    let relaxed = if cx.wants(ASYNC) {
         let sep = if sh.store.catalog.contains('?') {
             '&'
         } else {
@@ -230,28 +193,54 @@ fn measures(
             sh.store.catalog
         );
         let cache = cx.dir.path().join("shared-cache-async");
-        let relaxed = sh.sandbox_at(&url, cx, Some(&cache))?;
-        let input = json!({"file_path": "w.txt", "content": "z".repeat(4096)});
+        Some(sh.sandbox_at(&url, cx, Some(&cache))?)
+    } else {
+        None
+    };
+    const WHOLE: &str =
+        "a whole tool call in a warm process; baseline: the same on the SQLite file";
+    let rows = [
+        (
+            "shared.session.read_4k",
+            Some(sb),
+            "read",
+            json!({"file_path": "4k.txt"}),
+            WHOLE,
+        ),
+        (
+            "shared.session.write_4k",
+            Some(sb),
+            "write",
+            json!({"file_path": "w.txt", "content": "y".repeat(4096)}),
+            WHOLE,
+        ),
+        (
+            ASYNC,
+            relaxed.as_ref(),
+            "write",
+            json!({"file_path": "w.txt", "content": "z".repeat(4096)}),
+            "the same write with synchronous_commit=off (SQLite's default durability); \
+             baseline: the SQLite file",
+        ),
+    ];
+    for (name, store, tool, input, note) in rows {
+        let Some(store) = store.filter(|_| cx.wants(name)) else {
+            continue;
+        };
+        // Taking turns, call by call: the two stores share the machine's slow spells.
         let (base, r) = time_pair(
             n,
             1e6,
             || {
-                local.call(&local_id, Family::AgentToolset, "write", &input)?;
+                local.call(&local_id, Family::AgentToolset, tool, &input)?;
                 Ok(())
             },
             || {
-                relaxed.call(&id, Family::AgentToolset, "write", &input)?;
+                store.call(&id, Family::AgentToolset, tool, &input)?;
                 Ok(())
             },
         )?;
-        cx.record(
-            name,
-            "µs",
-            r,
-            Some(base.0),
-            "the same write with synchronous_commit=off (SQLite's default durability); baseline: the SQLite file",
-            report,
-        );
+        cx.record(name, "µs", r, Some(base.0), note, report);
     }
 
     // Import: the same tree into the shared store and into the SQLite file.
