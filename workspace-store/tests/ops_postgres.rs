@@ -166,6 +166,56 @@ fn events_recorded_without_waiting_are_in_order_and_in_the_log_when_read() {
 }
 
 #[test]
+fn the_pack_index_is_read_a_page_at_a_time_in_hash_order() {
+    use burrow_store::backend::{
+        ObjectKind, PackIndex, PackedObject, for_each_packed, postgres::Postgres,
+    };
+    let Some(server) = pg::server() else { return };
+    let index = Postgres::open(&server.fresh_db(), Default::default()).unwrap();
+    let entries: Vec<PackedObject> = (0..25u8)
+        .map(|i| PackedObject {
+            // Not recorded in hash order.
+            hash: burrow_store::Hash([i.wrapping_mul(37); 32]),
+            kind: ObjectKind::Page,
+            pack: format!("pack{}", i % 3),
+            offset: i as u64 * 100,
+            len: 100,
+            created: 0,
+        })
+        .collect();
+    index.record_packed(&entries).unwrap();
+    for page in [1, 10, 25, 26, 1000] {
+        let mut pages = Vec::new();
+        for_each_packed(&index, page, |got| {
+            pages.push(got.iter().map(|e| e.hash).collect::<Vec<_>>());
+            Ok(())
+        })
+        .unwrap();
+        assert!(pages.iter().all(|p| p.len() <= page), "pages of {page}");
+        let seen: Vec<_> = pages.concat();
+        let mut want: Vec<_> = entries.iter().map(|e| e.hash).collect();
+        want.sort();
+        assert_eq!(
+            seen, want,
+            "pages of {page}: each entry once, in hash order"
+        );
+    }
+    // Forgetting entries of the page being read (as GC does) skips nothing after them.
+    let mut kept = Vec::new();
+    for_each_packed(&index, 4, |got| {
+        let (gone, keep) = got.split_at(got.len() / 2);
+        let gone: Vec<_> = gone.iter().map(|e| e.hash).collect();
+        index.forget_packed(&gone, i64::MAX).unwrap();
+        kept.extend(keep.iter().map(|e| e.hash));
+        Ok(())
+    })
+    .unwrap();
+    let left: Vec<_> = index.packed().unwrap().iter().map(|e| e.hash).collect();
+    assert_eq!(left, kept);
+    assert!(!left.is_empty() && left.len() < entries.len());
+}
+
+#[test]
 fn the_catalog_and_the_objects_live_in_the_database() {
     let (url, s) = store!();
     let mut t = s.begin("w").unwrap();

@@ -154,6 +154,37 @@ fn gc_packs_many_small_writes_into_the_bucket() {
 }
 
 #[test]
+fn gc_offloads_more_small_pages_than_one_batch_holds() {
+    let (p, s) = store!();
+    // Offloading takes the catalog's pages 256 at a time.
+    let n = 300;
+    for i in 0..n {
+        let mut t = s.begin("w").unwrap();
+        t.write_file(&format!("f{i}"), format!("small {i}").as_bytes())
+            .unwrap();
+        t.commit().unwrap();
+    }
+    let pages = |p: &Place| psql(p, "SELECT count(*) FROM objects WHERE kind = 0");
+    assert_eq!(pages(&p), n.to_string());
+    let gc = s.gc(Retention::All, Duration::ZERO).unwrap();
+    assert_eq!(gc.pages_offloaded, n as u64);
+    assert_eq!(pages(&p), "0");
+    let keys = s3::server().unwrap().count(&p.objects);
+    assert!(
+        keys >= 1 && keys <= packs(&p).len() && keys < 10,
+        "{keys} keys"
+    );
+    let mut t = reopen(&p).begin("w").unwrap();
+    for i in 0..n {
+        assert_eq!(
+            t.read_file(&format!("f{i}")).unwrap(),
+            format!("small {i}").as_bytes()
+        );
+    }
+    assert!(reopen(&p).fsck().unwrap().is_clean());
+}
+
+#[test]
 fn a_store_made_with_nodes_in_the_bucket_keeps_them_there() {
     let Some(p) = place() else { return };
     // A new store records its layout; one made before the layout existed has no such

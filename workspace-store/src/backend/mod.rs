@@ -87,6 +87,17 @@ pub trait ObjectStore: Send + Sync {
     fn totals(&self) -> Result<(u64, u64, u64)>;
     /// Every object's hash and kind, in no particular order (for copying a store).
     fn list(&self) -> Result<Vec<(Hash, ObjectKind)>>;
+    /// At most `limit` objects of `kind`, in no particular order (offloading takes a
+    /// catalog's pages with it, a batch at a time). By default, from [`ObjectStore::list`].
+    fn list_kind(&self, kind: ObjectKind, limit: usize) -> Result<Vec<Hash>> {
+        Ok(self
+            .list()?
+            .into_iter()
+            .filter(|(_, k)| *k == kind)
+            .map(|(h, _)| h)
+            .take(limit)
+            .collect())
+    }
     /// The store behind any cache this one is (fsck reads through it), or `None` if this is
     /// not a cache.
     fn uncached(&self) -> Option<&dyn ObjectStore> {
@@ -185,11 +196,44 @@ pub trait PackIndex: Send + Sync {
     fn record_packed(&self, entries: &[PackedObject]) -> Result<()>;
     /// The entries of those of `hashes` that are packed (in no particular order).
     fn locate(&self, hashes: &[Hash]) -> Result<Vec<PackedObject>>;
-    /// Every entry (for listing, totals and GC).
-    fn packed(&self) -> Result<Vec<PackedObject>>;
+    /// At most `limit` entries in the order of their hashes, from the first after `after`
+    /// (from the first of all with `None`): GC and totals page through the index with it, so
+    /// that they hold a page of it at a time rather than all of it.
+    fn packed_after(&self, after: Option<&Hash>, limit: usize) -> Result<Vec<PackedObject>>;
+    /// Every entry (for listing).
+    fn packed(&self) -> Result<Vec<PackedObject>> {
+        let mut all = Vec::new();
+        for_each_packed(self, PACKED_PAGE, |page| {
+            all.extend_from_slice(page);
+            Ok(())
+        })?;
+        Ok(all)
+    }
     /// Deletes the entries of `hashes` recorded before `written_before`; returns the
     /// lengths of those it deleted.
     fn forget_packed(&self, hashes: &[Hash], written_before: i64) -> Result<Vec<u32>>;
+}
+
+/// Entries per page of [`PackIndex::packed_after`].
+pub const PACKED_PAGE: usize = 10_000;
+
+/// Calls `f` with each page of `index`'s entries (`page` of them, the last one fewer), in
+/// the order of their hashes. An entry recorded or forgotten meanwhile may or may not be
+/// seen; none is seen twice.
+pub fn for_each_packed<I: PackIndex + ?Sized>(
+    index: &I,
+    page: usize,
+    mut f: impl FnMut(&[PackedObject]) -> Result<()>,
+) -> Result<()> {
+    let mut after: Option<Hash> = None;
+    loop {
+        let got = index.packed_after(after.as_ref(), page.max(1))?;
+        f(&got)?;
+        match got.last() {
+            Some(last) if got.len() >= page.max(1) => after = Some(last.hash),
+            _ => return Ok(()),
+        }
+    }
 }
 
 /// A version row.

@@ -45,7 +45,10 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{ClientOptions, ObjectStore as Remote, PutPayload, RetryConfig};
 
-use super::{NewObject, ObjectKind, ObjectStore, PackIndex, PackedObject, PutJob, PutTicket};
+use super::{
+    NewObject, ObjectKind, ObjectStore, PACKED_PAGE, PackIndex, PackedObject, PutJob, PutTicket,
+    for_each_packed,
+};
 use crate::error::{Error, Result};
 use crate::node::Hash;
 
@@ -678,21 +681,30 @@ impl ObjectStorage {
         referenced: &dyn Fn(&Hash) -> bool,
         started: std::time::Instant,
     ) -> Result<(u64, u64)> {
-        let doomed: Vec<Hash> = index
-            .packed()?
-            .into_iter()
-            .filter(|e| e.created < written_before && !referenced(&e.hash))
-            .map(|e| e.hash)
-            .collect();
-        let forgotten = index.forget_packed(&doomed, written_before)?;
-        let swept = (
-            forgotten.len() as u64,
-            forgotten.iter().map(|l| *l as u64).sum(),
-        );
-        let mut live: HashMap<String, Vec<PackedObject>> = HashMap::new();
-        for e in index.packed()? {
-            live.entry(e.pack.clone()).or_default().push(e);
-        }
+        // The index a page at a time (it may hold millions of entries): first forget the
+        // entries of unreferenced objects, then sum what each pack still holds, then, for
+        // the packs less than half live, gather their entries.
+        let mut swept = (0u64, 0u64);
+        for_each_packed(index, PACKED_PAGE, |page| {
+            let doomed: Vec<Hash> = page
+                .iter()
+                .filter(|e| e.created < written_before && !referenced(&e.hash))
+                .map(|e| e.hash)
+                .collect();
+            if !doomed.is_empty() {
+                let forgotten = index.forget_packed(&doomed, written_before)?;
+                swept.0 += forgotten.len() as u64;
+                swept.1 += forgotten.iter().map(|l| *l as u64).sum::<u64>();
+            }
+            Ok(())
+        })?;
+        let mut held: HashMap<String, u64> = HashMap::new();
+        for_each_packed(index, PACKED_PAGE, |page| {
+            for e in page {
+                *held.entry(e.pack.clone()).or_default() += e.len as u64;
+            }
+            Ok(())
+        })?;
         let (mut empty, mut sparse) = (Vec::new(), Vec::new());
         for (key, size, t) in listing {
             let Key::Pack(name) = key else { continue };
@@ -701,16 +713,32 @@ impl ObjectStorage {
             if *t >= written_before {
                 continue;
             }
-            match live.remove(name) {
+            match held.get(name) {
                 None => empty.push((self.pack_key(name), *size)),
-                Some(entries) => {
-                    let held: u64 = entries.iter().map(|e| e.len as u64).sum();
-                    if held * 2 < *size {
-                        sparse.push((name.clone(), entries));
-                    }
-                }
+                Some(bytes) if bytes * 2 < *size => sparse.push(name.clone()),
+                Some(_) => {}
             }
         }
+        drop(held);
+        let mut live: HashMap<String, Vec<PackedObject>> =
+            sparse.iter().map(|n| (n.clone(), Vec::new())).collect();
+        if !live.is_empty() {
+            for_each_packed(index, PACKED_PAGE, |page| {
+                for e in page {
+                    if let Some(entries) = live.get_mut(&e.pack) {
+                        entries.push(e.clone());
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        let sparse: Vec<(String, Vec<PackedObject>)> = sparse
+            .into_iter()
+            .map(|n| {
+                let entries = live.remove(&n).unwrap_or_default();
+                (n, entries)
+            })
+            .collect();
         self.delete_keys(empty, started)?;
         // Rewrite sparse packs a few at a time: their live objects into new packs (which
         // moves the entries), then the old packs go. A reader that looked an object up in
@@ -1040,11 +1068,14 @@ impl ObjectStore for ObjectStorage {
             }
         }
         if let Some(index) = &self.index {
-            for e in index.packed()? {
-                if !loose.contains(&e.hash) {
-                    add(e.kind, e.len as u64);
+            for_each_packed(index.as_ref(), PACKED_PAGE, |page| {
+                for e in page {
+                    if !loose.contains(&e.hash) {
+                        add(e.kind, e.len as u64);
+                    }
                 }
-            }
+                Ok(())
+            })?;
         }
         Ok((n, pages, nodes))
     }

@@ -352,6 +352,10 @@ static HEAD: std::sync::LazyLock<String> =
     std::sync::LazyLock::new(|| format!("SELECT {HEAD_COLS} FROM heads WHERE name = $1"));
 static LOCATE: std::sync::LazyLock<String> =
     std::sync::LazyLock::new(|| format!("SELECT {PACKED_COLS} FROM packed WHERE hash = ANY($1)"));
+/// A page of the pack index, in the order of its primary key.
+static PACKED_AFTER: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!("SELECT {PACKED_COLS} FROM packed WHERE hash > $1 ORDER BY hash LIMIT $2")
+});
 /// The head, its version and the workspace's metadata as of one snapshot.
 static HEAD_VERSION_META: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     let cols: Vec<String> = HEAD_COLS
@@ -829,6 +833,25 @@ impl ObjectStore for Postgres {
         })
     }
 
+    fn list_kind(&self, kind: ObjectKind, limit: usize) -> Result<Vec<Hash>> {
+        // Only the hashes asked for cross the network; the server still reads the table
+        // until it has found them (no index on the kind: a small commit's pages are few and
+        // short-lived beside the tree nodes).
+        let pc = self.client()?;
+        let (kind, limit) = (kind_code(kind), limit as i64);
+        pc.driver().block(async {
+            pc.query(
+                "SELECT hash FROM objects WHERE kind = $1 LIMIT $2",
+                &[&kind, &limit],
+            )
+            .await
+            .map_err(server)?
+            .iter()
+            .map(|r| hash_of(r.get::<_, &[u8]>(0)))
+            .collect()
+        })
+    }
+
     fn totals(&self) -> Result<(u64, u64, u64)> {
         let pc = self.client()?;
         pc.driver().block(async {
@@ -917,10 +940,13 @@ impl PackIndex for Postgres {
             .collect()
     }
 
-    fn packed(&self) -> Result<Vec<PackedObject>> {
+    fn packed_after(&self, after: Option<&Hash>, limit: usize) -> Result<Vec<PackedObject>> {
         let pc = self.client()?;
+        // Every hash sorts after the empty string.
+        let after: &[u8] = after.map(|h| &h.0[..]).unwrap_or(&[]);
+        let limit = limit as i64;
         pc.driver().block(async {
-            pc.query(&format!("SELECT {PACKED_COLS} FROM packed"), &[])
+            pc.query(&PACKED_AFTER, &[&after, &limit])
                 .await
                 .map_err(server)?
                 .iter()

@@ -118,19 +118,15 @@ impl ObjectStore for Split {
     }
 
     fn offload(&self, deadline: std::time::Instant) -> Result<u64> {
-        let pages: Vec<Hash> = self
-            .catalog
-            .list()?
-            .into_iter()
-            .filter(|(_, k)| *k == ObjectKind::Page)
-            .map(|(h, _)| h)
-            .collect();
         let mut moved = 0;
-        for batch in pages.chunks(OFFLOAD_BATCH) {
-            if std::time::Instant::now() > deadline {
+        // A batch at a time, asking the catalog for its pages each time rather than listing
+        // every object it holds (tree nodes are most of them).
+        while std::time::Instant::now() <= deadline {
+            let batch = self.catalog.list_kind(ObjectKind::Page, OFFLOAD_BATCH)?;
+            let got = self.catalog.get_many(&batch, ObjectKind::Page)?;
+            if got.is_empty() {
                 break;
             }
-            let got = self.catalog.get_many(batch, ObjectKind::Page)?;
             let objects: Vec<NewObject<'_>> = got
                 .iter()
                 .map(|(hash, data)| NewObject {
