@@ -500,13 +500,20 @@ fn an_sqlite_catalog_with_objects_in_a_directory_is_found_again_and_not_misread(
     let mut t = s.begin("w").unwrap();
     t.write_file("f", b"in a directory").unwrap();
     t.commit().unwrap();
-    // The small commit's page waits in the catalog until GC moves it.
+    // More than one batch of offloading (256).
+    for i in 0..299 {
+        let mut t = s.begin("w").unwrap();
+        t.write_file(&format!("g{i}"), format!("small {i}").as_bytes())
+            .unwrap();
+        t.commit().unwrap();
+    }
+    // The small commits' pages wait in the catalog until GC moves them.
     assert!(!dir.path().join("objects/p").is_dir());
     assert_eq!(
         s.gc(Retention::All, Duration::ZERO)
             .unwrap()
             .pages_offloaded,
-        1
+        300
     );
     assert!(dir.path().join("objects/p").is_dir());
     drop(s);
@@ -514,6 +521,10 @@ fn an_sqlite_catalog_with_objects_in_a_directory_is_found_again_and_not_misread(
     assert_eq!(
         again.begin("w").unwrap().read_file("f").unwrap(),
         b"in a directory"
+    );
+    assert_eq!(
+        again.begin("w").unwrap().read_file("g298").unwrap(),
+        b"small 298"
     );
     assert!(again.fsck().unwrap().is_clean());
     // The plain SQLite open would look for the objects in the file: refused, not misread.

@@ -716,6 +716,19 @@ impl ObjectStore for Sqlite {
         })
     }
 
+    fn list_kind(&self, kind: ObjectKind, limit: usize) -> Result<Vec<Hash>> {
+        let code = match kind {
+            ObjectKind::Page => OBJ_PAGE,
+            ObjectKind::Node => OBJ_NODE,
+        };
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.read(|c| {
+            let mut st = c.prepare("SELECT hash FROM objects WHERE kind = ?1 LIMIT ?2")?;
+            let rows = st.query_map(rusqlite::params![code, limit], |r| r.get::<_, Vec<u8>>(0))?;
+            rows.map(|h| hash_of(h?)).collect()
+        })
+    }
+
     fn totals(&self) -> Result<(u64, u64, u64)> {
         self.read(|c| {
             let (objects, pages, nodes): (i64, i64, i64) = c.query_row(
