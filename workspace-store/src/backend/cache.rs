@@ -660,19 +660,37 @@ mod tests {
         }
     }
 
-    fn sqlite(dir: &Path) -> Result<Arc<Sqlite>> {
-        Ok(Arc::new(Sqlite::open(
-            &dir.join("s.db"),
+    /// A temporary directory holding an SQLite store (the remote) and the place of a cache
+    /// in front of it.
+    struct Fixture {
+        dir: tempfile::TempDir,
+        db: Arc<Sqlite>,
+        at: PathBuf,
+    }
+
+    fn fixture() -> Result<Fixture> {
+        let dir = tempfile::tempdir()?;
+        let db = Arc::new(Sqlite::open(
+            &dir.path().join("s.db"),
             crate::Durability::Normal,
             Duration::from_secs(5),
-        )?))
+        )?);
+        let at = dir.path().join("cache");
+        Ok(Fixture { dir, db, at })
+    }
+
+    impl Fixture {
+        /// A cache of `size` bytes there, as a process opens it.
+        fn cache(&self, size: u64) -> Result<Cached> {
+            Cached::new(self.db.clone(), &self.at, size)
+        }
     }
 
     #[test]
     fn reads_through_verifies_and_trims() -> Result<()> {
-        let dir = tempfile::tempdir()?;
-        let db = sqlite(dir.path())?;
-        let cache = Cached::new(db.clone(), &dir.path().join("cache"), 64 << 10)?;
+        let f = fixture()?;
+        let (dir, db) = (&f.dir, &f.db);
+        let cache = f.cache(64 << 10)?;
         let objs: Vec<_> = (0..40u8).map(|i| obj(&[i; 4096])).collect();
         let news = news(&objs);
         // Written through: in the remote and in the cache.
@@ -727,11 +745,9 @@ mod tests {
 
     #[test]
     fn a_batch_is_one_segment_and_processes_share_the_directory() -> Result<()> {
-        let dir = tempfile::tempdir()?;
-        let db = sqlite(dir.path())?;
-        let at = dir.path().join("cache");
-        let a = Cached::new(db.clone(), &at, 1 << 30)?;
-        let b = Cached::new(db.clone(), &at, 1 << 30)?;
+        let f = fixture()?;
+        let a = f.cache(1 << 30)?;
+        let b = f.cache(1 << 30)?;
         let objs: Vec<_> = (0..100u32)
             .map(|i| obj(&i.to_le_bytes().repeat(1000)))
             .collect();
@@ -764,37 +780,33 @@ mod tests {
 
     #[test]
     fn a_large_index_log_is_emptied_when_the_cache_closes() -> Result<()> {
-        let dir = tempfile::tempdir()?;
-        let db = sqlite(dir.path())?;
-        let at = dir.path().join("cache");
-        let cache = Cached::new(db.clone(), &at, 1 << 30)?;
+        let f = fixture()?;
+        let cache = f.cache(1 << 30)?;
         let objs: Vec<_> = (0..30_000u32).map(|i| obj(&i.to_le_bytes())).collect();
         cache.put_many(&news(&objs))?;
-        let wal = at.join("index.db-wal");
+        let wal = f.at.join("index.db-wal");
         assert!(std::fs::metadata(&wal)?.len() > crate::backend::sqlite::WAL_TRUNCATE_BYTES);
         drop(cache);
         assert_eq!(std::fs::metadata(&wal)?.len(), 0);
         // Nothing was lost with it.
-        let again = Cached::new(db, &at, 1 << 30)?;
+        let again = f.cache(1 << 30)?;
         assert_eq!(again.usage().0, 30_000);
         Ok(())
     }
 
     #[test]
     fn a_segment_another_process_forgot_is_not_appended_to() -> Result<()> {
-        let dir = tempfile::tempdir()?;
-        let db = sqlite(dir.path())?;
-        let at = dir.path().join("cache");
+        let f = fixture()?;
         // Left by the file-per-object layout of earlier versions.
-        std::fs::create_dir_all(at.join("p/ab"))?;
-        let a = Cached::new(db.clone(), &at, 1 << 30)?;
+        std::fs::create_dir_all(f.at.join("p/ab"))?;
+        let a = f.cache(1 << 30)?;
         a.wait_for_trim();
-        assert!(!at.join("p").exists());
+        assert!(!f.at.join("p").exists());
         let objs: Vec<_> = (0..2u8).map(|i| obj(&[i; 100])).collect();
         let news = news(&objs);
         a.put_many(&news[..1])?;
         // A process with a zero-size cache trims everything, a's open segment too.
-        let trimmer = Cached::new(db.clone(), &at, 0)?;
+        let trimmer = f.cache(0)?;
         trimmer.wait_for_trim();
         trimmer.shared.trim();
         assert!(a.locate(&objs[0].0).is_none());

@@ -29,6 +29,13 @@ pub(crate) const SCHEMA_VERSION: i64 = 3;
 const OBJ_PAGE: i64 = 0;
 const OBJ_NODE: i64 = 1;
 
+fn kind_code(kind: ObjectKind) -> i64 {
+    match kind {
+        ObjectKind::Page => OBJ_PAGE,
+        ObjectKind::Node => OBJ_NODE,
+    }
+}
+
 const SCHEMA_V1: &str = "
 CREATE TABLE objects (
     hash    BLOB PRIMARY KEY,
@@ -419,11 +426,7 @@ impl Sqlite {
              ON CONFLICT(hash) DO UPDATE SET created = excluded.created",
         )?;
         for o in objs {
-            let kind = match o.kind {
-                ObjectKind::Page => OBJ_PAGE,
-                ObjectKind::Node => OBJ_NODE,
-            };
-            st.execute(params![&o.hash.0[..], kind, o.data, now])?;
+            st.execute(params![&o.hash.0[..], kind_code(o.kind), o.data, now])?;
         }
         Ok(())
     }
@@ -717,14 +720,10 @@ impl ObjectStore for Sqlite {
     }
 
     fn list_kind(&self, kind: ObjectKind, limit: usize) -> Result<Vec<Hash>> {
-        let code = match kind {
-            ObjectKind::Page => OBJ_PAGE,
-            ObjectKind::Node => OBJ_NODE,
-        };
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.read(|c| {
             let mut st = c.prepare("SELECT hash FROM objects WHERE kind = ?1 LIMIT ?2")?;
-            let rows = st.query_map(rusqlite::params![code, limit], |r| r.get::<_, Vec<u8>>(0))?;
+            let rows = st.query_map(params![kind_code(kind), limit], |r| r.get::<_, Vec<u8>>(0))?;
             rows.map(|h| hash_of(h?)).collect()
         })
     }

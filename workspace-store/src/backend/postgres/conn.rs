@@ -534,7 +534,14 @@ impl Pool {
     /// so that a query made after this sees what they wrote. A connection found lost is
     /// dropped.
     pub(super) fn settle_idle(&self) {
-        let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(|p| p.into_inner()));
+        let idle = {
+            let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+            // The usual case (every commit passes here): nothing outstanding, nothing to do.
+            if !idle.iter().any(Conn::busy) {
+                return;
+            }
+            std::mem::take(&mut *idle)
+        };
         let deadline = settle_deadline();
         let kept: Vec<Conn> = idle
             .into_iter()
