@@ -192,11 +192,17 @@ impl Ctx {
     }
 
     fn sandbox(&self, db: &str) -> R<Sandbox> {
+        self.sandbox_durable(db, Default::default())
+    }
+
+    /// [`Ctx::sandbox`] whose calls' commits are made with `durability`.
+    fn sandbox_durable(&self, db: &str, durability: burrow_store::Durability) -> R<Sandbox> {
         Ok(Sandbox::open_with(
             self.dir.path().join(db),
             SandboxConfig {
                 cache_dir: Some(self.cache.clone()),
                 compile_builtins: crate::session::compile_builtins_from_env(),
+                durability,
                 ..Default::default()
             },
         )?)

@@ -42,6 +42,13 @@ struct Cli {
     /// The object cache's size, e.g. 512M, 10G.
     #[arg(long, global = true, env = "BURROW_CACHE_SIZE", default_value = "1G", value_parser = parse_size)]
     cache_size: u64,
+    /// How hard a tool call's commit waits for the disk. normal: survives a crash of burrow;
+    /// a crash of the machine or of the database server may lose the last fraction of a
+    /// second of calls, never corrupting anything (SQLite synchronous=NORMAL; PostgreSQL
+    /// synchronous_commit off for calls' commits). full: every call on disk before it
+    /// returns.
+    #[arg(long, global = true, env = "BURROW_DURABILITY", value_enum, default_value_t = DurabilityArg::Normal)]
+    durability: DurabilityArg,
     /// Print structured output as JSON.
     #[arg(long, global = true)]
     json: bool,
@@ -519,27 +526,50 @@ pub(crate) fn open_sandbox(path: &Path) -> anyhow::Result<Sandbox> {
     open_sandbox_with(path, false)
 }
 
+/// `--durability`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum DurabilityArg {
+    Normal,
+    Full,
+}
+
+impl From<DurabilityArg> for burrow_store::Durability {
+    fn from(d: DurabilityArg) -> Self {
+        match d {
+            DurabilityArg::Normal => burrow_store::Durability::Normal,
+            DurabilityArg::Full => burrow_store::Durability::Full,
+        }
+    }
+}
+
 /// A local object cache: its directory and size in bytes.
 type ObjectCache = Option<(PathBuf, u64)>;
 
-/// `--objects`, `--cache-dir` and `--cache-size`, set once from the command line.
-static STORE_FLAGS: std::sync::OnceLock<(Option<String>, ObjectCache)> = std::sync::OnceLock::new();
-
-fn open_sandbox_with(path: &Path, pooling: bool) -> anyhow::Result<Sandbox> {
-    let (objects, cache) = STORE_FLAGS.get().cloned().unwrap_or_default();
-    open_sandbox_at(path, pooling, objects, cache)
+/// `--objects`, `--cache-dir`, `--cache-size` and `--durability`, set once from the command
+/// line.
+#[derive(Clone, Default)]
+struct StoreFlags {
+    objects: Option<String>,
+    cache: ObjectCache,
+    durability: burrow_store::Durability,
 }
 
-fn open_sandbox_at(
-    path: &Path,
-    pooling: bool,
-    objects: Option<String>,
-    object_cache: ObjectCache,
-) -> anyhow::Result<Sandbox> {
+static STORE_FLAGS: std::sync::OnceLock<StoreFlags> = std::sync::OnceLock::new();
+
+fn open_sandbox_with(path: &Path, pooling: bool) -> anyhow::Result<Sandbox> {
+    open_sandbox_at(
+        path,
+        pooling,
+        STORE_FLAGS.get().cloned().unwrap_or_default(),
+    )
+}
+
+fn open_sandbox_at(path: &Path, pooling: bool, flags: StoreFlags) -> anyhow::Result<Sandbox> {
     let config = SandboxConfig {
         pooling,
-        objects,
-        object_cache,
+        objects: flags.objects,
+        object_cache: flags.cache,
+        durability: flags.durability,
         ..SandboxConfig::from_env().map_err(anyhow::Error::msg)?
     };
     Ok(Sandbox::open_with(path, config)?)
@@ -901,10 +931,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     burrow_host::net::set_secrets_file(cli.secrets_file.as_deref()).map_err(anyhow::Error::msg)?;
     let store_path = cli.store.clone().unwrap_or_else(default_store);
-    let _ = STORE_FLAGS.set((
-        cli.objects.clone(),
-        cli.cache_dir.clone().map(|d| (d, cli.cache_size)),
-    ));
+    let _ = STORE_FLAGS.set(StoreFlags {
+        objects: cli.objects.clone(),
+        cache: cli.cache_dir.clone().map(|d| (d, cli.cache_size)),
+        durability: cli.durability.into(),
+    });
     let json = cli.json;
     if let Command::Demo { keep } = &cli.command {
         return demo::run(keep.clone(), json);
@@ -1395,7 +1426,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn migrate(from: &Path, to: &Path, json: bool) -> anyhow::Result<ExitCode> {
     // The source's objects are wherever it recorded; --objects and the cache are the
     // destination's.
-    let src = open_sandbox_at(from, false, None, None)?;
+    let src = open_sandbox_at(from, false, StoreFlags::default())?;
     let dst = open_sandbox(to)?;
     let stats = src.store().copy_into(dst.store(), &mut |done, total| {
         if !json && std::io::IsTerminal::is_terminal(&std::io::stderr()) {

@@ -173,6 +173,9 @@ pub struct SandboxConfig {
     pub object_options: Vec<(String, String)>,
     /// A local object cache (`--cache-dir`, `--cache-size`): its directory and size in bytes.
     pub object_cache: Option<(PathBuf, u64)>,
+    /// How hard a tool call's commit waits for the disk (`--durability`; see
+    /// [`burrow_store::Durability`]).
+    pub durability: burrow_store::Durability,
 }
 
 /// Where the shared tool layer appears inside the sandbox (on the shell's default PATH).
@@ -223,6 +226,7 @@ impl SandboxConfig {
             objects: None,
             object_options: Vec::new(),
             object_cache: None,
+            durability: Default::default(),
         })
     }
 }
@@ -304,7 +308,13 @@ impl Sandbox {
             cache: config.object_cache.clone(),
         };
         Ok(Sandbox {
-            store: Store::connect(&location, burrow_store::Options::default())?,
+            store: Store::connect(
+                &location,
+                burrow_store::Options {
+                    durability: config.durability,
+                    ..Default::default()
+                },
+            )?,
             config,
             toolbox: OnceLock::new(),
         })

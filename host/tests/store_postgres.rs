@@ -316,7 +316,7 @@ fn bench_measures_the_shared_store_next_to_sqlite() {
         "shared.resume.process_warm_cache",
         "shared.session.read_4k",
         "shared.session.write_4k",
-        "shared.session.write_4k_async_commit",
+        "shared.session.write_4k_full",
         "shared.io.import_2MB",
         "shared.fork.8MiB",
         "shared.idle.catalog_bytes_per_session_200",
@@ -349,4 +349,76 @@ fn bench_measures_the_shared_store_next_to_sqlite() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(listed.trim(), "", "{listed}");
     assert!(s3.count(&objects) > 0);
+}
+
+/// `--durability` reaches the store. With a synchronous standby required that never
+/// connects, a commit that waits for the WAL flush waits for ever: a write call at the
+/// default durability returns, one with `--durability full` waits until the standby is no
+/// longer required, and then both writes are in the session.
+#[test]
+fn the_durability_flag_decides_whether_a_write_waits_for_the_flush() {
+    let Some(private) = pg::Private::start() else {
+        return;
+    };
+    let server = &private.server;
+    let url = server.fresh_db();
+    ok(&url, &["session", "new", "--name", "durable"]);
+    let standby = |names: &str| {
+        let set = format!("ALTER SYSTEM SET synchronous_standby_names = '{names}'");
+        server.psql("postgres", &set).unwrap();
+        server.psql("postgres", "SELECT pg_reload_conf()").unwrap();
+        while server
+            .psql("postgres", "SHOW synchronous_standby_names")
+            .unwrap()
+            .trim()
+            != names
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let spawn = |durability: &str, cmd: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_burrow"))
+            .env("BURROW_STORE", &url)
+            .env("BURROW_CACHE", common::cache())
+            .args(["--durability", durability, "sh", "durable", cmd])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // Polls for up to `secs`; the exit status if it ended.
+    let ended = |child: &mut std::process::Child, secs: f64| {
+        let deadline = std::time::Instant::now() + Duration::from_secs_f64(secs);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    standby("nobody");
+    let mut normal = spawn("normal", "echo normal > normal.txt");
+    let status = ended(&mut normal, 60.0);
+    if status.is_none() {
+        standby("");
+    }
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "a write at the default durability waited for the flush ({status:?})"
+    );
+    let mut full = spawn("full", "echo full > full.txt");
+    assert_eq!(
+        ended(&mut full, 1.0),
+        None,
+        "--durability full did not wait"
+    );
+    standby("");
+    assert!(ended(&mut full, 60.0).is_some_and(|s| s.success()));
+    assert_eq!(
+        ok(&url, &["sh", "durable", "cat normal.txt full.txt"]),
+        "normal\nfull\n"
+    );
 }

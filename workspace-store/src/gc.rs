@@ -230,6 +230,16 @@ impl Store {
     /// belong to a transaction still running elsewhere); pass `Duration::ZERO` only when no
     /// other transaction can be running.
     pub fn gc(&self, retention: Retention, grace: Duration) -> Result<GcStats> {
+        if self.objs().store.needs_sweep_fence() && !self.catalog().flushes_writes()? {
+            return Err(Error::Config(
+                "synchronous_commit is off for this store's PostgreSQL connections, so a \
+                 crash of the database could undo a move of the pack index after GC deleted \
+                 the old pack: GC will not sweep object storage. Remove synchronous_commit \
+                 from the store URL (or the role's or database's settings); tool calls' \
+                 commits skip the flush anyway at the default durability"
+                    .into(),
+            ));
+        }
         // Objects written after the first look are spared, however many looks it takes.
         let cutoff = now_ns() - grace.as_nanos() as i64;
         let mut seen = HashSet::new();

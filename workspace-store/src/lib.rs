@@ -71,16 +71,22 @@ impl std::fmt::Display for VersionId {
     }
 }
 
-/// How hard a commit waits for the disk.
+/// How hard a tool call's commit waits for the disk. The same promise on either catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Durability {
-    /// `synchronous=NORMAL` in WAL mode: a commit survives a process crash; a power loss may
-    /// lose the last commits but never corrupts the store. The default.
+    /// A commit survives a crash of the process that made it; a crash of the machine (or of
+    /// the database server) may lose the last commits, never more than a fraction of a
+    /// second of them, and never corrupts the store: what is left is a consistent earlier
+    /// state. SQLite: `synchronous=NORMAL` in WAL mode. PostgreSQL: the commits of tool
+    /// calls (and the events of calls that changed nothing) are made with
+    /// `synchronous_commit` off for their transaction; everything else (a session's
+    /// creation, fork or deletion, labels, GC, the pack index) waits for the WAL flush, so
+    /// GC never acts on something a crash could undo. The default.
     #[default]
     Normal,
-    /// `synchronous=FULL`: every commit is on disk before `commit` returns. (On PostgreSQL,
-    /// whose commits always wait for the server's WAL flush, `Normal` lets only the events
-    /// of calls that changed nothing skip that wait; `Full` makes them wait too.)
+    /// Every commit is on disk before it returns. SQLite: `synchronous=FULL`. PostgreSQL:
+    /// every commit waits for the server's WAL flush (and for synchronous standbys, if the
+    /// server has them).
     Full,
 }
 

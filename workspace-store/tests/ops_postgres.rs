@@ -508,3 +508,95 @@ fn a_restarted_server_fails_calls_cleanly_then_they_recover() {
     assert_eq!(s.history("w", 10).unwrap().len(), 3);
     assert!(s.fsck().unwrap().is_clean());
 }
+
+/// Which commits wait for the server's WAL flush, seen through a synchronous standby that
+/// never connects: a commit made with `synchronous_commit` on then waits for that standby
+/// (for ever), one made with it off returns at once. At the default durability a tool call's
+/// commit and a read's event do not wait; a session's fork does, and so does every commit
+/// of a store opened with `Durability::Full`. Once the standby is no longer required, the
+/// waiting ones finish, and everything is there.
+#[test]
+fn only_calls_commits_at_the_default_durability_skip_the_wal_flush() {
+    let Some(private) = pg::Private::start() else {
+        return;
+    };
+    let server = &private.server;
+    let url = server.fresh_db();
+    let normal = Store::open_postgres(&url, Options::default()).unwrap();
+    let full = Store::open_postgres(
+        &url,
+        Options {
+            durability: burrow_store::Durability::Full,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    normal.create_workspace("w").unwrap();
+    let standby = |names: &str| {
+        server
+            .psql(
+                "postgres",
+                &format!("ALTER SYSTEM SET synchronous_standby_names = '{names}'"),
+            )
+            .unwrap();
+        server.psql("postgres", "SELECT pg_reload_conf()").unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while server
+            .psql("postgres", "SHOW synchronous_standby_names")
+            .unwrap()
+            .trim()
+            != names
+        {
+            assert!(std::time::Instant::now() < deadline, "reload not seen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    standby("nobody");
+    // The default durability: a call's commit, and a read's event, return. (Should they
+    // wait, the standby stops being required after a long look, so the test fails rather
+    // than hangs.)
+    std::thread::scope(|sc| {
+        let calls = sc.spawn(|| {
+            let mut t = normal.begin("w")?;
+            t.write_file("normal", b"not waiting")?;
+            t.commit_recording("call", "{\"tool\":\"write\"}")?;
+            normal
+                .begin("w")?
+                .commit_recording("call", "{\"tool\":\"read\"}")
+        });
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !calls.is_finished() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let waited = !calls.is_finished();
+        if waited {
+            standby("");
+        }
+        calls.join().unwrap().unwrap();
+        assert!(!waited, "a call's commit waited for the flush");
+    });
+    // One at a time (a write waiting for the standby holds the writer lock, which would hold
+    // the next one up for the wrong reason), each given a generous look: they would wait for
+    // ever.
+    let waits = |what: &str, write: &(dyn Fn() -> burrow_store::Result<()> + Sync)| {
+        std::thread::scope(|sc| {
+            let w = sc.spawn(write);
+            std::thread::sleep(Duration::from_millis(500));
+            assert!(!w.is_finished(), "{what} did not wait for the flush");
+            standby("");
+            w.join().unwrap().unwrap();
+        });
+    };
+    waits("a fork", &|| normal.fork("w", &["forked"]).map(|_| ()));
+    standby("nobody");
+    waits("a Full store's commit", &|| {
+        let mut t = full.begin("w")?;
+        t.write_file("full", b"waited")?;
+        t.commit().map(|_| ())
+    });
+    let mut t = reopen(&url).begin("forked").unwrap();
+    assert_eq!(t.read_file("normal").unwrap(), b"not waiting");
+    let mut t = reopen(&url).begin("w").unwrap();
+    assert_eq!(t.read_file("full").unwrap(), b"waited");
+    assert!(reopen(&url).fsck().unwrap().is_clean());
+}

@@ -668,3 +668,47 @@ fn gc_forgets_packed_garbage_and_rewrites_sparse_packs() {
     assert_eq!(packs(&p), after);
     assert_eq!(again.objects_kept, other.stats().unwrap().objects);
 }
+
+/// GC deletes from object storage on the strength of its own catalog writes (a pack's
+/// entries moved, then the old pack deleted): on connections whose every commit skips the
+/// WAL flush, a database crash could undo the move after the delete, so GC refuses to run
+/// there, clearly and having done nothing; through the same database without that setting
+/// it runs. (Only PostgreSQL and a directory are needed: the refusal comes before any
+/// object storage request.)
+#[test]
+fn gc_refuses_to_sweep_object_storage_when_the_catalog_does_not_flush_its_writes() {
+    let Some(pg) = pg::server() else { return };
+    let url = pg.fresh_db();
+    let dir = tempfile::tempdir().unwrap();
+    let objects = format!("file://{}", dir.path().join("objects").display());
+    let open = |catalog: String| {
+        Store::connect(
+            &Location {
+                catalog,
+                objects: Some(objects.clone()),
+                ..Location::default()
+            },
+            Options::default(),
+        )
+        .unwrap()
+    };
+    let s = open(url.clone());
+    s.create_workspace("w").unwrap();
+    let mut t = s.begin("w").unwrap();
+    t.write_file("f", &vec![7u8; 300_000]).unwrap();
+    t.commit().unwrap();
+    s.delete_workspace("w").unwrap();
+    let relaxed = open(format!("{url}?options=-c%20synchronous_commit%3Doff"));
+    let err = relaxed.gc(Retention::All, Duration::ZERO).unwrap_err();
+    assert!(matches!(err, Error::Config(_)), "{err}");
+    assert!(
+        err.to_string().contains("synchronous_commit is off"),
+        "{err}"
+    );
+    let stats = s.gc(Retention::All, Duration::ZERO).unwrap();
+    assert!(
+        stats.versions_deleted > 0 && stats.objects_deleted > 0,
+        "{stats:?}"
+    );
+    assert!(s.fsck().unwrap().is_clean());
+}

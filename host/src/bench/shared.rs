@@ -17,6 +17,7 @@ use serde_json::json;
 
 use super::{BenchError, Ctx, Measure, R, data_tree, source_tree, time_it, time_pair, write_4k};
 use crate::session::{Family, Sandbox, SandboxConfig};
+use burrow_store::Durability;
 
 /// A shared store to measure next to the SQLite file.
 #[derive(Debug, Clone)]
@@ -38,18 +39,24 @@ struct Shared<'a> {
 impl Shared<'_> {
     /// The shared store with a local object cache in `cache` (`None`: none).
     fn sandbox(&self, cx: &Ctx, cache: Option<&Path>) -> R<Sandbox> {
-        self.sandbox_at(&self.store.catalog, cx, cache)
+        self.sandbox_durable(cx, cache, Durability::default())
     }
 
-    /// The same through another URL of the same database.
-    fn sandbox_at(&self, catalog: &str, cx: &Ctx, cache: Option<&Path>) -> R<Sandbox> {
+    /// The same, its calls' commits made with `durability`.
+    fn sandbox_durable(
+        &self,
+        cx: &Ctx,
+        cache: Option<&Path>,
+        durability: Durability,
+    ) -> R<Sandbox> {
         Ok(Sandbox::open_with(
-            catalog,
+            &self.store.catalog,
             SandboxConfig {
                 cache_dir: Some(cx.cache.clone()),
                 compile_builtins: crate::session::compile_builtins_from_env(),
                 objects: self.store.objects.clone(),
                 object_cache: cache.map(|c| (c.to_path_buf(), self.store.cache_size)),
+                durability,
                 ..Default::default()
             },
         )?)
@@ -72,7 +79,7 @@ pub(super) fn shared(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
         "shared.resume.process_warm_cache",
         "shared.session.read_4k",
         "shared.session.write_4k",
-        "shared.session.write_4k_async_commit",
+        "shared.session.write_4k_full",
         "shared.io.import",
         "shared.fork",
         "shared.idle",
@@ -176,24 +183,16 @@ fn measures(
         );
     }
 
-    // Warm per-call overhead in one process.
+    // Warm per-call overhead in one process: at the default durability, where neither
+    // store waits for the disk at a call's commit, and at full durability, where both do.
     let n = cx.n(20, 200);
-    // A write's commit waits for PostgreSQL's WAL flush, which SQLite's default does not do
-    // (a power loss may lose its last commits): the same write with the same promise, through
-    // a URL that turns the flush off for its connections' commits (`synchronous_commit=off`).
-    const ASYNC: &str = "shared.session.write_4k_async_commit";
-    let relaxed = if cx.wants(ASYNC) {
-        let sep = if sh.store.catalog.contains('?') {
-            '&'
-        } else {
-            '?'
-        };
-        let url = format!(
-            "{}{sep}options=-c%20synchronous_commit%3Doff",
-            sh.store.catalog
-        );
-        let cache = cx.dir.path().join("shared-cache-async");
-        Some(sh.sandbox_at(&url, cx, Some(&cache))?)
+    const FULL: &str = "shared.session.write_4k_full";
+    let full = if cx.wants(FULL) {
+        let cache = cx.dir.path().join("shared-cache-full");
+        Some((
+            cx.sandbox_durable("shared-baseline.db", Durability::Full)?,
+            sh.sandbox_durable(cx, Some(&cache), Durability::Full)?,
+        ))
     } else {
         None
     };
@@ -202,29 +201,29 @@ fn measures(
     let rows = [
         (
             "shared.session.read_4k",
-            Some(sb),
+            Some((&local, sb)),
             "read",
             json!({"file_path": "4k.txt"}),
             WHOLE,
         ),
         (
             "shared.session.write_4k",
-            Some(sb),
+            Some((&local, sb)),
             "write",
             json!({"file_path": "w.txt", "content": "y".repeat(4096)}),
             WHOLE,
         ),
         (
-            ASYNC,
-            relaxed.as_ref(),
+            FULL,
+            full.as_ref().map(|(l, s)| (l, s)),
             "write",
             json!({"file_path": "w.txt", "content": "z".repeat(4096)}),
-            "the same write with synchronous_commit=off (SQLite's default durability); \
-             baseline: the SQLite file",
+            "the same write with --durability full (each commit waits for the WAL flush); \
+             baseline: the SQLite file with synchronous=FULL",
         ),
     ];
-    for (name, store, tool, input, note) in rows {
-        let Some(store) = store.filter(|_| cx.wants(name)) else {
+    for (name, stores, tool, input, note) in rows {
+        let Some((local, store)) = stores.filter(|_| cx.wants(name)) else {
             continue;
         };
         // Taking turns, call by call: the two stores share the machine's slow spells.

@@ -457,6 +457,14 @@ pub trait Catalog: Send + Sync {
         Ok(false)
     }
 
+    /// Whether this catalog's own writes outside tool calls' commits (GC's, the pack index's,
+    /// a session's deletion) are flushed before they return. GC deletes from object storage
+    /// on the strength of such writes (a pack's entries moved, then the old pack deleted), so
+    /// it refuses to sweep object storage when they are not.
+    fn flushes_writes(&self) -> Result<bool> {
+        Ok(true)
+    }
+
     // --- store-wide settings ---
     /// A store-wide setting (where the objects live, the GC sweep state).
     fn setting(&self, key: &str) -> Result<Option<String>>;

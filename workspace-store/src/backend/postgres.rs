@@ -13,6 +13,10 @@
 //!   opening a new database serialise.
 //! - Commits with events `NOTIFY burrow_events`; [`Catalog::watch`] LISTENs on a connection
 //!   of its own, so event streams in every process wake at once instead of polling.
+//! - Durability ([`Durability`]): by default a tool call's commit does not wait for the WAL
+//!   flush (`synchronous_commit` off for its transaction), the promise of the SQLite file's
+//!   `synchronous=NORMAL`; everything else waits, so that GC, which deletes from object
+//!   storage on the strength of its own writes, never acts on something a crash could undo.
 //! - Features used: `BIGSERIAL`, `bytea`, `ON CONFLICT`, `= ANY(array)`, `UNNEST`, recursive
 //!   CTEs, `SELECT ... FOR UPDATE` and `LISTEN`/`NOTIFY`; no advisory locks or extensions, so
 //!   PostgreSQL-wire services (CockroachDB, YugabyteDB, Neon) that have those should work;
@@ -192,9 +196,9 @@ fn kind_code(k: ObjectKind) -> i16 {
 
 impl Postgres {
     /// Connects to `url` (`postgres://user:password@host:port/db`) and creates or migrates
-    /// the schema. Every commit waits for the server's WAL flush; with
-    /// [`Durability::Normal`] the events of calls that changed nothing do not (see
-    /// [`Catalog::append_event`]).
+    /// the schema. With [`Durability::Normal`], tool calls' commits and the events of calls
+    /// that changed nothing do not wait for the server's WAL flush (see [`Catalog::commit`]
+    /// and [`Catalog::append_event`]); every other write does.
     pub fn open(url: &str, durability: Durability) -> Result<Postgres> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -558,7 +562,8 @@ async fn insert_version(c: &impl Cached, v: &NewVersion<'_>) -> Result<VersionId
 /// are drawn (the insert reads the locked row), so both still follow commit order; the
 /// events are numbered in the order given. A head that moved leaves nothing: the version
 /// row and the events are inserted only with the head's move (the id is drawn first, so the
-/// head can point at it), and the caller gets [`Error::Conflict`].
+/// head can point at it), and the caller gets [`Error::Conflict`]. `$13` turns the wait for
+/// the WAL flush off for its transaction ([`Durability::Normal`]).
 const COMMIT_STATEMENT: &str = "
     WITH w AS (SELECT 1 FROM burrow_meta WHERE key = 'writer' FOR UPDATE),
          n AS (SELECT nextval('versions_id_seq') AS id FROM w),
@@ -575,11 +580,13 @@ const COMMIT_STATEMENT: &str = "
                ORDER BY x.o RETURNING seq)
     SELECT (SELECT id FROM n), (SELECT count(*) FROM v), (SELECT max(seq) FROM e),
            CASE WHEN cardinality($10::text[]) > 0 AND EXISTS (SELECT 1 FROM h)
-                THEN pg_notify($12, '')::text END";
+                THEN pg_notify($12, '')::text END,
+           CASE WHEN $13 THEN set_config('synchronous_commit', 'off', true) END";
 
 async fn commit_statement(
     c: &impl Cached,
     r: &CommitRecord<'_>,
+    relaxed: bool,
 ) -> Result<(VersionId, Option<i64>)> {
     let v = &r.version;
     let (kinds, datas): (Vec<&str>, Vec<&str>) = r
@@ -604,6 +611,7 @@ async fn commit_statement(
                 &kinds,
                 &datas,
                 &EVENTS_CHANNEL,
+                &relaxed,
             ],
         )
         .await
@@ -1273,6 +1281,9 @@ impl Catalog for Postgres {
         record: &CommitRecord<'_>,
         objects: &[NewObject<'_>],
     ) -> Result<(VersionId, Option<i64>)> {
+        // A tool call's commit waits for the WAL flush only with `Durability::Full` (see
+        // [`Postgres::open`]).
+        let relaxed = self.durability == Durability::Normal;
         let pc = self.client()?;
         let pc = &pc;
         if record.guard.is_none() && batches(objects).nth(1).is_none() {
@@ -1286,7 +1297,7 @@ impl Catalog for Postgres {
                 in_one_trip(pc, async {
                     let ((), out) = futures::future::try_join(
                         put_objects(pc, objects),
-                        commit_statement(pc, record),
+                        commit_statement(pc, record, relaxed),
                     )
                     .await?;
                     Ok(out)
@@ -1311,7 +1322,7 @@ impl Catalog for Postgres {
             let (fenced, (), out) = futures::future::try_join3(
                 guard,
                 put_objects(pc, objects),
-                commit_statement(pc, record),
+                commit_statement(pc, record, relaxed),
             )
             .await?;
             if fenced {
@@ -1599,6 +1610,17 @@ impl Catalog for Postgres {
                 .await
                 .map_err(server)?;
             Ok(row.get::<_, Option<i64>>(0).map(|b| b as u64))
+        })
+    }
+
+    fn flushes_writes(&self) -> Result<bool> {
+        let pc = self.client()?;
+        pc.driver().block(async {
+            let row = pc
+                .query_one("SELECT current_setting('synchronous_commit') <> 'off'", &[])
+                .await
+                .map_err(server)?;
+            Ok(row.get(0))
         })
     }
 
