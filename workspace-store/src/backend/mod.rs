@@ -459,8 +459,9 @@ pub trait Catalog: Send + Sync {
 
     /// Whether this catalog's own writes outside tool calls' commits (GC's, the pack index's,
     /// a session's deletion) are flushed before they return. GC deletes from object storage
-    /// on the strength of such writes (a pack's entries moved, then the old pack deleted), so
-    /// it refuses to sweep object storage when they are not.
+    /// on the strength of such writes (versions deleted, a pack's entries moved, then the
+    /// objects or the old pack deleted), so it refuses to sweep object storage when they are
+    /// not. (The SQLite file makes GC's writes durable whatever the store's durability.)
     fn flushes_writes(&self) -> Result<bool> {
         Ok(true)
     }

@@ -102,6 +102,7 @@ pub struct Sqlite {
     writer: Mutex<Connection>,
     readers: Mutex<Vec<Connection>>,
     busy_timeout: Duration,
+    durability: Durability,
 }
 
 /// A store closed with a write-ahead log larger than this folds it into the database and
@@ -225,6 +226,7 @@ impl Sqlite {
             writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
             busy_timeout,
+            durability,
         };
         db.migrate().map_err(|e| Self::explain(e, &display))?;
         Ok(db)
@@ -338,12 +340,37 @@ impl Sqlite {
     /// Runs `f` in one immediate write transaction (the only writer of this process; other
     /// processes wait up to the busy timeout).
     fn write<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>) -> Result<T> {
-        let conn = self.lock_writer();
+        Self::write_on(&self.lock_writer(), f)
+    }
+
+    fn write_on<T>(
+        conn: &Connection,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
         let tx =
-            rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Immediate)?;
+            rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
         let out = f(&tx)?;
         tx.commit()?;
         Ok(out)
+    }
+
+    /// [`Sqlite::write`] whose commit is on disk before it returns, whatever the store's
+    /// durability: with `synchronous=FULL` the commit syncs the log, and with it every commit
+    /// before it. GC's writes go this way: with objects in object storage, GC deletes from
+    /// there on their strength, and a power loss that undid a version's deletion after its
+    /// objects were deleted would leave that version without them.
+    fn write_durable<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let conn = self.lock_writer();
+        if self.durability == Durability::Full {
+            return Self::write_on(&conn, f);
+        }
+        conn.execute_batch("PRAGMA synchronous=FULL")?;
+        let out = Self::write_on(&conn, f);
+        conn.execute_batch("PRAGMA synchronous=NORMAL")?;
+        out
     }
 
     fn setting(c: &Connection, key: &str) -> Result<Option<String>> {
@@ -992,7 +1019,7 @@ impl Catalog for Sqlite {
     }
 
     fn delete_versions(&self, seen: &RefSnapshot, doomed: &[VersionId]) -> Result<bool> {
-        self.write(|tx| {
+        self.write_durable(|tx| {
             let now = RefSnapshot {
                 heads: Self::heads(tx)?
                     .into_iter()
@@ -1016,7 +1043,7 @@ impl Catalog for Sqlite {
     }
 
     fn swap_setting(&self, key: &str, expected: Option<&str>, new: Option<&str>) -> Result<bool> {
-        self.write(|tx| {
+        self.write_durable(|tx| {
             if Self::setting(tx, key)?.as_deref() != expected {
                 return Ok(false);
             }
@@ -1146,5 +1173,38 @@ impl Catalog for Sqlite {
             }
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn synchronous(tx: &rusqlite::Transaction<'_>) -> Result<i64> {
+        Ok(tx.query_row("PRAGMA synchronous", [], |r| r.get(0))?)
+    }
+
+    /// GC's writes (a version's deletion, the sweep announcement) commit with
+    /// `synchronous=FULL` on a store opened with `Normal`, and the writer is back at
+    /// `NORMAL` for the next commit, failed or not.
+    #[test]
+    fn gc_writes_sync_the_log_and_the_next_commit_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Sqlite::open(
+            &dir.path().join("s.db"),
+            Durability::Normal,
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        const FULL: i64 = 2;
+        const NORMAL: i64 = 1;
+        assert_eq!(db.write(synchronous).unwrap(), NORMAL);
+        assert_eq!(db.write_durable(synchronous).unwrap(), FULL);
+        assert_eq!(db.write(synchronous).unwrap(), NORMAL);
+        let failed = db.write_durable(|_| -> Result<()> { Err(Error::Busy) });
+        assert!(matches!(failed, Err(Error::Busy)));
+        assert_eq!(db.write(synchronous).unwrap(), NORMAL);
+        assert!(db.swap_setting("k", None, Some("v")).unwrap());
+        assert_eq!(db.write(synchronous).unwrap(), NORMAL);
     }
 }
