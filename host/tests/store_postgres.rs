@@ -360,22 +360,8 @@ fn the_durability_flag_decides_whether_a_write_waits_for_the_flush() {
     let Some(private) = pg::Private::start() else {
         return;
     };
-    let server = &private.server;
-    let url = server.fresh_db();
+    let url = private.server.fresh_db();
     ok(&url, &["session", "new", "--name", "durable"]);
-    let standby = |names: &str| {
-        let set = format!("ALTER SYSTEM SET synchronous_standby_names = '{names}'");
-        server.psql("postgres", &set).unwrap();
-        server.psql("postgres", "SELECT pg_reload_conf()").unwrap();
-        while server
-            .psql("postgres", "SHOW synchronous_standby_names")
-            .unwrap()
-            .trim()
-            != names
-        {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
     let spawn = |durability: &str, cmd: &str| {
         std::process::Command::new(env!("CARGO_BIN_EXE_burrow"))
             .env("BURROW_STORE", &url)
@@ -399,11 +385,11 @@ fn the_durability_flag_decides_whether_a_write_waits_for_the_flush() {
             std::thread::sleep(Duration::from_millis(10));
         }
     };
-    standby("nobody");
+    private.require_standby("nobody");
     let mut normal = spawn("normal", "echo normal > normal.txt");
     let status = ended(&mut normal, 60.0);
     if status.is_none() {
-        standby("");
+        private.require_standby("");
     }
     assert!(
         status.is_some_and(|s| s.success()),
@@ -415,7 +401,7 @@ fn the_durability_flag_decides_whether_a_write_waits_for_the_flush() {
         None,
         "--durability full did not wait"
     );
-    standby("");
+    private.require_standby("");
     assert!(ended(&mut full, 60.0).is_some_and(|s| s.success()));
     assert_eq!(
         ok(&url, &["sh", "durable", "cat normal.txt full.txt"]),

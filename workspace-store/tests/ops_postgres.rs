@@ -520,8 +520,7 @@ fn only_calls_commits_at_the_default_durability_skip_the_wal_flush() {
     let Some(private) = pg::Private::start() else {
         return;
     };
-    let server = &private.server;
-    let url = server.fresh_db();
+    let url = private.server.fresh_db();
     let normal = Store::open_postgres(&url, Options::default()).unwrap();
     let full = Store::open_postgres(
         &url,
@@ -532,26 +531,7 @@ fn only_calls_commits_at_the_default_durability_skip_the_wal_flush() {
     )
     .unwrap();
     normal.create_workspace("w").unwrap();
-    let standby = |names: &str| {
-        server
-            .psql(
-                "postgres",
-                &format!("ALTER SYSTEM SET synchronous_standby_names = '{names}'"),
-            )
-            .unwrap();
-        server.psql("postgres", "SELECT pg_reload_conf()").unwrap();
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while server
-            .psql("postgres", "SHOW synchronous_standby_names")
-            .unwrap()
-            .trim()
-            != names
-        {
-            assert!(std::time::Instant::now() < deadline, "reload not seen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
-    standby("nobody");
+    private.require_standby("nobody");
     // The default durability: a call's commit, and a read's event, return. (Should they
     // wait, the standby stops being required after a long look, so the test fails rather
     // than hangs.)
@@ -570,7 +550,7 @@ fn only_calls_commits_at_the_default_durability_skip_the_wal_flush() {
         }
         let waited = !calls.is_finished();
         if waited {
-            standby("");
+            private.require_standby("");
         }
         calls.join().unwrap().unwrap();
         assert!(!waited, "a call's commit waited for the flush");
@@ -583,12 +563,12 @@ fn only_calls_commits_at_the_default_durability_skip_the_wal_flush() {
             let w = sc.spawn(write);
             std::thread::sleep(Duration::from_millis(500));
             assert!(!w.is_finished(), "{what} did not wait for the flush");
-            standby("");
+            private.require_standby("");
             w.join().unwrap().unwrap();
         });
     };
     waits("a fork", &|| normal.fork("w", &["forked"]).map(|_| ()));
-    standby("nobody");
+    private.require_standby("nobody");
     waits("a Full store's commit", &|| {
         let mut t = full.begin("w")?;
         t.write_file("full", b"waited")?;

@@ -29,6 +29,14 @@ pub(crate) const SCHEMA_VERSION: i64 = 3;
 const OBJ_PAGE: i64 = 0;
 const OBJ_NODE: i64 = 1;
 
+/// The `synchronous` pragma's value for `durability`.
+fn synchronous(durability: Durability) -> &'static str {
+    match durability {
+        Durability::Normal => "NORMAL",
+        Durability::Full => "FULL",
+    }
+}
+
 fn kind_code(kind: ObjectKind) -> i64 {
     match kind {
         ObjectKind::Page => OBJ_PAGE,
@@ -266,10 +274,7 @@ impl Sqlite {
                 "store could not switch to WAL; concurrent readers may block"
             );
         }
-        let sync = match durability {
-            Durability::Normal => "NORMAL",
-            Durability::Full => "FULL",
-        };
+        let sync = synchronous(durability);
         // Readers map the file (reads without a copy into SQLite's cache). The one writer
         // does not, and keeps a small cache: a transaction writing a large file streams its
         // pages through it, and neither should grow the process by the size of that file.
@@ -367,9 +372,10 @@ impl Sqlite {
         if self.durability == Durability::Full {
             return Self::write_on(&conn, f);
         }
-        conn.execute_batch("PRAGMA synchronous=FULL")?;
+        let pragma = |d| format!("PRAGMA synchronous={}", synchronous(d));
+        conn.execute_batch(&pragma(Durability::Full))?;
         let out = Self::write_on(&conn, f);
-        conn.execute_batch("PRAGMA synchronous=NORMAL")?;
+        conn.execute_batch(&pragma(self.durability))?;
         out
     }
 
@@ -1180,7 +1186,7 @@ impl Catalog for Sqlite {
 mod tests {
     use super::*;
 
-    fn synchronous(tx: &rusqlite::Transaction<'_>) -> Result<i64> {
+    fn sync_level(tx: &rusqlite::Transaction<'_>) -> Result<i64> {
         Ok(tx.query_row("PRAGMA synchronous", [], |r| r.get(0))?)
     }
 
@@ -1198,13 +1204,13 @@ mod tests {
         .unwrap();
         const FULL: i64 = 2;
         const NORMAL: i64 = 1;
-        assert_eq!(db.write(synchronous).unwrap(), NORMAL);
-        assert_eq!(db.write_durable(synchronous).unwrap(), FULL);
-        assert_eq!(db.write(synchronous).unwrap(), NORMAL);
+        assert_eq!(db.write(sync_level).unwrap(), NORMAL);
+        assert_eq!(db.write_durable(sync_level).unwrap(), FULL);
+        assert_eq!(db.write(sync_level).unwrap(), NORMAL);
         let failed = db.write_durable(|_| -> Result<()> { Err(Error::Busy) });
         assert!(matches!(failed, Err(Error::Busy)));
-        assert_eq!(db.write(synchronous).unwrap(), NORMAL);
+        assert_eq!(db.write(sync_level).unwrap(), NORMAL);
         assert!(db.swap_setting("k", None, Some("v")).unwrap());
-        assert_eq!(db.write(synchronous).unwrap(), NORMAL);
+        assert_eq!(db.write(sync_level).unwrap(), NORMAL);
     }
 }

@@ -224,6 +224,29 @@ impl Private {
             .and_then(|t| t.lines().next().map(str::to_string))
     }
 
+    /// Sets `synchronous_standby_names` to `names` and waits until the server has reloaded
+    /// it. With a standby name that never connects, every commit that waits for the WAL
+    /// flush then waits for ever (until `""` is set again), and one made with
+    /// `synchronous_commit` off returns at once: how tests see which commits wait.
+    pub fn require_standby(&self, names: &str) {
+        let set = format!("ALTER SYSTEM SET synchronous_standby_names = '{names}'");
+        self.server.psql("postgres", &set).expect("alter system");
+        self.server
+            .psql("postgres", "SELECT pg_reload_conf()")
+            .expect("reload");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self
+            .server
+            .psql("postgres", "SHOW synchronous_standby_names")
+            .expect("show")
+            .trim()
+            != names
+        {
+            assert!(Instant::now() < deadline, "the reload was not seen in 10 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Stops the server (fast shutdown: open sessions are disconnected) and waits for it.
     pub fn stop(&self) {
         if let Some(pid) = self.postmaster_pid() {
