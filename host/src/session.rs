@@ -648,10 +648,24 @@ impl Sandbox {
 
     /// Runs one tool call as one transaction and one version, with its event row.
     pub fn call(&self, id: &str, family: Family, tool: &str, input: &Value) -> Result<ToolOutput> {
-        on_deep_stack(|| self.call_here(id, family, tool, input))
+        let (output, event) = on_deep_stack(|| self.call_here(id, family, tool, input))?;
+        // The event of a call that changed nothing is sent from here, once the call's
+        // thread has handed the output back: on a networked catalog the server starts on it
+        // at once, and a wake-up of this thread then competes with it for the cores.
+        if let Some(e) = event {
+            self.store
+                .record_event(id, "tool", Some(e.version), Some(e.version), &e.data)?;
+        }
+        Ok(output)
     }
 
-    fn call_here(&self, id: &str, family: Family, tool: &str, input: &Value) -> Result<ToolOutput> {
+    fn call_here(
+        &self,
+        id: &str,
+        family: Family,
+        tool: &str,
+        input: &Value,
+    ) -> Result<(ToolOutput, Option<Unchanged>)> {
         let tb = self.toolbox()?;
         let started = Instant::now();
         let start_ns = now_ns();
@@ -707,26 +721,35 @@ impl Sandbox {
                     self.store.set_meta(id, "bash_terminated", flag)?;
                 }
                 let data = record(&outcome.output, None);
-                match outcome.txn {
-                    Some(mut txn) => {
+                let event = match outcome.txn {
+                    Some(mut txn) if txn.is_dirty() => {
                         txn.set_message(tool.to_string());
                         txn.commit_recording("tool", &data)?;
+                        None
                     }
+                    // Nothing changed: no version; its queued events (if any) now, the
+                    // call's own after the handoff.
+                    Some(txn) => Some(Unchanged {
+                        version: txn.commit()?.version,
+                        data,
+                    }),
                     // Rolled back (a timed-out command): the event records it, nothing else.
-                    None => {
-                        self.store
-                            .record_event(id, "tool", Some(base), Some(base), &data)?;
-                    }
-                }
-                Ok(outcome.output)
+                    None => Some(Unchanged {
+                        version: base,
+                        data,
+                    }),
+                };
+                Ok((outcome.output, event))
             }
             Err(e) => {
                 // The transaction was dropped: nothing of the call is in the workspace.
                 let output = ToolOutput::error(format!("{tool}: {e}"));
                 let data = record(&output, Some(e.to_string()));
-                self.store
-                    .record_event(id, "tool", Some(base), Some(base), &data)?;
-                Ok(output)
+                let event = Unchanged {
+                    version: base,
+                    data,
+                };
+                Ok((output, Some(event)))
             }
         }
     }
@@ -1248,6 +1271,14 @@ impl Sandbox {
         }
         Ok(out)
     }
+}
+
+/// The event of a tool call that left its session as it was, for [`Sandbox::call`] to send
+/// from the caller's thread.
+struct Unchanged {
+    /// The session's version before and after.
+    version: VersionId,
+    data: String,
 }
 
 /// Stack of the thread a call runs on. Guests run on the native stack (wasmtime's own limit
