@@ -580,3 +580,173 @@ fn only_calls_commits_at_the_default_durability_skip_the_wal_flush() {
     assert_eq!(t.read_file("full").unwrap(), b"waited");
     assert!(reopen(&url).fsck().unwrap().is_clean());
 }
+
+/// A CA and a certificate it signed for `names`: (the CA's PEM, the certificate's PEM, its
+/// key's PEM).
+fn throwaway_ca(names: &[&str]) -> (String, String, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let leaf = rcgen::CertificateParams::new(names)
+        .unwrap()
+        .signed_by(&key, &ca_cert, &ca_key)
+        .unwrap();
+    (ca_cert.pem(), leaf.pem(), key.serialize_pem())
+}
+
+/// TLS to the database as libpq's `sslmode` and `sslrootcert` mean it, against a server
+/// with a certificate for `localhost` (not for 127.0.0.1) from a throwaway CA: `prefer` (the
+/// default) and `require` encrypt without checking the certificate, `verify-ca` checks the
+/// chain, `verify-full` the chain and the name, `require` with a root file checks the
+/// chain; SCRAM channel binding works over it; and a server without TLS is refused where
+/// TLS is required.
+#[test]
+fn sslmode_and_sslrootcert_mean_what_they_mean_to_libpq() {
+    let Some(private) = pg::Private::start() else {
+        return;
+    };
+    let (ca, cert, key) = throwaway_ca(&["localhost"]);
+    let (other_ca, _, _) = throwaway_ca(&["localhost"]);
+    let dir = tempfile::tempdir().unwrap();
+    let ca_file = dir.path().join("root.pem");
+    let other_file = dir.path().join("other-root.pem");
+    std::fs::write(&ca_file, ca).unwrap();
+    std::fs::write(&other_file, other_ca).unwrap();
+    private.enable_tls(&cert, &key);
+    // A role that must prove its password, over TLS or not (channel binding's case).
+    private
+        .server
+        .psql("postgres", "CREATE ROLE cb LOGIN PASSWORD 'pw'")
+        .unwrap();
+    private.prepend_hba("host all cb 127.0.0.1/32 scram-sha-256");
+    private.stop();
+    private.restart();
+
+    let port = private.server.port;
+    let db = private
+        .server
+        .fresh_db()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    // How many of this database's connections (the store's pooled ones) use TLS, of all.
+    let tls_of = |db: &str| -> String {
+        private
+            .server
+            .psql(
+                "postgres",
+                &format!(
+                    "SELECT count(*) FILTER (WHERE s.ssl) || '/' || count(*) FROM pg_stat_ssl s \
+                     JOIN pg_stat_activity a USING (pid) WHERE a.datname = '{db}'"
+                ),
+            )
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let open = |host: &str, query: &str| -> Result<Store, Error> {
+        let url = format!("postgres://burrow@{host}:{port}/{db}?{query}");
+        let s = Store::open_postgres(&url, Options::default())?;
+        s.workspaces()?;
+        Ok(s)
+    };
+    let ca_path = ca_file.display();
+    let other_path = other_file.display();
+    for (host, query) in [
+        ("127.0.0.1", ""),
+        ("127.0.0.1", "sslmode=prefer"),
+        ("127.0.0.1", "sslmode=require"),
+        (
+            "127.0.0.1",
+            &format!("sslmode=verify-ca&sslrootcert={ca_path}"),
+        ),
+        (
+            "localhost",
+            &format!("sslmode=verify-full&sslrootcert={ca_path}"),
+        ),
+        (
+            "127.0.0.1",
+            &format!("sslmode=require&sslrootcert={ca_path}"),
+        ),
+    ] {
+        let s = open(host, query).unwrap_or_else(|e| panic!("{host} {query}: {e}"));
+        let seen = tls_of(&db);
+        assert!(
+            !seen.starts_with("0/") && seen.split('/').next() == seen.split('/').nth(1),
+            "{host} {query}: {seen} connections use TLS"
+        );
+        drop(s);
+    }
+    let s = open("127.0.0.1", "sslmode=disable").unwrap();
+    let seen = tls_of(&db);
+    assert!(seen.starts_with("0/"), "sslmode=disable: {seen}");
+    drop(s);
+
+    // The certificate names localhost, not 127.0.0.1; the other CA signed nothing here.
+    for (host, query, says) in [
+        (
+            "127.0.0.1",
+            format!("sslmode=verify-full&sslrootcert={ca_path}"),
+            "certificate not valid for name \"127.0.0.1\"",
+        ),
+        (
+            "localhost",
+            format!("sslmode=verify-full&sslrootcert={other_path}"),
+            "certificate",
+        ),
+        (
+            "127.0.0.1",
+            format!("sslmode=verify-ca&sslrootcert={other_path}"),
+            "certificate",
+        ),
+        (
+            "127.0.0.1",
+            format!("sslmode=require&sslrootcert={other_path}"),
+            "certificate",
+        ),
+        (
+            "127.0.0.1",
+            "sslmode=verify-full&sslrootcert=/nonexistent/root.pem".to_string(),
+            "does not exist",
+        ),
+        ("127.0.0.1", "sslmode=allow".to_string(), "sslmode=allow"),
+    ] {
+        let err = open(host, &query).err().map(|e| e.to_string());
+        let err = err.unwrap_or_else(|| panic!("{host} {query} connected"));
+        assert!(err.contains(says), "{host} {query}: {err}");
+    }
+
+    // SCRAM with channel binding (hosted services' connection strings ask for it) needs TLS.
+    private
+        .server
+        .psql("postgres", "CREATE DATABASE cb OWNER cb")
+        .unwrap();
+    let cb = |query: &str| {
+        let url = format!("postgres://cb:pw@127.0.0.1:{port}/cb?{query}");
+        Store::open_postgres(&url, Options::default()).and_then(|s| s.workspaces())
+    };
+    cb("sslmode=require&channel_binding=require").expect("channel binding over TLS");
+    let err = cb("sslmode=disable&channel_binding=require").unwrap_err();
+    assert!(err.to_string().contains("channel binding"), "{err}");
+    assert!(matches!(err, Error::Server(_)), "{err}");
+    let url = format!("postgres://cb:wrong@127.0.0.1:{port}/cb?sslmode=require");
+    let err = Store::open_postgres(&url, Options::default()).err();
+    assert!(err.is_some(), "a wrong password was accepted");
+
+    // The shared test server has no TLS: required, it is refused; preferred, it is plain.
+    let plain = pg::server().unwrap().fresh_db();
+    let err = Store::open_postgres(&format!("{plain}?sslmode=require"), Options::default())
+        .err()
+        .map(|e| e.to_string())
+        .expect("a server without TLS, sslmode=require");
+    assert!(err.contains("TLS"), "{err}");
+    Store::open_postgres(&plain, Options::default()).expect("prefer falls back to plain");
+}

@@ -31,7 +31,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 
-use tokio_postgres::{NoTls, Row};
+use tokio_postgres::Row;
 
 use super::{
     Catalog, CatalogDump, CommitRecord, Guard, HeadRow, NewObject, NewVersion, ObjectKind,
@@ -43,6 +43,7 @@ use crate::node::Hash;
 use crate::{Durability, Quota, VersionId};
 
 mod conn;
+mod tls;
 use conn::{Cached, Pool, Pooled, Tx};
 
 /// The schema version this code writes (`burrow_meta.schema`).
@@ -123,7 +124,9 @@ const PUT_BATCH_BYTES: usize = 8 << 20;
 pub struct Postgres {
     /// Always present until drop.
     runtime: Option<tokio::runtime::Runtime>,
-    url: String,
+    /// The store URL as tokio-postgres takes it, and the TLS its `sslmode` calls for (the
+    /// event listener's connection is made from them).
+    target: tls::Target,
     pool: Pool,
     durability: Durability,
 }
@@ -133,8 +136,24 @@ fn server(e: tokio_postgres::Error) -> Error {
     // the driver's summary.
     match e.as_db_error() {
         Some(db) => Error::Server(format!("{}: {}", db.code().code(), db.message())),
-        None => Error::Server(e.to_string()),
+        // The driver's summary ("error performing TLS handshake") and what caused it
+        // ("invalid peer certificate: UnknownIssuer").
+        None => Error::Server(with_causes(&e)),
     }
+}
+
+/// `e`'s message followed by those of its causes.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let more = cause.to_string();
+        if !text.ends_with(&more) {
+            text = format!("{text}: {more}");
+        }
+        next = cause.source();
+    }
+    text
 }
 
 fn unique_violation(e: &tokio_postgres::Error) -> bool {
@@ -195,7 +214,8 @@ fn kind_code(k: ObjectKind) -> i16 {
 }
 
 impl Postgres {
-    /// Connects to `url` (`postgres://user:password@host:port/db`) and creates or migrates
+    /// Connects to `url` (`postgres://user:password@host:port/db`, with libpq's options,
+    /// `sslmode` and `sslrootcert` among them: see the `tls` module) and creates or migrates
     /// the schema. With [`Durability::Normal`], tool calls' commits and the events of calls
     /// that changed nothing do not wait for the server's WAL flush (see [`Catalog::commit`]
     /// and [`Catalog::append_event`]); every other write does.
@@ -205,13 +225,11 @@ impl Postgres {
             .thread_name("burrow-postgres")
             .enable_all()
             .build()?;
-        let config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|e| Error::Server(format!("the store URL: {e}")))?;
+        let target = tls::target(url)?;
         let pg = Postgres {
             runtime: Some(runtime),
-            url: url.to_string(),
-            pool: Pool::new(config),
+            pool: Pool::new(target.config.clone(), target.tls.clone()),
+            target,
             durability,
         };
         pg.migrate()?;
@@ -1626,13 +1644,13 @@ impl Catalog for Postgres {
 
     fn watch(&self, wake: std::sync::Arc<dyn Fn() + Send + Sync>) -> Result<bool> {
         use futures::StreamExt;
-        let url = self.url.clone();
+        let (config, tls) = (self.target.config.clone(), self.target.tls.clone());
         // A connection of its own that LISTENs, on the backend's runtime, reconnecting when
         // it is lost (a restarted server), with a wake after each (re)connect for what was
         // missed meanwhile.
         self.rt().spawn(async move {
             loop {
-                if let Ok((client, mut conn)) = tokio_postgres::connect(&url, NoTls).await {
+                if let Ok((client, mut conn)) = config.connect(tls.clone()).await {
                     let on_message = wake.clone();
                     let driver = tokio::spawn(async move {
                         let mut messages =

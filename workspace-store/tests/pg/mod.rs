@@ -234,13 +234,53 @@ impl Private {
         self.server
             .psql("postgres", "SELECT pg_reload_conf()")
             .expect("reload");
+        self.wait_for_setting("synchronous_standby_names", names);
+    }
+
+    /// Turns TLS on with this certificate chain and key (PEM), and waits until the server
+    /// has reloaded it.
+    pub fn enable_tls(&self, cert_pem: &str, key_pem: &str) {
+        let cert = self.data.join("test-server.crt");
+        let key = self.data.join("test-server.key");
+        std::fs::write(&cert, cert_pem).expect("write the certificate");
+        std::fs::write(&key, key_pem).expect("write the key");
+        // The server refuses a key that others can read; it must own it.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        if is_root() {
+            let ok = Command::new("chown")
+                .arg("postgres:postgres")
+                .args([&cert, &key])
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "chown of the TLS files to postgres failed");
+        }
+        for sql in [
+            format!("ALTER SYSTEM SET ssl_cert_file = '{}'", cert.display()),
+            format!("ALTER SYSTEM SET ssl_key_file = '{}'", key.display()),
+            "ALTER SYSTEM SET ssl = on".to_string(),
+            "SELECT pg_reload_conf()".to_string(),
+        ] {
+            self.server.psql("postgres", &sql).expect("TLS settings");
+        }
+        self.wait_for_setting("ssl", "on");
+    }
+
+    /// Puts `line` first in `pg_hba.conf`: it holds from the next [`Private::restart`].
+    pub fn prepend_hba(&self, line: &str) {
+        let path = self.data.join("pg_hba.conf");
+        let old = std::fs::read_to_string(&path).expect("read pg_hba.conf");
+        std::fs::write(&path, format!("{line}\n{old}")).expect("write pg_hba.conf");
+    }
+
+    fn wait_for_setting(&self, name: &str, value: &str) {
         let deadline = Instant::now() + Duration::from_secs(10);
         while self
             .server
-            .psql("postgres", "SHOW synchronous_standby_names")
+            .psql("postgres", &format!("SHOW {name}"))
             .expect("show")
             .trim()
-            != names
+            != value
         {
             assert!(Instant::now() < deadline, "the reload was not seen in 10 s");
             std::thread::sleep(Duration::from_millis(20));

@@ -11,6 +11,11 @@
 //! `postgres` crate does the same with a runtime per connection; this needs none, so it also
 //! works on a thread that is inside an async runtime.)
 //!
+//! TLS, when the URL's `sslmode` and the server agree on it (see `tls`), is
+//! tokio-postgres-rustls's stream over that same socket: a wait still sleeps on the socket,
+//! since the TLS stream reports nothing to read only once it has handed over everything it
+//! decrypted.
+//!
 //! A connection is only driven while a call uses it. A pooled one is polled once, without
 //! waiting, when it is taken from the pool, so one the server closed (a restart) is seen
 //! and replaced before a query is sent on it; and once more after each call, so that what
@@ -36,12 +41,11 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio_postgres::config::Host;
-use tokio_postgres::tls::NoTlsStream;
+use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{
-    Client, Config, Connection, GenericClient, NoTls, Row, Statement, Transaction,
-};
+use tokio_postgres::{Client, Config, Connection, GenericClient, Row, Statement, Transaction};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::server;
 use crate::error::{Error, Result};
@@ -126,8 +130,9 @@ impl AsyncWrite for Socket {
     }
 }
 
-/// Opens a socket to the first of `config`'s hosts that accepts one.
-fn open_socket(config: &Config) -> io::Result<Stream> {
+/// Opens a socket to the first of `config`'s hosts that accepts one; with the name it was
+/// given by (what a TLS certificate must name), `None` for a Unix socket.
+fn open_socket(config: &Config) -> io::Result<(Stream, Option<String>)> {
     let ports = config.get_ports();
     let mut last = io::Error::new(io::ErrorKind::InvalidInput, "the URL names no host");
     for (i, host) in config.get_hosts().iter().enumerate() {
@@ -138,10 +143,10 @@ fn open_socket(config: &Config) -> io::Result<Stream> {
             ps => ps.get(i).copied().unwrap_or(5432),
         };
         let opened = match host {
-            Host::Tcp(name) => open_tcp(config, i, name, port),
+            Host::Tcp(name) => open_tcp(config, i, name, port).map(|s| (s, Some(name.clone()))),
             Host::Unix(dir) => {
                 std::os::unix::net::UnixStream::connect(dir.join(format!(".s.PGSQL.{port}")))
-                    .map(Stream::Unix)
+                    .map(|s| (Stream::Unix(s), None))
             }
         };
         match opened {
@@ -285,7 +290,10 @@ impl Wake for Signal {
     }
 }
 
-type IoHalf = Pin<Box<Connection<Socket, NoTlsStream>>>;
+/// The TLS session tokio-postgres-rustls makes on a socket (used only when the server and
+/// `sslmode` agree on TLS; the connection is plain otherwise).
+type Tls = <MakeRustlsConnect as MakeTlsConnect<Socket>>::TlsConnect;
+type IoHalf = Pin<Box<Connection<Socket, <Tls as TlsConnect<Socket>>::Stream>>>;
 
 /// Polls `connection` once; false once it has ended (and is dropped, which fails the
 /// client's outstanding requests).
@@ -347,10 +355,23 @@ pub(super) struct Driver {
 }
 
 impl Driver {
-    /// Connects and authenticates, on the calling thread.
-    pub(super) fn connect(config: &Config) -> Result<(Client, Driver)> {
+    /// Connects (with TLS when `config`'s `sslmode` and the server call for it) and
+    /// authenticates, on the calling thread.
+    pub(super) fn connect(config: &Config, tls: &MakeRustlsConnect) -> Result<(Client, Driver)> {
         let io = |e: io::Error| Error::Server(format!("connecting: {e}"));
-        let stream = open_socket(config).map_err(io)?;
+        let (stream, host) = open_socket(config).map_err(io)?;
+        // As libpq: no TLS over a Unix socket, whatever `sslmode` says.
+        let mut plain;
+        let (config, host) = match host {
+            Some(h) => (config, h),
+            None => {
+                plain = config.clone();
+                plain.ssl_mode(SslMode::Disable);
+                (&plain, "localhost".to_string())
+            }
+        };
+        let tls: Tls = MakeTlsConnect::<Socket>::make_tls_connect(&mut tls.clone(), &host)
+            .map_err(|e| Error::Server(format!("TLS to {host}: {e}")))?;
         let fd = match &stream {
             Stream::Tcp(s) => s
                 .set_nonblocking(true)
@@ -368,7 +389,7 @@ impl Driver {
         let socket = Socket { stream, want_write };
         // The handshake reads and writes the socket itself: no connection to drive yet.
         let (client, connection) = waiter
-            .run(config.connect_raw(socket, NoTls), |_| true)
+            .run(config.connect_raw(socket, tls), |_| true)
             .unwrap_or_else(|Lost| unreachable!("the handshake does not wait on a connection"))
             .map_err(server)?;
         Ok((
@@ -481,6 +502,7 @@ impl Driver {
 /// Connections to one database, kept for reuse.
 pub(super) struct Pool {
     config: Config,
+    tls: MakeRustlsConnect,
     idle: Mutex<Vec<Conn>>,
 }
 
@@ -488,9 +510,10 @@ pub(super) struct Pool {
 const IDLE: usize = 8;
 
 impl Pool {
-    pub(super) fn new(config: Config) -> Pool {
+    pub(super) fn new(config: Config, tls: MakeRustlsConnect) -> Pool {
         Pool {
             config,
+            tls,
             idle: Mutex::new(Vec::new()),
         }
     }
@@ -545,7 +568,7 @@ impl Pool {
         let conn = match found {
             Some(c) => c,
             None => {
-                let (client, driver) = Driver::connect(&self.config)?;
+                let (client, driver) = Driver::connect(&self.config, &self.tls)?;
                 Conn {
                     client: Arc::new(client),
                     statements: Statements::default(),
