@@ -240,6 +240,8 @@ impl Store {
                     .into(),
             ));
         }
+        // An index offloading reads by, built (once) before any sweep is announced.
+        self.objs().store.prepare_offload()?;
         // Objects written after the first look are spared, however many looks it takes.
         let cutoff = now_ns() - grace.as_nanos() as i64;
         let mut seen = HashSet::new();

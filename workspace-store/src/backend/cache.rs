@@ -605,6 +605,14 @@ impl ObjectStore for Cached {
         self.remote.offload(deadline)
     }
 
+    fn prepare_offload(&self) -> Result<()> {
+        self.remote.prepare_offload()
+    }
+
+    fn index_kind(&self, kind: ObjectKind) -> Result<()> {
+        self.remote.index_kind(kind)
+    }
+
     fn needs_sweep_fence(&self) -> bool {
         self.remote.needs_sweep_fence()
     }

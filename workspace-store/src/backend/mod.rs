@@ -121,6 +121,18 @@ pub trait ObjectStore: Send + Sync {
     fn offload(&self, _deadline: std::time::Instant) -> Result<u64> {
         Ok(0)
     }
+    /// Readies what [`ObjectStore::offload`] reads by (an index), called by GC before it
+    /// announces its sweep: building one on a large store takes a while, and no commit
+    /// should wait for that. By default there is nothing to ready.
+    fn prepare_offload(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Makes listing the objects of `kind` ([`ObjectStore::list_kind`]) read an index rather
+    /// than every object, for a store that offloads them. Idempotent; by default there is
+    /// nothing to do.
+    fn index_kind(&self, _kind: ObjectKind) -> Result<()> {
+        Ok(())
+    }
     /// Whether a commit must fence its puts against a concurrent GC sweep (see
     /// [`Catalog::setting`] and the sweep protocol in `gc.rs`): true for stores whose
     /// delete cannot re-check an object's write time atomically (object storage); false for

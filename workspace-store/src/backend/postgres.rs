@@ -129,6 +129,8 @@ pub struct Postgres {
     target: tls::Target,
     pool: Pool,
     durability: Durability,
+    /// Whether [`ObjectStore::index_kind`] found the pages' index built (checked once).
+    pages_indexed: std::sync::atomic::AtomicBool,
 }
 
 fn server(e: tokio_postgres::Error) -> Error {
@@ -231,6 +233,7 @@ impl Postgres {
             pool: Pool::new(target.config.clone(), target.tls.clone()),
             target,
             durability,
+            pages_indexed: std::sync::atomic::AtomicBool::new(false),
         };
         pg.migrate()?;
         Ok(pg)
@@ -860,22 +863,81 @@ impl ObjectStore for Postgres {
     }
 
     fn list_kind(&self, kind: ObjectKind, limit: usize) -> Result<Vec<Hash>> {
-        // Only the hashes asked for cross the network; the server still reads the table
-        // until it has found them (no index on the kind: a small commit's pages are few and
-        // short-lived beside the tree nodes).
+        // The kind as a literal, so the planner can prove the pages' partial index
+        // (`index_kind`) applies, whatever plan it caches.
+        let sql = format!(
+            "SELECT hash FROM objects WHERE kind = {} LIMIT $1",
+            kind_code(kind)
+        );
         let pc = self.client()?;
-        let (kind, limit) = (kind_code(kind), limit as i64);
+        let limit = limit as i64;
         pc.driver().block(async {
-            pc.query(
-                "SELECT hash FROM objects WHERE kind = $1 LIMIT $2",
-                &[&kind, &limit],
-            )
-            .await
-            .map_err(server)?
-            .iter()
-            .map(|r| hash_of(r.get::<_, &[u8]>(0)))
-            .collect()
+            pc.query(&sql, &[&limit])
+                .await
+                .map_err(server)?
+                .iter()
+                .map(|r| hash_of(r.get::<_, &[u8]>(0)))
+                .collect()
         })
+    }
+
+    /// The pages' partial index, which offloading reads by (the catalog's objects are mostly
+    /// tree nodes; without it each batch read the table until it found its pages). Built
+    /// with `CREATE INDEX CONCURRENTLY`, which does not block commits but waits for the
+    /// transactions open when it starts; one left invalid by a build that was interrupted
+    /// is dropped and built again, and one being built by another process is left to it
+    /// (offloading then reads the table meanwhile). Only a store that offloads has it: on
+    /// one that keeps its pages in the database for good, it would be every page's.
+    fn index_kind(&self, kind: ObjectKind) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        if kind != ObjectKind::Page || self.pages_indexed.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let pc = self.client()?;
+        let built = pc.driver().block(async {
+            let valid: Option<bool> = pc
+                .query_one(
+                    "SELECT (SELECT indisvalid FROM pg_index
+                             WHERE indexrelid = to_regclass('objects_pages'))",
+                    &[],
+                )
+                .await
+                .map_err(server)?
+                .get(0);
+            match valid {
+                Some(true) => return Ok(true),
+                Some(false) => {
+                    // Invalid: being built, or left by a build that was interrupted. (A
+                    // server without the progress view is taken to be building it.)
+                    let building = pc
+                        .query_one(
+                            "SELECT EXISTS (SELECT 1 FROM pg_stat_progress_create_index
+                                            WHERE index_relid = to_regclass('objects_pages'))",
+                            &[],
+                        )
+                        .await
+                        .map_or(true, |r| r.get(0));
+                    if building {
+                        return Ok(false);
+                    }
+                    pc.batch_execute("DROP INDEX CONCURRENTLY IF EXISTS objects_pages")
+                        .await
+                        .map_err(server)?;
+                }
+                None => {}
+            }
+            tracing::info!("building the index of the catalog's pages (objects_pages), once");
+            pc.batch_execute(&format!(
+                "CREATE INDEX CONCURRENTLY IF NOT EXISTS objects_pages ON objects (hash) \
+                 WHERE kind = {}",
+                kind_code(ObjectKind::Page)
+            ))
+            .await
+            .map_err(server)?;
+            Ok(true)
+        })?;
+        self.pages_indexed.store(built, Ordering::Relaxed);
+        Ok(())
     }
 
     fn totals(&self) -> Result<(u64, u64, u64)> {

@@ -144,6 +144,10 @@ impl ObjectStore for Split {
         Ok(moved)
     }
 
+    fn prepare_offload(&self) -> Result<()> {
+        self.catalog.index_kind(ObjectKind::Page)
+    }
+
     fn totals(&self) -> Result<(u64, u64, u64)> {
         // A page being offloaded is briefly in both and counted twice.
         let (n1, p1, d1) = self.bucket.totals()?;

@@ -754,11 +754,31 @@ impl ObjectStore for Sqlite {
 
     fn list_kind(&self, kind: ObjectKind, limit: usize) -> Result<Vec<Hash>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // The kind as a literal: SQLite uses a partial index (`index_kind`) only for a
+        // query whose terms imply its condition.
+        let sql = format!(
+            "SELECT hash FROM objects WHERE kind = {} LIMIT ?1",
+            kind_code(kind)
+        );
         self.read(|c| {
-            let mut st = c.prepare("SELECT hash FROM objects WHERE kind = ?1 LIMIT ?2")?;
-            let rows = st.query_map(params![kind_code(kind), limit], |r| r.get::<_, Vec<u8>>(0))?;
+            let mut st = c.prepare_cached(&sql)?;
+            let rows = st.query_map(params![limit], |r| r.get::<_, Vec<u8>>(0))?;
             rows.map(|h| hash_of(h?)).collect()
         })
+    }
+
+    /// The pages' partial index, which offloading reads by (the objects of a store that
+    /// offloads are mostly tree nodes), made by the first GC that offloads; building it
+    /// holds the write lock while it reads the table once.
+    fn index_kind(&self, kind: ObjectKind) -> Result<()> {
+        if kind != ObjectKind::Page {
+            return Ok(());
+        }
+        let sql = format!(
+            "CREATE INDEX IF NOT EXISTS objects_pages ON objects(hash) WHERE kind = {}",
+            kind_code(ObjectKind::Page)
+        );
+        self.write(|tx| Ok(tx.execute_batch(&sql)?))
     }
 
     fn totals(&self) -> Result<(u64, u64, u64)> {
