@@ -27,7 +27,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio_postgres::Config;
-use tokio_postgres::config::SslMode;
+use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{Error, Result};
@@ -127,7 +127,12 @@ pub(super) fn target(url: &str) -> Result<Target> {
     let mut config: Config = rest
         .parse()
         .map_err(|e: tokio_postgres::Error| bad(super::with_causes(&e)))?;
+    // As libpq: no TLS over a Unix socket, whatever `sslmode` says (the pool's connections
+    // decide per host; this covers the event listener's, which tokio-postgres makes).
+    let hosts = config.get_hosts();
+    let unix_only = !hosts.is_empty() && hosts.iter().all(|h| matches!(h, Host::Unix(_)));
     config.ssl_mode(match mode {
+        _ if unix_only => SslMode::Disable,
         Mode::Disable => SslMode::Disable,
         Mode::Prefer => SslMode::Prefer,
         Mode::Require | Mode::VerifyCa | Mode::VerifyFull => SslMode::Require,
@@ -365,6 +370,12 @@ mod tests {
             t.as_ref().and_then(|t| t.config.get_application_name()),
             Some("burrow a")
         );
+    }
+
+    #[test]
+    fn a_unix_socket_never_uses_tls() {
+        let u = "postgres://u@%2Frun%2Fpostgresql/db?sslmode=require";
+        assert_eq!(mode_of(u).ok(), Some(SslMode::Disable));
     }
 
     #[test]
