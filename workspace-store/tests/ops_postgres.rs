@@ -690,6 +690,33 @@ fn sslmode_and_sslrootcert_mean_what_they_mean_to_libpq() {
     assert!(seen.starts_with("0/"), "sslmode=disable: {seen}");
     drop(s);
 
+    // The event listener's connection (made on the runtime, not by the pool) verifies too,
+    // and is woken by another process's commit.
+    let full = format!("sslmode=verify-full&sslrootcert={ca_path}");
+    let watcher = open("localhost", &full).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    assert!(
+        watcher
+            .watch(std::sync::Arc::new(move || {
+                let _ = tx.send(());
+            }))
+            .unwrap()
+    );
+    let wait = Duration::from_secs(20);
+    rx.recv_timeout(wait).expect("a wake once it listens");
+    let writer = open("localhost", &full).unwrap();
+    writer.create_workspace("tls").unwrap();
+    writer
+        .append_event("tls", "note", None, None, "{}")
+        .unwrap();
+    rx.recv_timeout(wait).expect("woken over TLS");
+    let seen = tls_of(&db);
+    assert!(
+        seen.split('/').next() == seen.split('/').nth(1),
+        "listener and pool: {seen} use TLS"
+    );
+    drop((watcher, writer));
+
     // The certificate names localhost, not 127.0.0.1; the other CA signed nothing here.
     for (host, query, says) in [
         (
