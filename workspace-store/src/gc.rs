@@ -240,8 +240,11 @@ impl Store {
                     .into(),
             ));
         }
-        // An index offloading reads by, built (once) before any sweep is announced.
-        self.objs().store.prepare_offload()?;
+        // An index offloading reads by, built (once) before any sweep is announced. Without
+        // it (a role that may not create indexes, say) offloading still works, reading more.
+        if let Err(e) = self.objs().store.prepare_offload() {
+            tracing::warn!(error = %e, "gc: could not build the index offloading reads by");
+        }
         // Objects written after the first look are spared, however many looks it takes.
         let cutoff = now_ns() - grace.as_nanos() as i64;
         let mut seen = HashSet::new();
