@@ -603,9 +603,9 @@ fn throwaway_ca(names: &[&str]) -> (String, String, String) {
 
 /// TLS to the database as libpq's `sslmode` and `sslrootcert` mean it, against a server
 /// with a certificate for `localhost` (not for 127.0.0.1) from a throwaway CA: `prefer` (the
-/// default) and `require` encrypt without checking the certificate, `verify-ca` checks the
-/// chain, `verify-full` the chain and the name, `require` with a root file checks the
-/// chain; SCRAM channel binding works over it; and a server without TLS is refused where
+/// default) and `require` encrypt without checking the certificate unless given a root
+/// file, with which they check the chain; `verify-ca` checks the chain, `verify-full` the
+/// chain and the name; SCRAM channel binding works over it; and a server without TLS is refused where
 /// TLS is required.
 #[test]
 fn sslmode_and_sslrootcert_mean_what_they_mean_to_libpq() {
@@ -676,6 +676,7 @@ fn sslmode_and_sslrootcert_mean_what_they_mean_to_libpq() {
             "127.0.0.1",
             &format!("sslmode=require&sslrootcert={ca_path}"),
         ),
+        ("127.0.0.1", &format!("sslrootcert={ca_path}")),
     ] {
         let s = open(host, query).unwrap_or_else(|e| panic!("{host} {query}: {e}"));
         let seen = tls_of(&db);
@@ -737,6 +738,12 @@ fn sslmode_and_sslrootcert_mean_what_they_mean_to_libpq() {
         (
             "127.0.0.1",
             format!("sslmode=require&sslrootcert={other_path}"),
+            "certificate",
+        ),
+        // A root file makes `prefer` check the chain too (libpq's rule).
+        (
+            "127.0.0.1",
+            format!("sslrootcert={other_path}"),
             "certificate",
         ),
         (

@@ -11,8 +11,9 @@
 //! server's certificate) are tokio-postgres's and tokio-postgres-rustls's.
 //!
 //! As in libpq, `prefer` (the default) and `require` encrypt without checking the server's
-//! certificate (they keep a passive listener out, not an impostor), `require` with an
-//! `sslrootcert` checks it as `verify-ca` does, `verify-ca` checks that a trusted root
+//! certificate (they keep a passive listener out, not an impostor) unless there is a root
+//! file to check it with (`sslrootcert`, or `~/.postgresql/root.crt` if it exists: then
+//! the chain is checked, as `verify-ca` does); `verify-ca` checks that a trusted root
 //! signed it, and `verify-full` also that it names the host. A verifying mode without
 //! `sslrootcert` reads `~/.postgresql/root.crt`, and fails if there is none. Client
 //! certificates (`sslcert`, `sslkey`) and `sslmode=allow` are refused, not ignored.
@@ -115,8 +116,6 @@ pub(super) fn target(url: &str) -> Result<Target> {
                 name(m)
             )));
         }
-        // libpq: `require` with a root certificate checks the chain, as `verify-ca` does.
-        (Some(Mode::Require), Some(_)) => Mode::VerifyCa,
         (m, _) => m.unwrap_or(Mode::Prefer),
     };
     let rest = if rest.is_empty() {
@@ -163,7 +162,8 @@ fn decode(s: &str) -> Result<String> {
                     .get(i + 1..i + 3)
                     .and_then(|h| std::str::from_utf8(h).ok())
                     .and_then(|h| u8::from_str_radix(h, 16).ok())
-                    .ok_or_else(|| bad(format!("invalid percent-encoding in \"{s}\"")))?;
+                    // Not echoed: the value may be a password.
+                    .ok_or_else(|| bad("invalid percent-encoding in the query"))?;
                 out.push(hex);
                 i += 3;
             }
@@ -173,11 +173,42 @@ fn decode(s: &str) -> Result<String> {
             }
         }
     }
-    String::from_utf8(out).map_err(|_| bad(format!("\"{s}\" is not UTF-8")))
+    String::from_utf8(out).map_err(|_| bad("a query value is not UTF-8"))
 }
 
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// What is checked of the server's certificate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Check {
+    /// Nothing (the handshake's signatures still are).
+    Nothing,
+    /// That it chains to a trusted root.
+    Chain,
+    /// That, and that it names the host.
+    Name,
+}
+
+/// libpq's rule: `verify-ca` and `verify-full` check the chain (and the name), and need
+/// roots; the other modes check the chain too when there is a root file to check it with
+/// (`sslrootcert`, or `~/.postgresql/root.crt` if it exists), and nothing otherwise.
+fn check(mode: Mode, roots: &Option<Roots>) -> Check {
+    match mode {
+        Mode::VerifyFull => Check::Name,
+        Mode::VerifyCa => Check::Chain,
+        Mode::Disable | Mode::Prefer | Mode::Require => match roots {
+            Some(_) => Check::Chain,
+            None if default_root_file().is_some_and(|p| p.exists()) => Check::Chain,
+            None => Check::Nothing,
+        },
+    }
+}
+
+/// libpq's default root file, `~/.postgresql/root.crt`.
+fn default_root_file() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".postgresql/root.crt"))
 }
 
 /// The rustls configuration for `mode`.
@@ -186,16 +217,17 @@ fn client_config(mode: Mode, roots: Option<Roots>) -> Result<rustls::ClientConfi
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::Config(format!("TLS: {e}")))?;
-    let verifier: Arc<dyn ServerCertVerifier> = match mode {
-        Mode::Disable | Mode::Prefer | Mode::Require => Arc::new(Unverified {
+    let check = check(mode, &roots);
+    let verifier: Arc<dyn ServerCertVerifier> = match check {
+        Check::Nothing => Arc::new(Unverified {
             algorithms: provider.signature_verification_algorithms,
         }),
-        Mode::VerifyCa | Mode::VerifyFull => {
+        Check::Chain | Check::Name => {
             let store = root_store(roots)?;
             let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider)
                 .build()
                 .map_err(|e| Error::Config(format!("TLS: {e}")))?;
-            if mode == Mode::VerifyFull {
+            if check == Check::Name {
                 webpki
             } else {
                 Arc::new(AnyName(webpki))
@@ -225,8 +257,7 @@ fn root_store(roots: Option<Roots>) -> Result<RootCertStore> {
         }
         Some(Roots::File(p)) => p,
         // libpq's default.
-        None => std::env::var_os("HOME")
-            .map(|h| PathBuf::from(h).join(".postgresql/root.crt"))
+        None => default_root_file()
             .ok_or_else(|| bad("a verifying sslmode needs sslrootcert (no $HOME to look in)"))?,
     };
     if !path.exists() {
