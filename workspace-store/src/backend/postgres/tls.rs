@@ -217,22 +217,23 @@ fn client_config(mode: Mode, roots: Option<Roots>) -> Result<rustls::ClientConfi
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| Error::Config(format!("TLS: {e}")))?;
-    let check = check(mode, &roots);
-    let verifier: Arc<dyn ServerCertVerifier> = match check {
-        Check::Nothing => Arc::new(Unverified {
-            algorithms: provider.signature_verification_algorithms,
+    let algorithms = provider.signature_verification_algorithms;
+    let webpki = |roots| {
+        let store = Arc::new(root_store(roots)?);
+        WebPkiServerVerifier::builder_with_provider(store, provider.clone())
+            .build()
+            .map_err(|e| Error::Config(format!("TLS: {e}")))
+    };
+    let verifier: Arc<dyn ServerCertVerifier> = match check(mode, &roots) {
+        Check::Name => webpki(roots)?,
+        Check::Chain => Arc::new(Lenient {
+            chain: Some(webpki(roots)?),
+            algorithms,
         }),
-        Check::Chain | Check::Name => {
-            let store = root_store(roots)?;
-            let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider)
-                .build()
-                .map_err(|e| Error::Config(format!("TLS: {e}")))?;
-            if check == Check::Name {
-                webpki
-            } else {
-                Arc::new(AnyName(webpki))
-            }
-        }
+        Check::Nothing => Arc::new(Lenient {
+            chain: None,
+            algorithms,
+        }),
     };
     Ok(builder
         .dangerous()
@@ -285,24 +286,37 @@ fn root_store(roots: Option<Roots>) -> Result<RootCertStore> {
     Ok(store)
 }
 
-/// `prefer` and `require`: any certificate is accepted, as libpq does without a root
-/// certificate; the handshake's signatures are still checked, so the session is encrypted
-/// to whoever holds the certificate's key.
+/// Every check short of `verify-full`'s: the handshake's signatures are checked against the
+/// certificate's key (so the session is encrypted to whoever holds it); the certificate's
+/// chain when there are roots to check it with (`chain`: `verify-ca`, or a root file with
+/// `prefer` or `require`); the name it is for, never. Without `chain`, any certificate is
+/// accepted, as libpq does.
 #[derive(Debug)]
-struct Unverified {
+struct Lenient {
+    chain: Option<Arc<WebPkiServerVerifier>>,
     algorithms: WebPkiSupportedAlgorithms,
 }
 
-impl ServerCertVerifier for Unverified {
+impl ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
+        let Some(webpki) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        // webpki checks the chain before the name: a name error means the chain is good.
+        match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
     }
 
     fn verify_tls12_signature(
@@ -325,54 +339,6 @@ impl ServerCertVerifier for Unverified {
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.algorithms.supported_schemes()
-    }
-}
-
-/// `verify-ca`: the chain must lead to a trusted root; the name the certificate is for is
-/// not checked.
-#[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for AnyName {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
-            Err(rustls::Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
     }
 }
 
