@@ -26,6 +26,7 @@ fn world() -> &'static World {
         let engine = Engine::new(EngineConfig {
             cache_dir: Some(dir.path().join("cache")),
             no_pooling: true,
+            ..Default::default()
         })
         .unwrap();
         let tb = Toolbox::new(Arc::new(engine)).unwrap();

@@ -344,6 +344,34 @@ fn per_call(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
             report,
         );
     }
+    if cx.wants("session.write_4k_full") {
+        // What the worker's and the agent's default (`--durability full`) costs a write call:
+        // the same call on a second file at each durability, taking turns.
+        let full = cx.sandbox_durable("calls-full.db", burrow_store::Durability::Full)?;
+        let full_id = full.create(None)?.id;
+        let input = json!({"file_path": "w.txt", "content": "y".repeat(4096)});
+        let (base, r) = time_pair(
+            n,
+            1e6,
+            || {
+                sb.call(&id, Family::AgentToolset, "write", &input)?;
+                Ok(())
+            },
+            || {
+                full.call(&full_id, Family::AgentToolset, "write", &input)?;
+                Ok(())
+            },
+        )?;
+        cx.record(
+            "session.write_4k_full",
+            "µs",
+            r,
+            Some(base.0),
+            "a 4 KiB write call at --durability full (synchronous=FULL: the WAL synced at each \
+             commit); baseline: the same at the default durability, taking turns",
+            report,
+        );
+    }
     if cx.wants("session.echo_hi") {
         let r = time_it(n, 1e6, || {
             sb.sh(&id, "echo hi")?;

@@ -46,9 +46,10 @@ struct Cli {
     /// a crash of the machine or of the database server may lose the last fraction of a
     /// second of calls, never corrupting anything (SQLite synchronous=NORMAL; PostgreSQL
     /// synchronous_commit off for calls' commits). full: every call on disk before it
-    /// returns.
-    #[arg(long, global = true, env = "BURROW_DURABILITY", value_enum, default_value_t = DurabilityArg::Normal)]
-    durability: DurabilityArg,
+    /// returns. Default: full for `worker` and `agent` (a result goes to the model, which
+    /// then relies on it), normal for everything else.
+    #[arg(long, global = true, env = "BURROW_DURABILITY", value_enum)]
+    durability: Option<DurabilityArg>,
     /// Print structured output as JSON.
     #[arg(long, global = true)]
     json: bool,
@@ -96,7 +97,8 @@ enum SessionCmd {
         #[arg(long = "allow-net", value_name = "PATTERN")]
         allow_net: Vec<String>,
         /// A secret from burrow's environment variable NAME that may be sent only to HOSTS
-        /// (repeatable): NAME@HOST[,HOST...].
+        /// (repeatable): NAME@HOST[,HOST...]. Each host is `[http://|https://]HOST[:PORT]`;
+        /// without a scheme, https only; without a port, the scheme's default port.
         #[arg(long, value_name = "NAME@HOSTS")]
         secret: Vec<String>,
     },
@@ -113,7 +115,8 @@ struct NetArgs {
     /// --allow-net`). Default: no network.
     #[arg(long = "allow-net", value_name = "PATTERN")]
     allow_net: Vec<String>,
-    /// A secret for the sessions this creates (repeatable): NAME@HOST[,HOST...].
+    /// A secret for the sessions this creates (repeatable): NAME@HOST[,HOST...], each host
+    /// `[http://|https://]HOST[:PORT]` (no scheme: https only; no port: the default one).
     #[arg(long, value_name = "NAME@HOSTS")]
     secret: Vec<String>,
 }
@@ -565,6 +568,7 @@ fn open_sandbox_with(path: &Path, pooling: bool) -> anyhow::Result<Sandbox> {
 }
 
 fn open_sandbox_at(path: &Path, pooling: bool, flags: StoreFlags) -> anyhow::Result<Sandbox> {
+    tracing::info!(durability = ?flags.durability, "opening the store");
     let config = SandboxConfig {
         pooling,
         objects: flags.objects,
@@ -604,9 +608,15 @@ fn parse_size(s: &str) -> Result<u64, String> {
 fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
     use burrow_host::serve::{self, Core, ServeConfig};
     let mut sandbox = open_sandbox_with(store_path, true)?;
-    if let Command::Serve { net, .. } | Command::Mcp { net, .. } = &cli.command {
-        sandbox.set_default_net(net.policy()?);
-    }
+    // Every server verb's --allow-net and --secret: the policy of the sessions it creates.
+    let net = match &cli.command {
+        Command::Serve { net, .. }
+        | Command::Mcp { net, .. }
+        | Command::Worker { net, .. }
+        | Command::Agent { net, .. } => net.clone(),
+        _ => bail!("not a server command"),
+    };
+    sandbox.set_default_net(net.policy()?);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -746,6 +756,20 @@ fn serve(cli: Cli, store_path: &Path) -> anyhow::Result<ExitCode> {
                 }
             };
             let id = match session {
+                // An existing session keeps its policy, with the rules and secrets given here
+                // added to it (a `net_policy` event), so the flags never go unheard.
+                Some(key) if sandbox.resolve(&key).is_ok() => {
+                    let id = sandbox.resolve(&key)?;
+                    if !net.allow_net.is_empty() || !net.secret.is_empty() {
+                        let mut policy = sandbox.settings(&id)?.net;
+                        policy.allow(&net.allow_net)?;
+                        for s in &net.secret {
+                            policy.set_secret(burrow_host::net::SecretRule::parse(s)?);
+                        }
+                        sandbox.set_net(&id, policy)?;
+                    }
+                    id
+                }
                 Some(key) => named(&key)?,
                 None => {
                     let id = sandbox.create(None)?.id;
@@ -787,6 +811,8 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("BURROW_LOG"))
         .with_writer(std::io::stderr)
+        // Colours only on a terminal: a log piped to a file or a collector stays plain text.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let cli = Cli::parse();
     let anon = std::env::var_os("BURROW_PEAK_RSS_FILE").map(|_| anon_sampler());
@@ -934,7 +960,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let _ = STORE_FLAGS.set(StoreFlags {
         objects: cli.objects.clone(),
         cache: cli.cache_dir.clone().map(|d| (d, cli.cache_size)),
-        durability: cli.durability.into(),
+        durability: cli
+            .durability
+            .unwrap_or(match cli.command {
+                Command::Worker { .. } | Command::Agent { .. } => DurabilityArg::Full,
+                _ => DurabilityArg::Normal,
+            })
+            .into(),
     });
     let json = cli.json;
     if let Command::Demo { keep } = &cli.command {
@@ -988,14 +1020,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         print_json(&burrow_host::tools::schema::export(family))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut sb = open_sandbox(&store_path)?;
-    if let Command::Serve { net, .. }
-    | Command::Mcp { net, .. }
-    | Command::Worker { net, .. }
-    | Command::Agent { net, .. } = &cli.command
-    {
-        sb.set_default_net(net.policy()?);
-    }
+    let sb = open_sandbox(&store_path)?;
     match cli.command {
         Command::Session(SessionCmd::New {
             name,

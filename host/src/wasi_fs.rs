@@ -119,12 +119,102 @@ pub const SYSTEM_MOUNTS: [(&str, &str); 4] = [
     ("/run/burrow", "run"),
 ];
 
-/// The guest path of a store path in the system area (`\0system/tmp/x` -> `/tmp/x`), or
-/// None for a workspace path.
+/// The system area's file listing a session's persisted directories outside the fixed
+/// mounts (one absolute guest path a line): where Managed Agents memory stores are mounted
+/// at their `mount_path` (`/mnt/memory/notes`). Each is kept at [`PERSISTED_ROOT`] followed by
+/// its guest path, and mounted there for every run of the session, so it is versioned,
+/// forked and undone with the session, and stays out of the project's diff and export.
+pub const PERSISTED_DIRS: &str = "\0system/mounts";
+/// Where the persisted directories' contents live: `\0system/root/mnt/memory/notes` is the
+/// guest's `/mnt/memory/notes`.
+pub const PERSISTED_ROOT: &str = "\0system/root";
+
+/// Top-level names of the composed root that belong to its fixed parts; a persisted
+/// directory may not be at, above or below them (except below the persisted mounts, which
+/// need no registration: see [`persisted_store_path`]).
+const RESERVED_TOP: [&str; 8] = ["dev", "etc", "usr", "bin", "sbin", "lib", "proc", "sys"];
+
+/// Checks that `guest` may become a persisted directory: a clean absolute path, not `/`, not
+/// inside, at or above `/workspace` or a fixed mount (`/tmp`, `/home/agent`, `/memories`,
+/// `/run/burrow`, `/opt/burrow`), and not under the computed system directories (`/dev`,
+/// `/etc`, `/usr`, `/bin`, ...).
+pub fn check_persisted_dir(guest: &str) -> Result<(), String> {
+    let bad = |why: &str| Err(format!("cannot keep {guest} with the session: {why}"));
+    let trimmed = guest.trim_end_matches('/');
+    if !guest.starts_with('/') || trimmed.is_empty() {
+        return bad("not an absolute path below /");
+    }
+    if trimmed.contains('\0')
+        || trimmed
+            .split('/')
+            .skip(1)
+            .any(|c| matches!(c, "" | "." | ".."))
+    {
+        return bad("not a clean path");
+    }
+    let overlaps = |m: &str| {
+        let within = |a: &str, b: &str| a == b || a.starts_with(&format!("{b}/"));
+        within(trimmed, m) || within(m, trimmed)
+    };
+    let fixed = [WORKSPACE, "/opt/burrow"]
+        .into_iter()
+        .chain(SYSTEM_MOUNTS.iter().map(|(g, _)| *g));
+    if let Some(m) = fixed.into_iter().find(|m| overlaps(m)) {
+        return bad(&format!("it overlaps {m}"));
+    }
+    let top = trimmed[1..].split('/').next().unwrap_or("");
+    if RESERVED_TOP.contains(&top) {
+        return bad(&format!("/{top} is computed by the sandbox, read-only"));
+    }
+    Ok(())
+}
+
+/// The session's persisted directories, as [`PERSISTED_DIRS`] lists them in `txn`.
+pub fn persisted_dirs(txn: &mut Txn) -> Vec<String> {
+    match txn.read_file(PERSISTED_DIRS) {
+        Ok(b) => String::from_utf8_lossy(&b)
+            .lines()
+            .filter(|l| check_persisted_dir(l).is_ok())
+            .map(|l| l.trim_end_matches('/').to_string())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Makes `guest` a directory kept with the session (see [`PERSISTED_DIRS`]) and returns its
+/// store path. A path already persisted (inside `/workspace`, `/tmp`, `/home/agent`, ... or
+/// registered before) is only created. Nothing changes when `guest` is refused.
+pub fn add_persisted_dir(txn: &mut Txn, guest: &str) -> Result<String, String> {
+    let mut known = persisted_dirs(txn);
+    let store = match persisted_store_path_in(guest, &known) {
+        Some(p) => p,
+        None => {
+            check_persisted_dir(guest)?;
+            known.push(guest.trim_end_matches('/').to_string());
+            let text: String = known.iter().map(|d| format!("{d}\n")).collect();
+            txn.mkdir_all(burrow_store::SYSTEM_DIR)
+                .map_err(|e| e.to_string())?;
+            txn.write_file(PERSISTED_DIRS, text.as_bytes())
+                .map_err(|e| e.to_string())?;
+            persisted_store_path_in(guest, &known)
+                .ok_or_else(|| format!("cannot keep {guest} with the session"))?
+        }
+    };
+    if !store.is_empty() {
+        txn.mkdir_all(&store).map_err(|e| e.to_string())?;
+    }
+    Ok(store)
+}
+
+/// The guest path of a store path in the system area (`\0system/tmp/x` -> `/tmp/x`,
+/// `\0system/root/mnt/m` -> `/mnt/m`), or None for a workspace path.
 pub fn system_guest_path(path: &str) -> Option<String> {
     let rest = path.strip_prefix(burrow_store::SYSTEM_DIR)?;
     let rest = rest.strip_prefix('/').unwrap_or(rest);
     let (sub, below) = rest.split_once('/').unwrap_or((rest, ""));
+    if sub == "root" {
+        return Some(format!("/{below}"));
+    }
     let guest = SYSTEM_MOUNTS
         .iter()
         .find(|(_, s)| *s == sub)
@@ -180,6 +270,29 @@ pub struct Preopen {
 /// The store path of a persisted guest path (`/workspace/a` -> `a`, `/tmp/x` ->
 /// `\0system/tmp/x`), or None for a path outside the persisted mounts or one with `.`/`..`.
 pub fn persisted_store_path(guest: &str) -> Option<String> {
+    persisted_store_path_in(guest, &[])
+}
+
+/// [`persisted_store_path`], with the session's persisted directories `dirs` too
+/// (`/mnt/memory/notes/a` -> `\0system/root/mnt/memory/notes/a`).
+pub fn persisted_store_path_in(guest: &str, dirs: &[String]) -> Option<String> {
+    if let Some(p) = fixed_store_path(guest) {
+        return Some(p);
+    }
+    let trimmed = guest.trim_end_matches('/');
+    if trimmed
+        .split('/')
+        .skip(1)
+        .any(|c| matches!(c, "" | "." | ".."))
+    {
+        return None;
+    }
+    dirs.iter()
+        .find(|d| trimmed == d.as_str() || trimmed.starts_with(&format!("{d}/")))
+        .map(|_| format!("{PERSISTED_ROOT}{trimmed}"))
+}
+
+fn fixed_store_path(guest: &str) -> Option<String> {
     let trimmed = guest.trim_end_matches('/');
     if !guest.starts_with('/')
         || trimmed
@@ -281,7 +394,15 @@ impl FsState {
                 })?;
             opened.push((Arc::new(dir), m.guest.trim_end_matches('/').to_string()));
         }
-        let system = system_mounts();
+        let mut system = system_mounts();
+        if explicit.is_none() {
+            let dirs = persisted_dirs(&mut lock(&txn));
+            system.extend(dirs.into_iter().map(|guest| SysMount {
+                path: format!("{PERSISTED_ROOT}{guest}"),
+                guest,
+                ino: std::cell::Cell::new(None),
+            }));
+        }
         let root = synth::Root::new(
             std::iter::once(WORKSPACE.to_string())
                 .chain(system.iter().map(|m| m.guest.to_string()))
@@ -309,7 +430,7 @@ impl FsState {
 
 /// One mount of the system area.
 struct SysMount {
-    guest: &'static str,
+    guest: String,
     /// Its directory in the store, relative to the root.
     path: String,
     /// Its directory's inode: looked up on first use (most calls never touch these mounts),
@@ -321,7 +442,7 @@ fn system_mounts() -> Vec<SysMount> {
     SYSTEM_MOUNTS
         .iter()
         .map(|(guest, sub)| SysMount {
-            guest,
+            guest: guest.to_string(),
             path: format!("{}/{sub}", burrow_store::SYSTEM_DIR),
             ino: std::cell::Cell::new(None),
         })
@@ -1292,7 +1413,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
         }
         let Some(ino) = self.ino_of(&fd)? else {
             let i = self.desc(&fd)?.lazy.unwrap_or_default();
-            return Ok(synth_hash(self.fs.system[i].guest));
+            return Ok(synth_hash(&self.fs.system[i].guest));
         };
         let st = self.store(self.txn().stat(ino))?;
         Ok(hash_value(0, &st))
@@ -1317,7 +1438,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
         }
         if let Some(i) = self.missing_system(&fd)? {
             return match synth::normalise("/", &path).as_str() {
-                "/" => Ok(synth_hash(self.fs.system[i].guest)),
+                "/" => Ok(synth_hash(&self.fs.system[i].guest)),
                 _ => Err(ErrorCode::NoEntry.into()),
             };
         }

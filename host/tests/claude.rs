@@ -539,3 +539,110 @@ fn agent_memory_is_kept_in_a_session_and_recalled_by_another_process() {
     let none = burrow(&db, &["sh", "task-one", "ls /memories"]);
     assert_eq!(none.stdout, b"");
 }
+
+/// A Messages API that plays `turns` in order (then ends every turn), keeping the requests.
+#[derive(Default)]
+struct Scripted {
+    turns: std::collections::VecDeque<String>,
+    requests: Vec<Value>,
+}
+
+async fn scripted(State(m): State<Arc<Mutex<Scripted>>>, Json(body): Json<Value>) -> Response {
+    let script = {
+        let mut m = m.lock().unwrap();
+        m.requests.push(body);
+        m.turns
+            .pop_front()
+            .unwrap_or_else(|| turn(Some("Done."), None))
+    };
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from(script))
+        .unwrap()
+}
+
+/// `burrow agent --allow-net --secret`: a new session gets that policy, an existing one has
+/// the rules added; a call to the allowed server reaches it and one to another port is
+/// refused with the policy's words.
+#[test]
+fn agent_applies_its_network_flags() {
+    let hello = || {
+        let (rt, base) = common::serve(axum::Router::new().fallback(|| async { "hello\n" }));
+        let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
+        (rt, port)
+    };
+    let ((_a, allowed), (_b, other)) = (hello(), hello());
+    let state: Arc<Mutex<Scripted>> = Arc::default();
+    let (_rt, base) = common::serve(
+        axum::Router::new()
+            .route("/v1/messages", post(scripted))
+            .with_state(state.clone()),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let bash = |id: &str, cmd: String| turn(None, Some((id, "bash", json!({ "command": cmd }))));
+    let agent = |session: &str| {
+        Command::new(env!("CARGO_BIN_EXE_burrow"))
+            .env("BURROW_STORE", &db)
+            .env("BURROW_CACHE", cache())
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("ANTHROPIC_BASE_URL", &base)
+            .env("BURROW_LOG", "burrow=info")
+            .env_remove("BURROW_DURABILITY")
+            .args(["agent", "--session", session, "--prompt", "fetch"])
+            .args(["--allow-net", &format!("127.0.0.1:{allowed}")])
+            .args(["--secret", &format!("TOKEN@http://127.0.0.1:{allowed}")])
+            .output()
+            .unwrap()
+    };
+    // The result of the tool call `id` in the conversation the model saw last.
+    let result = |id: &str| -> (bool, String) {
+        let m = state.lock().unwrap();
+        let last = m.requests.last().unwrap();
+        for msg in last["messages"].as_array().unwrap() {
+            for block in msg["content"].as_array().into_iter().flatten() {
+                if block["tool_use_id"] == id {
+                    let text = block["content"][0]["text"].as_str().unwrap_or("");
+                    return (block["is_error"] == true, text.to_string());
+                }
+            }
+        }
+        panic!("no result for {id}");
+    };
+    // An existing session made without network: the flags are added to its policy.
+    assert!(
+        burrow(&db, &["session", "new", "--name", "old"])
+            .status
+            .success()
+    );
+    for session in ["new-one", "old"] {
+        {
+            let mut m = state.lock().unwrap();
+            m.requests.clear();
+            m.turns = [
+                bash("toolu_a", format!("curl -sS http://127.0.0.1:{allowed}/")),
+                bash("toolu_b", format!("curl -sS http://127.0.0.1:{other}/")),
+                bash("toolu_c", "echo $TOKEN".into()),
+            ]
+            .into();
+        }
+        let out = agent(session);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        // Its default durability is full: a result goes to the model once it is on disk.
+        assert!(stderr.contains("durability=Full"), "{stderr}");
+        assert_eq!(result("toolu_a"), (false, "hello".into()), "{session}");
+        let (err, text) = result("toolu_b");
+        assert!(err, "{session}: {text}");
+        assert!(
+            text.contains(&format!("network access to 127.0.0.1:{other}"))
+                && text.contains("is denied by the session's policy"),
+            "{session}: {text}"
+        );
+        let (err, text) = result("toolu_c");
+        assert!(
+            !err && text.starts_with("burrow-secret-"),
+            "{session}: {text}"
+        );
+    }
+}

@@ -461,7 +461,7 @@ fn private_repositories_take_the_token_from_a_session_secret() {
             "--allow-net",
             &format!("127.0.0.1:{}", f.port),
             "--secret",
-            "GH_TOKEN@127.0.0.1",
+            &format!("GH_TOKEN@http://127.0.0.1:{}", f.port),
         ],
     );
     assert_eq!(code, 0, "{err}");

@@ -418,7 +418,7 @@ fn secrets_reach_only_their_hosts_and_never_the_guest() {
             "--allow-net",
             &format!("localhost:{port}"),
             "--secret",
-            "TOKEN@127.0.0.1",
+            &format!("TOKEN@http://127.0.0.1:{port}"),
         ],
     );
     assert_eq!(code, 0, "{err}");
@@ -473,6 +473,87 @@ fn secrets_reach_only_their_hosts_and_never_the_guest() {
         err.contains("secret TOKEN is not set in burrow's environment"),
         "{err}"
     );
+}
+
+/// A secret goes only to the scheme, host and port it names: two servers on one address,
+/// each allowed, the secret bound to the first. The second never receives the value, by a
+/// direct request or at the end of a redirect; a secret written without a scheme is for
+/// https alone, and one written without a port for the scheme's default port alone.
+#[test]
+fn a_secret_goes_to_its_own_port_and_scheme_only() {
+    let p1 = serve();
+    let p2 = serve();
+    let b = B::new();
+    let value = "s3cr3t-for-p1-only";
+    let env = [("TOKEN", value), ("HTTPS_ONLY", value), ("NO_PORT", value)];
+    let (code, _, err) = b.0.run_env(
+        &env,
+        &[
+            "session",
+            "new",
+            "--name",
+            "ports",
+            "--allow-net",
+            &format!("127.0.0.1:{p1}"),
+            "--allow-net",
+            &format!("127.0.0.1:{p2}"),
+            "--secret",
+            &format!("TOKEN@http://127.0.0.1:{p1}"),
+            "--secret",
+            &format!("HTTPS_ONLY@127.0.0.1:{p1}"),
+            "--secret",
+            "NO_PORT@http://127.0.0.1",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let sh = |cmd: &str| b.0.run_env(&env, &["sh", "ports", cmd]);
+    let digest = |v: &str| -> String {
+        sha2::Sha256::digest(v.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    // To its own port: the value goes out.
+    let (_, out, err) = sh(&format!(
+        "curl -s -i -H \"Authorization: $TOKEN\" http://127.0.0.1:{p1}/echo"
+    ));
+    assert!(
+        out.contains(&format!("x-seen-sha256: {}", digest(value))),
+        "{out}{err}"
+    );
+    // To the other port of the same host: refused, nothing sent.
+    let (_, out, err) = sh(&format!(
+        "curl -sS -H \"Authorization: $TOKEN\" http://127.0.0.1:{p2}/echo; echo rc=$?"
+    ));
+    assert_eq!(out, "rc=7\n", "{err}");
+    assert!(
+        err.contains(&format!(
+            "carries secret TOKEN, which may only go to http://127.0.0.1:{p1}"
+        )),
+        "{err}"
+    );
+    // The same at the end of a redirect from the allowed port to the other one: curl sends
+    // its custom header again, and that request is refused.
+    let (_, out, err) = sh(&format!(
+        "curl -sSL -H \"X-Token: $TOKEN\" 'http://127.0.0.1:{p1}/redirect?to=http://127.0.0.1:{p2}/echo'; echo rc=$?"
+    ));
+    assert_eq!(out, "rc=7\n", "{err}");
+    assert!(err.contains("carries secret TOKEN"), "{err}");
+    // No scheme written: https only, so plain http to the very port it names is refused.
+    let (_, out, err) = sh(&format!(
+        "curl -sS -H \"Authorization: $HTTPS_ONLY\" http://127.0.0.1:{p1}/echo; echo rc=$?"
+    ));
+    assert_eq!(out, "rc=7\n", "{err}");
+    assert!(err.contains("carries secret HTTPS_ONLY"), "{err}");
+    // No port written: the scheme's default port (80) only.
+    let (_, out, err) = sh(&format!(
+        "curl -sS -H \"Authorization: $NO_PORT\" http://127.0.0.1:{p1}/echo; echo rc=$?"
+    ));
+    assert_eq!(out, "rc=7\n", "{err}");
+    assert!(err.contains("carries secret NO_PORT"), "{err}");
+    // The audit log names the refusals and never holds the value.
+    let log = b.ok(&["log", "ports", "--kind", "net"]);
+    assert!(!log.contains(value), "{log}");
 }
 
 /// A TLS server with a certificate for 127.0.0.1 and localhost from a throwaway CA: its port
@@ -861,7 +942,7 @@ fn secrets_from_a_file_readable_only_by_its_owner() {
         "--allow-net",
         &format!("127.0.0.1:{port}"),
         "--secret",
-        "API_KEY@127.0.0.1",
+        &format!("API_KEY@http://127.0.0.1:{port}"),
     ]);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("secrets");

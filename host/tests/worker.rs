@@ -525,6 +525,7 @@ fn memory_stores_round_trip() {
         f.add_memory("memstore_a", "/gone.md", "delete me\n");
         f.add_memory("memstore_a", "/keep.md", "keep\n");
         f.add_memory("memstore_t", "/team.md", "team\n");
+        f.add_memory("memstore_x", "/o.md", "outside\n");
         f.session("sesn_M", json!({}));
         let s = f.sessions.get_mut("sesn_M").unwrap();
         s.resources = json!([
@@ -534,21 +535,24 @@ fn memory_stores_round_trip() {
         ]);
         f.push_event(
             "sesn_M",
-            tool_use("m1", "bash", json!({"command": "cat memory/prefs/prefs.md memory/prefs/deep/dir/b.md memory/team/team.md; ls -a memory"})),
+            tool_use("m1", "bash", json!({"command": "cat memory/prefs/prefs.md memory/prefs/deep/dir/b.md memory/team/team.md /mnt/memory/outside/o.md; ls -a memory"})),
         );
         f.enqueue("w1", "sesn_M", "tok_sesn_M");
     });
     let w = worker_with(&db, &fake.base, &["--memory-sync-interval", "5s"]);
     assert_eq!(
         text_of(&fake.result_for("sesn_M", "m1")),
-        (false, "tabs\nbeta\nteam\n.\n..\nprefs\nteam".into()),
-        "downloaded; the store mounted outside /workspace is not relocated"
+        (
+            false,
+            "tabs\nbeta\nteam\noutside\n.\n..\nprefs\nteam".into()
+        ),
+        "downloaded, each store at its mount_path, /mnt/memory/outside too"
     );
     // The agent edits, creates and deletes memories; a remote edit happens meanwhile.
     fake.with(|f| {
         f.push_event(
             "sesn_M",
-            tool_use("m2", "bash", json!({"command": "echo spaces > memory/prefs/prefs.md; echo new > memory/prefs/new.md; rm memory/prefs/gone.md; echo /w== | base64 -d > memory/prefs/binary.bin"})),
+            tool_use("m2", "bash", json!({"command": "echo spaces > memory/prefs/prefs.md; echo new > memory/prefs/new.md; rm memory/prefs/gone.md; echo /w== | base64 -d > memory/prefs/binary.bin; echo there > /mnt/memory/outside/new.md"})),
         );
         let id = f.memories["memstore_a"]
             .iter()
@@ -575,7 +579,37 @@ fn memory_stores_round_trip() {
         "the local delete reached the server"
     );
     assert_eq!(remote.get("/binary.bin"), None, "not UTF-8: never uploaded");
+    assert_eq!(
+        fake.with(|f| f.memory_map("memstore_x"))
+            .get("/new.md")
+            .map(String::as_str),
+        Some("there\n"),
+        "a write under a mount_path outside /workspace synced back"
+    );
     let s = only_session(&db);
+    // That folder is the session's own: another process sees it, a fork has it, and it is
+    // not part of the project (its diff and export).
+    let out = burrow(
+        &db,
+        &["sh", &s, "cat /mnt/memory/outside/new.md; ls /mnt/memory"],
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "there\noutside\n");
+    let fork = String::from_utf8_lossy(&burrow(&db, &["fork", &s]).stdout)
+        .trim()
+        .to_string();
+    let out = burrow(&db, &["sh", &fork, "cat /mnt/memory/outside/o.md"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "outside\n");
+    let tar = dir.path().join("export.tar");
+    assert!(
+        burrow(&db, &["export", &s, tar.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let listing = String::from_utf8_lossy(&std::fs::read(&tar).unwrap()).into_owned();
+    assert!(
+        listing.contains("memory/prefs/new.md") && !listing.contains("outside"),
+        "export holds the project only"
+    );
     assert_eq!(
         burrow(&db, &["cat", &s, "memory/prefs/keep.md"]).stdout,
         b"kept remotely\n",
@@ -621,6 +655,136 @@ fn memory_stores_round_trip() {
         .iter()
         .filter(|e| e["data"]["downloaded"].is_number())
         .count();
-    assert_eq!(downloads, 2, "one download per store, ever: {synced:?}");
+    assert_eq!(downloads, 3, "one download per store, ever: {synced:?}");
     assert!(fake.with(|f| f.violations.clone()).is_empty());
+}
+
+/// A server on 127.0.0.1 that answers every GET with `hello from PORT`: its port, and the
+/// runtime to keep alive.
+fn hello_server() -> (tokio::runtime::Runtime, u16) {
+    let (rt, base) = crate::common::serve(axum::Router::new().fallback(|| async { "hello\n" }));
+    let port = base.rsplit(':').next().unwrap().parse().unwrap();
+    (rt, port)
+}
+
+/// `burrow worker --allow-net --secret`: the sessions it serves get that policy. A call to
+/// the allowed server reaches it; one to another port is refused with the policy's words;
+/// the secret is a placeholder in the guest.
+#[test]
+fn network_flags_apply_to_the_sessions_it_serves() {
+    let (_a, allowed) = hello_server();
+    let (_b, other) = hello_server();
+    let fake = fake_managed_agents();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    fake.with(|f| {
+        f.session("sesn_N", json!({}));
+        let bash = |id: &str, cmd: String| tool_use(id, "bash", json!({ "command": cmd }));
+        f.push_event(
+            "sesn_N",
+            bash("n1", format!("curl -sS http://127.0.0.1:{allowed}/")),
+        );
+        f.push_event(
+            "sesn_N",
+            bash("n2", format!("curl -sS http://127.0.0.1:{other}/")),
+        );
+        f.push_event("sesn_N", bash("n3", "echo $TOKEN".into()));
+        f.enqueue("w1", "sesn_N", "tok_sesn_N");
+    });
+    let w = worker_with(
+        &db,
+        &fake.base,
+        &[
+            "--once",
+            "--allow-net",
+            &format!("127.0.0.1:{allowed}"),
+            "--secret",
+            &format!("TOKEN@http://127.0.0.1:{allowed}"),
+        ],
+    );
+    let (err, text) = text_of(&fake.result_for("sesn_N", "n1"));
+    assert_eq!((err, text.as_str()), (false, "hello"));
+    let (err, text) = text_of(&fake.result_for("sesn_N", "n2"));
+    assert!(err, "{text}");
+    assert!(
+        text.contains(&format!("network access to 127.0.0.1:{other}"))
+            && text.contains("is denied by the session's policy"),
+        "{text}"
+    );
+    let (err, text) = text_of(&fake.result_for("sesn_N", "n3"));
+    assert!(!err && text.starts_with("burrow-secret-"), "{text}");
+    fake.with(|f| f.push_event("sesn_N", idle()));
+    assert!(wait_exit(w, 60).success());
+    // The policy is the session's own, kept for later work items and shown by `burrow net`.
+    let s = only_session(&db);
+    let out = burrow(&db, &["net", &s]);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains(&format!("allow  127.0.0.1:{allowed}"))
+            && shown.contains(&format!("secret TOKEN@http://127.0.0.1:{allowed}")),
+        "{shown}"
+    );
+}
+
+/// The worker posts a tool call's result only once its commit is durable (its default
+/// `--durability full`). On a PostgreSQL store that requires a synchronous standby which
+/// never connects, every commit that waits for the WAL flush waits for ever: a write call's
+/// result is not posted while the standby is required, and is posted once it is not. (At
+/// `normal` the commit would not wait and the result would go out first.)
+#[test]
+fn a_result_is_posted_only_once_its_call_is_durable() {
+    let Some(private) = crate::pg::Private::start() else {
+        return;
+    };
+    let url = private.server.fresh_db();
+    let fake = fake_managed_agents();
+    fake.with(|f| {
+        f.session("sesn_D", json!({}));
+        f.push_event(
+            "sesn_D",
+            tool_use("d1", "bash", json!({"command": "echo ready"})),
+        );
+        f.enqueue("w1", "sesn_D", "tok_sesn_D");
+    });
+    let w = worker_with(std::path::Path::new(&url), &fake.base, &[]);
+    assert_eq!(
+        text_of(&fake.result_for("sesn_D", "d1")),
+        (false, "ready".into())
+    );
+    private.require_standby("nobody");
+    fake.with(|f| {
+        f.push_event(
+            "sesn_D",
+            tool_use(
+                "d2",
+                "write",
+                json!({"file_path": "/workspace/kept.txt", "content": "kept\n"}),
+            ),
+        );
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    let early = answered(&fake, "sesn_D", "d2");
+    private.require_standby("");
+    assert_eq!(
+        early, 0,
+        "the result was posted before its commit was durable"
+    );
+    let (err, text) = text_of(&fake.result_for("sesn_D", "d2"));
+    assert!(!err, "{text}");
+    fake.with(|f| f.push_event("sesn_D", idle()));
+    drop(w);
+    let s = {
+        let out = burrow(std::path::Path::new(&url), &["--json", "session", "ls"]);
+        let first = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        serde_json::from_str::<Value>(&first).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let out = burrow(std::path::Path::new(&url), &["cat", &s, "kept.txt"]);
+    assert_eq!(out.stdout, b"kept\n");
 }

@@ -285,16 +285,7 @@ impl Egress {
     > {
         let started = Instant::now();
         let uri = request.uri().clone();
-        let scheme = uri.scheme_str().unwrap_or("https").to_ascii_lowercase();
-        let host = uri
-            .host()
-            .ok_or(Error::HttpRequestUriInvalid)?
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_ascii_lowercase();
-        let port = uri
-            .port_u16()
-            .unwrap_or(if scheme == "http" { 80 } else { 443 });
+        let (scheme, host, port) = target(&uri)?;
         let method = request.method().as_str().to_string();
         let mut rec = NetRecord {
             method: method.clone(),
@@ -337,7 +328,7 @@ impl Egress {
             Verdict::Deny(why) => return fail(rec, denied(why.clone()), why),
         };
         rec.rule = Some(rule);
-        let swaps = match self.inject_secrets(&mut request, &d) {
+        let swaps = match self.inject_secrets(&mut request, &d, super::operator::secret_value) {
             Ok(s) => s,
             Err(why) => return fail(rec, denied(why.clone()), why),
         };
@@ -627,6 +618,23 @@ async fn tunnel(
     }
 }
 
+/// Where a request goes: its scheme (`https` when none), its host (lower case, an IP literal
+/// without brackets) and its port (the scheme's default when none). The connection is made to
+/// exactly this, so the policy and the secrets are checked against it.
+fn target(uri: &http::Uri) -> Result<(String, String, u16), Error> {
+    let scheme = uri.scheme_str().unwrap_or("https").to_ascii_lowercase();
+    let host = uri
+        .host()
+        .ok_or(Error::HttpRequestUriInvalid)?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase();
+    let port = uri
+        .port_u16()
+        .unwrap_or(if scheme == "http" { 80 } else { 443 });
+    Ok((scheme, host, port))
+}
+
 /// A secret swapped into a request: its placeholder went out as its value.
 struct Swap {
     name: String,
@@ -672,10 +680,14 @@ impl Egress {
     /// Basic credentials, the URL), for destinations the secret may go to. A placeholder
     /// bound for any other destination refuses the request (the guest never holds a value,
     /// but a request that tries is worth stopping and logging).
+    ///
+    /// `d` is where the request's bytes go ([`target`] of its URI as the guest sent it):
+    /// the one place a secret's rules are checked against.
     fn inject_secrets(
         &self,
         request: &mut http::Request<WasiBody>,
         d: &Dest,
+        secret_value: impl Fn(&str) -> Result<String, String>,
     ) -> Result<Vec<Swap>, String> {
         use base64::Engine;
         let b64 = base64::engine::general_purpose::STANDARD;
@@ -705,7 +717,7 @@ impl Egress {
                     s.hosts.join(", ")
                 ));
             }
-            let value = super::operator::secret_value(&s.name)?;
+            let value = secret_value(&s.name)?;
             for v in request.headers_mut().values_mut() {
                 let new = if let Some(c) = basic(v).filter(|c| c.contains(ph)) {
                     format!("Basic {}", b64.encode(c.replace(ph, &value)))
@@ -969,6 +981,318 @@ mod tests {
         assert_eq!(r.len(), 3);
         assert_eq!(r.iter().filter(|r| r.error.is_some()).count(), 1);
         assert!(r.iter().all(|r| r.allowed || r.error.is_some()));
+    }
+
+    mod secrets {
+        //! The secret-scoping property: a secret's value leaves only towards a (scheme, host,
+        //! port) that one of that secret's rules names, and a request that carries its
+        //! placeholder anywhere else is refused. Requests are generated as a guest writes
+        //! them (hosts in other cases, with trailing dots, IDNA forms, IP literals in several
+        //! spellings, userinfo, explicit default ports, redirect chains between them); the
+        //! oracle reads where each one goes with the `url` crate (WHATWG parsing), not with
+        //! burrow's own code, and what a rule names from the structured rule it was written
+        //! from.
+        use super::*;
+        use proptest::prelude::*;
+
+        const VALUE: &str = "v4lue-of-the-secret";
+
+        /// A secret's host as the test writes it: `[SCHEME://]HOST[:PORT]`.
+        #[derive(Debug, Clone)]
+        struct Named {
+            scheme: Option<&'static str>,
+            host: &'static str,
+            port: Option<u16>,
+        }
+
+        impl Named {
+            fn text(&self) -> String {
+                let host = if self.host.contains(':') && !self.host.contains('/') {
+                    format!("[{}]", self.host)
+                } else {
+                    self.host.to_string()
+                };
+                let mut t = String::new();
+                if let Some(s) = self.scheme {
+                    t.push_str(s);
+                    t.push_str("://");
+                }
+                t.push_str(&host);
+                if let Some(p) = self.port {
+                    t.push_str(&format!(":{p}"));
+                }
+                t
+            }
+
+            /// Whether this rule names where `url` goes (the oracle).
+            fn names(&self, url: &url::Url) -> bool {
+                let scheme = self.scheme.unwrap_or("https");
+                let default = if scheme == "http" { 80 } else { 443 };
+                if url.scheme() != scheme
+                    || url.port_or_known_default() != Some(self.port.unwrap_or(default))
+                {
+                    return false;
+                }
+                let host = match url.host() {
+                    Some(url::Host::Domain(d)) => d.to_string(),
+                    Some(url::Host::Ipv4(a)) => a.to_string(),
+                    Some(url::Host::Ipv6(a)) => a.to_string(),
+                    None => return false,
+                };
+                if let Some(suffix) = self.host.strip_prefix("*.") {
+                    return host.ends_with(&format!(".{suffix}"));
+                }
+                if let Ok(net) = self.host.parse::<ipnet::IpNet>() {
+                    return host.parse::<IpAddr>().is_ok_and(|a| net.contains(&a));
+                }
+                match (self.host.parse::<IpAddr>(), host.parse::<IpAddr>()) {
+                    (Ok(a), Ok(b)) => a == b,
+                    _ => self.host == host,
+                }
+            }
+        }
+
+        const HOSTS: &[&str] = &[
+            "127.0.0.1",
+            "10.1.2.3",
+            "::1",
+            "api.example.com",
+            "example.com",
+            "*.example.com",
+            "xn--bcher-kva.example",
+            "10.0.0.0/8",
+        ];
+        /// Spellings of destinations a guest may write (the same host in several forms, and
+        /// hosts close to the named ones).
+        const REQUEST_HOSTS: &[&str] = &[
+            "127.0.0.1",
+            "127.0.0.1.",
+            "127.1",
+            "0x7f.0.0.1",
+            "[::1]",
+            "[0:0:0:0:0:0:0:1]",
+            "[::ffff:127.0.0.1]",
+            "10.1.2.3",
+            "10.9.9.9",
+            "api.example.com",
+            "API.Example.COM",
+            "api.example.com.",
+            "example.com",
+            "evil.example.com",
+            "example.com.evil.net",
+            "apiexample.com",
+            "xn--bcher-kva.example",
+            "XN--BCHER-KVA.example",
+            "localhost",
+        ];
+        const PORTS: &[u16] = &[80, 443, 8080, 8443, 1];
+
+        fn named() -> impl Strategy<Value = Named> {
+            (
+                prop::option::of(prop::sample::select(vec!["http", "https"])),
+                prop::sample::select(HOSTS.to_vec()),
+                prop::option::of(prop::sample::select(PORTS.to_vec())),
+            )
+                .prop_map(|(scheme, host, port)| Named {
+                    // A range names no port.
+                    port: if host.contains('/') { None } else { port },
+                    scheme,
+                    host,
+                })
+        }
+
+        /// A request as the guest writes it, and where the placeholder goes in it.
+        #[derive(Debug, Clone)]
+        struct Request {
+            scheme: &'static str,
+            userinfo: Option<&'static str>,
+            host: &'static str,
+            port: Option<u16>,
+            /// 0: a header, 1: Basic credentials, 2: the query, 3: userinfo, 4: nowhere.
+            place: u8,
+        }
+
+        fn request() -> impl Strategy<Value = Request> {
+            (
+                prop::sample::select(vec!["http", "https", "HTTP", "HttpS"]),
+                prop::option::of(prop::sample::select(vec!["user", "user:pw"])),
+                prop::sample::select(REQUEST_HOSTS.to_vec()),
+                prop::option::of(prop::sample::select(PORTS.to_vec())),
+                0u8..5,
+            )
+                .prop_map(|(scheme, userinfo, host, port, place)| Request {
+                    scheme,
+                    userinfo,
+                    host,
+                    port,
+                    place,
+                })
+        }
+
+        impl Request {
+            fn url(&self, placeholder: &str) -> String {
+                let userinfo = match (self.place, self.userinfo) {
+                    (3, _) => format!("u:{placeholder}@"),
+                    (_, Some(u)) => format!("{u}@"),
+                    _ => String::new(),
+                };
+                let port = self.port.map(|p| format!(":{p}")).unwrap_or_default();
+                let query = if self.place == 2 {
+                    format!("?token={placeholder}")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{}://{userinfo}{}{port}/path{query}",
+                    self.scheme, self.host
+                )
+            }
+        }
+
+        fn build(r: &Request, placeholder: &str) -> Option<http::Request<WasiBody>> {
+            use base64::Engine;
+            let body = http_body_util::Empty::<Bytes>::new()
+                .map_err(|never| match never {})
+                .boxed_unsync();
+            let mut b = http::Request::get(r.url(placeholder));
+            match r.place {
+                0 => b = b.header("x-token", format!("Bearer {placeholder}")),
+                1 => {
+                    let c = base64::engine::general_purpose::STANDARD
+                        .encode(format!("x-access-token:{placeholder}"));
+                    b = b.header("authorization", format!("Basic {c}"));
+                }
+                _ => {}
+            }
+            // A request the HTTP layer cannot even form never leaves.
+            b.body(body).ok()
+        }
+
+        /// Whether the value went out in `req` in any form the server could read.
+        fn carries_value(req: &http::Request<WasiBody>) -> bool {
+            use base64::Engine;
+            let decoded = |v: &http::HeaderValue| {
+                v.to_str()
+                    .ok()
+                    .and_then(|t| t.strip_prefix("Basic "))
+                    .and_then(|t| base64::engine::general_purpose::STANDARD.decode(t).ok())
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default()
+            };
+            req.uri().to_string().contains(VALUE)
+                || req.headers().values().any(|v| {
+                    String::from_utf8_lossy(v.as_bytes()).contains(VALUE)
+                        || decoded(v).contains(VALUE)
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(4000))]
+
+            /// Every request of a chain (a redirect is the guest's next request: the egress
+            /// layer never follows one itself) is admitted or refused on its own.
+            #[test]
+            fn the_value_leaves_only_towards_what_a_rule_of_the_secret_names(
+                allow in prop::collection::vec(named(), 0..4),
+                secret in prop::collection::vec(named(), 1..4),
+                other in prop::collection::vec(named(), 0..3),
+                chain in prop::collection::vec(request(), 1..4),
+            ) {
+                let mut policy = NetPolicy::default();
+                let rules: Vec<String> = allow.iter().chain(&secret).map(Named::text).collect();
+                prop_assume!(policy.allow(&rules).is_ok());
+                let rule = |name: &str, n: &[Named]| {
+                    let hosts: Vec<String> = n.iter().map(Named::text).collect();
+                    crate::net::policy::SecretRule::parse(&format!("{name}@{}", hosts.join(",")))
+                };
+                let (Ok(s), Ok(o)) = (rule("TOKEN", &secret), rule("OTHER", &other.iter().cloned().chain([Named { scheme: None, host: "example.com", port: None }]).collect::<Vec<_>>())) else {
+                    return Err(TestCaseError::reject("rule"));
+                };
+                let placeholder = s.placeholder.clone();
+                policy.set_secret(s);
+                policy.set_secret(o);
+                let egress = Egress::new(Arc::new(policy.clone()), NetLimits::default());
+                for r in &chain {
+                    let Some(mut req) = build(r, &placeholder) else { continue };
+                    let Ok(url) = url::Url::parse(&req.uri().to_string()) else { continue };
+                    let Ok((scheme, host, port)) = target(req.uri()) else { continue };
+                    let d = Dest { method: "GET", scheme: &scheme, host: &host, port };
+                    if let Verdict::Deny(_) = policy.check(&d) {
+                        // Refused before any secret is looked at: nothing leaves.
+                        continue;
+                    }
+                    let named = secret.iter().any(|n| n.names(&url));
+                    let lookup = |name: &str| {
+                        Ok(if name == "TOKEN" { VALUE.to_string() } else { "other-value".into() })
+                    };
+                    match egress.inject_secrets(&mut req, &d, lookup) {
+                        Ok(swaps) => {
+                            if carries_value(&req) {
+                                prop_assert!(named, "the value went to {url}, which no rule of {secret:?} names");
+                                prop_assert!(swaps.iter().any(|w| w.name == "TOKEN"));
+                            }
+                            // Where it carries the placeholder, the request goes only where
+                            // the secret may go.
+                            if r.place < 4 {
+                                prop_assert!(named, "a request with the placeholder to {url} was let through");
+                            }
+                        }
+                        Err(why) => {
+                            prop_assert!(r.place < 4, "refused without a placeholder: {why}");
+                            prop_assert!(why.contains("carries secret TOKEN"), "{why}");
+                        }
+                    }
+                }
+            }
+        }
+
+        /// The property's other half: where a rule names the destination in its canonical
+        /// spelling, the value is swapped in (the property is not met by refusing everything).
+        #[test]
+        fn the_value_goes_where_the_rule_names_it() {
+            let cases: &[(&str, &str, bool)] = &[
+                ("127.0.0.1:8080", "http://127.0.0.1:8080/", false),
+                ("127.0.0.1:8080", "https://127.0.0.1:8080/", true),
+                ("http://127.0.0.1:8080", "http://127.0.0.1:8080/", true),
+                ("http://127.0.0.1:8080", "http://127.0.0.1:8081/", false),
+                ("http://127.0.0.1", "http://127.0.0.1/", true),
+                ("http://127.0.0.1", "http://127.0.0.1:8080/", false),
+                ("api.example.com", "https://api.example.com/", true),
+                ("api.example.com", "https://api.example.com:443/", true),
+                ("api.example.com", "https://api.example.com:8443/", false),
+                ("api.example.com", "http://api.example.com/", false),
+                ("http://api.example.com", "https://api.example.com/", false),
+                ("*.example.com", "https://a.example.com/", true),
+                ("*.example.com", "https://example.com/", false),
+                ("[::1]:9", "https://[::1]:9/", true),
+                ("10.0.0.0/8", "https://10.2.3.4/", true),
+                ("10.0.0.0/8", "http://10.2.3.4/", false),
+            ];
+            for (rule, url, swapped) in cases {
+                let mut policy = NetPolicy::default();
+                let s = crate::net::policy::SecretRule::parse(&format!("TOKEN@{rule}")).unwrap();
+                let ph = s.placeholder.clone();
+                policy.set_secret(s);
+                let egress = Egress::new(Arc::new(policy), NetLimits::default());
+                let body = http_body_util::Empty::<Bytes>::new()
+                    .map_err(|never| match never {})
+                    .boxed_unsync();
+                let mut req = http::Request::get(*url)
+                    .header("x-token", ph)
+                    .body(body)
+                    .unwrap();
+                let (scheme, host, port) = target(req.uri()).unwrap();
+                let d = Dest {
+                    method: "GET",
+                    scheme: &scheme,
+                    host: &host,
+                    port,
+                };
+                let got = egress.inject_secrets(&mut req, &d, |_| Ok(VALUE.into()));
+                assert_eq!(got.is_ok(), *swapped, "{rule} -> {url}: {:?}", got.err());
+                assert_eq!(carries_value(&req), *swapped, "{rule} -> {url}");
+            }
+        }
     }
 
     #[test]

@@ -70,26 +70,15 @@ pub struct SecretRule {
 }
 
 impl SecretRule {
-    /// Whether the secret may travel to `d`.
+    /// Whether the secret may travel to `d`: only where the scheme, the host and the port all
+    /// match one of the secret's hosts as written. No scheme written means `https` only
+    /// (plain `http` must be written `http://HOST`), and no port written means the scheme's
+    /// default port, so `TOKEN@api.example.com` goes to `https://api.example.com:443` and
+    /// nowhere else. Methods, when written (`GET@HOST`), restrict it further.
     pub fn allows(&self, d: &Dest) -> bool {
-        self.hosts.iter().any(|h| {
-            Rule::parse(h).is_ok_and(|r| {
-                // The secret's hosts name hosts; any method, scheme and port of them.
-                let any = Dest {
-                    method: d.method,
-                    scheme: d.scheme,
-                    host: d.host,
-                    port: d.port,
-                };
-                Rule {
-                    methods: None,
-                    scheme: None,
-                    port: Some(any.port),
-                    ..r
-                }
-                .allows(&any)
-            })
-        })
+        self.hosts
+            .iter()
+            .any(|h| Rule::parse(h).is_ok_and(|r| r.names_exactly(d)))
     }
 }
 
@@ -295,13 +284,31 @@ impl Rule {
 
     /// Whether the rule allows the destination by name (before resolving it).
     pub fn allows(&self, d: &Dest) -> bool {
-        if !self.allows_port_scheme_method(d) {
+        self.allows_port_scheme_method(d) && self.host_matches(d.host)
+    }
+
+    /// Whether the rule names the destination's scheme, host and port themselves, as a
+    /// secret's host must: a rule without a scheme names `https` only, a rule without a port
+    /// the scheme's default port. (An allow rule without a scheme allows both schemes; a
+    /// secret must never follow it to plain `http`.)
+    fn names_exactly(&self, d: &Dest) -> bool {
+        if let Some(m) = &self.methods
+            && !m.iter().any(|m| m.eq_ignore_ascii_case(d.method))
+        {
             return false;
         }
+        let scheme = self.scheme.as_deref().unwrap_or("https");
+        if scheme != d.scheme || self.port.or(default_port(scheme)) != Some(d.port) {
+            return false;
+        }
+        self.host_matches(d.host)
+    }
+
+    fn host_matches(&self, host: &str) -> bool {
         match &self.host {
-            HostPat::Name(n) => n == d.host,
-            HostPat::Suffix(s) => d.host.ends_with(s.as_str()),
-            HostPat::Net(net) => d.host.parse::<IpAddr>().is_ok_and(|ip| net.contains(&ip)),
+            HostPat::Name(n) => n == host,
+            HostPat::Suffix(s) => host.ends_with(s.as_str()),
+            HostPat::Net(net) => host.parse::<IpAddr>().is_ok_and(|ip| net.contains(&ip)),
         }
     }
 

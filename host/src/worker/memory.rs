@@ -22,8 +22,13 @@
 //! changes files is one version with a `memory_synced` event), survives between work items
 //! (the baseline is kept in the session's metadata `managed_agents_memory`, so the next
 //! item, in any process, syncs instead of downloading again) and is forked with the
-//! session. Differences: a `mount_path` outside `/workspace` is refused with a log line
-//! (until the sandbox has a root filesystem), and writes into a read-only store's folder are
+//! session. A `mount_path` outside `/workspace` is mounted there too, as the SDK does: in
+//! `/tmp` or `$HOME` it is a folder of those persisted mounts; anywhere else
+//! (`/mnt/memory/notes`) it becomes a directory kept with the session
+//! ([`crate::wasi_fs::PERSISTED_DIRS`]), forked and undone with it and outside the project's
+//! diff and export. A path under the sandbox's computed directories (`/dev`, `/etc`, `/usr`,
+//! ...) is refused, as the SDK refuses a path it cannot use verbatim. Differences: writes into
+//! a read-only store's folder are
 //! not refused by the tools (they are never pushed, and the next pull overwrites them).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -134,10 +139,18 @@ async fn call(
         .await
 }
 
+/// The guest path of a store folder: `memory/x` -> `/workspace/memory/x`,
+/// `\0system/root/mnt/m` -> `/mnt/m`, `\0system/tmp/m` -> `/tmp/m`.
+fn guest_path(root: &str) -> String {
+    crate::wasi_fs::system_guest_path(root)
+        .unwrap_or_else(|| format!("{}/{root}", crate::wasi_fs::WORKSPACE))
+}
+
 /// One attached store and its sync state.
 struct Attached {
     id: String,
-    /// The folder, relative to the workspace root.
+    /// The folder's store path: relative to the workspace root (`memory/x`), or in the
+    /// system area (`\0system/root/mnt/memory/x`, `\0system/tmp/x`).
     root: String,
     read_only: bool,
     /// rel path -> content sha as of the last download or sync.
@@ -228,18 +241,32 @@ impl Stores {
                             "memory store mount_path is not a clean absolute path: '{p}' (memory_store_id={store_id})"
                         )));
                     }
-                    match p.strip_prefix("/workspace/") {
-                        Some(rel) => rel.to_string(),
+                    // Where the SDK writes it, verbatim: inside /workspace, in another
+                    // persisted mount (/tmp, $HOME), or a directory of its own kept with the
+                    // session (`/mnt/memory/notes`, registered at the first write).
+                    let root = match crate::wasi_fs::persisted_store_path(p) {
+                        Some(root) => root,
                         None => {
-                            tracing::error!(
-                                memory_store_id = %store_id, mount_path = p,
-                                "memory store not mounted: its mount_path is outside /workspace, which burrow \
-                                 cannot mount yet (no root filesystem); it is not relocated, so the agent will \
-                                 not find it there"
-                            );
-                            continue;
+                            crate::wasi_fs::check_persisted_dir(p).map_err(|e| {
+                                WorkerError::Memory(format!("{e} (memory_store_id={store_id})"))
+                            })?;
+                            format!(
+                                "{}{}",
+                                crate::wasi_fs::PERSISTED_ROOT,
+                                p.trim_end_matches('/')
+                            )
                         }
+                    };
+                    if root.is_empty()
+                        || crate::wasi_fs::SYSTEM_MOUNTS
+                            .iter()
+                            .any(|(g, _)| *g == p.trim_end_matches('/'))
+                    {
+                        return Err(WorkerError::Memory(format!(
+                            "memory store mount_path is a whole mount of the sandbox: '{p}' (memory_store_id={store_id})"
+                        )));
                     }
+                    root
                 }
                 None => {
                     let name = r["name"].as_str().unwrap_or("").trim();
@@ -282,9 +309,9 @@ impl Stores {
                 tracing::info!(memory_store_id = %store_id, root = %store.root, memories = store.baseline.len(), "memory store downloaded");
             } else {
                 return Err(WorkerError::Memory(format!(
-                    "something already exists at the memory store's path: /workspace/{} (memory_store_id={store_id}) \
+                    "something already exists at the memory store's path: {} (memory_store_id={store_id}) \
                      and it is not this store's folder",
-                    store.root
+                    guest_path(&store.root)
                 )));
             }
             out.stores.push(store);
@@ -458,7 +485,10 @@ impl Stores {
             .core
             .serialised(&it.burrow_id, move |sb| {
                 let mut txn = sb.store().begin(&id)?;
-                txn.mkdir_all(&root)?;
+                // A folder outside the fixed mounts is registered as the session's own, so
+                // every later run mounts it.
+                crate::wasi_fs::add_persisted_dir(&mut txn, &guest_path(&root))
+                    .map_err(crate::session::SessionError::Invalid)?;
                 if w.stamp {
                     txn.write_file(&format!("{root}/{MARKER}"), marker_text(&sid).as_bytes())?;
                 }

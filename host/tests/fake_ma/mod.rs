@@ -685,6 +685,8 @@ pub fn worker_with(db: &Path, base: &str, extra: &[&str]) -> Worker {
             .env("BURROW_STORE", db)
             .env("BURROW_CACHE", cache())
             .env("ANTHROPIC_ENVIRONMENT_KEY", ENV_KEY)
+            // The worker's own default durability (full) is what the tests see.
+            .env_remove("BURROW_DURABILITY")
             .args([
                 "worker",
                 "--environment-id",
