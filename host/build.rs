@@ -81,16 +81,6 @@ fn main() {
         format!("pub const UTILITIES: &[&str] = &{names:?};\n"),
     )
     .expect("write utilities.rs");
-
-    // The demo's sample repository, embedded as a tar so `burrow demo` runs anywhere.
-    let fixture = root.join("fixtures/sample-repo");
-    println!("cargo:rerun-if-changed={}", fixture.display());
-    let tar = std::fs::File::create(out.join("sample-repo.tar")).expect("create sample-repo.tar");
-    let mut b = tar::Builder::new(tar);
-    b.follow_symlinks(false);
-    b.append_dir_all(".", &fixture)
-        .expect("pack fixtures/sample-repo");
-    b.finish().expect("finish sample-repo.tar");
 }
 
 mod sh_registry {

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MB=${1:-1024}
 FILES=${2:-50000}
-cargo build -q --release -p burrow-host --bin burrow
+cargo build -q --release -p burrow-cli --bin burrow
 B=$PWD/target/release/burrow
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT

@@ -1,28 +1,29 @@
-//! burrow-host: runs WASI components against burrow workspaces.
+//! burrow-host: the burrow library. Runs WASI components against burrow workspaces and
+//! serves Claude's tool families over them, as sessions.
 //!
-//! Data flows one way: interface (CLI, later HTTP/MCP/worker) -> session -> run -> engine ->
-//! wasi_fs -> store. This crate never writes SQL: all state goes through `burrow-store`.
+//! Data flows one way: an interface (the `burrow` binary's CLI, HTTP, MCP, worker and agent
+//! loop in burrow-cli; the Python package; an embedder) -> [`session`] -> [`tools`] -> [`run`]
+//! -> [`engine`] -> [`wasi_fs`] -> the store. This crate never writes SQL (all state goes
+//! through `burrow-store`), serves no HTTP and parses no command line.
 //!
 //! - [`engine`]: the process's wasmtime engine, linker and component cache;
 //! - [`wasi_fs`]: `wasi:filesystem` over a store transaction (replacing wasmtime-wasi's);
-//! - [`run`]: one run of a component in one transaction, with [`limits`] and captured output.
+//! - [`run`]: one run of a component in one transaction, with [`limits`] and captured output;
+//! - [`net`]: guests' network (policy, egress, secrets);
+//! - [`tools`]: the tool families over the file-tool and shell components;
+//! - [`session`]: sessions, forks, history, diff; [`toolchain`]: pinned runtimes.
 
 pub mod adapt;
-pub mod agent;
-pub mod api_client;
-pub mod bench;
 pub mod engine;
 pub mod limits;
 pub mod net;
 mod output;
 mod process;
 pub mod run;
-pub mod serve;
 pub mod session;
 pub mod toolchain;
 pub mod tools;
 pub mod wasi_fs;
-pub mod worker;
 
 pub use engine::{Engine, EngineConfig, Program};
 pub use limits::Limits;

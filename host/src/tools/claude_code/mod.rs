@@ -3,7 +3,7 @@
 //!
 //! The contract is Claude Code's own (the version in [`CLAUDE_CODE_VERSION`]): the inputs it
 //! accepts, the texts it answers and its error strings, checked call by call against the real
-//! CLI by `host/tests/claude_code_conformance.rs`. Validation refusals are wrapped in
+//! CLI by `cli/tests/claude_code_conformance.rs`. Validation refusals are wrapped in
 //! `<tool_use_error>…</tool_use_error>`; failures met while running (a missing file for Read,
 //! a size cap) are plain error results, as in Claude Code. Paths are absolute under
 //! `/workspace` or relative to the shell's cwd; results name files relative to the cwd.

@@ -2,7 +2,7 @@
 // line is read and the options burrow implements. It is the one list that `NAME --help`
 // (`utils::options`), the option gate that refuses every other option with GNU's wording
 // before the utility runs, the sandbox's `/usr/bin` listing (host/build.rs) and the option
-// audit (host/tests/shell_options.rs, docs/SHELL.md) all read, so they cannot disagree.
+// audit (cli/tests/shell_options.rs, docs/SHELL.md) all read, so they cannot disagree.
 //
 // This file is self-contained (no `crate::` paths): the host's build script and tests
 // `include!` it.
