@@ -1051,7 +1051,8 @@ fn egress(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
     };
     let egress_get = || -> R<()> {
         // A fresh egress per request, as each tool call gets.
-        let e = burrow_host::net::Egress::new(policy.clone(), Default::default());
+        let e =
+            burrow_host::net::Egress::new(policy.clone(), Default::default(), Default::default());
         rt.block_on(e.get(&url))
             .map_err(BenchError::Other)
             .and_then(|(_, b)| check_len(b.len(), 4096))

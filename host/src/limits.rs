@@ -25,6 +25,9 @@ pub struct Limits {
     pub network: std::sync::Arc<crate::net::NetPolicy>,
     /// How much of the network one run may use. Default: [`crate::net::NetLimits::default`].
     pub net: crate::net::NetLimits,
+    /// The operator's egress settings: TLS roots and where secrets' values come from.
+    /// Default: the public web's roots, secrets from burrow's environment.
+    pub egress: std::sync::Arc<crate::net::Operator>,
 }
 
 impl Default for Limits {
@@ -37,6 +40,7 @@ impl Default for Limits {
             output: 64 << 20,
             network: Default::default(),
             net: Default::default(),
+            egress: Default::default(),
         }
     }
 }

@@ -182,7 +182,11 @@ impl Engine {
     ) -> Result<(Txn, RunReport), RunError> {
         let shared = Arc::new(Mutex::new(txn));
         let deadline = Instant::now() + opts.limits.timeout;
-        let egress = crate::net::Egress::new(opts.limits.network.clone(), opts.limits.net.clone());
+        let egress = crate::net::Egress::new(
+            opts.limits.network.clone(),
+            opts.limits.net.clone(),
+            opts.limits.egress.clone(),
+        );
         let stages = Arc::default();
         let result = self.run_shared(program, &shared, opts, deadline, 0, &egress, None, &stages);
         let mut txn = Arc::try_unwrap(shared)

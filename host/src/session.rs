@@ -50,8 +50,13 @@ pub type Result<T, E = SessionError> = std::result::Result<T, E>;
 
 pub use crate::tools::Family;
 
-/// Session metadata key of the Claude Code read-before-write record.
-const READS_KEY: &str = "claude_code_reads";
+/// Metadata keys of the interfaces that a fork inherits because they describe files the
+/// fork has too: the Managed Agents worker's installed skills and memory stores' sync state.
+pub const FORKED_KEYS: &[&str] = &[MA_SKILLS_KEY, MA_MEMORY_KEY];
+/// The Managed Agents skills installed in the session (kept by the worker).
+pub const MA_SKILLS_KEY: &str = "managed_agents_skills";
+/// The Managed Agents memory stores' sync state (kept by the worker).
+pub const MA_MEMORY_KEY: &str = "managed_agents_memory";
 
 /// A session's own settings, fixed at creation and inherited by its forks.
 #[derive(
@@ -216,6 +221,7 @@ impl SandboxConfig {
             cache_dir: Some(default_cache_dir()),
             limits: Limits {
                 net: crate::net::NetLimits::from_env()?,
+                egress: Arc::new(crate::net::Operator::from_env()?),
                 ..Limits::default()
             },
             pooling: false,
@@ -616,14 +622,18 @@ impl Sandbox {
         let meta = self.store.meta(id)?;
         for f in &ids {
             self.store.set_meta(f, "parent", Some(id))?;
-            // Forks inherit settings and what was read (their files are the same).
-            // The worker's skills and memory sync state describe files the fork has too.
-            for key in [
-                "settings",
-                READS_KEY,
-                "managed_agents_skills",
-                "managed_agents_memory",
-            ] {
+            // Forks inherit settings, the state of the families that keep it for the
+            // files (Claude Code's reads), and what else describes the files they share.
+            let families = crate::tools::FAMILIES
+                .iter()
+                .filter_map(|f| f.state())
+                .filter(|k| k.forked)
+                .map(|k| k.key);
+            for key in ["settings"]
+                .into_iter()
+                .chain(families)
+                .chain(FORKED_KEYS.iter().copied())
+            {
                 if let Some(v) = meta.get(key) {
                     self.store.set_meta(f, key, Some(v))?;
                 }
@@ -673,28 +683,18 @@ impl Sandbox {
         // in one read: one round trip on a networked catalog.
         let (txn, meta) = self.store.begin_with_meta(id)?;
         let base = txn.base();
-        let terminated = family == Family::AgentToolset
-            && tool == "bash"
-            && meta.contains_key("bash_terminated");
-        let restart = input.get("restart").and_then(Value::as_bool) == Some(true);
         let (limits, env) = self.call_env(&settings_in(&meta));
-        let mut reads: Option<crate::tools::claude_code::Reads> = None;
-        let result = match family {
-            Family::AgentToolset if terminated && !restart => Ok(crate::tools::Outcome {
-                txn: Some(txn),
-                output: ToolOutput::error("bash: bash session terminated; restart required"),
-                bash_terminated: true,
-            }),
-            Family::AgentToolset => {
-                crate::tools::agent_toolset::call(&tb, txn, tool, input, &limits, &env)
-            }
-            Family::ClaudeCode => {
-                let r = reads.insert(reads_in(&meta));
-                crate::tools::claude_code::call(&tb, txn, tool, input, &limits, &env, r)
-            }
-            Family::Api => crate::tools::api::call(&tb, txn, tool, input, &limits, &env),
-            Family::Memory => crate::tools::memory::call(&tb, txn, tool, input, &limits, &env),
+        let adapter = family.adapter();
+        let key = adapter.state().map(|k| k.key);
+        let before = key.and_then(|k| meta.get(k).cloned());
+        let mut state = before.clone();
+        let cx = crate::tools::Cx {
+            tb: &tb,
+            txn,
+            limits: &limits,
+            env: &env,
         };
+        let result = adapter.call(cx, tool, input, &mut state);
         let record = |output: &ToolOutput, error: Option<String>| {
             json!({
                 "tool": tool,
@@ -710,15 +710,11 @@ impl Sandbox {
         };
         match result {
             Ok(outcome) => {
-                if let Some(r) = &reads
-                    && outcome.txn.is_some()
+                // The family's state, when the call changed it.
+                if let Some(k) = key
+                    && state != before
                 {
-                    let text = serde_json::to_string(r).unwrap_or_default();
-                    self.store.set_meta(id, READS_KEY, Some(&text))?;
-                }
-                if outcome.bash_terminated != terminated {
-                    let flag = outcome.bash_terminated.then_some("1");
-                    self.store.set_meta(id, "bash_terminated", flag)?;
+                    self.store.set_meta(id, k, state.as_deref())?;
                 }
                 let data = record(&outcome.output, None);
                 let event = match outcome.txn {
@@ -1330,14 +1326,6 @@ fn settings_in(meta: &std::collections::BTreeMap<String, String>) -> Settings {
         Some(text) => serde_json::from_str(text).unwrap_or_default(),
         None => Settings::default(),
     }
-}
-
-/// The files the session has read through the Claude Code tools (the read-before-write
-/// rule), with their modification times then, from its metadata.
-fn reads_in(meta: &std::collections::BTreeMap<String, String>) -> crate::tools::claude_code::Reads {
-    meta.get(READS_KEY)
-        .and_then(|t| serde_json::from_str(t).ok())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -52,7 +52,7 @@ const LIST_PAGE: usize = 100;
 const FULL_LIST_PAGE: usize = 20;
 const DELETE_CAP_FLOOR: usize = 8;
 const DELETE_CAP_CEILING: usize = 50;
-const META_KEY: &str = "managed_agents_memory";
+const META_KEY: &str = burrow_host::session::MA_MEMORY_KEY;
 
 /// Whether a file deleted locally may delete its server memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use super::Item;
 use super::api::Req;
 
-const META_KEY: &str = "managed_agents_skills";
+const META_KEY: &str = burrow_host::session::MA_SKILLS_KEY;
 /// Where skills land, relative to the workspace root.
 const SKILLS_DIR: &str = "skills";
 /// Largest skill archive accepted, and largest unpacked size.

@@ -140,6 +140,7 @@ pub struct NetRecord {
 pub struct Egress {
     policy: Arc<NetPolicy>,
     limits: NetLimits,
+    operator: Arc<super::Operator>,
     usage: Arc<Usage>,
     records: Arc<Mutex<Vec<NetRecord>>>,
 }
@@ -163,10 +164,15 @@ impl Drop for InFlight {
 }
 
 impl Egress {
-    pub fn new(policy: Arc<NetPolicy>, limits: NetLimits) -> Egress {
+    pub fn new(
+        policy: Arc<NetPolicy>,
+        limits: NetLimits,
+        operator: Arc<super::Operator>,
+    ) -> Egress {
         Egress {
             policy,
             limits,
+            operator,
             usage: Default::default(),
             records: Arc::new(Mutex::new(Vec::new())),
         }
@@ -328,10 +334,11 @@ impl Egress {
             Verdict::Deny(why) => return fail(rec, denied(why.clone()), why),
         };
         rec.rule = Some(rule);
-        let swaps = match self.inject_secrets(&mut request, &d, super::operator::secret_value) {
-            Ok(s) => s,
-            Err(why) => return fail(rec, denied(why.clone()), why),
-        };
+        let swaps =
+            match self.inject_secrets(&mut request, &d, |n: &str| self.operator.secret_value(n)) {
+                Ok(s) => s,
+                Err(why) => return fail(rec, denied(why.clone()), why),
+            };
         rec.secrets = swaps.iter().map(|s| s.name.clone()).collect();
         let sent = Arc::new(AtomicU64::new(0));
         let (usage, cap, sent_here) = (self.usage.clone(), self.limits.bytes_out, sent.clone());
@@ -485,10 +492,7 @@ impl Egress {
                     );
                 }
             };
-            let config = match super::operator::shared_tls() {
-                Ok(c) => c,
-                Err(why) => return fail(rec, Error::ConfigurationError, why),
-            };
+            let config = self.operator.tls();
             let tls = tokio_rustls::TlsConnector::from(config);
             let s = match tokio::time::timeout(connect_timeout, tls.connect(name, tcp)).await {
                 Ok(Ok(s)) => s,
@@ -960,7 +964,7 @@ mod tests {
             concurrent: 1,
             ..Default::default()
         };
-        let e = Egress::new(policy(port), limits);
+        let e = Egress::new(policy(port), limits, Default::default());
         let url = format!("http://127.0.0.1:{port}/");
         let first = tokio::spawn({
             let (e, url) = (e.clone(), url.clone());
@@ -1211,7 +1215,7 @@ mod tests {
                 let placeholder = s.placeholder.clone();
                 policy.set_secret(s);
                 policy.set_secret(o);
-                let egress = Egress::new(Arc::new(policy.clone()), NetLimits::default());
+                let egress = Egress::new(Arc::new(policy.clone()), NetLimits::default(), Default::default());
                 for r in &chain {
                     let Some(mut req) = build(r, &placeholder) else { continue };
                     let Ok(url) = url::Url::parse(&req.uri().to_string()) else { continue };
@@ -1273,7 +1277,8 @@ mod tests {
                 let s = crate::net::policy::SecretRule::parse(&format!("TOKEN@{rule}")).unwrap();
                 let ph = s.placeholder.clone();
                 policy.set_secret(s);
-                let egress = Egress::new(Arc::new(policy), NetLimits::default());
+                let egress =
+                    Egress::new(Arc::new(policy), NetLimits::default(), Default::default());
                 let body = http_body_util::Empty::<Bytes>::new()
                     .map_err(|never| match never {})
                     .boxed_unsync();

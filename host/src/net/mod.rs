@@ -6,5 +6,5 @@ pub mod operator;
 pub mod policy;
 
 pub use egress::{Egress, NetLimits, NetRecord};
-pub use operator::{set_ca_file, set_secrets_file};
+pub use operator::Operator;
 pub use policy::{NetPolicy, RuleError, SecretRule, Verdict};

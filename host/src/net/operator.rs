@@ -1,10 +1,11 @@
-//! The operator's side of egress, set once per process and never visible to guests: extra TLS
-//! roots (`--ca-file` / `BURROW_CA_FILE`), where secrets' values come from (`--secrets-file` /
-//! `BURROW_SECRETS_FILE`, else the environment), and the proxy burrow's own connections go
-//! through (`HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY`).
+//! The operator's side of egress, never visible to guests: extra TLS roots (`--ca-file` /
+//! `BURROW_CA_FILE`) and where secrets' values come from (`--secrets-file` /
+//! `BURROW_SECRETS_FILE`, else the environment), carried as an [`Operator`] value; and the
+//! proxy burrow's own connections go through (`HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY`, read
+//! from the process's environment as every HTTP client reads them).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 /// The TLS client configuration: webpki's roots, plus the PEM certificates of `ca_file`
 /// (a private CA; the tests use their own).
@@ -36,56 +37,99 @@ pub fn tls_config(ca_file: Option<&Path>) -> Result<rustls::ClientConfig, String
         .with_no_client_auth())
 }
 
-type Tls = Result<Arc<rustls::ClientConfig>, String>;
-
-fn tls_slot() -> &'static RwLock<Option<Tls>> {
-    static TLS: RwLock<Option<Tls>> = RwLock::new(None);
-    &TLS
+/// The operator's egress settings, as a value: the TLS roots guests' HTTPS trusts
+/// (`--ca-file` / `BURROW_CA_FILE`, besides the public web's) and where secrets' values come
+/// from (`--secrets-file` / `BURROW_SECRETS_FILE`, else burrow's own environment). A sandbox
+/// holds one ([`crate::Limits::egress`]) and every run's egress layer uses it; nothing of it
+/// is process-wide, so two sandboxes in one process may trust different roots.
+#[derive(Clone)]
+pub struct Operator {
+    tls: Arc<rustls::ClientConfig>,
+    secrets_file: Option<PathBuf>,
 }
 
-/// Makes `ca_file`'s certificates trusted roots for guests' HTTPS (in addition to webpki's),
-/// for the rest of the process. Checked now: a bad file is an error here, not at the first
-/// request.
-pub fn set_ca_file(ca_file: Option<&Path>) -> Result<(), String> {
-    let config = tls_config(ca_file).map(Arc::new)?;
-    *tls_slot().write().unwrap_or_else(|p| p.into_inner()) = Some(Ok(config));
-    Ok(())
-}
-
-/// The process's TLS configuration: what [`set_ca_file`] set, else webpki's roots plus
-/// `BURROW_CA_FILE` (built on first use).
-pub fn shared_tls() -> Tls {
-    if let Some(t) = tls_slot()
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .as_ref()
-    {
-        return t.clone();
+impl std::fmt::Debug for Operator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operator")
+            .field("secrets_file", &self.secrets_file)
+            .finish_non_exhaustive()
     }
-    let ca = std::env::var_os("BURROW_CA_FILE").map(PathBuf::from);
-    let t = tls_config(ca.as_deref()).map(Arc::new);
-    tls_slot()
-        .write()
-        .unwrap_or_else(|p| p.into_inner())
-        .get_or_insert(t)
-        .clone()
 }
 
-fn secrets_slot() -> &'static RwLock<Option<PathBuf>> {
-    static FILE: RwLock<Option<PathBuf>> = RwLock::new(None);
-    &FILE
-}
-
-/// Reads secrets' values from `path` (one `NAME=VALUE` a line; blank lines and `#` comments
-/// skipped) instead of the environment, for the rest of the process. The file must be
-/// readable by its owner only (mode 0600 or stricter); it is read again at each request, so a
-/// rotated value takes effect at once. Checked now.
-pub fn set_secrets_file(path: Option<&Path>) -> Result<(), String> {
-    if let Some(p) = path {
-        read_secrets_file(p)?;
+impl PartialEq for Operator {
+    /// The same roots (one configuration, shared) and the same secrets file.
+    fn eq(&self, other: &Operator) -> bool {
+        Arc::ptr_eq(&self.tls, &other.tls) && self.secrets_file == other.secrets_file
     }
-    *secrets_slot().write().unwrap_or_else(|p| p.into_inner()) = path.map(Path::to_path_buf);
-    Ok(())
+}
+
+impl Eq for Operator {}
+
+impl Default for Operator {
+    /// The public web's roots; secrets from burrow's environment.
+    fn default() -> Self {
+        // Built once: parsing webpki's roots is not free, and the result never changes.
+        static WEB: std::sync::OnceLock<Arc<rustls::ClientConfig>> = std::sync::OnceLock::new();
+        let tls = WEB
+            .get_or_init(|| {
+                Arc::new(tls_config(None).expect("webpki's roots make a TLS configuration"))
+            })
+            .clone();
+        Operator {
+            tls,
+            secrets_file: None,
+        }
+    }
+}
+
+impl Operator {
+    /// Trusts `ca_file`'s certificates too, and reads secrets from `secrets_file`. Both are
+    /// checked now: a bad file is an error here, not at the first request.
+    pub fn new(ca_file: Option<&Path>, secrets_file: Option<&Path>) -> Result<Operator, String> {
+        let tls = match ca_file {
+            Some(_) => Arc::new(tls_config(ca_file)?),
+            None => Operator::default().tls,
+        };
+        if let Some(p) = secrets_file {
+            read_secrets_file(p)?;
+        }
+        Ok(Operator {
+            tls,
+            secrets_file: secrets_file.map(Path::to_path_buf),
+        })
+    }
+
+    /// From `BURROW_CA_FILE` and `BURROW_SECRETS_FILE` (each optional).
+    pub fn from_env() -> Result<Operator, String> {
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        Operator::new(
+            var("BURROW_CA_FILE").as_deref(),
+            var("BURROW_SECRETS_FILE").as_deref(),
+        )
+    }
+
+    /// The TLS client configuration of guests' HTTPS.
+    pub fn tls(&self) -> Arc<rustls::ClientConfig> {
+        self.tls.clone()
+    }
+
+    /// The value of secret `name`: from the secrets file when there is one (read now, so a
+    /// rotated value applies at once), else from this process's environment variable `name`.
+    pub fn secret_value(&self, name: &str) -> Result<String, String> {
+        if let Some(path) = &self.secrets_file {
+            return read_secrets_file(path)?
+                .into_iter()
+                .rev()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v)
+                .ok_or_else(|| format!("secret {name} is not in {}", path.display()));
+        }
+        std::env::var(name).map_err(|_| format!("secret {name} is not set in burrow's environment"))
+    }
 }
 
 fn read_secrets_file(path: &Path) -> Result<Vec<(String, String)>, String> {
@@ -123,25 +167,6 @@ fn read_secrets_file(path: &Path) -> Result<Vec<(String, String)>, String> {
         out.push((k.trim().to_string(), v.to_string()));
     }
     Ok(out)
-}
-
-/// The value of secret `name`: from the secrets file when one is set (read now), else from
-/// this process's environment variable `name`.
-pub fn secret_value(name: &str) -> Result<String, String> {
-    let file = secrets_slot()
-        .read()
-        .unwrap_or_else(|p| p.into_inner())
-        .clone()
-        .or_else(|| std::env::var_os("BURROW_SECRETS_FILE").map(PathBuf::from));
-    if let Some(path) = file {
-        return read_secrets_file(&path)?
-            .into_iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v)
-            .ok_or_else(|| format!("secret {name} is not in {}", path.display()));
-    }
-    std::env::var(name).map_err(|_| format!("secret {name} is not set in burrow's environment"))
 }
 
 /// An HTTP proxy burrow's own connections go through.

@@ -62,28 +62,81 @@ fn input<T: for<'de> Deserialize<'de>>(op: &str, v: &Value) -> Result<T, ToolOut
         .map_err(|e| ToolOutput::error(format!("{op}: invalid input: {e}")))
 }
 
-/// Runs one tool of the family in `txn`.
-pub fn call(
-    tb: &Toolbox,
-    txn: Txn,
-    name: &str,
-    args: &Value,
-    limits: &Limits,
-    env: &[(String, String)],
-) -> Result<Outcome, RunError> {
-    if name == "bash" {
-        return bash(tb, txn, args, limits, env);
+/// The Managed Agents `agent_toolset_20260401` family. Its state: that the persistent shell
+/// died (a timed-out command), so bash refuses until `restart`; a fork starts a new shell.
+pub struct AgentToolset;
+
+/// The metadata key of the dead-shell flag (its value is `1`).
+const TERMINATED: &str = "bash_terminated";
+
+impl super::ToolFamily for AgentToolset {
+    fn family(&self) -> super::Family {
+        super::Family::AgentToolset
     }
-    let mut c = Call::new(tb, txn, limits, env);
-    let out = match name {
-        "read" => read(&mut c, args)?,
-        "write" => write(&mut c, args)?,
-        "edit" => edit(&mut c, args)?,
-        "glob" => glob(&mut c, args)?,
-        "grep" => grep(&mut c, args)?,
-        other => ToolOutput::error(format!("unknown tool: {other}")),
-    };
-    Ok(c.finish(out))
+
+    fn names(&self) -> &'static [&'static str] {
+        &["agent-toolset", "agent_toolset", "agent_toolset_20260401"]
+    }
+
+    fn tools(&self) -> &'static [&'static str] {
+        TOOLS
+    }
+
+    fn definitions(&self) -> Vec<super::schema::ToolDef> {
+        use super::schema::{READS, WRITES, def};
+        vec![
+            def::<BashInput>("bash", WRITES),
+            def::<ReadInput>("read", READS),
+            def::<WriteInput>("write", WRITES),
+            def::<EditInput>("edit", WRITES),
+            def::<GlobInput>("glob", READS),
+            def::<GrepInput>("grep", READS),
+        ]
+    }
+
+    fn state(&self) -> Option<super::StateKey> {
+        Some(super::StateKey {
+            key: TERMINATED,
+            forked: false,
+        })
+    }
+
+    fn call(
+        &self,
+        cx: super::Cx<'_>,
+        name: &str,
+        args: &Value,
+        state: &mut Option<String>,
+    ) -> Result<Outcome, RunError> {
+        let super::Cx {
+            tb,
+            txn,
+            limits,
+            env,
+        } = cx;
+        if name == "bash" {
+            let restart = args.get("restart").and_then(Value::as_bool) == Some(true);
+            if state.is_some() && !restart {
+                return Ok(Outcome {
+                    txn: Some(txn),
+                    output: ToolOutput::error("bash: bash session terminated; restart required"),
+                });
+            }
+            let (outcome, terminated) = bash(tb, txn, args, limits, env)?;
+            *state = terminated.then(|| "1".to_string());
+            return Ok(outcome);
+        }
+        let mut c = Call::new(tb, txn, limits, env);
+        let out = match name {
+            "read" => read(&mut c, args)?,
+            "write" => write(&mut c, args)?,
+            "edit" => edit(&mut c, args)?,
+            "glob" => glob(&mut c, args)?,
+            "grep" => grep(&mut c, args)?,
+            other => ToolOutput::error(format!("unknown tool: {other}")),
+        };
+        Ok(c.finish(out))
+    }
 }
 
 /// Execute a bash command in a persistent shell session (stderr merged into stdout).
@@ -115,17 +168,22 @@ pub fn strip_ansi(s: &str) -> String {
     }
 }
 
+/// The bash tool: its outcome, and whether the shell died (a timeout).
 fn bash(
     tb: &Toolbox,
     txn: Txn,
     args: &Value,
     limits: &Limits,
     env: &[(String, String)],
-) -> Result<Outcome, RunError> {
-    let keep = |txn: Txn, output: ToolOutput| Outcome {
-        txn: Some(txn),
-        output,
-        bash_terminated: false,
+) -> Result<(Outcome, bool), RunError> {
+    let keep = |txn: Txn, output: ToolOutput| {
+        (
+            Outcome {
+                txn: Some(txn),
+                output,
+            },
+            false,
+        )
     };
     let i: BashInput = match input("bash", args) {
         Ok(i) => i,
@@ -163,14 +221,16 @@ fn bash(
             };
             Ok(keep(txn, output))
         }
-        Err(RunError::Timeout(_)) => Ok(Outcome {
-            txn: None,
-            output: ToolOutput::error(format!(
-                "bash: bash command timed out after {}s",
-                py_float(timeout_ms as f64 / 1000.0)
-            )),
-            bash_terminated: true,
-        }),
+        Err(RunError::Timeout(_)) => Ok((
+            Outcome {
+                txn: None,
+                output: ToolOutput::error(format!(
+                    "bash: bash command timed out after {}s",
+                    py_float(timeout_ms as f64 / 1000.0)
+                )),
+            },
+            true,
+        )),
         Err(e) => Err(e),
     }
 }

@@ -30,8 +30,47 @@ const SNIPPET_LINES: usize = 4;
 pub const VIEW_MAX_BYTES: u64 = 16 * 1024 * 1024;
 const CLIPPED: &str = "<response clipped><NOTE>To save on context only part of this file has been shown to you. You should retry this tool after you have searched inside the file with `grep -n` in order to find the line numbers of what you are looking for.</NOTE>";
 
+/// The Messages API client tools (`bash_20250124`, `text_editor_20250728`).
+pub struct Api;
+
+impl super::ToolFamily for Api {
+    fn family(&self) -> super::Family {
+        super::Family::Api
+    }
+
+    fn names(&self) -> &'static [&'static str] {
+        &["api", "messages-api"]
+    }
+
+    fn tools(&self) -> &'static [&'static str] {
+        TOOLS
+    }
+
+    fn definitions(&self) -> Vec<super::schema::ToolDef> {
+        use super::schema::{WRITES, def};
+        vec![
+            def::<BashInput>(BASH, WRITES),
+            def::<EditorInput>(EDITOR, WRITES),
+        ]
+    }
+
+    fn messages_tools(&self) -> Value {
+        definitions()
+    }
+
+    fn call(
+        &self,
+        cx: super::Cx<'_>,
+        name: &str,
+        args: &Value,
+        _state: &mut Option<String>,
+    ) -> Result<Outcome, RunError> {
+        call(cx.tb, cx.txn, name, args, cx.limits, cx.env)
+    }
+}
+
 /// Runs one tool of the family in `txn`.
-pub fn call(
+fn call(
     tb: &Toolbox,
     txn: burrow_store::Txn,
     name: &str,

@@ -69,8 +69,44 @@ pub struct MemoryInput {
     pub new_path: Option<String>,
 }
 
+/// Claude's memory tool (`memory_20250818`) over the session's `/memories`.
+pub struct Memory;
+
+impl super::ToolFamily for Memory {
+    fn family(&self) -> super::Family {
+        super::Family::Memory
+    }
+
+    fn names(&self) -> &'static [&'static str] {
+        &["memory", "memory_20250818"]
+    }
+
+    fn tools(&self) -> &'static [&'static str] {
+        TOOLS
+    }
+
+    fn definitions(&self) -> Vec<super::schema::ToolDef> {
+        use super::schema::{WRITES, def};
+        vec![def::<MemoryInput>(MEMORY, WRITES)]
+    }
+
+    fn messages_tools(&self) -> Value {
+        definitions()
+    }
+
+    fn call(
+        &self,
+        cx: super::Cx<'_>,
+        name: &str,
+        args: &Value,
+        _state: &mut Option<String>,
+    ) -> Result<Outcome, RunError> {
+        call(cx.tb, cx.txn, name, args, cx.limits, cx.env)
+    }
+}
+
 /// Runs one memory command in `txn`.
-pub fn call(
+fn call(
     tb: &Toolbox,
     txn: Txn,
     name: &str,

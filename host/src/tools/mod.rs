@@ -35,25 +35,88 @@ pub enum Family {
     Memory,
 }
 
+/// One of Claude's tool families over the shared file-tool component and shell.
+///
+/// A family is an adapter: it maps its tools' inputs, paths and exact strings onto the
+/// operations of [`Call`] (the file-tool component, the shell), all in the call's one
+/// transaction, and words the results as its reference does. What a family remembers between
+/// the calls of a session (the agent toolset's dead shell, Claude Code's reads) is its own
+/// state: the session keeps it in its metadata under [`ToolFamily::state`]'s key, hands it
+/// in before each call and stores what the family leaves there. Adding a family: a module
+/// implementing this trait, a [`Family`] variant, and its line in [`FAMILIES`].
+pub trait ToolFamily: Send + Sync {
+    /// Which family this is.
+    fn family(&self) -> Family;
+    /// The name `--schema` takes, and other names accepted for it.
+    fn names(&self) -> &'static [&'static str];
+    /// The tools' names.
+    fn tools(&self) -> &'static [&'static str];
+    /// The tools, in the order clients list them, with their input schemas.
+    fn definitions(&self) -> Vec<schema::ToolDef>;
+    /// The `tools` a Messages API request lists: custom tools (`name`, `description`,
+    /// `input_schema`) unless the family is one of Anthropic's defined tool types.
+    fn messages_tools(&self) -> Value {
+        schema::custom_tools(&self.definitions())
+    }
+    /// Where the family keeps per-session state, if it keeps any.
+    fn state(&self) -> Option<StateKey> {
+        None
+    }
+    /// Runs `tool` with `input`. `state` holds what the family left after the session's
+    /// last call (None: nothing); what it holds afterwards is stored, even for a call that
+    /// is rolled back.
+    fn call(
+        &self,
+        cx: Cx<'_>,
+        tool: &str,
+        input: &Value,
+        state: &mut Option<String>,
+    ) -> Result<Outcome, RunError>;
+}
+
+/// The session metadata key of a family's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateKey {
+    pub key: &'static str,
+    /// Whether a fork starts with its parent's state (it describes the fork's files too) or
+    /// without.
+    pub forked: bool,
+}
+
+/// What a family's call runs with.
+pub struct Cx<'a> {
+    pub tb: &'a Toolbox,
+    pub txn: Txn,
+    pub limits: &'a Limits,
+    pub env: &'a [(String, String)],
+}
+
+/// Every family, by [`Family`].
+pub static FAMILIES: [&dyn ToolFamily; 4] = [
+    &agent_toolset::AgentToolset,
+    &claude_code::ClaudeCode,
+    &api::Api,
+    &memory::Memory,
+];
+
 impl Family {
+    /// The family's adapter.
+    pub fn adapter(self) -> &'static dyn ToolFamily {
+        FAMILIES
+            .iter()
+            .copied()
+            .find(|f| f.family() == self)
+            .unwrap_or(FAMILIES[0])
+    }
+
     /// The name `--schema` takes.
     pub fn name(self) -> &'static str {
-        match self {
-            Family::AgentToolset => "agent-toolset",
-            Family::ClaudeCode => "claude-code",
-            Family::Api => "api",
-            Family::Memory => "memory",
-        }
+        self.adapter().names()[0]
     }
 
     /// The family's tool names.
     pub fn tools(self) -> &'static [&'static str] {
-        match self {
-            Family::AgentToolset => agent_toolset::TOOLS,
-            Family::ClaudeCode => claude_code::TOOLS,
-            Family::Api => api::TOOLS,
-            Family::Memory => memory::TOOLS,
-        }
+        self.adapter().tools()
     }
 
     /// The family that runs a `tool_use` named `tool`: `self` when it has the tool, else the
@@ -80,15 +143,11 @@ pub struct UnknownFamily(pub String);
 impl std::str::FromStr for Family {
     type Err = UnknownFamily;
     fn from_str(s: &str) -> Result<Family, UnknownFamily> {
-        match s {
-            "agent-toolset" | "agent_toolset" | "agent_toolset_20260401" => {
-                Ok(Family::AgentToolset)
-            }
-            "claude-code" | "claude_code" => Ok(Family::ClaudeCode),
-            "api" | "messages-api" => Ok(Family::Api),
-            "memory" | "memory_20250818" => Ok(Family::Memory),
-            other => Err(UnknownFamily(other.to_string())),
-        }
+        FAMILIES
+            .iter()
+            .find(|f| f.names().contains(&s))
+            .map(|f| f.family())
+            .ok_or_else(|| UnknownFamily(s.to_string()))
     }
 }
 
@@ -403,7 +462,6 @@ impl Toolbox {
 pub struct Outcome {
     pub txn: Option<Txn>,
     pub output: ToolOutput,
-    pub bash_terminated: bool,
 }
 
 /// One tool call in progress: the transaction it runs in, threaded through the component
@@ -528,17 +586,12 @@ impl<'a> Call<'a> {
         Outcome {
             txn: self.txn,
             output,
-            bash_terminated: false,
         }
     }
 
     /// The call's end: roll back everything it did.
     pub fn abort(self, output: ToolOutput) -> Outcome {
-        Outcome {
-            txn: None,
-            output,
-            bash_terminated: false,
-        }
+        Outcome { txn: None, output }
     }
 }
 

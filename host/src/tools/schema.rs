@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Family, agent_toolset as a, api, claude_code as cc, memory};
+use super::Family;
 
 /// One tool as a client lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -26,11 +26,11 @@ pub struct Annotations {
     pub destructive_hint: bool,
 }
 
-const READS: Annotations = Annotations {
+pub const READS: Annotations = Annotations {
     read_only_hint: true,
     destructive_hint: false,
 };
-const WRITES: Annotations = Annotations {
+pub const WRITES: Annotations = Annotations {
     read_only_hint: false,
     destructive_hint: true,
 };
@@ -102,30 +102,7 @@ fn strip_null(v: &mut Value) {
 
 /// The tools of `family`, in the order clients list them.
 pub fn tools(family: Family) -> Vec<ToolDef> {
-    match family {
-        Family::AgentToolset => vec![
-            def::<a::BashInput>("bash", WRITES),
-            def::<a::ReadInput>("read", READS),
-            def::<a::WriteInput>("write", WRITES),
-            def::<a::EditInput>("edit", WRITES),
-            def::<a::GlobInput>("glob", READS),
-            def::<a::GrepInput>("grep", READS),
-        ],
-        Family::ClaudeCode => vec![
-            def::<cc::BashInput>("Bash", WRITES),
-            def::<cc::ReadInput>("Read", READS),
-            def::<cc::WriteInput>("Write", WRITES),
-            def::<cc::EditInput>("Edit", WRITES),
-            def::<cc::MultiEditInput>("MultiEdit", WRITES),
-            def::<cc::GlobInput>("Glob", READS),
-            def::<cc::GrepInput>("Grep", READS),
-        ],
-        Family::Api => vec![
-            def::<api::BashInput>(api::BASH, WRITES),
-            def::<api::EditorInput>(api::EDITOR, WRITES),
-        ],
-        Family::Memory => vec![def::<memory::MemoryInput>(memory::MEMORY, WRITES)],
-    }
+    family.adapter().definitions()
 }
 
 /// The definitions as the family's clients expect them: MCP-style objects (`name`,
@@ -138,21 +115,21 @@ pub fn export(family: Family) -> Value {
 /// for the api (`bash_20250124`, `text_editor_20250728`) and memory (`memory_20250818`)
 /// families, custom tools (`name`, `description`, `input_schema`) for the others.
 pub fn messages_tools(family: Family) -> Value {
-    match family {
-        Family::Api => api::definitions(),
-        Family::Memory => memory::definitions(),
-        _ => Value::Array(
-            tools(family)
-                .into_iter()
-                .map(|t| {
-                    serde_json::json!({
-                        "name": t.name, "description": t.description,
-                        "input_schema": t.input_schema,
-                    })
+    family.adapter().messages_tools()
+}
+
+/// Custom tool definitions of a Messages API request.
+pub fn custom_tools(defs: &[ToolDef]) -> Value {
+    Value::Array(
+        defs.iter()
+            .map(|t| {
+                serde_json::json!({
+                    "name": t.name, "description": t.description,
+                    "input_schema": t.input_schema,
                 })
-                .collect(),
-        ),
-    }
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

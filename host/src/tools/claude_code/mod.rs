@@ -262,8 +262,68 @@ fn input<T: for<'de> Deserialize<'de>>(
     serde_json::from_value(v).map_err(|e| validation_error(tool, &[e.to_string()]))
 }
 
+/// The Claude Code family. Its state: what the session has read (and written), for the
+/// read-before-write rule and repeated reads; a fork has read what its parent had.
+pub struct ClaudeCode;
+
+/// The metadata key of what was read (a JSON object of path -> [`ReadMark`]).
+const READS_KEY: &str = "claude_code_reads";
+
+impl super::ToolFamily for ClaudeCode {
+    fn family(&self) -> super::Family {
+        super::Family::ClaudeCode
+    }
+
+    fn names(&self) -> &'static [&'static str] {
+        &["claude-code", "claude_code"]
+    }
+
+    fn tools(&self) -> &'static [&'static str] {
+        TOOLS
+    }
+
+    fn definitions(&self) -> Vec<super::schema::ToolDef> {
+        use super::schema::{READS, WRITES, def};
+        vec![
+            def::<BashInput>("Bash", WRITES),
+            def::<ReadInput>("Read", READS),
+            def::<WriteInput>("Write", WRITES),
+            def::<EditInput>("Edit", WRITES),
+            def::<MultiEditInput>("MultiEdit", WRITES),
+            def::<GlobInput>("Glob", READS),
+            def::<GrepInput>("Grep", READS),
+        ]
+    }
+
+    fn state(&self) -> Option<super::StateKey> {
+        Some(super::StateKey {
+            key: READS_KEY,
+            forked: true,
+        })
+    }
+
+    fn call(
+        &self,
+        cx: super::Cx<'_>,
+        name: &str,
+        args: &Value,
+        state: &mut Option<String>,
+    ) -> Result<Outcome, RunError> {
+        let mut reads: Reads = state
+            .as_deref()
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or_default();
+        let outcome = call(cx.tb, cx.txn, name, args, cx.limits, cx.env, &mut reads)?;
+        // A call rolled back read and wrote nothing.
+        if outcome.txn.is_some() {
+            *state = serde_json::to_string(&reads).ok();
+        }
+        Ok(outcome)
+    }
+}
+
 /// Runs one tool of the family in `txn`.
-pub fn call(
+fn call(
     tb: &Toolbox,
     txn: burrow_store::Txn,
     name: &str,
