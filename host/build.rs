@@ -90,18 +90,18 @@ mod sh_registry {
 
 mod engine_config {
     #![allow(dead_code)]
-    include!("src/engine_config.rs");
+    include!("src/runtime/engine_config.rs");
 }
 
 /// Compiles the built-in components to native code now, with the engine's own configuration
-/// (`src/engine_config.rs`) for a portable CPU baseline, so the binary embeds them ready to
+/// (`src/runtime/engine_config.rs`) for a portable CPU baseline, so the binary embeds them ready to
 /// load: the first call on an empty disk (a serverless cold start) runs no compiler. When the
 /// build cross-compiles, or `BURROW_NO_PRECOMPILE` is set, the artifacts are left empty and
 /// burrow compiles at first use as before.
 fn precompile(out: &std::path::Path, manifest: &std::path::Path) {
     println!(
         "cargo:rerun-if-changed={}",
-        manifest.join("src/engine_config.rs").display()
+        manifest.join("src/runtime/engine_config.rs").display()
     );
     println!("cargo:rerun-if-env-changed=BURROW_NO_PRECOMPILE");
     let target = std::env::var("TARGET").unwrap_or_default();

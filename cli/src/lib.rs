@@ -14,6 +14,6 @@ pub mod api_client;
 pub mod bench;
 pub mod cli;
 mod cli_progress;
-mod demo;
+
 pub mod serve;
 pub mod worker;

@@ -6,24 +6,23 @@
 //! -> [`engine`] -> [`wasi_fs`] -> the store. This crate never writes SQL (all state goes
 //! through `burrow-store`), serves no HTTP and parses no command line.
 //!
-//! - [`engine`]: the process's wasmtime engine, linker and component cache;
-//! - [`wasi_fs`]: `wasi:filesystem` over a store transaction (replacing wasmtime-wasi's);
-//! - [`run`]: one run of a component in one transaction, with [`limits`] and captured output;
+//! - [`runtime`]: WebAssembly under wasmtime: [`engine`] (the process's engine, linker and
+//!   component cache), [`run`] (one run of a component in one transaction, with [`limits`]
+//!   and captured output), [`wasi_fs`] (`wasi:filesystem` over a store transaction,
+//!   replacing wasmtime-wasi's), programs started by programs, wasip1 adaptation;
 //! - [`net`]: guests' network (policy, egress, secrets);
 //! - [`tools`]: the tool families over the file-tool and shell components;
 //! - [`session`]: sessions, forks, history, diff; [`toolchain`]: pinned runtimes.
 
-pub mod adapt;
-pub mod engine;
-pub mod limits;
 pub mod net;
-mod output;
-mod process;
-pub mod run;
+pub mod paths;
+pub mod runtime;
 pub mod session;
 pub mod toolchain;
 pub mod tools;
-pub mod wasi_fs;
+
+pub use runtime::{adapt, engine, limits, run, wasi_fs};
+pub(crate) use runtime::{output, process};
 
 pub use engine::{Engine, EngineConfig, Program};
 pub use limits::Limits;

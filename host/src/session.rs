@@ -159,8 +159,8 @@ pub struct SandboxConfig {
     /// call, where the shell's PATH finds them (the CLI reads it from `BURROW_TOOLS`).
     pub tool_layer: Option<PathBuf>,
     /// The toolchains directory ([`crate::toolchain`]), mounted read-only at
-    /// [`crate::toolchain::GUEST_DIR`] in every shell call while it exists (the CLI uses
-    /// [`crate::toolchain::default_dir`]).
+    /// [`crate::paths::TOOLCHAINS_GUEST_DIR`] in every shell call while it exists (the CLI uses
+    /// [`crate::paths::default_toolchains_dir`]).
     pub toolchains: Option<PathBuf>,
     /// The network policy of sessions created without one (`--allow-net` / `--secret` on
     /// `burrow serve`, `mcp`, `worker`, `agent`). Default: none (no network).
@@ -186,26 +186,7 @@ pub struct SandboxConfig {
 /// Where the shared tool layer appears inside the sandbox (on the shell's default PATH).
 pub const TOOL_LAYER: &str = "/opt/burrow/bin";
 
-/// The store every front end (CLI, Python package) uses when not told:
-/// `$XDG_DATA_HOME/burrow/burrow.db` (`~/.local/share/burrow/burrow.db`).
-pub fn default_store_path() -> PathBuf {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    base.join("burrow").join("burrow.db")
-}
-
-/// Where compiled components are cached across processes: `$BURROW_CACHE`, else
-/// `$XDG_CACHE_HOME/burrow/components` (`~/.cache/burrow/components`).
-pub fn default_cache_dir() -> PathBuf {
-    std::env::var_os("BURROW_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|c| PathBuf::from(c).join("burrow")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/burrow")))
-        .unwrap_or_else(|| std::env::temp_dir().join("burrow-cache"))
-        .join("components")
-}
+pub use crate::paths::{default_cache_dir, default_store_path};
 
 /// `BURROW_COMPILE_BUILTINS=1`: see [`SandboxConfig::compile_builtins`].
 pub fn compile_builtins_from_env() -> bool {
@@ -226,7 +207,7 @@ impl SandboxConfig {
             },
             pooling: false,
             tool_layer: std::env::var_os("BURROW_TOOLS").map(PathBuf::from),
-            toolchains: Some(crate::toolchain::default_dir()),
+            toolchains: Some(crate::paths::default_toolchains_dir()),
             default_net: Default::default(),
             compile_builtins: compile_builtins_from_env(),
             objects: None,
@@ -351,7 +332,7 @@ impl Sandbox {
         if let Some(dir) = &self.config.toolchains {
             tb.set_toolchains(crate::wasi_fs::Mount {
                 host: dir.clone(),
-                guest: crate::toolchain::GUEST_DIR.to_string(),
+                guest: crate::paths::TOOLCHAINS_GUEST_DIR.to_string(),
             });
         }
         let tb = Arc::new(tb);

@@ -13,7 +13,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Where the toolchains directory appears inside the sandbox.
-pub const GUEST_DIR: &str = "/opt/burrow/toolchains";
+pub use crate::paths::TOOLCHAINS_GUEST_DIR as GUEST_DIR;
+/// The toolchains directory.
+pub use crate::paths::default_toolchains_dir as default_dir;
 
 /// A toolchain burrow knows how to install: where its pinned program comes from.
 #[derive(Debug, Clone, Copy)]
@@ -175,18 +177,6 @@ pub enum Error {
 
 fn io(what: &str, path: &Path, e: std::io::Error) -> Error {
     Error::Io(format!("cannot {what} {}: {e}", path.display()))
-}
-
-/// The toolchains directory: `$BURROW_TOOLCHAINS`, else `$XDG_DATA_HOME/burrow/toolchains`
-/// (`~/.local/share/burrow/toolchains`).
-pub fn default_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("BURROW_TOOLCHAINS") {
-        return PathBuf::from(d);
-    }
-    crate::session::default_store_path()
-        .parent()
-        .map(|p| p.join("toolchains"))
-        .unwrap_or_else(|| PathBuf::from("toolchains"))
 }
 
 /// An installed toolchain, as its `toolchain.json` records it.

@@ -30,6 +30,7 @@
 pub mod backend;
 mod diff;
 mod error;
+mod event;
 mod fsck;
 mod gc;
 mod hamt;
@@ -47,10 +48,10 @@ use std::time::Duration;
 pub use backend::VersionRow as Version;
 pub use diff::{Change, ChangeKind};
 pub use error::{Errno, Error, Result};
+pub use event::{Event, EventFilter, NewEvent};
 pub use fsck::FsckReport;
 pub use gc::{GcStats, Retention};
 pub use io::ImportStats;
-pub use meta::{Event, EventFilter};
 pub use node::{Hash, Kind, PAGE_SIZE};
 pub use txn::{
     Commit, DirEntry, FILE_MAX, Ino, NAME_MAX, OpenFlags, PATH_MAX, ROOT_INO, SYMLINK_MAX,

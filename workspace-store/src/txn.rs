@@ -1552,3 +1552,13 @@ fn copy_page(page: &[u8], within: usize, dst: &mut [u8]) {
     }
     dst[avail..].fill(0);
 }
+
+impl Txn {
+    /// Commits like [`Txn::commit`] and appends an event recording it, in the same catalog
+    /// transaction: the event exists if and only if the commit does. Returns the commit and
+    /// the event's sequence number.
+    pub fn commit_with_event(self, kind: &str, data: &str) -> Result<(Commit, i64)> {
+        self.commit_inner(Some((kind, data)))
+            .map(|(c, seq)| (c, seq.unwrap_or_default()))
+    }
+}

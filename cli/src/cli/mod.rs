@@ -7,6 +7,7 @@
 
 mod args;
 mod calls;
+mod demo;
 mod servers;
 mod session;
 mod store;
@@ -168,7 +169,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let json = cx.json;
     // Verbs that need no store, or open it their own way.
     match cli.command {
-        Command::Demo(a) => return crate::demo::run(a.keep, json),
+        Command::Demo(a) => return demo::run(a.keep, json),
         Command::Serve(a) => return servers::serve(&cx, a),
         Command::Mcp(a) => return servers::mcp(&cx, a),
         Command::Worker(a) => return servers::worker(&cx, a),

@@ -21,7 +21,7 @@ pub mod split;
 pub mod sqlite;
 
 use crate::error::Result;
-use crate::meta::{Event, EventFilter};
+use crate::event::{Event, EventFilter, NewEvent};
 use crate::node::Hash;
 use crate::{Quota, VersionId};
 
@@ -421,28 +421,13 @@ pub trait Catalog: Send + Sync {
     fn meta(&self, workspace: &str) -> Result<std::collections::BTreeMap<String, String>>;
     fn find_by_meta(&self, key: &str, value: &str) -> Result<Option<String>>;
     /// Appends an event and marks the workspace active; returns its sequence number.
-    fn append_event(
-        &self,
-        workspace: &str,
-        kind: &str,
-        before: Option<VersionId>,
-        after: Option<VersionId>,
-        data: &str,
-    ) -> Result<i64>;
+    fn append_event(&self, event: &NewEvent<'_>) -> Result<i64>;
     /// [`Catalog::append_event`] for an event whose sequence number nobody waits for: it may
     /// return before the event is stored. The event is stored before this catalog reads the
     /// log, deletes a workspace or versions, or is dropped; one that then fails to be stored
     /// is logged. By default it is `append_event`.
-    fn record_event(
-        &self,
-        workspace: &str,
-        kind: &str,
-        before: Option<VersionId>,
-        after: Option<VersionId>,
-        data: &str,
-    ) -> Result<()> {
-        self.append_event(workspace, kind, before, after, data)
-            .map(|_| ())
+    fn record_event(&self, event: &NewEvent<'_>) -> Result<()> {
+        self.append_event(event).map(|_| ())
     }
     fn events(&self, filter: &EventFilter) -> Result<Vec<Event>>;
 

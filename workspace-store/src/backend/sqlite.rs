@@ -16,7 +16,7 @@ use super::{
     ObjectStore, RefSnapshot, VersionRow,
 };
 use crate::error::{Error, Result};
-use crate::meta::{Event, EventFilter};
+use crate::event::{Event, EventFilter, NewEvent};
 use crate::node::Hash;
 use crate::{Durability, Quota, VersionId};
 
@@ -1009,17 +1009,10 @@ impl Catalog for Sqlite {
         })
     }
 
-    fn append_event(
-        &self,
-        workspace: &str,
-        kind: &str,
-        before: Option<VersionId>,
-        after: Option<VersionId>,
-        data: &str,
-    ) -> Result<i64> {
+    fn append_event(&self, e: &NewEvent<'_>) -> Result<i64> {
         self.write(|tx| {
-            let seq = Self::insert_event(tx, workspace, kind, before, after, data)?;
-            Self::touch(tx, workspace)?;
+            let seq = Self::insert_event(tx, e.workspace, e.kind, e.before, e.after, e.data)?;
+            Self::touch(tx, e.workspace)?;
             Ok(seq)
         })
     }

@@ -55,7 +55,7 @@ pub fn run(keep: Option<PathBuf>, json_out: bool) -> anyhow::Result<ExitCode> {
 
     say("== day 1: clone a repository into a new session");
     let t = Instant::now();
-    let sb = crate::cli::Config::local(&store_path)?.open(false)?;
+    let sb = super::Config::local(&store_path)?.open(false)?;
     let repo = tmp.path().join("sample-repo.tar");
     std::fs::write(&repo, SAMPLE_REPO)?;
     let session = sb.create_from(Some("analysis"), &repo, &mut |_| {})?;
@@ -182,7 +182,7 @@ pub fn run(keep: Option<PathBuf>, json_out: bool) -> anyhow::Result<ExitCode> {
         resumed_text.lines().next().unwrap_or("")
     ));
 
-    let sb = crate::cli::Config::local(&store_path)?.open(false)?;
+    let sb = super::Config::local(&store_path)?.open(false)?;
     say("== fork the finished analysis into three experiments");
     let t = Instant::now();
     let forks = sb.fork(&id, 3)?;
