@@ -67,7 +67,7 @@ fn main() {
 
     // The shell's utility names, for the sandbox's `/usr/bin` and `/bin` listings: its
     // registry of built-in utilities, and the shell builtins that are programs there too.
-    let registry = root.join("tools-wasm/sh/src/utils/registry.rs");
+    let registry = root.join("tools-wasm/utility/src/registry.rs");
     println!("cargo:rerun-if-changed={}", registry.display());
     let mut names: Vec<String> = ["echo", "printf", "true", "false", "test", "[", "pwd"]
         .iter()
@@ -85,7 +85,7 @@ fn main() {
 
 mod sh_registry {
     #![allow(dead_code)]
-    include!("../tools-wasm/sh/src/utils/registry.rs");
+    include!("../tools-wasm/utility/src/registry.rs");
 }
 
 mod engine_config {

@@ -1,5 +1,5 @@
 //! The option audit of the shell's built-in utilities (issue 24): the registry
-//! (tools-wasm/sh/src/utils/registry.rs) says which options burrow implements; GNU's --help of
+//! (tools-wasm/utility/src/registry.rs) says which options burrow implements; GNU's --help of
 //! each utility (recorded in fixtures/gnu-options.txt by scripts/gnu-options) says which exist.
 //!
 //! - every option the registry lists is one GNU documents, with the same kind of argument;
@@ -21,7 +21,7 @@ use crate::common;
 
 #[allow(dead_code)]
 mod registry {
-    include!("../../tools-wasm/sh/src/utils/registry.rs");
+    include!("../../tools-wasm/utility/src/registry.rs");
 }
 use registry::{Arg, Digits, Parse, UTILITIES, Utility};
 

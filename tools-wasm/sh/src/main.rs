@@ -11,8 +11,7 @@
 //! stdin is read as the utility asks, its variables are the environment.
 
 mod shell;
-mod sys;
-mod utils;
+use sh_utility::sys;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -270,6 +270,7 @@ impl Shell {
                             err.write(format!("+ {}\n", argv.join(" ")).as_bytes());
                         }
                         crate::shell::process::Stage::start(&sub, &argv, program, next, err)
+                            .map(|s| std::rc::Rc::new(s) as std::rc::Rc<dyn sh_utility::io::Stage>)
                     }),
                     ends,
                 );
@@ -283,7 +284,7 @@ impl Shell {
         outs.reverse();
         let mut stdin = io.stdin.clone();
         let mut statuses = Vec::new();
-        let mut started: Option<std::rc::Rc<crate::shell::process::Stage>> = None;
+        let mut started: Option<std::rc::Rc<dyn sh_utility::io::Stage>> = None;
         for (i, cmd) in p.seq.iter().enumerate() {
             let s = if let Some(stage) = started.take() {
                 // It ran alongside the stage before it; what is left is its end.
@@ -691,4 +692,71 @@ impl StageOut {
             | StageOut::Spill(s, _) => s.clone(),
         }
     }
+}
+
+/// `sh` and `bash` run as commands: a new whole shell (options, `-c` or a script file or
+/// stdin), its variables ending with it and its EXIT trap run at its end.
+pub fn bash_command(sh: &Shell, args: &[String], io: &Io) -> Status {
+    use sh_utility::format::io_msg;
+    use sh_utility::io::read_all;
+    let mut sub = sh.subshell();
+    // Leading shell options (`bash -e -u -c ...`, `sh -x script`, `-o pipefail`) are
+    // the new shell's `set` options.
+    let mut k = 0;
+    let mut sets: Vec<String> = vec!["set".into()];
+    while let Some(a) = args.get(k)
+        && a.len() > 1
+        && (a.starts_with('-') || a.starts_with('+'))
+        && a != "-c"
+        && !a.starts_with("--")
+    {
+        if a == "-o" || a == "+o" {
+            sets.extend(args[k..(k + 2).min(args.len())].iter().cloned());
+            k += 2;
+        } else {
+            sets.push(a.clone());
+            k += 1;
+        }
+    }
+    if k > 0 {
+        match crate::shell::builtins::run(&mut sub, &sets, io) {
+            Some(Ok(0)) => {}
+            _ => return Ok(2),
+        }
+    }
+    let args = &args[k..];
+    let dash_c = args.iter().any(|a| a == "-c");
+    let src = if let Some(i) = args.iter().position(|a| a == "-c") {
+        sub.arg0 = args.get(i + 2).cloned().unwrap_or_else(|| "bash".into());
+        sub.positional = args.get(i + 3..).map(|s| s.to_vec()).unwrap_or_default();
+        args.get(i + 1).cloned().unwrap_or_default()
+    } else if let Some(f) = args.first() {
+        match std::fs::read_to_string(sh.path(f)) {
+            Ok(src) => {
+                sub.arg0 = f.clone();
+                sub.positional = args[1..].to_vec();
+                src
+            }
+            Err(e) => {
+                io.eprint(&format!("bash: {f}: {}\n", io_msg(&e)));
+                return Ok(127);
+            }
+        }
+    } else {
+        // The script on stdin, as `bash < file` or `... | bash` run it.
+        String::from_utf8_lossy(&read_all(&io.stdin)).into_owned()
+    };
+    // A whole shell: its variables end with it and its EXIT trap runs at its end.
+    let status = match sub.run_top(&src, io) {
+        Ok(s) => s,
+        // A fatal error (`${x?}`, a bad substitution) ends `bash -c` with 127 and a
+        // script (a file or stdin) with 1, as bash does.
+        Err(crate::shell::Flow::Exit(s)) => match crate::sys::take_fatal() {
+            true if dash_c => 127,
+            true => 1,
+            false => s,
+        },
+        Err(_) => 0,
+    };
+    Ok(sub.finish(status, io))
 }

@@ -4,18 +4,22 @@
 //! state, as bash runs pipeline stages in subshells); `$(...)` runs in a copy too. The shell's
 //! own builtins (`cd`, `read`, `set`, ...) are in `builtins`, conditional expressions in
 //! `test`, programs found on PATH in `process`. The utilities it runs (`sort`, `sed`, ...)
-//! live apart, in `crate::utils`.
+//! live apart, in the utility crates; `utilities` registers their commands, and `ctx` is what
+//! they see of the shell (`sh_utility::Ctx`).
 
 pub mod builtins;
 mod command;
+mod ctx;
 mod exec;
+pub use exec::bash_command;
 pub mod expand;
 pub mod extglob;
-pub mod io;
+pub use sh_utility::io;
 pub mod process;
 mod redirect;
 pub mod state;
 pub mod test;
+pub mod utilities;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -28,19 +32,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::shell::io::{Io, Sink, input};
 
-/// Control flow leaving a command early.
-#[derive(Debug)]
-pub enum Flow {
-    Break(u32),
-    Continue(u32),
-    Return(i32),
-    Exit(i32),
-    /// An error that ends the complete command it is in (an assignment to a readonly
-    /// variable): a shell goes on with its next command, a subshell ends with the status.
-    Abort(i32),
-}
-
-pub type Status = Result<i32, Flow>;
+pub use sh_utility::{Flow, Status};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Var {

@@ -22,7 +22,7 @@ pub fn find(sh: &Shell, name: &str) -> Option<PathBuf> {
         return None;
     }
     if name.contains('/') {
-        let p = crate::utils::coreutils::lexical(&sh.path(name));
+        let p = sh_utility::path::lexical(&sh.path(name));
         return p.is_file().then_some(p);
     }
     let path = sh.get("PATH").unwrap_or_default();
@@ -133,12 +133,12 @@ pub fn exec(sh: &mut Shell, path: &Path, argv: &[String], io: &Io) -> Status {
         if !matches!(name.as_str(), "bash" | "sh" | "") {
             let found = find(sh, &name);
             // An interpreter burrow launches itself (`#!/usr/bin/env python3`).
-            if found.is_none() && crate::utils::is_python(name.as_str()) {
+            if found.is_none() && crate::shell::utilities::is_python(name.as_str()) {
                 let mut args = vec![name];
                 args.extend(rest);
                 args.push(path.to_string_lossy().into_owned());
                 args.extend(argv[1..].iter().cloned());
-                return crate::utils::toolchain::run(sh, &args, io).unwrap_or(Ok(127));
+                return sh_pip::toolchain::run(sh, &args, io);
             }
             let Some(found) = found else {
                 io.eprint(&format!(
@@ -534,6 +534,20 @@ impl Stage {
 
     /// Ends its input, passes on the rest of its output and returns its exit status.
     pub fn finish(&self) -> i32 {
+        sh_utility::io::Stage::finish(self)
+    }
+}
+
+impl sh_utility::io::Stage for Stage {
+    fn write(&self, data: &[u8]) {
+        Stage::write(self, data)
+    }
+
+    fn closed(&self) -> bool {
+        Stage::closed(self)
+    }
+
+    fn finish(&self) -> i32 {
         let rest = std::mem::take(&mut *self.pending.borrow_mut());
         self.feed(&rest);
         self.run.close_stdin();

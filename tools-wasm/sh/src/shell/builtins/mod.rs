@@ -13,30 +13,11 @@ mod settings;
 
 use declare::*;
 pub use declare::{declaration, dq};
-pub use printf::*;
+use printf::*;
 use read::*;
-pub use settings::signal_number;
 use settings::*;
-
-/// strerror-style wording of an I/O error, as GNU tools print it.
-pub fn io_msg(e: &std::io::Error) -> String {
-    use std::io::ErrorKind as K;
-    match e.kind() {
-        K::NotFound => "No such file or directory".into(),
-        K::PermissionDenied => "Permission denied".into(),
-        K::AlreadyExists => "File exists".into(),
-        K::NotADirectory => "Not a directory".into(),
-        K::IsADirectory => "Is a directory".into(),
-        K::DirectoryNotEmpty => "Directory not empty".into(),
-        K::InvalidInput => "Invalid argument".into(),
-        _ if e.raw_os_error() == Some(32) => "Too many levels of symbolic links".into(),
-        _ if e.raw_os_error() == Some(48) => "Disk quota exceeded".into(),
-        _ => {
-            let s = e.to_string();
-            s.split(" (os error").next().unwrap_or(&s).to_string()
-        }
-    }
-}
+pub use sh_utility::format::{ansi_c_escapes, backslash_escapes, io_msg, shell_quote};
+pub use sh_utility::path::normalize;
 
 /// Runs `argv` if it names a builtin; None otherwise.
 pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
@@ -92,10 +73,10 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         "builtin" => builtin(sh, args, io),
         "type" | "which" => Ok(kind_of(sh, name, args, io)),
         "env" | "printenv" => {
-            let u = crate::utils::registry::find(name)?;
-            match crate::utils::options::gate(u, argv, io) {
-                crate::utils::options::Gate::Run(a) => Ok(env(sh, name, &a[1..], io)),
-                crate::utils::options::Gate::Done(code) => Ok(code),
+            let u = crate::shell::utilities::registry::find(name)?;
+            match crate::shell::utilities::options::gate(u, argv, io) {
+                crate::shell::utilities::options::Gate::Run(a) => Ok(env(sh, name, &a[1..], io)),
+                crate::shell::utilities::options::Gate::Done(code) => Ok(code),
             }
         }
         "exec" if !args.is_empty() => sh.dispatch(args, io),
@@ -117,7 +98,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         "shopt" => Ok(shopt(sh, args, io)),
         // No background jobs in a sandboxed call: nothing to wait for or list.
         "wait" | "hash" | "umask" | "ulimit" | "jobs" => Ok(0),
-        _ => return crate::utils::run(sh, argv, io),
+        _ => return crate::shell::utilities::run(sh, argv, io),
     })
 }
 
@@ -175,98 +156,6 @@ pub fn is_identifier(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn parse_spec(spec: &str) -> (bool, bool, usize, Option<usize>) {
-    let left = spec.contains('-');
-    let digits: String = spec
-        .chars()
-        .filter(|c| c.is_ascii_digit() || *c == '.')
-        .collect();
-    let zero = spec
-        .trim_start_matches(['-', '+', ' ', '#'])
-        .starts_with('0');
-    let (w, p) = match digits.split_once('.') {
-        Some((w, p)) => (w, Some(p.parse().unwrap_or(0))),
-        None => (digits.as_str(), None),
-    };
-    (
-        left,
-        zero,
-        w.trim_start_matches('0').parse().unwrap_or(0),
-        p,
-    )
-}
-
-/// A printf integer argument as C's `strtoimax` with base 0 reads it, as bash does: leading
-/// blanks, a sign, `0x` (hex) and `0` (octal) prefixes; `'c` or `"c` is the character's
-/// code. The value of the longest numeric prefix, and whether the whole argument was one.
-fn parse_int_arg(s: &str) -> (i64, bool) {
-    if let Some(c) = s.strip_prefix('\'').or_else(|| s.strip_prefix('"')) {
-        return (c.chars().next().map_or(0, |c| c as i64), true);
-    }
-    let t = s.trim_start_matches([' ', '\t', '\n']);
-    if t.is_empty() {
-        return (0, s.is_empty());
-    }
-    let (neg, t) = match t.as_bytes()[0] {
-        b'-' => (true, &t[1..]),
-        b'+' => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let (radix, digits) = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(h) => (16, h),
-        None if t.len() > 1 && t.starts_with('0') => (8, &t[1..]),
-        None => (10, t),
-    };
-    let end = digits
-        .find(|c: char| !c.is_digit(radix))
-        .unwrap_or(digits.len());
-    let whole = end == digits.len() && (end > 0 || radix == 8);
-    let n = match i128::from_str_radix(&digits[..end], radix) {
-        Ok(n) => n,
-        Err(_) if end == 0 => 0,
-        Err(_) => i128::MAX,
-    };
-    let n = if neg { -n } else { n };
-    match i64::try_from(n) {
-        Ok(n) => (n, whole),
-        // Out of range: clamped, as strtoimax does, and reported.
-        Err(_) => (if neg { i64::MIN } else { i64::MAX }, false),
-    }
-}
-
-fn parse_int(s: &str) -> Option<i64> {
-    let t = s.trim();
-    if let Some(c) = t.strip_prefix('\'').or_else(|| t.strip_prefix('"')) {
-        return c.chars().next().map(|c| c as i64);
-    }
-    if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        return i64::from_str_radix(h, 16).ok();
-    }
-    t.parse().ok()
-}
-
-pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c))
-    {
-        return s.to_string();
-    }
-    if s.is_empty() {
-        return "''".into();
-    }
-    let mut out = String::new();
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c) {
-            out.push(c);
-        } else {
-            out.push('\\');
-            out.push(c);
-        }
-    }
-    out
-}
-
 fn cd(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
     let target = match args
         .iter()
@@ -304,21 +193,6 @@ fn cd(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
             1
         }
     }
-}
-
-/// Lexically normalises an absolute path (`.` and `..`).
-pub fn normalize(p: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for c in p.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            c => parts.push(c),
-        }
-    }
-    format!("/{}", parts.join("/"))
 }
 
 fn export(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
@@ -657,7 +531,7 @@ pub fn is_shell_builtin(name: &str) -> bool {
 
 pub fn is_builtin(name: &str) -> bool {
     SHELL_ONLY.contains(&name)
-        || crate::utils::is_utility(name)
+        || crate::shell::utilities::is_utility(name)
         || matches!(name, "which" | "env" | "printenv")
 }
 

@@ -2,6 +2,7 @@
 //! `trap` with its signal names.
 
 use super::*;
+use sh_utility::format::SIGNALS;
 
 pub(super) fn set(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
     if args.is_empty() {
@@ -126,25 +127,6 @@ pub(super) fn option_list(sh: &Shell) -> Vec<(&'static str, bool)> {
         ("pipefail", o.pipefail),
         ("xtrace", o.xtrace),
     ]
-}
-
-/// Signal names `trap` knows (without `SIG`), in signal-number order, as `trap -l` lists.
-pub(super) const SIGNALS: &[&str] = &[
-    "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
-    "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
-    "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
-];
-
-/// The number of a signal named as `timeout -s` and `kill` take it (`TERM`, `SIGTERM`, `15`).
-pub fn signal_number(spec: &str) -> Option<i32> {
-    if let Ok(n) = spec.parse::<i32>() {
-        return (1..=64).contains(&n).then_some(n);
-    }
-    let name = spec.strip_prefix("SIG").unwrap_or(spec);
-    SIGNALS
-        .iter()
-        .position(|s| *s == name)
-        .map(|i| i as i32 + 1)
 }
 
 /// A condition as `trap` stores it: `EXIT`, `ERR`, or a signal name without `SIG`.

@@ -19,8 +19,8 @@ mod params;
 
 pub use arith::*;
 pub use glob::*;
+pub use params::single_quoted;
 use params::*;
-pub use params::{byte_locale, single_quoted};
 
 /// A run of text within a field: quoted text is never split or globbed.
 #[derive(Clone, Debug)]

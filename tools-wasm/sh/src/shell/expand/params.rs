@@ -473,12 +473,7 @@ pub fn single_quoted(s: &str) -> String {
 /// Whether the shell's character type locale (`LC_ALL`, else `LC_CTYPE`, else `LANG`) is
 /// one of single bytes (`C`, `POSIX`, or any without UTF-8).
 pub fn byte_locale(sh: &Shell) -> bool {
-    let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
-        .iter()
-        .find_map(|n| sh.get(n).filter(|v| !v.is_empty()))
-        .unwrap_or("C.UTF-8")
-        .to_ascii_lowercase();
-    !(locale.contains("utf-8") || locale.contains("utf8"))
+    sh_utility::ctx::byte_locale(sh)
 }
 
 /// The variable a per-element operator applies to (`x` of `${x@a}`, `${a[1]@a}`, and the
@@ -520,7 +515,7 @@ pub(super) fn prompt_expand(sh: &mut Shell, v: &str, io: &Io) -> Result<String, 
             out.push('\\');
             break;
         };
-        let now = crate::utils::files::now();
+        let now = sh_utility::time::now();
         match e {
             'u' => out.push_str(sh.get("USER").unwrap_or("agent")),
             'h' | 'H' => out.push_str("burrow"),
@@ -549,11 +544,11 @@ pub(super) fn prompt_expand(sh: &mut Shell, v: &str, io: &Io) -> Result<String, 
             'e' => out.push('\x1b'),
             '\\' => out.push('\\'),
             '[' | ']' => {}
-            'd' => out.push_str(&crate::utils::text::strftime(now, "%a %b %d")),
-            't' => out.push_str(&crate::utils::text::strftime(now, "%H:%M:%S")),
-            'T' => out.push_str(&crate::utils::text::strftime(now, "%I:%M:%S")),
-            '@' => out.push_str(&crate::utils::text::strftime(now, "%I:%M %p")),
-            'A' => out.push_str(&crate::utils::text::strftime(now, "%H:%M")),
+            'd' => out.push_str(&sh_utility::time::strftime(now, "%a %b %d")),
+            't' => out.push_str(&sh_utility::time::strftime(now, "%H:%M:%S")),
+            'T' => out.push_str(&sh_utility::time::strftime(now, "%I:%M:%S")),
+            '@' => out.push_str(&sh_utility::time::strftime(now, "%I:%M %p")),
+            'A' => out.push_str(&sh_utility::time::strftime(now, "%H:%M")),
             'j' => out.push('0'),
             '!' | '#' => out.push('1'),
             '0'..='7' => {

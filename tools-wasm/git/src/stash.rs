@@ -1,0 +1,396 @@
+//! `git stash`: `push` (`-m`, `-q`), `list`, `show` (`--stat`, `-p`), `apply`, `pop`, `drop`,
+//! `clear`. A stash is the two commits git makes (the index, and the work tree with HEAD and
+//! the index as parents) kept in `refs/stash` and its reflog, so native git reads burrow's
+//! stashes and the reverse; applying is the three-way merge `merge` uses.
+
+use std::path::Path;
+
+use super::merge::merge_trees;
+use super::object::{Kind, Oid, hex, parse_hex};
+use super::porcelain::{abbrev, head_files, read_commit, subject, tree_files};
+use super::repo::{IndexEntry, Repo};
+use super::worktree::{hard_reset, two_way, work_of};
+use super::write::{ident, index_map, save_index, stage, write_file, write_object, write_trees};
+use super::{Args, usage_error};
+use sh_utility::Ctx;
+use sh_utility::io::Io;
+
+/// The stash reflog's entries, newest first: (commit, message).
+fn entries(repo: &Repo) -> Vec<(Oid, String)> {
+    raw_entries(repo)
+        .into_iter()
+        .map(|(id, _, msg)| (id, msg))
+        .collect()
+}
+
+/// Rewrites the stash reflog (newest first in `list`) and `refs/stash`.
+fn save_entries(repo: &Repo, list: &[(Oid, String, String)]) -> Result<(), String> {
+    let log = repo.git_dir.join("logs/refs/stash");
+    if list.is_empty() {
+        let _ = std::fs::remove_file(&log);
+        super::tag::remove_ref(repo, "refs/stash");
+        return Ok(());
+    }
+    let mut text = String::new();
+    let mut prev = [0u8; 20];
+    for (id, who, msg) in list.iter().rev() {
+        text.push_str(&format!("{} {} {who}\t{msg}\n", hex(&prev), hex(id)));
+        prev = *id;
+    }
+    write_file(&log, text.as_bytes())?;
+    write_file(
+        &repo.git_dir.join("refs/stash"),
+        format!("{}\n", hex(&list[0].0)).as_bytes(),
+    )
+}
+
+/// The raw reflog lines (id, identity and time, message), newest first.
+fn raw_entries(repo: &Repo) -> Vec<(Oid, String, String)> {
+    let text = std::fs::read_to_string(repo.git_dir.join("logs/refs/stash")).unwrap_or_default();
+    let mut out: Vec<(Oid, String, String)> = text
+        .lines()
+        .filter_map(|l| {
+            let (head, msg) = l.split_once('\t')?;
+            let mut parts = head.splitn(3, ' ');
+            let _old = parts.next()?;
+            let new = parse_hex(parts.next()?)?;
+            Some((new, parts.next()?.to_string(), msg.to_string()))
+        })
+        .collect();
+    out.reverse();
+    out
+}
+
+/// `stash@{N}` (or `N`, or nothing for 0) as an index into the entries.
+fn which(arg: Option<&String>, n: usize) -> Result<usize, String> {
+    let Some(a) = arg else {
+        return if n == 0 {
+            Err("No stash entries found.".into())
+        } else {
+            Ok(0)
+        };
+    };
+    let k = a
+        .strip_prefix("stash@{")
+        .and_then(|r| r.strip_suffix('}'))
+        .unwrap_or(a);
+    match k.parse::<usize>() {
+        Ok(i) if i < n => Ok(i),
+        _ => Err(format!("error: {a} is not a valid reference")),
+    }
+}
+
+/// How git names the entry dropped: as given, else `refs/stash@{N}`.
+fn stash_name(arg: Option<&String>, i: usize) -> String {
+    match arg {
+        Some(a) => a.clone(),
+        None => format!("refs/stash@{{{i}}}"),
+    }
+}
+
+pub fn stash(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
+    const USAGE: &str = "git stash list [<log-options>]\n   or: git stash show [-u | --include-untracked | --only-untracked] [<diff-options>] [<stash>]\n   or: git stash drop [-q | --quiet] [<stash>]\n   or: git stash pop [--index] [-q | --quiet] [<stash>]\n   or: git stash apply [--index] [-q | --quiet] [<stash>]\n   or: git stash clear\n   or: git stash [push [-p | --patch] [-S | --staged] [-k | --[no-]keep-index] [-q | --quiet]\n          [-u | --include-untracked] [-a | --all] [(-m | --message) <message>]\n          [--pathspec-from-file=<file> [--pathspec-file-nul]]\n          [--] [<pathspec>...]]";
+    let (sub, rest) = match args.split_first() {
+        Some((s, r)) if !s.starts_with('-') => (s.as_str(), r),
+        _ => ("push", args),
+    };
+    let (repo, cwd) = match super::open_repo(sh, io) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let mut quiet = false;
+    let mut message: Option<String> = None;
+    let mut patch = false;
+    let mut operands: Vec<String> = Vec::new();
+    let mut a = Args::with_values(rest, "m");
+    while let Some(arg) = a.next() {
+        let r = match arg.as_str() {
+            "-q" | "--quiet" => a.flag("quiet").map(|_| quiet = true),
+            "-m" | "--message" if sub == "push" || sub == "save" => {
+                a.value("message").map(|v| message = Some(v))
+            }
+            "-p" | "--patch" if sub == "show" => a.flag("patch").map(|_| patch = true),
+            "--stat" if sub == "show" => Ok(()),
+            "-u"
+            | "--include-untracked"
+            | "-a"
+            | "--all"
+            | "-k"
+            | "--keep-index"
+            | "--no-keep-index"
+            | "-S"
+            | "--staged"
+            | "-p"
+            | "--patch"
+            | "--index"
+            | "--only-untracked"
+            | "--pathspec-from-file" => {
+                return super::not_here(io, &format!("stash {sub}"), &arg);
+            }
+            s if s.starts_with('-') => Err(a.unknown(s)),
+            _ => {
+                operands.push(arg);
+                Ok(())
+            }
+        };
+        if let Err(e) = r {
+            return usage_error(io, &e, USAGE);
+        }
+    }
+    let r = match sub {
+        "push" | "save" => {
+            if sub == "save" && !operands.is_empty() {
+                message = Some(operands.join(" "));
+            } else if !operands.is_empty() {
+                return super::not_here(io, "stash push", "<pathspec>");
+            }
+            push(sh, &repo, message, quiet, io)
+        }
+        "list" => {
+            let mut out = String::new();
+            for (i, (_, msg)) in entries(&repo).iter().enumerate() {
+                out.push_str(&format!("stash@{{{i}}}: {msg}\n"));
+            }
+            io.print(&out);
+            Ok(0)
+        }
+        "show" => show(&repo, operands.first(), patch, io),
+        "apply" | "pop" => apply(&repo, &cwd, operands.first(), sub == "pop", quiet, io),
+        "drop" => drop(&repo, operands.first(), quiet, io),
+        "clear" => save_entries(&repo, &[]).map(|_| 0),
+        s => {
+            io.eprint(&format!("error: unknown subcommand: `{s}'\n"));
+            return usage_error(io, "", USAGE);
+        }
+    };
+    match r {
+        Ok(c) => c,
+        Err(e) => {
+            io.eprint(&format!("{e}\n"));
+            if e.starts_with("fatal:") { 128 } else { 1 }
+        }
+    }
+}
+
+fn push(
+    sh: &dyn Ctx,
+    repo: &Repo,
+    message: Option<String>,
+    quiet: bool,
+    io: &Io,
+) -> Result<i32, String> {
+    let work = work_of(repo)?;
+    let (head_ref, head) = repo.head();
+    let Some(head) = head else {
+        return Err("You do not have the initial commit yet".into());
+    };
+    let head_tree = head_files(repo, Some(head))?;
+    let index = index_map(repo)?;
+    // The work tree's tracked files as they are now.
+    let mut worktree = index.clone();
+    for (p, e) in &index {
+        let path = work.join(String::from_utf8_lossy(p).as_ref());
+        match stage(repo, &path, p.clone(), Some(e.mode))? {
+            Some(n) => {
+                worktree.insert(p.clone(), n);
+            }
+            None => {
+                worktree.remove(p);
+            }
+        }
+    }
+    let same = |m: &super::worktree::Index| {
+        m.len() == head_tree.len()
+            && m.iter()
+                .all(|(p, e)| head_tree.get(p) == Some(&(e.mode, e.oid)))
+    };
+    if same(&index) && same(&worktree) {
+        if !quiet {
+            io.print("No local changes to save\n");
+        }
+        return Ok(0);
+    }
+    let branch = head_ref
+        .as_deref()
+        .and_then(|r| r.strip_prefix("refs/heads/"))
+        .unwrap_or("(no branch)")
+        .to_string();
+    let head_commit = read_commit(repo, &head)?;
+    let desc = format!("{} {}", abbrev(&head), subject(&head_commit.message));
+    let who = ident(sh, repo, "COMMITTER")?;
+    // git ends the index commit's message with a newline, the work tree commit's without.
+    let commit = |tree: Oid, parents: &[Oid], msg: &str| -> Result<Oid, String> {
+        let mut body = format!("tree {}\n", hex(&tree));
+        for p in parents {
+            body.push_str(&format!("parent {}\n", hex(p)));
+        }
+        body.push_str(&format!("author {who}\ncommitter {who}\n\n{msg}"));
+        write_object(repo, Kind::Commit, body.as_bytes())
+    };
+    let tree_of = |m: &super::worktree::Index| -> Result<Oid, String> {
+        let entries: Vec<&IndexEntry> = m.values().collect();
+        write_trees(repo, &entries, 0)
+    };
+    let i_commit = commit(
+        tree_of(&index)?,
+        &[head],
+        &format!("index on {branch}: {desc}\n"),
+    )?;
+    let msg = match &message {
+        Some(m) => format!("On {branch}: {m}"),
+        None => format!("WIP on {branch}: {desc}"),
+    };
+    let w_commit = commit(tree_of(&worktree)?, &[head, i_commit], &msg)?;
+    let mut list = raw_entries(repo);
+    list.insert(0, (w_commit, who.clone(), msg.clone()));
+    save_entries(repo, &list)?;
+    // Back to HEAD, as `reset --hard`; untracked files stay.
+    let mut idx = index;
+    hard_reset(repo, &work, Some(head), &head_tree, &mut idx)?;
+    if !quiet {
+        io.print(&format!("Saved working directory and index state {msg}\n"));
+    }
+    Ok(0)
+}
+
+fn show(repo: &Repo, arg: Option<&String>, patch: bool, io: &Io) -> Result<i32, String> {
+    let list = entries(repo);
+    let i = which(arg, list.len())?;
+    let w = read_commit(repo, &list[i].0)?;
+    let base = w
+        .parents
+        .first()
+        .copied()
+        .ok_or("fatal: a stash has a parent")?;
+    let before = head_files(repo, Some(base))?;
+    let after = tree_files(repo, w.tree)?;
+    if patch {
+        io.print(&super::diff::patch_of_trees(repo, &before, &after)?);
+    } else {
+        io.print(&super::diff::stat_of(repo, &before, &after)?);
+    }
+    Ok(0)
+}
+
+fn drop(repo: &Repo, arg: Option<&String>, quiet: bool, io: &Io) -> Result<i32, String> {
+    let mut list = raw_entries(repo);
+    let i = which(arg, list.len())?;
+    let (id, _, _) = list.remove(i);
+    save_entries(repo, &list)?;
+    if !quiet {
+        io.print(&format!("Dropped {} ({})\n", stash_name(arg, i), hex(&id)));
+    }
+    Ok(0)
+}
+
+fn apply(
+    repo: &Repo,
+    cwd: &Path,
+    arg: Option<&String>,
+    pop: bool,
+    quiet: bool,
+    io: &Io,
+) -> Result<i32, String> {
+    let work = work_of(repo)?;
+    let list = entries(repo);
+    let i = which(arg, list.len())?;
+    let w_id = list[i].0;
+    let w = read_commit(repo, &w_id)?;
+    let (Some(&base_id), Some(&i_id)) = (w.parents.first(), w.parents.get(1)) else {
+        return Err(format!("fatal: {} is not a stash-like commit", hex(&w_id)));
+    };
+    let head = repo.head().1;
+    let ours = head_files(repo, head)?;
+    let mut index = index_map(repo)?;
+    if index
+        .iter()
+        .any(|(p, e)| ours.get(p) != Some(&(e.mode, e.oid)))
+        || ours.keys().any(|p| !index.contains_key(p))
+    {
+        return Err("error: your local changes would be overwritten by merge; commit or stash them\nThe stash entry is kept in case you need it again.".into());
+    }
+    let base = head_files(repo, Some(base_id))?;
+    let theirs = tree_files(repo, w.tree)?;
+    let staged = tree_files(repo, read_commit(repo, &i_id)?.tree)?;
+    let merged = merge_trees(
+        repo,
+        &base,
+        &ours,
+        &theirs,
+        "Updated upstream",
+        "Stashed changes",
+    )?;
+    let messages = merged.messages.clone();
+    two_way(
+        repo,
+        &work,
+        &ours,
+        &merged.files,
+        &mut index,
+        false,
+        "merge",
+    )
+    .map_err(|e| format!("{e}\nThe stash entry is kept in case you need it again."))?;
+    // Without --index the changes are left unstaged, except files the stash added.
+    let mut result: super::worktree::Index = super::worktree::Index::new();
+    for (p, e) in &index {
+        match ours.get(p) {
+            Some(&(m, o)) => {
+                let mut e = e.clone();
+                if (e.mode, e.oid) != (m, o) {
+                    e.mode = m;
+                    e.oid = o;
+                    e.mtime = (0, 0);
+                    e.size = 0;
+                }
+                result.insert(p.clone(), e);
+            }
+            None if staged.contains_key(p) && !base.contains_key(p) => {
+                result.insert(p.clone(), e.clone());
+            }
+            None => {}
+        }
+    }
+    for p in ours.keys() {
+        if !result.contains_key(p) && !merged.files.contains_key(p) {
+            // Deleted by the stash: the deletion stays unstaged, as in git.
+            let (m, o) = ours[p];
+            result.insert(
+                p.clone(),
+                IndexEntry {
+                    path: p.clone(),
+                    mode: m,
+                    oid: o,
+                    size: 0,
+                    mtime: (0, 0),
+                    stage: 0,
+                },
+            );
+        }
+    }
+    if !merged.conflicts.is_empty() {
+        merged.write_conflicts(repo, &work, &result)?;
+        io.print(&messages);
+        super::porcelain::long_status(repo, cwd, io)?;
+        io.print("The stash entry is kept in case you need it again.\n");
+        return Ok(1);
+    }
+    save_index(repo, &result)?;
+    if !quiet {
+        io.print(&messages);
+        super::porcelain::long_status(repo, cwd, io)?;
+    }
+    if pop {
+        let mut raw = raw_entries(repo);
+        raw.remove(i);
+        save_entries(repo, &raw)?;
+        if !quiet {
+            io.print(&format!(
+                "Dropped {} ({})\n",
+                stash_name(arg, i),
+                hex(&w_id)
+            ));
+        }
+    }
+    Ok(0)
+}
