@@ -401,6 +401,25 @@ fn claude_code_glob_and_grep() {
     );
 }
 
+/// Grep honours .gitignore with git's own rules, as ripgrep does: a `!pattern` un-ignores,
+/// a pattern with a slash is anchored to its file's directory, a nested .gitignore applies
+/// below it, and a directory pattern ignores what is inside.
+#[test]
+fn claude_code_grep_follows_gitignore_rules() {
+    let fx = Fx::new();
+    fx.sh(
+        "mkdir -p logs sub/build deep/a && printf 'needle\\n' | tee a.log keep.log logs/x.txt \
+         sub/build/o.txt sub/c.txt deep/a/n.txt > /dev/null \
+         && printf '*.log\\n!keep.log\\n/logs\\n' > .gitignore \
+         && printf 'build/\\n' > sub/.gitignore && printf 'a/n.txt\\n' > deep/.gitignore",
+    );
+    fx.cc_ok(
+        "Grep",
+        json!({"pattern": "needle"}),
+        "Found 2 files\nsub/c.txt\nkeep.log",
+    );
+}
+
 #[test]
 fn claude_code_bash() {
     let fx = Fx::new();

@@ -43,6 +43,10 @@ fuzz_target!(|input: (u8, String, String)| {
         3 => serde_json::json!({"op": "glob", "pattern": other, "path": path, "limit": 10}),
         _ => serde_json::json!({"op": "grep", "pattern": "x", "path": path}),
     };
+    // Only requests the protocol can express reach the component.
+    let Ok(request) = serde_json::from_value::<burrow_host::tools::proto::Request>(request) else {
+        return;
+    };
     let w = world();
     let txn = w.store.begin("w").unwrap();
     let limits = Limits { timeout: std::time::Duration::from_secs(5), ..Default::default() };

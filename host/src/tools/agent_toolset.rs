@@ -5,10 +5,10 @@
 use burrow_store::Txn;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub use super::Outcome;
-use super::{Call, Failure, ToolOutput, Toolbox, absolute, media_type, workspace_path};
+use super::{Call, Failure, ToolOutput, Toolbox, absolute, media_type, proto, workspace_path};
 use crate::{Limits, RunError};
 
 /// Text files larger than this are refused by `read` and `edit`.
@@ -261,7 +261,10 @@ fn read(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     }
     if let Some(media) = media_type(&rel) {
         let limit = super::media_limit(media);
-        let r = c.op(json!({ "op": "read", "path": rel, "max_bytes": limit }))?;
+        let r = c.op(proto::Read {
+            path: rel.clone(),
+            max_bytes: Some(limit),
+        })?;
         return Ok(match r {
             Err(Failure::NotRegular) => ToolOutput::error(format!("read: {p}: not a regular file")),
             Err(_) if range.is_some() => {
@@ -286,7 +289,10 @@ fn read(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     } else {
         Some(MAX_FILE_BYTES)
     };
-    let r = c.op(json!({ "op": "read", "path": rel, "max_bytes": max }))?;
+    let r = c.op(proto::Read {
+        path: rel.clone(),
+        max_bytes: max,
+    })?;
     let v = match r {
         Err(Failure::TooLarge { size, limit }) => {
             return Ok(ToolOutput::error(format!(
@@ -296,7 +302,7 @@ fn read(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
         Err(f) => return Ok(ToolOutput::error(format!("read: {p}: {}", f.reason()))),
         Ok(v) => v,
     };
-    let Some(text) = v.get("text").and_then(Value::as_str) else {
+    let Some(text) = v.text.as_deref() else {
         return Ok(ToolOutput::error(format!(
             "read: {p}: not valid UTF-8 text (binary files are only supported for image/PDF extensions)"
         )));
@@ -312,7 +318,7 @@ fn read(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     } else {
         lines.len()
     };
-    let size = v.get("size").and_then(Value::as_u64).unwrap_or(0);
+    let size = v.size;
     let slice = if start >= end {
         String::new()
     } else {
@@ -351,7 +357,11 @@ fn write(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     let Some(rel) = workspace_path(super::WORKSPACE, p) else {
         return Ok(outside("write", p));
     };
-    let r = c.op(json!({ "op": "write", "path": rel, "content": i.content, "mkdirs": true }))?;
+    let r = c.op(proto::Write {
+        path: rel,
+        content: i.content.clone(),
+        mkdirs: true,
+    })?;
     Ok(match r {
         // Python's len() counts characters, not bytes.
         Ok(_) => ToolOutput::text(format!("wrote {} bytes to {p}", i.content.chars().count())),
@@ -383,13 +393,17 @@ fn edit(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
         return Ok(outside("edit", p));
     };
     let replace_all = i.replace_all.unwrap_or(false);
-    let r = c.op(json!({
-        "op": "edit", "path": rel, "old": i.old_string, "new": i.new_string,
-        "replace_all": replace_all, "max_bytes": MAX_FILE_BYTES,
-    }))?;
+    let r = c.op(proto::Edit {
+        path: rel,
+        old: i.old_string.clone(),
+        new: i.new_string.clone(),
+        replace_all,
+        max_bytes: Some(MAX_FILE_BYTES),
+        crlf: false,
+    })?;
     Ok(match r {
         Ok(v) => {
-            let n = v.get("replaced").and_then(Value::as_u64).unwrap_or(1);
+            let n = v.replaced;
             ToolOutput::text(format!("edited {p} ({n} replacement(s))"))
         }
         Err(Failure::NotRegular) => ToolOutput::error(format!("edit: {p}: not a regular file")),
@@ -440,20 +454,15 @@ fn glob(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
         },
         None => ".".to_string(),
     };
-    let r = c.op(
-        json!({ "op": "glob", "pattern": i.pattern, "path": root, "limit": GLOB_RESULT_LIMIT }),
-    )?;
+    let r = c.op(proto::Glob {
+        pattern: i.pattern.clone(),
+        path: root,
+        limit: GLOB_RESULT_LIMIT,
+        files_only: false,
+    })?;
     Ok(match r {
         Ok(v) => {
-            let paths: Vec<String> = v
-                .get("matches")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|m| m.get("path").and_then(Value::as_str).map(absolute))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let paths: Vec<String> = v.matches.iter().map(|m| absolute(&m.path)).collect();
             if paths.is_empty() {
                 ToolOutput::text("no matches")
             } else {
@@ -488,10 +497,13 @@ fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
         },
         None => ".".to_string(),
     };
-    let r = c.op(json!({
-        "op": "grep", "pattern": i.pattern, "path": root,
-        "max_line": GREP_MAX_LINE_LENGTH, "skip_dirs": [".git", "node_modules"],
-    }))?;
+    let r = c.op(proto::Grep {
+        pattern: i.pattern.clone(),
+        path: root,
+        max_line: Some(GREP_MAX_LINE_LENGTH),
+        skip_dirs: vec![".git".into(), "node_modules".into()],
+        ..Default::default()
+    })?;
     let v = match r {
         Ok(v) => v,
         Err(Failure::NotFound) => return Ok(ToolOutput::text("no matches")),
@@ -503,27 +515,13 @@ fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     let mut out = String::new();
     let mut truncated = false;
     let mut budget = GREP_OUTPUT_LIMIT as i64;
-    'files: for f in v
-        .get("files")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let path = absolute(f.get("path").and_then(Value::as_str).unwrap_or(""));
-        for l in f
-            .get("lines")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if l.get("match").and_then(Value::as_bool) != Some(true) {
+    'files: for f in &v.files {
+        let path = absolute(&f.path);
+        for l in &f.lines {
+            if !l.is_match {
                 continue;
             }
-            let line = format!(
-                "{path}:{}:{}",
-                l.get("line").and_then(Value::as_u64).unwrap_or(0),
-                l.get("text").and_then(Value::as_str).unwrap_or("")
-            );
+            let line = format!("{path}:{}:{}", l.line, l.text);
             budget -= line.len() as i64 + 1;
             if budget < 0 {
                 truncated = true;

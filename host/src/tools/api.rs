@@ -7,7 +7,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Failure, Outcome, ToolOutput, Toolbox, absolute, sandbox_path, store_path};
+use super::{
+    Call, Failure, Outcome, ToolOutput, Toolbox, absolute, proto, sandbox_path, store_path,
+};
 use crate::{Limits, RunError};
 
 /// Tool names, as the model calls them.
@@ -215,7 +217,11 @@ fn editor(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
                     "File already exists at: {path}. Cannot overwrite files using command `create`."
                 )));
             }
-            match c.op(json!({ "op": "write", "path": rel, "content": text, "mkdirs": true }))? {
+            match c.op(proto::Write {
+                path: rel.clone(),
+                content: text,
+                mkdirs: true,
+            })? {
                 Ok(_) => ToolOutput::text(format!("File created successfully at: {path}")),
                 Err(f) => ToolOutput::error(format!("{path}: {}", f.reason())),
             }
@@ -284,22 +290,17 @@ fn view_dir(c: &mut Call<'_>, rel: &str, path: &str, ranged: bool) -> Result<Too
             "The `view_range` parameter is not allowed when `path` points to a directory.",
         ));
     }
-    let v = match c.op(json!({ "op": "list", "path": rel, "depth": 2 }))? {
+    let v = match c.op(proto::List {
+        path: rel.to_string(),
+        depth: 2,
+    })? {
         Ok(v) => v,
         Err(f) => return Ok(ToolOutput::error(format!("{path}: {}", f.reason()))),
     };
     let mut out = format!(
         "Here's the files and directories up to 2 levels deep in {path}, excluding hidden items:\n{path}\n"
     );
-    let mut entries: Vec<String> = v
-        .get("entries")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|e| e.get("path").and_then(Value::as_str).map(absolute))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut entries: Vec<String> = v.entries.iter().map(|e| absolute(&e.path)).collect();
     entries.sort();
     for e in entries {
         out.push_str(&e);
@@ -315,7 +316,10 @@ fn view_file(
     range: Option<&Value>,
     max_chars: Option<usize>,
 ) -> Result<ToolOutput, RunError> {
-    let v = match c.op(json!({ "op": "read", "path": rel, "max_bytes": VIEW_MAX_BYTES }))? {
+    let v = match c.op(proto::Read {
+        path: rel.to_string(),
+        max_bytes: Some(VIEW_MAX_BYTES),
+    })? {
         Ok(v) => v,
         Err(Failure::TooLarge { size, limit }) => {
             return Ok(ToolOutput::error(format!(
@@ -324,7 +328,7 @@ fn view_file(
         }
         Err(f) => return Ok(ToolOutput::error(format!("{path}: {}", f.reason()))),
     };
-    let Some(text) = v.get("text").and_then(Value::as_str) else {
+    let Some(text) = v.text.as_deref() else {
         return Ok(ToolOutput::error(format!(
             "The file {path} is not valid UTF-8 text and cannot be viewed."
         )));
@@ -388,9 +392,14 @@ fn str_replace(
     old: &str,
     new: &str,
 ) -> Result<ToolOutput, RunError> {
-    let r = c.op(json!({
-        "op": "edit", "path": rel, "old": old, "new": new, "replace_all": false,
-    }))?;
+    let r = c.op(proto::Edit {
+        path: rel.to_string(),
+        old: old.to_string(),
+        new: new.to_string(),
+        replace_all: false,
+        max_bytes: None,
+        crlf: false,
+    })?;
     let v = match r {
         Ok(v) => v,
         Err(Failure::StringNotFound) => {
@@ -406,8 +415,8 @@ fn str_replace(
         }
         Err(f) => return Ok(ToolOutput::error(format!("{path}: {}", f.reason()))),
     };
-    let updated = v.get("text").and_then(Value::as_str).unwrap_or("");
-    let at = v.get("first_line").and_then(Value::as_u64).unwrap_or(1) as usize - 1;
+    let updated = v.text.as_str();
+    let at = v.first_line.max(1) - 1;
     let start = at.saturating_sub(SNIPPET_LINES);
     let end = at + SNIPPET_LINES + new.matches('\n').count();
     let lines: Vec<&str> = updated.split('\n').collect();
@@ -431,22 +440,26 @@ fn insert(
         ))
     };
     if line < 0 {
-        let n = match c.op(json!({ "op": "read", "path": rel, "max_bytes": VIEW_MAX_BYTES }))? {
-            Ok(v) => v
-                .get("text")
-                .and_then(Value::as_str)
-                .map_or(0, |t| t.split('\n').count()),
+        let n = match c.op(proto::Read {
+            path: rel.to_string(),
+            max_bytes: Some(VIEW_MAX_BYTES),
+        })? {
+            Ok(v) => v.text.map_or(0, |t| t.split('\n').count()),
             Err(_) => 0,
         };
         return Ok(invalid(n));
     }
-    let r = c.op(json!({ "op": "insert", "path": rel, "line": line, "text": text }))?;
+    let r = c.op(proto::Insert {
+        path: rel.to_string(),
+        line: line as u64,
+        text: text.to_string(),
+    })?;
     let v = match r {
         Ok(v) => v,
         Err(Failure::InvalidLine { lines }) => return Ok(invalid(lines)),
         Err(f) => return Ok(ToolOutput::error(format!("{path}: {}", f.reason()))),
     };
-    let updated = v.get("text").and_then(Value::as_str).unwrap_or("");
+    let updated = v.text.as_str();
     let at = line as usize;
     let lines: Vec<&str> = updated.split('\n').collect();
     let start = at.saturating_sub(SNIPPET_LINES);

@@ -237,49 +237,8 @@ impl ToolOutput {
     }
 }
 
-/// Why a file operation failed, as the component reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Failure {
-    NotFound,
-    NotADirectory,
-    IsADirectory,
-    NotRegular,
-    PermissionDenied,
-    Exists,
-    Loop,
-    TooLarge { size: u64, limit: u64 },
-    NotUtf8,
-    StringNotFound,
-    Multiple { count: usize, lines: Vec<usize> },
-    InvalidLine { lines: usize },
-    InvalidPattern { message: String },
-    Io { message: String },
-}
-
-impl Failure {
-    /// The reference runner's wording of a filesystem error.
-    pub fn reason(&self) -> String {
-        match self {
-            Failure::NotFound => "no such file or directory".into(),
-            Failure::NotADirectory => "not a directory".into(),
-            Failure::IsADirectory => "is a directory".into(),
-            Failure::PermissionDenied => "permission denied".into(),
-            Failure::Exists => "file already exists".into(),
-            Failure::Loop => "too many levels of symbolic links".into(),
-            Failure::NotRegular => "not a regular file".into(),
-            Failure::Io { message } => message.to_lowercase(),
-            other => format!("{other:?}").to_lowercase(),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Response {
-    Ok(Value),
-    Err(Failure),
-}
+pub use burrow_fs_proto as proto;
+pub use burrow_fs_proto::Failure;
 
 /// The loaded tool components.
 pub struct Toolbox {
@@ -341,7 +300,7 @@ impl Toolbox {
     pub fn fs_op(
         &self,
         txn: Txn,
-        request: &Value,
+        request: &proto::Request,
         limits: &Limits,
     ) -> Result<(Txn, Result<Value, Failure>), RunError> {
         // The answer is the component's whole stdout: a result capped like a command's output
@@ -364,19 +323,14 @@ impl Toolbox {
                 FS_ANSWER_MAX >> 20
             )));
         }
-        let response: Response = serde_json::from_slice(&report.stdout).map_err(|e| {
-            RunError::Host(format!(
-                "fs-tools answered something unreadable ({e}): {}",
-                String::from_utf8_lossy(&report.stderr)
-            ))
-        })?;
-        Ok((
-            txn,
-            match response {
-                Response::Ok(v) => Ok(v),
-                Response::Err(f) => Err(f),
-            },
-        ))
+        let response: proto::Response<Value> =
+            serde_json::from_slice(&report.stdout).map_err(|e| {
+                RunError::Host(format!(
+                    "fs-tools answered something unreadable ({e}): {}",
+                    String::from_utf8_lossy(&report.stderr)
+                ))
+            })?;
+        Ok((txn, response.into()))
     }
 }
 
@@ -495,11 +449,16 @@ impl<'a> Call<'a> {
     }
 
     /// Runs one file operation of the shared component.
-    pub fn op(&mut self, request: Value) -> Result<Result<Value, Failure>, RunError> {
+    pub fn op<O: proto::Op>(&mut self, op: O) -> Result<Result<O::Reply, Failure>, RunError> {
         let txn = self.take()?;
-        let (txn, r) = self.tb.fs_op(txn, &request, self.limits)?;
+        let (txn, r) = self.tb.fs_op(txn, &op.into(), self.limits)?;
         self.txn = Some(txn);
-        Ok(r)
+        match r {
+            Ok(v) => serde_json::from_value(v)
+                .map(Ok)
+                .map_err(|e| RunError::Host(format!("fs-tools answered an unexpected reply: {e}"))),
+            Err(f) => Ok(Err(f)),
+        }
     }
 
     /// Runs a shell command (or a restart) with the call's limits, or `limits` when given.
@@ -609,10 +568,10 @@ pub fn media_type(path: &str) -> Option<&'static str> {
 }
 
 /// An image or PDF read by the component (`base64` or `text` field) as a content block.
-pub fn media_block(media: &str, read: &Value) -> Content {
-    let data = match (read.get("base64"), read.get("text")) {
-        (Some(Value::String(b)), _) => b.clone(),
-        (_, Some(Value::String(t))) => {
+pub fn media_block(media: &str, read: &proto::ReadReply) -> Content {
+    let data = match (&read.base64, &read.text) {
+        (Some(b), _) => b.clone(),
+        (_, Some(t)) => {
             use base64::Engine as _;
             base64::engine::general_purpose::STANDARD.encode(t.as_bytes())
         }

@@ -13,120 +13,11 @@ use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use base64::Engine as _;
-use serde::{Deserialize, Serialize};
 
-#[derive(Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-enum Request {
-    /// Whole file, or a refusal when larger than `max_bytes`.
-    Read {
-        path: String,
-        max_bytes: Option<u64>,
-    },
-    /// Create or replace; parents are created.
-    Write {
-        path: String,
-        content: String,
-        mkdirs: bool,
-    },
-    /// Replace `old` by `new` (once, or everywhere with `replace_all`). With `crlf`, a file
-    /// with CRLF line endings is matched on LF and written back with CRLF.
-    Edit {
-        path: String,
-        old: String,
-        new: String,
-        replace_all: bool,
-        max_bytes: Option<u64>,
-        #[serde(default)]
-        crlf: bool,
-    },
-    /// Insert `text` after line `line` (0 = top).
-    Insert {
-        path: String,
-        line: u64,
-        text: String,
-    },
-    /// Files matching `pattern` under `path`, newest first.
-    Glob {
-        pattern: String,
-        path: String,
-        limit: usize,
-        /// Regular files only (ripgrep's `--files`), no directories.
-        #[serde(default)]
-        files_only: bool,
-    },
-    /// Lines matching `pattern` under `path` (a file or a directory).
-    Grep(GrepRequest),
-    /// Entries under a directory, `depth` levels deep, hidden ones skipped.
-    List { path: String, depth: usize },
-}
-
-#[derive(Deserialize)]
-struct GrepRequest {
-    pattern: String,
-    path: String,
-    #[serde(default)]
-    ignore_case: bool,
-    #[serde(default)]
-    multiline: bool,
-    /// Only files whose path (or name) matches this glob...
-    glob: Option<String>,
-    /// ...and every one of these (a family's `glob` and `type` filters)...
-    #[serde(default)]
-    globs: Vec<String>,
-    /// ...and at least one of these, when there are any (ripgrep's repeated `--glob`)...
-    #[serde(default)]
-    any_globs: Vec<String>,
-    /// ...and none of these (ripgrep's `--glob '!pattern'`).
-    #[serde(default)]
-    not_globs: Vec<String>,
-    /// Honour .gitignore files.
-    #[serde(default)]
-    gitignore: bool,
-    /// Skip lines longer than this.
-    max_line: Option<usize>,
-    /// Directory names never descended into.
-    #[serde(default)]
-    skip_dirs: Vec<String>,
-    /// Lines of context before and after each match.
-    #[serde(default)]
-    before: usize,
-    #[serde(default)]
-    after: usize,
-    /// Stop after this many matching lines in total.
-    max_matches: Option<usize>,
-    /// Match lines with their `\r` of a CRLF ending, as ripgrep does (the text answered is
-    /// still without it).
-    #[serde(default)]
-    keep_cr: bool,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "snake_case")]
-enum Response {
-    Ok(serde_json::Value),
-    Err(Failure),
-}
-
-/// Why an operation failed; the host words it per family.
-#[derive(Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-enum Failure {
-    NotFound,
-    NotADirectory,
-    IsADirectory,
-    NotRegular,
-    PermissionDenied,
-    Exists,
-    Loop,
-    TooLarge { size: u64, limit: u64 },
-    NotUtf8,
-    StringNotFound,
-    Multiple { count: usize, lines: Vec<usize> },
-    InvalidLine { lines: usize },
-    InvalidPattern { message: String },
-    Io { message: String },
-}
+use fs_proto::{
+    EditReply, Entry, Failure, Found, GlobReply, Grep, GrepFile, GrepLine, GrepReply, InsertReply,
+    ListReply, ReadReply, Request, Response, WriteReply,
+};
 
 fn io(e: std::io::Error) -> Failure {
     use std::io::ErrorKind as K;
@@ -142,8 +33,6 @@ fn io(e: std::io::Error) -> Failure {
         },
     }
 }
-
-type R = Result<serde_json::Value, Failure>;
 
 fn mtime_ns(m: &fs::Metadata) -> i128 {
     m.modified()
@@ -161,7 +50,7 @@ fn regular(path: &str) -> Result<fs::Metadata, Failure> {
     Ok(m)
 }
 
-fn read(path: &str, max: Option<u64>) -> R {
+fn read(path: &str, max: Option<u64>) -> Result<ReadReply, Failure> {
     let m = regular(path)?;
     if let Some(limit) = max
         && m.len() > limit
@@ -173,15 +62,20 @@ fn read(path: &str, max: Option<u64>) -> R {
     }
     let bytes = fs::read(path).map_err(io)?;
     Ok(match String::from_utf8(bytes) {
-        Ok(text) => serde_json::json!({ "size": m.len(), "text": text }),
-        Err(e) => serde_json::json!({
-            "size": m.len(),
-            "base64": base64::engine::general_purpose::STANDARD.encode(e.as_bytes()),
-        }),
+        Ok(text) => ReadReply {
+            size: m.len(),
+            text: Some(text),
+            base64: None,
+        },
+        Err(e) => ReadReply {
+            size: m.len(),
+            text: None,
+            base64: Some(base64::engine::general_purpose::STANDARD.encode(e.as_bytes())),
+        },
     })
 }
 
-fn write(path: &str, content: &str, mkdirs: bool) -> R {
+fn write(path: &str, content: &str, mkdirs: bool) -> Result<WriteReply, Failure> {
     let existed = match fs::metadata(path) {
         Ok(m) if m.is_dir() => return Err(Failure::IsADirectory),
         Ok(_) => true,
@@ -194,14 +88,24 @@ fn write(path: &str, content: &str, mkdirs: bool) -> R {
         fs::create_dir_all(parent).map_err(io)?;
     }
     fs::write(path, content).map_err(io)?;
-    Ok(serde_json::json!({ "existed": existed, "bytes": content.len() }))
+    Ok(WriteReply {
+        existed,
+        bytes: content.len(),
+    })
 }
 
 fn line_of(text: &str, byte: usize) -> usize {
     text[..byte].matches('\n').count() + 1
 }
 
-fn edit(path: &str, old: &str, new: &str, replace_all: bool, max: Option<u64>, crlf: bool) -> R {
+fn edit(
+    path: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    max: Option<u64>,
+    crlf: bool,
+) -> Result<EditReply, Failure> {
     let m = regular(path)?;
     if let Some(limit) = max
         && m.len() > limit
@@ -244,15 +148,15 @@ fn edit(path: &str, old: &str, new: &str, replace_all: bool, max: Option<u64>, c
         updated.clone()
     };
     fs::write(path, &out).map_err(io)?;
-    Ok(serde_json::json!({
-        "count": count,
-        "replaced": if replace_all { count } else { 1 },
-        "first_line": first_line,
-        "text": updated,
-    }))
+    Ok(EditReply {
+        count,
+        replaced: if replace_all { count } else { 1 },
+        first_line,
+        text: updated,
+    })
 }
 
-fn insert(path: &str, line: u64, text: &str) -> R {
+fn insert(path: &str, line: u64, text: &str) -> Result<InsertReply, Failure> {
     regular(path)?;
     let content = fs::read_to_string(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::InvalidData => Failure::NotUtf8,
@@ -273,7 +177,10 @@ fn insert(path: &str, line: u64, text: &str) -> R {
     out.extend(lines[at..].iter());
     let updated = out.join("\n");
     fs::write(path, &updated).map_err(io)?;
-    Ok(serde_json::json!({ "text": updated, "lines": n }))
+    Ok(InsertReply {
+        text: updated,
+        lines: n,
+    })
 }
 
 /// Walks `root` (not following symlinked directories), calling `f` for every regular file,
@@ -323,7 +230,7 @@ fn walk(
     Ok(())
 }
 
-fn glob(pattern: &str, path: &str, limit: usize, files_only: bool) -> R {
+fn glob(pattern: &str, path: &str, limit: usize, files_only: bool) -> Result<GlobReply, Failure> {
     let m = fs::metadata(path).map_err(io)?;
     if !m.is_dir() {
         return Err(Failure::NotADirectory);
@@ -353,44 +260,51 @@ fn glob(pattern: &str, path: &str, limit: usize, files_only: bool) -> R {
     found.truncate(limit);
     let matches: Vec<_> = found
         .into_iter()
-        .map(|(t, p)| serde_json::json!({ "path": p, "mtime_ns": t.to_string() }))
+        .map(|(t, p)| Found {
+            path: p,
+            mtime_ns: t.to_string(),
+        })
         .collect();
-    Ok(serde_json::json!({ "total": total, "matches": matches }))
+    Ok(GlobReply { total, matches })
 }
 
-fn gitignored(path: &str, rules: &[(String, globset::GlobMatcher)]) -> bool {
-    rules.iter().any(|(base, m)| {
-        let rel = path
-            .strip_prefix(base.as_str())
-            .unwrap_or(path)
-            .trim_start_matches('/');
-        m.is_match(rel) || rel.split('/').any(|seg| m.is_match(seg))
-    })
+/// The `.gitignore` files found so far, by the directory they are in, matched with git's
+/// rules by the `ignore` crate (ripgrep's own matcher: negations, anchoring, directory-only
+/// patterns, `**`).
+type Ignores = Vec<(String, ignore::gitignore::Gitignore)>;
+
+/// Whether `path` is ignored: the deepest `.gitignore` above it with an opinion decides (a
+/// `!pattern` there un-ignores), as git does.
+fn gitignored(path: &str, is_dir: bool, rules: &Ignores) -> bool {
+    let mut applicable: Vec<&(String, ignore::gitignore::Gitignore)> = rules
+        .iter()
+        .filter(|(base, _)| base == "." || path.starts_with(&format!("{base}/")))
+        .collect();
+    applicable.sort_by_key(|(base, _)| std::cmp::Reverse(base.len()));
+    for (_, g) in applicable {
+        match g.matched_path_or_any_parents(path, is_dir) {
+            ignore::Match::Ignore(_) => return true,
+            ignore::Match::Whitelist(_) => return false,
+            ignore::Match::None => {}
+        }
+    }
+    false
 }
 
-fn load_gitignore(dir: &str, rules: &mut Vec<(String, globset::GlobMatcher)>) {
+fn load_gitignore(dir: &str, rules: &mut Ignores) {
     let file = if dir == "." {
         ".gitignore".to_string()
     } else {
         format!("{dir}/.gitignore")
     };
-    let Ok(text) = fs::read_to_string(file) else {
+    if !Path::new(&file).is_file() {
         return;
-    };
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
-            continue;
-        }
-        let pat = line.trim_start_matches('/').trim_end_matches('/');
-        if let Ok(g) = globset::Glob::new(pat) {
-            let base = if dir == "." {
-                String::new()
-            } else {
-                dir.to_string()
-            };
-            rules.push((base, g.compile_matcher()));
-        }
+    }
+    let mut b = ignore::gitignore::GitignoreBuilder::new(dir);
+    // A line git cannot read is skipped, as git skips it; the rest still apply.
+    let _ = b.add(&file);
+    if let Ok(g) = b.build() {
+        rules.push((dir.to_string(), g));
     }
 }
 
@@ -418,7 +332,7 @@ fn multiline_hits(rx: &regex::Regex, lines: &[String]) -> Vec<usize> {
     hit.into_iter().collect()
 }
 
-fn grep(r: GrepRequest) -> R {
+fn grep(r: Grep) -> Result<GrepReply, Failure> {
     let rx = regex::RegexBuilder::new(&r.pattern)
         .case_insensitive(r.ignore_case)
         .multi_line(true)
@@ -444,7 +358,7 @@ fn grep(r: GrepRequest) -> R {
     let any = compile(&r.any_globs)?;
     let not = compile(&r.not_globs)?;
     let meta = fs::metadata(&r.path).map_err(io)?;
-    let mut files: Vec<serde_json::Value> = Vec::new();
+    let mut files: Vec<GrepFile> = Vec::new();
     let mut total = 0usize;
     let mut truncated = false;
     let rules = std::cell::RefCell::new(Vec::new());
@@ -460,7 +374,7 @@ fn grep(r: GrepRequest) -> R {
         {
             return true;
         }
-        if r.gitignore && gitignored(p, &rules.borrow()) {
+        if r.gitignore && gitignored(p, false, &rules.borrow()) {
             return true;
         }
         let Ok(file) = fs::File::open(p) else {
@@ -485,7 +399,7 @@ fn grep(r: GrepRequest) -> R {
                 s
             })
             .collect();
-        let mut hits: Vec<serde_json::Value> = Vec::new();
+        let mut hits: Vec<GrepLine> = Vec::new();
         let mut shown = std::collections::BTreeSet::new();
         let mut matched = Vec::new();
         let mut candidates: Vec<usize> = if r.multiline {
@@ -521,16 +435,18 @@ fn grep(r: GrepRequest) -> R {
             } else {
                 0
             };
-            hits.push(serde_json::json!({
-                "line": j + 1,
-                "text": lines[j].strip_suffix('\r').unwrap_or(&lines[j]),
-                "match": matched.contains(&j),
-                "count": count,
-            }));
+            hits.push(GrepLine {
+                line: j + 1,
+                text: lines[j].strip_suffix('\r').unwrap_or(&lines[j]).to_string(),
+                is_match: matched.contains(&j),
+                count,
+            });
         }
-        files.push(
-            serde_json::json!({ "path": p, "mtime_ns": mtime_ns(m).to_string(), "lines": hits }),
-        );
+        files.push(GrepFile {
+            path: p.to_string(),
+            mtime_ns: mtime_ns(m).to_string(),
+            lines: hits,
+        });
         !truncated
     };
     if meta.is_file() {
@@ -547,10 +463,14 @@ fn grep(r: GrepRequest) -> R {
             scan(p, m)
         })?;
     }
-    Ok(serde_json::json!({ "files": files, "total": total, "truncated": truncated }))
+    Ok(GrepReply {
+        files,
+        total,
+        truncated,
+    })
 }
 
-fn list(path: &str, depth: usize) -> R {
+fn list(path: &str, depth: usize) -> Result<ListReply, Failure> {
     let m = fs::metadata(path).map_err(io)?;
     if !m.is_dir() {
         return Err(Failure::NotADirectory);
@@ -573,13 +493,17 @@ fn list(path: &str, depth: usize) -> R {
             };
             let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
             let size = e.metadata().map(|m| m.len()).unwrap_or(0);
-            out.push(serde_json::json!({ "path": p, "dir": is_dir, "size": size }));
+            out.push(Entry {
+                path: p.clone(),
+                dir: is_dir,
+                size,
+            });
             if is_dir && d + 1 < depth {
                 stack.push((p, d + 1));
             }
         }
     }
-    Ok(serde_json::json!({ "entries": out }))
+    Ok(ListReply { entries: out })
 }
 
 fn main() {
@@ -587,46 +511,35 @@ fn main() {
         let _ = std::env::set_current_dir(pwd);
     }
     let mut input = String::new();
-    let response = match std::io::stdin().read_to_string(&mut input) {
-        Err(e) => Response::Err(io(e)),
-        Ok(_) => match serde_json::from_str::<Request>(&input) {
-            Err(e) => Response::Err(Failure::Io {
-                message: format!("bad request: {e}"),
-            }),
-            Ok(req) => {
-                let r = match req {
-                    Request::Read { path, max_bytes } => read(&path, max_bytes),
-                    Request::Write {
-                        path,
-                        content,
-                        mkdirs,
-                    } => write(&path, &content, mkdirs),
-                    Request::Edit {
-                        path,
-                        old,
-                        new,
-                        replace_all,
-                        max_bytes,
-                        crlf,
-                    } => edit(&path, &old, &new, replace_all, max_bytes, crlf),
-                    Request::Insert { path, line, text } => insert(&path, line, &text),
-                    Request::Glob {
-                        pattern,
-                        path,
-                        limit,
-                        files_only,
-                    } => glob(&pattern, &path, limit, files_only),
-                    Request::Grep(g) => grep(g),
-                    Request::List { path, depth } => list(&path, depth),
-                };
-                match r {
-                    Ok(v) => Response::Ok(v),
-                    Err(f) => Response::Err(f),
-                }
-            }
-        },
+    let request = match std::io::stdin().read_to_string(&mut input) {
+        Err(e) => Err(io(e)),
+        Ok(_) => serde_json::from_str::<Request>(&input).map_err(|e| Failure::Io {
+            message: format!("bad request: {e}"),
+        }),
     };
-    let out = serde_json::to_vec(&response)
-        .unwrap_or_else(|_| b"{\"err\":{\"kind\":\"io\",\"message\":\"unencodable\"}}".to_vec());
+    fn answer<T: serde::Serialize>(r: Result<T, Failure>) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(&match r {
+            Ok(t) => Response::Ok(t),
+            Err(f) => Response::Err(f),
+        })
+    }
+    let out = match request {
+        Err(f) => answer::<()>(Err(f)),
+        Ok(Request::Read(r)) => answer(read(&r.path, r.max_bytes)),
+        Ok(Request::Write(w)) => answer(write(&w.path, &w.content, w.mkdirs)),
+        Ok(Request::Edit(e)) => answer(edit(
+            &e.path,
+            &e.old,
+            &e.new,
+            e.replace_all,
+            e.max_bytes,
+            e.crlf,
+        )),
+        Ok(Request::Insert(i)) => answer(insert(&i.path, i.line, &i.text)),
+        Ok(Request::Glob(g)) => answer(glob(&g.pattern, &g.path, g.limit, g.files_only)),
+        Ok(Request::Grep(g)) => answer(grep(g)),
+        Ok(Request::List(l)) => answer(list(&l.path, l.depth)),
+    }
+    .unwrap_or_else(|_| b"{\"err\":{\"kind\":\"io\",\"message\":\"unencodable\"}}".to_vec());
     let _ = std::io::stdout().write_all(&out);
 }

@@ -488,7 +488,11 @@ fn persist(c: &mut Call<'_>, saved: &str, text: &str, size: u64) -> Result<Strin
     let digest = sha2::Sha256::digest(saved.as_bytes());
     let name: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
     let path = format!("{TOOL_RESULTS_DIR}/{name}.txt");
-    let written = c.op(json!({ "op": "write", "path": path, "content": saved, "mkdirs": true }))?;
+    let written = c.op(super::proto::Write {
+        path: path.clone(),
+        content: saved.to_string(),
+        mkdirs: true,
+    })?;
     if let Err(f) = written {
         return Err(RunError::Host(format!(
             "saving a large result to {path}: {}",
@@ -538,13 +542,17 @@ fn write(c: &mut Call<'_>, args: &Value, reads: &mut Reads) -> Result<ToolOutput
     if let Some(refusal) = check_read(c, &rel, reads) {
         return Ok(refusal);
     }
-    let r = c.op(json!({ "op": "write", "path": rel, "content": i.content, "mkdirs": true }))?;
+    let r = c.op(super::proto::Write {
+        path: rel.clone(),
+        content: i.content.clone(),
+        mkdirs: true,
+    })?;
     Ok(match r {
         Ok(v) => {
             if let Some(m) = c.mtime(&rel) {
                 reads.insert(rel, ReadMark::written(m));
             }
-            if v.get("existed").and_then(Value::as_bool) == Some(true) {
+            if v.existed {
                 ToolOutput::text(format!(
                     "The file {abs} has been updated successfully.{STATE_CURRENT}"
                 ))
@@ -657,19 +665,21 @@ fn multi_edit(
         let exists = c.mtime(&rel);
         if e.old_string.is_empty() {
             // Claude Code lets "" create a file, or fill one that holds only whitespace.
-            let blank = match c.op(json!({ "op": "read", "path": rel, "max_bytes": 4096 }))? {
-                Ok(v) => v
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .is_some_and(|t| t.trim().is_empty()),
+            let blank = match c.op(super::proto::Read {
+                path: rel.clone(),
+                max_bytes: Some(4096),
+            })? {
+                Ok(v) => v.text.is_some_and(|t| t.trim().is_empty()),
                 Err(_) => false,
             };
             if exists.is_some() && !blank {
                 return Ok(c.abort(refuse("Cannot create new file - file already exists.")));
             }
-            let r = c.op(
-                json!({ "op": "write", "path": rel, "content": e.new_string, "mkdirs": true }),
-            )?;
+            let r = c.op(super::proto::Write {
+                path: rel.clone(),
+                content: e.new_string.clone(),
+                mkdirs: true,
+            })?;
             if let Err(f) = r {
                 return Ok(c.abort(refuse(format!("{abs}: {}", f.reason()))));
             }
@@ -686,10 +696,14 @@ fn multi_edit(
         {
             return Ok(c.abort(refusal));
         }
-        let r = c.op(json!({
-            "op": "edit", "path": rel, "old": e.old_string, "new": e.new_string,
-            "replace_all": e.replace_all, "crlf": true,
-        }))?;
+        let r = c.op(super::proto::Edit {
+            path: rel.clone(),
+            old: e.old_string.clone(),
+            new: e.new_string.clone(),
+            replace_all: e.replace_all,
+            max_bytes: None,
+            crlf: true,
+        })?;
         let refusal = match r {
             Ok(_) => continue,
             Err(Failure::StringNotFound) => format!(

@@ -8,7 +8,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{
     Call, Failure, Field, Kind, READ_MAX_BYTES, READ_MAX_TOKENS, ReadMark, Reads, ToolOutput,
@@ -113,7 +113,10 @@ pub(super) fn read(
         return media(c, &rel, &abs, e, i.pages.as_deref(), mtime, reads);
     }
     let cap = i.limit.is_none().then_some(READ_MAX_BYTES);
-    let v = match c.op(json!({ "op": "read", "path": rel, "max_bytes": cap }))? {
+    let v = match c.op(super::super::proto::Read {
+        path: rel.clone(),
+        max_bytes: cap,
+    })? {
         Ok(v) => v,
         Err(Failure::NotFound | Failure::NotADirectory) => {
             return Ok(ToolOutput::error(missing_text(c, &rel)));
@@ -129,9 +132,9 @@ pub(super) fn read(
     };
     // Claude Code reads every file as UTF-8, invalid bytes becoming U+FFFD.
     let decoded;
-    let text = match (v.get("text").and_then(Value::as_str), v.get("base64")) {
+    let text = match (v.text.as_deref(), &v.base64) {
         (Some(t), _) => t,
-        (None, Some(Value::String(b))) => {
+        (None, Some(b)) => {
             use base64::Engine as _;
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(b)
@@ -209,7 +212,10 @@ fn media(
     }
     let media = super::super::media_type(rel).unwrap_or("application/octet-stream");
     let max = super::super::media_limit(media);
-    let v = match c.op(json!({ "op": "read", "path": rel, "max_bytes": max }))? {
+    let v = match c.op(super::super::proto::Read {
+        path: rel.to_string(),
+        max_bytes: Some(max),
+    })? {
         Ok(v) => v,
         Err(Failure::NotFound | Failure::NotADirectory) => {
             return Ok(ToolOutput::error(missing_text(c, rel)));

@@ -11,7 +11,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{
     Call, Failure, Field, GLOB_LIMIT, GREP_HEAD_LIMIT, Kind, ToolOutput, input, js_len, opt,
@@ -105,10 +105,12 @@ pub(super) fn glob(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
-    let r = c.op(json!({
-        "op": "glob", "pattern": rg_glob(&pattern), "path": rel,
-        "limit": GLOB_COLLECT_MAX, "files_only": true,
-    }))?;
+    let r = c.op(super::super::proto::Glob {
+        pattern: rg_glob(&pattern),
+        path: rel,
+        limit: GLOB_COLLECT_MAX,
+        files_only: true,
+    })?;
     let shown_path = given.unwrap_or(base);
     let v = match r {
         Ok(v) => v,
@@ -124,17 +126,11 @@ pub(super) fn glob(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
         Err(f) => return Ok(refuse(format!("{shown_path}: {}", f.reason()))),
     };
     let mut found: Vec<(i128, String)> = v
-        .get("matches")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|m| {
-            let path = super::absolute(m.get("path")?.as_str()?);
-            let t = m.get("mtime_ns")?.as_str()?.parse().ok()?;
-            Some((t, path))
-        })
+        .matches
+        .iter()
+        .filter_map(|m| Some((m.mtime_ns.parse().ok()?, super::absolute(&m.path))))
         .collect();
-    let total = v.get("total").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let total = v.total;
     // Oldest first (ripgrep's --sort=modified); ties by path.
     found.sort();
     if found.is_empty() {
@@ -358,13 +354,21 @@ pub(super) fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
     } else {
         (0, 0)
     };
-    let r = c.op(json!({
-        "op": "grep", "pattern": i.pattern, "path": rel, "globs": globs,
-        "any_globs": any, "not_globs": not,
-        "ignore_case": i.ignore_case.unwrap_or(false), "multiline": i.multiline.unwrap_or(false),
-        "gitignore": true, "skip_dirs": VCS_DIRS, "keep_cr": true,
-        "before": before, "after": after,
-    }))?;
+    let r = c.op(super::super::proto::Grep {
+        pattern: i.pattern.clone(),
+        path: rel,
+        globs,
+        any_globs: any,
+        not_globs: not,
+        ignore_case: i.ignore_case.unwrap_or(false),
+        multiline: i.multiline.unwrap_or(false),
+        gitignore: true,
+        skip_dirs: VCS_DIRS.iter().map(|d| d.to_string()).collect(),
+        keep_cr: true,
+        before,
+        after,
+        ..Default::default()
+    })?;
     let v = match r {
         Ok(v) => v,
         Err(Failure::NotFound) => {
@@ -375,32 +379,15 @@ pub(super) fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
         }
         Err(f) => return Ok(refuse(format!("{abs}: {}", f.reason()))),
     };
-    let files: Vec<&Value> = v
-        .get("files")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().collect())
-        .unwrap_or_default();
+    let files: Vec<&super::super::proto::GrepFile> = v.files.iter().collect();
     let head = count(i.head_limit);
     let skip = count(i.offset).unwrap_or(0);
-    let path_of = |f: &Value| super::absolute(f.get("path").and_then(Value::as_str).unwrap_or(""));
-    let hits = |f: &Value| -> Vec<Value> {
-        f.get("lines")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
+    let path_of = |f: &super::super::proto::GrepFile| super::absolute(&f.path);
     let text = match mode {
         OutputMode::FilesWithMatches => {
             let mut found: Vec<(i128, String)> = files
                 .iter()
-                .map(|f| {
-                    let t = f
-                        .get("mtime_ns")
-                        .and_then(Value::as_str)
-                        .and_then(|t| t.parse().ok())
-                        .unwrap_or(0);
-                    (t, path_of(f))
-                })
+                .map(|f| (f.mtime_ns.parse().unwrap_or(0), path_of(f)))
                 .collect();
             // Newest first; ties in the order JavaScript's localeCompare gives.
             found.sort_by(|a, b| {
@@ -436,10 +423,7 @@ pub(super) fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
             let rows: Vec<String> = files
                 .iter()
                 .map(|f| {
-                    let n = hits(f)
-                        .iter()
-                        .filter(|l| l.get("match").and_then(Value::as_bool) == Some(true))
-                        .count();
+                    let n = f.lines.iter().filter(|l| l.is_match).count();
                     format!("{}:{n}", path_of(f))
                 })
                 .collect();
@@ -518,7 +502,12 @@ fn within(c: &mut Call<'_>, text: String, max: usize) -> Result<String, RunError
 /// ripgrep's content output with absolute paths (none for a single file): `path:N:text`
 /// for matches, `path-N-text` for context, `--` between groups; empty lines dropped as
 /// Claude Code drops them.
-fn content_lines(i: &GrepInput, files: &[&Value], single: bool, context: bool) -> Vec<String> {
+fn content_lines(
+    i: &GrepInput,
+    files: &[&super::super::proto::GrepFile],
+    single: bool,
+    context: bool,
+) -> Vec<String> {
     let numbers = i.line_numbers.unwrap_or(true);
     let only = i.only_matching.unwrap_or(false);
     let rx = if only {
@@ -533,17 +522,12 @@ fn content_lines(i: &GrepInput, files: &[&Value], single: bool, context: bool) -
     };
     let mut rows: Vec<String> = Vec::new();
     for f in files {
-        let path = super::absolute(f.get("path").and_then(Value::as_str).unwrap_or(""));
+        let path = super::absolute(&f.path);
         let mut last: Option<u64> = None;
-        for l in f
-            .get("lines")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let n = l.get("line").and_then(Value::as_u64).unwrap_or(0);
-            let text = l.get("text").and_then(Value::as_str).unwrap_or("");
-            let is_match = l.get("match").and_then(Value::as_bool) == Some(true);
+        for l in &f.lines {
+            let n = l.line as u64;
+            let text = l.text.as_str();
+            let is_match = l.is_match;
             let gap = match last {
                 Some(p) => n > p + 1,
                 None => !rows.is_empty(),
