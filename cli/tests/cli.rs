@@ -392,12 +392,12 @@ fn shell_state_persists_across_processes_and_into_forks() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim(),
-        "bash: bash command timed out after 1.0s"
+        "command timed out after 1s\n[The shell is gone. Call bash with restart set to true to start a new one. It starts in the original working directory, without the old shell's variables, activated environments and background jobs.]"
     );
     let out = b.cmd(&["tool", "s", "bash", r#"{"command":"ls p.txt"}"#]);
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim(),
-        "bash: bash session terminated; restart required"
+        "[This command did not run, because the shell is gone. Call bash with restart set to true to start a new one. It starts in the original working directory, without the old shell's variables, activated environments and background jobs.]"
     );
     b.ok(&["tool", "s", "bash", r#"{"restart":true}"#]);
     let out = b.cmd(&["tool", "s", "bash", r#"{"command":"ls p.txt"}"#]);
@@ -445,7 +445,7 @@ fn session_settings_apply_to_calls_and_forks() {
     ]);
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim(),
-        "bash: bash command timed out after 1.0s"
+        "command timed out after 1s\n[The shell is gone. Call bash with restart set to true to start a new one. It starts in the original working directory, without the old shell's variables, activated environments and background jobs.]"
     );
     b.ok(&["tool", "cfg", "bash", r#"{"restart":true}"#]);
     // Forks inherit the settings; ls shows them.

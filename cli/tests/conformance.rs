@@ -1,8 +1,8 @@
 //! Conformance of the agent_toolset_20260401 file tools with the Anthropic Python SDK's
 //! reference implementation: the same calls on the same starting tree, once through the
 //! reference on a host directory and once through burrow; every result must match byte for
-//! byte (host paths normalised to /workspace) except the differences listed in
-//! `known_difference`, each with its reason.
+//! byte (host paths normalised to /workspace) except the differences `known_difference`
+//! names, each of which docs/CLAUDE.md lists with its reason.
 //!
 //! Needs `python3` with the `anthropic` package (.ci/run installs it). Without it the test is
 //! skipped with a message, unless BURROW_REQUIRE_REFERENCE=1 (set by .ci/run) makes that a
@@ -14,6 +14,26 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use burrow_host::session::{Family, Sandbox, SandboxConfig};
 use serde_json::{Value, json};
+
+/// docs/CLAUDE.md, whose table names every difference from the reference this test allows.
+const DOCUMENTED: &str = include_str!("../../docs/CLAUDE.md");
+
+/// The release of the reference CI installs (`.ci/run` exports it); a different one installed
+/// fails the test where the reference is required, so a bump is one line in `.ci/run`.
+fn check_reference_version() {
+    let Ok(pinned) = std::env::var("BURROW_ANTHROPIC_SDK") else {
+        return;
+    };
+    let out = Command::new("python3")
+        .args(["-c", "import anthropic; print(anthropic.__version__)"])
+        .output()
+        .expect("python3");
+    let found = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(
+        found, pinned,
+        "the reference installed is anthropic {found}, CI pins {pinned}"
+    );
+}
 
 fn reference_available() -> bool {
     Command::new("python3")
@@ -58,6 +78,7 @@ fn build_tree(root: &Path) {
         b"// TODO: inside node_modules\n",
     );
     w("wide.txt", format!("{}TODO\n", "y".repeat(2100)).as_bytes());
+    w("grow.txt", "ab".repeat(125_000).as_bytes());
     std::fs::create_dir_all(root.join("emptydir")).unwrap();
     std::os::unix::fs::symlink("README.md", root.join("readme-link")).unwrap();
     // Distinct times, oldest first in path order, directories after their contents.
@@ -327,9 +348,31 @@ fn calls() -> Vec<Value> {
         json!({ "command": "echo after-timeout" }),
         json!({ "restart": true }),
         json!({ "command": "echo back" }),
+        // stdout then stderr; stderr first when the command failed.
+        json!({ "command": "echo hi; echo err >&2" }),
+        json!({ "command": "echo err >&2" }),
+        json!({ "command": "echo hi; echo err >&2; false" }),
+        json!({ "command": "true" }),
+        // An output over 30,000 characters: its start, the lines left out, the file it is
+        // saved in (the path is compared away).
+        json!({ "command": "seq 1 20000" }),
+        json!({ "command": "printf '%s\\n' {1..4000} | sed 's/$/ caf\u{e9} \u{1F600}/'" }),
+        // `exit` ends the shell: the next call does not run until a restart, which may carry
+        // a command (run in a fresh shell in the working directory).
+        json!({ "command": "cd src; exit 3" }),
+        json!({ "command": "echo not-run" }),
+        json!({ "restart": true, "command": "echo fresh; pwd" }),
+        json!({ "command": "exit 0" }),
+        json!({ "restart": true }),
+        json!({ "command": "echo again", "timeout_ms": -5 }),
     ] {
         add("bash", input);
     }
+    // An edit whose replacements would take the file over the edit cap.
+    add(
+        "edit",
+        json!({ "file_path": "grow.txt", "old_string": "b", "new_string": "bbbb", "replace_all": true }),
+    );
     // Inputs that fail validation.
     add("read", json!({}));
     add("write", json!({ "file_path": "x" }));
@@ -340,37 +383,47 @@ fn calls() -> Vec<Value> {
     c
 }
 
-/// Differences burrow keeps deliberately; returns the normalised pair to compare instead.
-fn known_difference(call: &Value, ours: &Value, theirs: &Value) -> Option<(Value, Value)> {
+/// Differences burrow keeps deliberately, each named in docs/CLAUDE.md's table of them (the
+/// test checks that every name it uses is there): the name and the normalised pair to compare
+/// instead.
+fn known_difference(
+    call: &Value,
+    ours: &Value,
+    theirs: &Value,
+) -> Option<(&'static str, Value, Value)> {
     let text = |v: &Value| v["content"][0]["text"].as_str().unwrap_or("").to_string();
     let tool = call["tool"].as_str().unwrap_or("");
-    // Regex error messages come from different engines (Rust `regex` vs Python `re`).
+    let saved = regex::Regex::new(r"/[^ ]*bash-output-[a-z0-9_]+/tmp[a-z0-9_]+\.txt").unwrap();
+    if tool == "bash" && saved.is_match(&text(theirs)) {
+        let norm = |v: &Value| {
+            json!({
+                "is_error": v["is_error"],
+                "text": saved.replace_all(&text(v), "SAVED").into_owned(),
+            })
+        };
+        return Some(("saved-output-name", norm(ours), norm(theirs)));
+    }
     if text(theirs).starts_with("grep: invalid regex:") {
         return Some((
+            "regex-wording",
             json!(text(ours).starts_with("grep: invalid regex:")),
             json!(true),
         ));
     }
-    // Input validation: both refuse, in their own words (pydantic vs serde).
     if theirs["content"][0]["text"]
         .as_str()
         .is_some_and(|t| t.starts_with("ValueError: Invalid arguments"))
     {
-        return Some((ours["is_error"].clone(), json!(true)));
+        return Some(("validation-wording", ours["is_error"].clone(), json!(true)));
     }
-    // Walk order: the reference reports matches in the host filesystem's directory order
-    // (unsorted); burrow in name order. Compare as sets of lines.
     if tool == "grep" {
         let sorted = |v: &Value| {
             let mut l: Vec<String> = text(v).lines().map(String::from).collect();
             l.sort();
             json!({ "is_error": v["is_error"], "lines": l })
         };
-        return Some((sorted(ours), sorted(theirs)));
+        return Some(("walk-order", sorted(ours), sorted(theirs)));
     }
-    // Files written during the run can tie in the host filesystem's coarse timestamps (the
-    // reference then keeps directory order); the store's clock has nanoseconds. Compare the
-    // sets, and the order of the files that had distinct times from the start.
     if tool == "glob" {
         let norm = |v: &Value| {
             let lines: Vec<String> = text(v).lines().map(String::from).collect();
@@ -382,7 +435,7 @@ fn known_difference(call: &Value, ours: &Value, theirs: &Value) -> Option<(Value
                 .collect();
             json!({ "is_error": v["is_error"], "set": set, "order": old })
         };
-        return Some((norm(ours), norm(theirs)));
+        return Some(("coarse-mtimes", norm(ours), norm(theirs)));
     }
     None
 }
@@ -409,6 +462,7 @@ fn agent_toolset_matches_the_python_reference() {
         eprintln!("SKIPPED: {msg}");
         return;
     }
+    check_reference_version();
     let tmp = tempfile::tempdir().unwrap();
     let tree = tmp.path().join("tree");
     build_tree(&tree);
@@ -478,8 +532,16 @@ fn agent_toolset_matches_the_python_reference() {
             )
             .unwrap();
         let ours = serde_json::to_value(&out).unwrap();
-        let (a, b) =
-            known_difference(call, &ours, theirs).unwrap_or((ours.clone(), theirs.clone()));
+        let (a, b) = match known_difference(call, &ours, theirs) {
+            Some((name, a, b)) => {
+                assert!(
+                    DOCUMENTED.contains(&format!("`{name}`")),
+                    "the difference `{name}` is not listed in docs/CLAUDE.md"
+                );
+                (a, b)
+            }
+            None => (ours.clone(), theirs.clone()),
+        };
         if a != b {
             mismatches.push(format!(
                 "#{i} {call}\n  burrow:    {ours}\n  reference: {theirs}"

@@ -674,6 +674,9 @@ impl Sandbox {
             txn,
             limits: &limits,
             env: &env,
+            timeout: settings_in(&meta)
+                .timeout_ms
+                .map(std::time::Duration::from_millis),
         };
         let result = adapter.call(cx, tool, input, &mut state);
         let record = |output: &ToolOutput, error: Option<String>| {

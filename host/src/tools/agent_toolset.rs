@@ -1,6 +1,7 @@
 //! Family A: Claude Managed Agents `agent_toolset_20260401` (read, write, edit, glob, grep;
 //! bash comes with the shell). Inputs and every string follow the reference implementation in
-//! the Anthropic Python SDK (`anthropic.lib.tools.agent_toolset`). The workdir is `/workspace`.
+//! the Anthropic Python SDK (`anthropic.lib.tools.agent_toolset`, the release `.ci/run` pins;
+//! the differences that remain are listed in docs/CLAUDE.md). The workdir is `/workspace`.
 
 use burrow_store::Txn;
 use schemars::JsonSchema;
@@ -11,49 +12,31 @@ pub use super::Outcome;
 use super::{Call, Failure, ToolOutput, Toolbox, absolute, media_type, proto, workspace_path};
 use crate::{Limits, RunError};
 
-/// Text files larger than this are refused by `read` and `edit`.
-pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+/// Text files larger than this are refused by `read` (without a `view_range` that narrows it).
+pub const MAX_READ_BYTES: u64 = 110_000;
+/// Files larger than this are refused by `edit` (before and after the edit).
+pub const MAX_EDIT_BYTES: u64 = 256 * 1024;
 pub const GLOB_RESULT_LIMIT: usize = 200;
 pub const GREP_OUTPUT_LIMIT: usize = 100 * 1024;
 pub const GREP_MAX_LINE_LENGTH: usize = 2000;
 
 /// The tools of this family.
 pub const TOOLS: &[&str] = &["bash", "read", "write", "edit", "glob", "grep"];
-/// bash output kept (the tail), in bytes.
-pub const BASH_OUTPUT_LIMIT: usize = 100 * 1024;
-
-/// Python's `repr` of a string, as the reference puts paths in its messages.
-pub fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::from(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
+/// bash output kept (the start), in UTF-16 code units as the reference counts them; the whole
+/// output is saved to a file the result names.
+pub const BASH_OUTPUT_LIMIT: usize = 30_000;
+/// The most of a cut output saved to its file.
+const SAVED_OUTPUT_MAX: usize = 32 << 20;
+/// bash's default timeout, and the most `timeout_ms` may ask for.
+pub const BASH_TIMEOUT_SECS: f64 = 295.0;
+/// Ends a bash result after which the shell is gone (a timeout, `exit`, a fatal error).
+const SHELL_GONE: &str = "[The shell is gone. Call bash with restart set to true to start a new one. It starts in the original working directory, without the old shell's variables, activated environments and background jobs.]";
+/// A bash call on a shell that is gone, without `restart`.
+const DID_NOT_RUN: &str = "[This command did not run, because the shell is gone. Call bash with restart set to true to start a new one. It starts in the original working directory, without the old shell's variables, activated environments and background jobs.]";
 
 fn outside(op: &str, p: &str) -> ToolOutput {
     ToolOutput::error(format!(
-        "{op}: path {} is outside the session's working directory",
-        py_repr(p)
+        "{op}: path \"{p}\" is outside the session's working directory"
     ))
 }
 
@@ -62,12 +45,48 @@ fn input<T: for<'de> Deserialize<'de>>(op: &str, v: &Value) -> Result<T, ToolOut
         .map_err(|e| ToolOutput::error(format!("{op}: invalid input: {e}")))
 }
 
-/// The Managed Agents `agent_toolset_20260401` family. Its state: that the persistent shell
-/// died (a timed-out command), so bash refuses until `restart`; a fork starts a new shell.
+/// The Managed Agents `agent_toolset_20260401` family. Its state is the persistent shell's
+/// ([`Shell`]): whether it is gone (a timeout, `exit`), so bash refuses until `restart`, and
+/// where its last cut output was saved, which `read` and `grep` may open; a fork starts a new
+/// shell.
 pub struct AgentToolset;
 
-/// The metadata key of the dead-shell flag (its value is `1`).
+/// The metadata key of the shell's state (a JSON [`Shell`]; `1` from before meant gone).
 const TERMINATED: &str = "bash_terminated";
+
+/// What the family remembers of the session's persistent shell.
+#[derive(Debug, Default, Clone, PartialEq, serde::Serialize, Deserialize)]
+pub struct Shell {
+    /// The shell ended (a timeout, `exit`, a fatal error): bash refuses until `restart`.
+    #[serde(default)]
+    pub gone: bool,
+    /// The directory (under `/tmp`) of the last output that was cut, saved whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved: Option<String>,
+}
+
+impl Shell {
+    fn from_state(state: Option<&str>) -> Shell {
+        match state {
+            None => Shell::default(),
+            Some(t) => serde_json::from_str(t).unwrap_or(Shell {
+                gone: true,
+                saved: None,
+            }),
+        }
+    }
+
+    fn to_state(&self) -> Option<String> {
+        (*self != Shell::default()).then(|| serde_json::to_string(self).unwrap_or_default())
+    }
+
+    /// Whether `guest` (absolute) is inside the saved output's directory.
+    fn holds(&self, guest: &str) -> bool {
+        self.saved
+            .as_deref()
+            .is_some_and(|d| guest.starts_with(&format!("{d}/")))
+    }
+}
 
 impl super::ToolFamily for AgentToolset {
     fn family(&self) -> super::Family {
@@ -113,26 +132,21 @@ impl super::ToolFamily for AgentToolset {
             txn,
             limits,
             env,
+            timeout,
         } = cx;
+        let mut shell = Shell::from_state(state.as_deref());
         if name == "bash" {
-            let restart = args.get("restart").and_then(Value::as_bool) == Some(true);
-            if state.is_some() && !restart {
-                return Ok(Outcome {
-                    txn: Some(txn),
-                    output: ToolOutput::error("bash: bash session terminated; restart required"),
-                });
-            }
-            let (outcome, terminated) = bash(tb, txn, args, limits, env)?;
-            *state = terminated.then(|| "1".to_string());
+            let outcome = bash(tb, txn, args, limits, timeout, env, &mut shell)?;
+            *state = shell.to_state();
             return Ok(outcome);
         }
         let mut c = Call::new(tb, txn, limits, env);
         let out = match name {
-            "read" => read(&mut c, args)?,
+            "read" => read(&mut c, args, &shell)?,
             "write" => write(&mut c, args)?,
             "edit" => edit(&mut c, args)?,
             "glob" => glob(&mut c, args)?,
-            "grep" => grep(&mut c, args)?,
+            "grep" => grep(&mut c, args, &shell)?,
             other => ToolOutput::error(format!("unknown tool: {other}")),
         };
         Ok(c.finish(out))
@@ -150,15 +164,6 @@ pub struct BashInput {
     pub timeout_ms: Option<i64>,
 }
 
-/// Python's str() of a float number of seconds (`120.0`, `1.5`).
-fn py_float(secs: f64) -> String {
-    if secs.fract() == 0.0 {
-        format!("{secs:.1}")
-    } else {
-        format!("{secs}")
-    }
-}
-
 /// Removes ANSI escape sequences (CSI ... final byte), as the reference runner does.
 pub fn strip_ansi(s: &str) -> String {
     static RE: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
@@ -168,71 +173,188 @@ pub fn strip_ansi(s: &str) -> String {
     }
 }
 
-/// The bash tool: its outcome, and whether the shell died (a timeout).
+/// The bash tool, as the reference runs it: one persistent shell; stdout then stderr (stderr
+/// first when the command failed); ANSI escapes stripped; an output over
+/// [`BASH_OUTPUT_LIMIT`] cut, saved whole under `/tmp` and named; a shell ended by a timeout,
+/// `exit` or a fatal error is gone until `restart`.
 fn bash(
     tb: &Toolbox,
     txn: Txn,
     args: &Value,
     limits: &Limits,
+    session_timeout: Option<std::time::Duration>,
     env: &[(String, String)],
-) -> Result<(Outcome, bool), RunError> {
-    let keep = |txn: Txn, output: ToolOutput| {
-        (
-            Outcome {
-                txn: Some(txn),
-                output,
-            },
-            false,
-        )
+    shell: &mut Shell,
+) -> Result<Outcome, RunError> {
+    let keep = |txn: Txn, output: ToolOutput| Outcome {
+        txn: Some(txn),
+        output,
     };
     let i: BashInput = match input("bash", args) {
         Ok(i) => i,
         Err(e) => return Ok(keep(txn, e)),
     };
+    let command = i.command.filter(|c| !c.is_empty());
+    let mut txn = txn;
     if i.restart == Some(true) {
-        let (txn, _) = tb.shell(txn, "", true, limits, env)?;
-        return Ok(keep(txn, ToolOutput::text("bash session restarted")));
+        let (t, _) = tb.shell(txn, "", true, limits, env)?;
+        txn = t;
+        shell.gone = false;
+        if command.is_none() {
+            return Ok(keep(txn, ToolOutput::text("bash session restarted")));
+        }
+    } else if shell.gone {
+        return Ok(keep(txn, ToolOutput::error(DID_NOT_RUN)));
     }
-    let Some(command) = i.command.filter(|c| !c.is_empty()) else {
+    let Some(command) = command else {
         return Ok(keep(txn, ToolOutput::error("bash: command is required")));
     };
-    // 0 or absent: the runner's default, which is the session's timeout setting.
-    let timeout_ms = match i.timeout_ms {
-        Some(t) if t > 0 => t as u64,
-        _ => limits.timeout.as_millis() as u64,
+    // The reference's default, and its cap; a session that set its own call timeout keeps it
+    // as the default.
+    let secs = match i.timeout_ms {
+        Some(t) if t > 0 => (t as f64 / 1000.0).min(BASH_TIMEOUT_SECS),
+        _ => session_timeout.map_or(BASH_TIMEOUT_SECS, |d| d.as_secs_f64()),
     };
     let limits = Limits {
-        timeout: std::time::Duration::from_millis(timeout_ms),
+        timeout: std::time::Duration::from_secs_f64(secs),
         ..limits.clone()
     };
     match tb.shell(txn, &command, false, &limits, env) {
-        Ok((txn, report)) => {
-            let text = strip_ansi(&String::from_utf8_lossy(&report.merged));
-            let mut out = text.trim_end_matches('\n').to_string();
-            let mut truncated = report.merged_dropped > 0;
-            truncated |= super::keep_tail(&mut out, BASH_OUTPUT_LIMIT);
-            if truncated {
-                out = format!("[output truncated]\n{out}");
-            }
-            let output = if report.exit_code != 0 {
-                ToolOutput::error(out)
+        Ok((mut txn, report)) => {
+            let exited = txn
+                .resolve(burrow_store::ROOT_INO, &super::shell_exited(), false)
+                .is_ok();
+            let stdout = String::from_utf8_lossy(&report.stdout).into_owned();
+            let stderr = String::from_utf8_lossy(&report.stderr).into_owned();
+            let failed = report.exit_code != 0;
+            let mut text = combine(&stdout, &stderr, failed);
+            if utf16_len(&text) > BASH_OUTPUT_LIMIT {
+                text = cut(&mut txn, text, shell)?;
             } else {
-                ToolOutput::text(out)
+                text = strip_ansi(&text).trim_end_matches('\n').to_string();
+            }
+            if exited {
+                shell.gone = true;
+                let shown = if text.is_empty() {
+                    "(no output)"
+                } else {
+                    &text
+                };
+                text = format!("{shown}\n{SHELL_GONE}");
+            }
+            let output = if failed {
+                ToolOutput::error(if text.is_empty() {
+                    "(no output)".to_string()
+                } else {
+                    text
+                })
+            } else {
+                ToolOutput::text(text)
             };
             Ok(keep(txn, output))
         }
-        Err(RunError::Timeout(_)) => Ok((
-            Outcome {
+        // The command is stopped and the call rolled back (so what it printed is not kept);
+        // the shell is gone, as the reference kills its process group.
+        Err(RunError::Timeout(_)) => {
+            shell.gone = true;
+            let note = format!("\ncommand timed out after {}s\n", py_general(secs));
+            let text = strip_ansi(&combine("", &note, true));
+            Ok(Outcome {
                 txn: None,
-                output: ToolOutput::error(format!(
-                    "bash: bash command timed out after {}s",
-                    py_float(timeout_ms as f64 / 1000.0)
-                )),
-            },
-            true,
-        )),
+                output: ToolOutput::error(format!("{}\n{SHELL_GONE}", text.trim_end_matches('\n'))),
+            })
+        }
         Err(e) => Err(e),
     }
+}
+
+/// stdout then stderr, or stderr first when the command failed, with a newline between
+/// them when there is any stderr (each keeps its own trailing newline).
+fn combine(stdout: &str, stderr: &str, failed: bool) -> String {
+    let sep = if stderr.is_empty() { "" } else { "\n" };
+    if failed {
+        format!("{stderr}{sep}{stdout}")
+    } else {
+        format!("{stdout}{sep}{stderr}")
+    }
+}
+
+/// Length in UTF-16 code units, as Python's `len(s.encode("utf-16-le")) // 2`.
+fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
+/// The reference's cut of a long output: its first [`BASH_OUTPUT_LIMIT`] UTF-16 code units,
+/// the number of lines left out, and the whole output saved to a new file under
+/// `/tmp/bash-output-*/` (the shell's previous one removed), which `read` and `grep` may
+/// open.
+fn cut(txn: &mut Txn, full: String, shell: &mut Shell) -> Result<String, RunError> {
+    let mut units = 0;
+    let mut end = 0;
+    for (i, c) in full.char_indices() {
+        if units + c.len_utf16() > BASH_OUTPUT_LIMIT {
+            break;
+        }
+        units += c.len_utf16();
+        end = i + c.len_utf8();
+    }
+    let kept = &full[..end];
+    let cut_lines = 1 + full.matches('\n').count() - kept.matches('\n').count();
+    let (what, saved) = if full.len() > SAVED_OUTPUT_MAX {
+        let mut at = SAVED_OUTPUT_MAX;
+        while !full.is_char_boundary(at) {
+            at -= 1;
+        }
+        ("First 32 MiB of output", &full[..at])
+    } else {
+        ("Full output", full.as_str())
+    };
+    let saved_to = match save_output(txn, saved.as_bytes(), shell) {
+        Ok(path) => format!(
+            "{what} saved to: {path} \u{2014} use read with view_range to read specific portions. "
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not save a long bash output");
+            String::new()
+        }
+    };
+    Ok(strip_ansi(&format!(
+        "{kept}\n\n... [{cut_lines} lines truncated] {saved_to}..."
+    )))
+}
+
+/// Writes `bytes` to `/tmp/bash-output-XXXXXXXX/tmpXXXXXXXX.txt` (names as Python's
+/// `tempfile` makes them) in the call's transaction, removing the shell's previous one.
+fn save_output(txn: &mut Txn, bytes: &[u8], shell: &mut Shell) -> Result<String, String> {
+    let tmp = |guest: &str| crate::wasi_fs::persisted_store_path(guest).unwrap_or_default();
+    if let Some(old) = shell.saved.take() {
+        let _ = txn.remove_all(&tmp(&old));
+    }
+    let dir = format!("/tmp/bash-output-{}", temp_name());
+    let file = format!("{dir}/tmp{}.txt", temp_name());
+    txn.mkdir_all(&tmp(&dir)).map_err(|e| e.to_string())?;
+    let ino = txn
+        .write_file(&tmp(&file), bytes)
+        .map_err(|e| e.to_string())?;
+    let _ = txn.set_mode(ino, 0o600);
+    shell.saved = Some(dir);
+    Ok(file)
+}
+
+/// Eight characters of Python's `tempfile` alphabet.
+fn temp_name() -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789_";
+    let mut b = [0u8; 8];
+    let _ = getrandom::fill(&mut b);
+    b.iter()
+        .map(|x| ALPHABET[*x as usize % ALPHABET.len()] as char)
+        .collect()
+}
+
+/// Python's `format(x, "g")`: `0.7`, `295`, `1.5`.
+fn py_general(x: f64) -> String {
+    let s = format!("{x}");
+    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
 }
 
 /// Read a text file (raw, no line numbers), or an image or PDF as a content block.
@@ -244,13 +366,24 @@ pub struct ReadInput {
     pub view_range: Option<Vec<i64>>,
 }
 
-fn read(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
+/// Where `read` and `grep` may look: a path in the workspace (relative to its root), or the
+/// file or directory of the shell's last saved output (its absolute guest path), as the
+/// reference lets them open it though it lies outside the working directory.
+fn readable(p: &str, shell: &Shell) -> Option<String> {
+    if let Some(rel) = workspace_path(super::WORKSPACE, p) {
+        return Some(rel);
+    }
+    let abs = super::guest_path(super::WORKSPACE, p)?;
+    (shell.holds(&abs) || shell.saved.as_deref() == Some(abs.as_str())).then_some(abs)
+}
+
+fn read(c: &mut Call<'_>, args: &Value, shell: &Shell) -> Result<ToolOutput, RunError> {
     let i: ReadInput = match input("read", args) {
         Ok(i) => i,
         Err(e) => return Ok(e),
     };
     let p = &i.file_path;
-    let Some(rel) = workspace_path(super::WORKSPACE, p) else {
+    let Some(rel) = readable(p, shell) else {
         return Ok(outside("read", p));
     };
     let range = i.view_range.filter(|v| !v.is_empty());
@@ -287,7 +420,7 @@ fn read(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     let max = if range.is_some() {
         None
     } else {
-        Some(MAX_FILE_BYTES)
+        Some(MAX_READ_BYTES)
     };
     let r = c.op(proto::Read {
         path: rel.clone(),
@@ -324,15 +457,15 @@ fn read(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
     } else {
         lines[start..end].join("\n")
     };
-    if size > MAX_FILE_BYTES && slice.len() as u64 > MAX_FILE_BYTES {
+    if size > MAX_READ_BYTES && slice.len() as u64 > MAX_READ_BYTES {
         return Ok(ToolOutput::error(if end - start == 1 {
             format!(
-                "read: line {} of {p} alone exceeds {MAX_FILE_BYTES}-byte limit. The read tool cannot return part of a line, so view_range cannot narrow this further.",
+                "read: line {} of {p} alone exceeds {MAX_READ_BYTES}-byte limit. The read tool cannot return part of a line, so view_range cannot narrow this further.",
                 start + 1
             )
         } else {
             format!(
-                "read: view_range [{s}, {e}] of {p} exceeds {MAX_FILE_BYTES}-byte limit. Narrow the view_range to read a smaller portion."
+                "read: view_range [{s}, {e}] of {p} exceeds {MAX_READ_BYTES}-byte limit. Narrow the view_range to read a smaller portion."
             )
         }));
     }
@@ -398,7 +531,7 @@ fn edit(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
         old: i.old_string.clone(),
         new: i.new_string.clone(),
         replace_all,
-        max_bytes: Some(MAX_FILE_BYTES),
+        max_bytes: Some(MAX_EDIT_BYTES),
         crlf: false,
     })?;
     Ok(match r {
@@ -418,6 +551,9 @@ fn edit(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
         }
         Err(Failure::Multiple { count, .. }) => ToolOutput::error(format!(
             "edit: old_string appears {count} times in {p} (must be unique)"
+        )),
+        Err(Failure::Grows { count, size, limit }) => ToolOutput::error(format!(
+            "edit: {count} replacements would make {p} {size} bytes, exceeds {limit}-byte limit."
         )),
         Err(f) => ToolOutput::error(format!("edit: {p}: {}", f.reason())),
     })
@@ -485,13 +621,13 @@ pub struct GrepInput {
     pub path: Option<String>,
 }
 
-fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
+fn grep(c: &mut Call<'_>, args: &Value, shell: &Shell) -> Result<ToolOutput, RunError> {
     let i: GrepInput = match input("grep", args) {
         Ok(i) => i,
         Err(e) => return Ok(e),
     };
     let root = match i.path.as_deref().filter(|p| !p.is_empty()) {
-        Some(p) => match workspace_path(super::WORKSPACE, p) {
+        Some(p) => match readable(p, shell) {
             Some(r) => r,
             None => return Ok(outside("grep", p)),
         },
@@ -548,12 +684,16 @@ fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
 
 #[cfg(test)]
 mod tests {
-    use super::py_repr;
+    use super::*;
 
     #[test]
-    fn python_repr_of_paths() {
-        assert_eq!(py_repr("../x"), "'../x'");
-        assert_eq!(py_repr("it's"), "\"it's\"");
-        assert_eq!(py_repr("a\nb"), "'a\\nb'");
+    fn output_order_and_cut() {
+        assert_eq!(combine("hi\n", "err\n", false), "hi\n\nerr\n");
+        assert_eq!(combine("hi\n", "err\n", true), "err\n\nhi\n");
+        assert_eq!(combine("", "err\n", false), "\nerr\n");
+        assert_eq!(combine("out\n", "", true), "out\n");
+        assert_eq!(utf16_len("a\u{1F600}"), 3);
+        assert_eq!(py_general(0.7), "0.7");
+        assert_eq!(py_general(295.0), "295");
     }
 }

@@ -89,6 +89,9 @@ pub struct Cx<'a> {
     pub txn: Txn,
     pub limits: &'a Limits,
     pub env: &'a [(String, String)],
+    /// The session's own call timeout, when it set one (a family's bash otherwise takes its
+    /// reference's default).
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// Every family, by [`Family`].
@@ -651,6 +654,17 @@ pub fn sandbox_path(cwd: &str, path: &str) -> Option<String> {
 /// The components of a caller's path (absolute, or relative to `cwd`) with `.` and `..`
 /// folded; None if `..` climbs above `/` or a NUL appears (no caller path names the
 /// store's system area).
+/// `path` resolved against `cwd` lexically, as an absolute guest path.
+pub fn guest_path(cwd: &str, path: &str) -> Option<String> {
+    Some(format!("/{}", guest_parts(cwd, path)?.join("/")))
+}
+
+/// The marker the shell leaves when a call's script ended it (`exit`, a fatal error): the
+/// system area's `run/exited`, the guest's `/run/burrow/exited`.
+pub fn shell_exited() -> String {
+    format!("{}/run/exited", burrow_store::SYSTEM_DIR)
+}
+
 fn guest_parts(cwd: &str, path: &str) -> Option<Vec<String>> {
     if path.contains('\0') || cwd.contains('\0') {
         return None;

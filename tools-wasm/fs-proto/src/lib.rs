@@ -57,13 +57,32 @@ pub enum Failure {
     PermissionDenied,
     Exists,
     Loop,
-    TooLarge { size: u64, limit: u64 },
+    TooLarge {
+        size: u64,
+        limit: u64,
+    },
     NotUtf8,
     StringNotFound,
-    Multiple { count: usize, lines: Vec<usize> },
-    InvalidLine { lines: usize },
-    InvalidPattern { message: String },
-    Io { message: String },
+    Multiple {
+        count: usize,
+        lines: Vec<usize>,
+    },
+    /// An edit with `replace_all` whose `count` replacements would make the file `size`
+    /// bytes, over the request's `max_bytes`.
+    Grows {
+        count: usize,
+        size: u64,
+        limit: u64,
+    },
+    InvalidLine {
+        lines: usize,
+    },
+    InvalidPattern {
+        message: String,
+    },
+    Io {
+        message: String,
+    },
 }
 
 impl Failure {

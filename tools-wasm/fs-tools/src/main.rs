@@ -136,6 +136,19 @@ fn edit(
         let lines = positions.iter().map(|&p| line_of(&work, p)).collect();
         return Err(Failure::Multiple { count, lines });
     }
+    if let Some(limit) = max
+        && replace_all
+        && count > 1
+    {
+        let grown = m.len() as i128 + count as i128 * (new.len() as i128 - old.len() as i128);
+        if grown > limit as i128 {
+            return Err(Failure::Grows {
+                count,
+                size: grown.max(0) as u64,
+                limit,
+            });
+        }
+    }
     let first_line = line_of(&work, positions[0]);
     let updated = if replace_all {
         work.replace(old, new)

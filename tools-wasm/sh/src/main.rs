@@ -35,6 +35,7 @@ fn main() {
     let mut sh = if whole {
         shell::state::fresh()
     } else {
+        shell::state::clear_exited();
         shell::state::load()
     };
     let _ = std::env::set_current_dir(&sh.cwd);
@@ -50,7 +51,12 @@ fn main() {
         // `exit` ends the session's shell: its EXIT trap runs (the state is kept). A fatal
         // error (an unbound variable under `set -u`) ends it with bash's 127.
         Err(shell::Flow::Exit(s)) => {
-            let s = if sys::take_fatal() { 127 } else { s };
+            let fatal = sys::take_fatal();
+            if !whole {
+                // The shell is gone, as a real one would be after `exit` or a fatal error.
+                shell::state::mark_exited();
+            }
+            let s = if fatal { 127 } else { s };
             sh.finish(s, &io)
         }
         Err(shell::Flow::Return(s)) => s,

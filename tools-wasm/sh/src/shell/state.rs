@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 use crate::shell::{Array, Options, Shell, Var};
 
 pub const STATE_FILE: &str = "/run/burrow/shell.json";
+/// Present after a call whose script ended the session's shell with `exit`, so a tool family
+/// whose shell is then gone (the Managed Agents bash) can tell; the next call removes it.
+pub const EXITED_FILE: &str = "/run/burrow/exited";
 /// Where sessions made before the system area kept it.
 const LEGACY_STATE_DIR: &str = "/workspace/.burrow";
 const LEGACY_STATE_FILE: &str = "/workspace/.burrow/shell.json";
@@ -152,4 +155,17 @@ pub fn reset() {
     remember(None);
     LEGACY_FOUND.store(true, std::sync::atomic::Ordering::Relaxed);
     remove_legacy();
+}
+
+/// Notes that this call's script ended the shell with `exit`.
+pub fn mark_exited() {
+    let _ = std::fs::create_dir_all("/run/burrow");
+    let _ = std::fs::write(EXITED_FILE, b"");
+}
+
+/// Forgets an `exit` of an earlier call (writes nothing when there was none).
+pub fn clear_exited() {
+    if std::path::Path::new(EXITED_FILE).exists() {
+        let _ = std::fs::remove_file(EXITED_FILE);
+    }
 }
