@@ -82,11 +82,11 @@ fn permission_gates_fail_closed() {
             ask("g4", "echo g4 >> /workspace/ran.txt; echo early"),
         );
     });
-    assert_eq!(
-        text_of(&fake.result_for("sesn_G", "g4")),
-        (false, "early".into())
-    );
+    // g4 is confirmed, but an earlier call (g1) waits for the user: the session takes
+    // their results in order, so g4 waits too.
+    std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(answered(&fake, "sesn_G", "g1"), 0, "g1 waits for the user");
+    assert_eq!(answered(&fake, "sesn_G", "g4"), 0, "g4 waits behind g1");
 
     fake.with(|f| {
         // The user denies one, the server denies another, a third has a permission value
@@ -116,10 +116,14 @@ fn permission_gates_fail_closed() {
         text_of(&fake.result_for("sesn_G", "g1")),
         (false, "ran-g1".into())
     );
+    assert_eq!(
+        text_of(&fake.result_for("sesn_G", "g4")),
+        (false, "early".into())
+    );
 
-    // The turn ends while g5 is held: a held call keeps the work item alive past
-    // --max-idle (2 s).
-    fake.with(|f| f.push_event("sesn_G", idle()));
+    // The session waits on g5 (held for the user): a held call keeps the work item alive
+    // past --max-idle (2 s).
+    fake.with(|f| f.push_event("sesn_G", requires_action(&["g5"])));
     std::thread::sleep(Duration::from_secs(4));
     assert!(!fake.stopped("w1"), "a held call keeps the item alive");
 
@@ -130,6 +134,8 @@ fn permission_gates_fail_closed() {
             "sesn_G",
             ask("g7", "echo g7 >> /workspace/ran.txt; echo after-blip"),
         );
+        // The session now waits on g7 (an idle that lists only it: g5 no longer holds it).
+        f.push_event("sesn_G", requires_action(&["g7"]));
         f.disconnect("sesn_G");
         f.push_event("sesn_G", verdict("g7", "allow"));
     });
@@ -169,14 +175,16 @@ fn permission_gates_fail_closed() {
         assert!(!exists(&db, &s, p), "{p}: a denied command never ran");
     }
     let ran = burrow(&db, &["cat", &s, "ran.txt"]);
-    assert_eq!(String::from_utf8_lossy(&ran.stdout), "g4\ng1\ng7\n");
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "g1\ng4\ng7\n");
     // Every gate decision is in the session's log; no tool event for a denied call.
+    // (g2 is reported held only if its denial came in a later read than the call.)
     let held: Vec<String> = events(&db, &s, "held")
         .iter()
         .map(|e| e["data"]["tool_use_id"].as_str().unwrap_or("").to_string())
+        .filter(|id| id != "g2")
         .collect();
-    assert_eq!(held, ["g1", "g2", "g5", "g7"]);
-    let denied: Vec<(String, String)> = events(&db, &s, "denied")
+    assert_eq!(held, ["g1", "g5", "g7"]);
+    let mut denied: Vec<(String, String)> = events(&db, &s, "denied")
         .iter()
         .map(|e| {
             (
@@ -185,11 +193,12 @@ fn permission_gates_fail_closed() {
             )
         })
         .collect();
+    denied.sort();
     assert_eq!(
         denied,
         [
-            ("g3".into(), "server".into()),
             ("g2".into(), "user".into()),
+            ("g3".into(), "server".into()),
             ("g5".into(), "user".into())
         ]
     );
@@ -283,6 +292,8 @@ fn custom_tools_once_and_claimed_items() {
         f.push_event("sesn_C", custom("c2", "fail", json!({})));
         f.push_event("sesn_C", custom("c3", "someone_else", json!({})));
         f.push_event("sesn_C", custom("c4", "quiet", json!({})));
+        // A client's tools run once the session waits on them.
+        f.push_event("sesn_C", requires_action(&["c1", "c2", "c3", "c4"]));
         f.enqueue("w1", "sesn_C", "tok_sesn_C");
         f.enqueue("w2", "sesn_C", "tok_sesn_C");
     });
@@ -435,12 +446,27 @@ fn skills_land_once_per_session() {
                 ]),
             },
         );
+        f.skills.insert(
+            "skill_sub".into(),
+            Skill {
+                name: "sub".into(),
+                version: "v3".into(),
+                archive: tar_gz(&[("sub/SKILL.md", b"# a subagent's skill\n", 0o644)]),
+            },
+        );
         f.session("sesn_S", json!({}));
         let s = f.sessions.get_mut("sesn_S").unwrap();
         s.skills = json!([
             {"type": "custom", "skill_id": "skill_pdf", "version": "latest"},
             {"type": "custom", "skill_id": "skill_bad", "version": "v1"},
         ]);
+        // A subagent's skills land too; a skill the agent has already is not fetched twice.
+        s.multiagent = json!({"type": "coordinator", "agents": [
+            {"type": "agent", "skills": [
+                {"type": "custom", "skill_id": "skill_sub", "version": "v3"},
+                {"type": "custom", "skill_id": "skill_pdf", "version": "v0"},
+            ]},
+        ]});
         f.push_event(
             "sesn_S",
             tool_use(
@@ -454,12 +480,12 @@ fn skills_land_once_per_session() {
     let w = worker(&db, &fake.base);
     assert_eq!(
         text_of(&fake.result_for("sesn_S", "s1")),
-        (false, "# PDF skill\npdf".into())
+        (false, "# PDF skill\npdf\nsub".into())
     );
     fake.with(|f| f.push_event("sesn_S", idle()));
     fake.wait("w1 stopped", || fake.stopped("w1").then_some(()));
     drop(w);
-    assert_eq!(fake.with(|f| f.skill_downloads), 2);
+    assert_eq!(fake.with(|f| f.skill_downloads), 3);
 
     // The next morning, another process: the skill is there, not downloaded again.
     fake.with(|f| {
@@ -481,7 +507,7 @@ fn skills_land_once_per_session() {
     drop(w);
     assert_eq!(
         fake.with(|f| f.skill_downloads),
-        3,
+        4,
         "only the bad skill is tried again"
     );
     let s = only_session(&db);
@@ -530,7 +556,7 @@ fn memory_stores_round_trip() {
         let s = f.sessions.get_mut("sesn_M").unwrap();
         s.resources = json!([
             {"type": "memory_store", "memory_store_id": "memstore_a", "mount_path": "/workspace/memory/prefs", "access": "read_write", "name": "prefs"},
-            {"type": "memory_store", "memory_store_id": "memstore_t", "name": "team"},
+            {"type": "memory_store", "memory_store_id": "memstore_t", "name": "team", "access": "read_only"},
             {"type": "memory_store", "memory_store_id": "memstore_x", "mount_path": "/mnt/memory/outside", "name": "outside"},
         ]);
         f.push_event(
@@ -548,18 +574,97 @@ fn memory_stores_round_trip() {
         ),
         "downloaded, each store at its mount_path, /mnt/memory/outside too"
     );
+    // The file tools write through the store: the store takes the file first (before the
+    // result, with no sync in between), refuses the marker, and a conflicting edit changes
+    // nothing. They reach a folder outside /workspace; a read-only store's they only read.
+    let write = |id: &str, path: &str, content: &str| {
+        tool_use(id, "write", json!({"file_path": path, "content": content}))
+    };
+    fake.with(|f| {
+        f.push_event(
+            "sesn_M",
+            write("w1", "/workspace/memory/prefs/direct.md", "direct\n"),
+        );
+        f.push_event(
+            "sesn_M",
+            write("w2", "/workspace/memory/prefs/.anthropic-memory-store", "x"),
+        );
+        f.push_event("sesn_M", write("w3", "/workspace/memory/team/x.md", "x"));
+        f.push_event("sesn_M", write("w4", "/mnt/memory/outside/w.md", "out\n"));
+        f.push_event(
+            "sesn_M",
+            tool_use(
+                "w5",
+                "read",
+                json!({"file_path": "/mnt/memory/outside/o.md"}),
+            ),
+        );
+    });
+    let (err, text) = text_of(&fake.result_for("sesn_M", "w1"));
+    assert_eq!(
+        (err, text.as_str()),
+        (false, "wrote 7 bytes to /workspace/memory/prefs/direct.md")
+    );
+    assert_eq!(
+        fake.with(|f| f.memory_map("memstore_a"))
+            .get("/direct.md")
+            .map(String::as_str),
+        Some("direct\n"),
+        "the store took the write before its result was posted"
+    );
+    assert_eq!(
+        text_of(&fake.result_for("sesn_M", "w2")),
+        (true, "write: /workspace/memory/prefs/.anthropic-memory-store: not saved to memory, so the change was not made: this file marks the folder as a memory store.".into())
+    );
+    assert_eq!(
+        text_of(&fake.result_for("sesn_M", "w3")),
+        (true, "write: /workspace/memory/team/x.md is inside read-only directory /workspace/memory/team".into())
+    );
+    assert!(!text_of(&fake.result_for("sesn_M", "w4")).0);
+    assert_eq!(
+        fake.with(|f| f.memory_map("memstore_x"))
+            .get("/w.md")
+            .map(String::as_str),
+        Some("out\n")
+    );
+    assert_eq!(
+        text_of(&fake.result_for("sesn_M", "w5")),
+        (false, "outside\n".into())
+    );
+    fake.with(|f| {
+        f.edit_memory("memstore_a", "/direct.md", "remote\n");
+        f.push_event(
+            "sesn_M",
+            tool_use(
+                "w6",
+                "edit",
+                json!({"file_path": "/workspace/memory/prefs/direct.md",
+                "old_string": "direct", "new_string": "DIRECT"}),
+            ),
+        );
+    });
+    let (err, text) = text_of(&fake.result_for("sesn_M", "w6"));
+    assert!(err, "{text}");
+    assert!(
+        text.starts_with("edit: /workspace/memory/prefs/direct.md: not saved to memory, so the change was not made: 409 ")
+            && text.ends_with(". Read the file again before you retry."),
+        "{text}"
+    );
+    assert_eq!(
+        fake.with(|f| f.memory_map("memstore_a"))
+            .get("/direct.md")
+            .map(String::as_str),
+        Some("remote\n"),
+        "the conflicting edit did not reach the store"
+    );
+
     // The agent edits, creates and deletes memories; a remote edit happens meanwhile.
     fake.with(|f| {
         f.push_event(
             "sesn_M",
             tool_use("m2", "bash", json!({"command": "echo spaces > memory/prefs/prefs.md; echo new > memory/prefs/new.md; rm memory/prefs/gone.md; echo /w== | base64 -d > memory/prefs/binary.bin; echo there > /mnt/memory/outside/new.md"})),
         );
-        let id = f.memories["memstore_a"]
-            .iter()
-            .find(|(_, m)| m.path == "/keep.md")
-            .map(|(id, _)| id.clone())
-            .unwrap();
-        f.memories.get_mut("memstore_a").unwrap().get_mut(&id).unwrap().content = "kept remotely\n".into();
+        f.edit_memory("memstore_a", "/keep.md", "kept remotely\n");
     });
     fake.result_for("sesn_M", "m2");
     // The turn ends and the item with it: the final sync pushes edits and sends the delete
@@ -619,17 +724,7 @@ fn memory_stores_round_trip() {
     // Resumed by a new work item in another process (a new Managed Agents session run on
     // the same burrow session): the folder syncs instead of downloading again.
     fake.with(|f| {
-        let id = f.memories["memstore_a"]
-            .iter()
-            .find(|(_, m)| m.path == "/deep/dir/b.md")
-            .map(|(id, _)| id.clone())
-            .unwrap();
-        f.memories
-            .get_mut("memstore_a")
-            .unwrap()
-            .get_mut(&id)
-            .unwrap()
-            .content = "beta 2\n".into();
+        f.edit_memory("memstore_a", "/deep/dir/b.md", "beta 2\n");
         f.push_event(
             "sesn_M",
             tool_use(
@@ -787,4 +882,219 @@ fn a_result_is_posted_only_once_its_call_is_durable() {
     };
     let out = burrow(std::path::Path::new(&url), &["cat", &s, "kept.txt"]);
     assert_eq!(out.stdout, b"kept\n");
+}
+
+/// Session threads (subagents), as the SDK 2.17 serves them: each thread works in a shell of
+/// its own; a thread's calls run in order, a later one held behind an earlier one that waits
+/// for the user; a thread that terminates while its call runs gets no result posted, its
+/// other calls never run, and its shell is gone (a later call is refused until a restart).
+#[test]
+fn session_threads() {
+    let fake = fake_managed_agents();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let bash = |cmd: &str| json!({ "command": cmd });
+    fake.with(|f| {
+        f.session("sesn_T", json!({}));
+        f.push_event(
+            "sesn_T",
+            tool_use(
+                "p1",
+                "bash",
+                bash("mkdir -p sub && cd sub && X=primary; pwd"),
+            ),
+        );
+        f.push_event(
+            "sesn_T",
+            thread_tool_use(
+                "t1",
+                "sthr_1",
+                "bash",
+                bash("pwd; echo ${X:-unset}; cd /tmp"),
+            ),
+        );
+        f.push_event("sesn_T", tool_use("p2", "bash", bash("pwd; echo $X")));
+        f.push_event(
+            "sesn_T",
+            thread_tool_use("t2", "sthr_1", "bash", bash("pwd")),
+        );
+        f.enqueue("w1", "sesn_T", "tok_sesn_T");
+    });
+    let w = worker_with(&db, &fake.base, &["--max-concurrent-calls", "2"]);
+    assert_eq!(
+        text_of(&fake.result_for("sesn_T", "p1")),
+        (false, "/workspace/sub".into())
+    );
+    assert_eq!(
+        text_of(&fake.result_for("sesn_T", "t1")),
+        (false, "/workspace\nunset".into())
+    );
+    assert_eq!(
+        text_of(&fake.result_for("sesn_T", "p2")),
+        (false, "/workspace/sub\nprimary".into())
+    );
+    assert_eq!(
+        text_of(&fake.result_for("sesn_T", "t2")),
+        (false, "/tmp".into())
+    );
+
+    // Thread 2 sent a status, so its calls keep their order: t4 waits behind t3, which
+    // waits for the user.
+    fake.with(|f| {
+        f.push_event("sesn_T", thread_status("running", "sthr_2"));
+        let mut t3 = thread_tool_use(
+            "t3",
+            "sthr_2",
+            "bash",
+            bash("echo t3 >> /workspace/order.txt"),
+        );
+        t3["evaluated_permission"] = json!("ask");
+        f.push_event("sesn_T", t3);
+        f.push_event(
+            "sesn_T",
+            thread_tool_use(
+                "t4",
+                "sthr_2",
+                "bash",
+                bash("echo t4 >> /workspace/order.txt"),
+            ),
+        );
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(answered(&fake, "sesn_T", "t4"), 0, "t4 is held behind t3");
+    fake.with(|f| f.push_event("sesn_T", verdict("t3", "allow")));
+    fake.result_for("sesn_T", "t4");
+    let s = only_session(&db);
+    assert_eq!(burrow(&db, &["cat", &s, "order.txt"]).stdout, b"t3\nt4\n");
+
+    // Thread 3 terminates while its call runs: the call finishes (a burrow call is never
+    // cut short) but its result is not posted; its next call never runs.
+    fake.with(|f| {
+        f.push_event("sesn_T", thread_status("running", "sthr_3"));
+        f.push_event(
+            "sesn_T",
+            thread_tool_use(
+                "t5",
+                "sthr_3",
+                "bash",
+                bash("sleep 2; echo done > /workspace/t5.txt"),
+            ),
+        );
+        f.push_event(
+            "sesn_T",
+            thread_tool_use("t6", "sthr_3", "bash", bash("echo ran > /workspace/t6.txt")),
+        );
+    });
+    std::thread::sleep(Duration::from_millis(700));
+    fake.with(|f| f.push_event("sesn_T", thread_status("terminated", "sthr_3")));
+    fake.wait("t5's effect", || exists(&db, &s, "t5.txt").then_some(()));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        answered(&fake, "sesn_T", "t5"),
+        0,
+        "no result for a terminated thread"
+    );
+    assert_eq!(answered(&fake, "sesn_T", "t6"), 0);
+    assert!(!exists(&db, &s, "t6.txt"), "t6 never ran");
+    // Late input makes the thread run again; its shell is gone.
+    fake.with(|f| {
+        f.push_event("sesn_T", thread_status("running", "sthr_3"));
+        f.push_event(
+            "sesn_T",
+            thread_tool_use("t7", "sthr_3", "bash", bash("echo hi")),
+        );
+    });
+    let (err, text) = text_of(&fake.result_for("sesn_T", "t7"));
+    assert!(
+        err && text.starts_with("[This command did not run, because the shell is gone."),
+        "{text}"
+    );
+    fake.with(|f| f.push_event("sesn_T", json!({"type": "session.status_terminated"})));
+    fake.wait("w1 stopped", || fake.stopped("w1").then_some(()));
+    drop(w);
+    assert!(fake.with(|f| f.violations.clone()).is_empty());
+    // One GET of the session per connection (the item's, then the runner's).
+    assert!(fake.with(|f| f.sessions["sesn_T"].reads) >= 2);
+}
+
+/// The lease and the posting rules of the SDK 2.17: a result the API refuses (400) is
+/// answered with an error result naming the refusal; a heartbeat that lets the item go
+/// (`lease_extended: false`) ends it and stops it; a lost lease (412) ends it without
+/// stopping it, and nothing more is posted.
+#[test]
+fn lease_ends_and_refused_results() {
+    let fake = fake_managed_agents();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    fake.with(|f| {
+        f.session("sesn_L", json!({}));
+        f.sessions
+            .get_mut("sesn_L")
+            .unwrap()
+            .refuse
+            .insert("l1".into());
+        f.push_event(
+            "sesn_L",
+            tool_use("l1", "bash", json!({"command": "echo too long"})),
+        );
+        f.enqueue("w1", "sesn_L", "tok_sesn_L");
+    });
+    let w = worker(&db, &fake.base);
+    assert_eq!(
+        text_of(&fake.result_for("sesn_L", "l1")),
+        (true, "The API refused the result of tool 'bash': 400 content too long (request_id: req_1, path: /v1/sessions/sesn_L/events, type: invalid_request_error)".into())
+    );
+    fake.with(|f| f.works.get_mut("w1").unwrap().shutdown = true);
+    fake.wait("w1 stopped after the server let it go", || {
+        fake.stopped("w1").then_some(())
+    });
+
+    // Another item of the same session: its lease is taken by someone else.
+    fake.with(|f| f.enqueue("w2", "sesn_L", "tok_sesn_L"));
+    fake.wait("w2 heartbeats", || {
+        fake.with(|f| (f.works["w2"].heartbeats.len() >= 2).then_some(()))
+    });
+    fake.with(|f| {
+        f.works.get_mut("w2").unwrap().last_heartbeat = Some("someone else's".into());
+    });
+    fake.wait("w2's lease lost", || {
+        fake.with(|f| (f.works["w2"].rejected > 0).then_some(()))
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    fake.with(|f| {
+        f.push_event(
+            "sesn_L",
+            tool_use("l2", "bash", json!({"command": "echo after"})),
+        );
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        answered(&fake, "sesn_L", "l2"),
+        0,
+        "a lost lease posts nothing"
+    );
+    assert!(!fake.stopped("w2"), "a lost lease does not stop the item");
+    drop(w);
+    assert!(fake.with(|f| f.violations.clone()).is_empty());
+}
+
+#[test]
+fn max_concurrent_calls_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = burrow(
+        &dir.path().join("s.db"),
+        &[
+            "worker",
+            "--environment-id",
+            "e",
+            "--max-concurrent-calls",
+            "0",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("must be at least 1, or none for no limit (got 0)"),
+        "{err}"
+    );
 }

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use burrow_store::{Change, EventFilter, Store, Version, VersionId};
+use burrow_store::{Change, EventFilter, Store, Txn, Version, VersionId};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -52,11 +52,18 @@ pub use crate::tools::Family;
 
 /// Metadata keys of the interfaces that a fork inherits because they describe files the
 /// fork has too: the Managed Agents worker's installed skills and memory stores' sync state.
-pub const FORKED_KEYS: &[&str] = &[MA_SKILLS_KEY, MA_MEMORY_KEY];
+pub const FORKED_KEYS: &[&str] = &[MA_SKILLS_KEY, MA_MEMORY_KEY, TOOL_ROOTS_KEY];
+/// Directories outside the workspace that the file tools may reach too (a JSON list of
+/// [`crate::tools::ToolRoot`]): the worker's memory stores mounted at their `mount_path`, as
+/// the SDK's `allowed_roots` and `read_only_roots`.
+pub const TOOL_ROOTS_KEY: &str = "tool_roots";
 /// The Managed Agents skills installed in the session (kept by the worker).
 pub const MA_SKILLS_KEY: &str = "managed_agents_skills";
 /// The Managed Agents memory stores' sync state (kept by the worker).
 pub const MA_MEMORY_KEY: &str = "managed_agents_memory";
+
+/// A check run before a call's changes commit (see [`Sandbox::call_checked`]).
+pub type PreCommit<'a> = Box<dyn FnOnce(&mut Txn, &ToolOutput) -> Result<(), String> + Send + 'a>;
 
 /// A session's own settings, fixed at creation and inherited by its forks.
 #[derive(
@@ -639,7 +646,39 @@ impl Sandbox {
 
     /// Runs one tool call as one transaction and one version, with its event row.
     pub fn call(&self, id: &str, family: Family, tool: &str, input: &Value) -> Result<ToolOutput> {
-        let (output, event) = on_deep_stack(|| self.call_here(id, family, tool, input))?;
+        self.call_in(id, family, tool, input, None)
+    }
+
+    /// [`Sandbox::call`] whose shell tools use the session's named shell `shell` (None: its
+    /// own): each Managed Agents subagent thread works in a shell of its own, with its own
+    /// working directory and variables, over the session's one filesystem.
+    pub fn call_in(
+        &self,
+        id: &str,
+        family: Family,
+        tool: &str,
+        input: &Value,
+        shell: Option<&str>,
+    ) -> Result<ToolOutput> {
+        self.call_checked(id, family, tool, input, shell, None)
+    }
+
+    /// [`Sandbox::call_in`] with a check that runs before a call that changed files commits:
+    /// given the transaction and the call's output, an `Err(text)` rolls the call back and
+    /// makes `text` its (error) result. The worker saves a write to a memory store this way:
+    /// the store takes it first, or the file is not changed.
+    pub fn call_checked(
+        &self,
+        id: &str,
+        family: Family,
+        tool: &str,
+        input: &Value,
+        shell: Option<&str>,
+        check: Option<PreCommit<'_>>,
+    ) -> Result<ToolOutput> {
+        let name = shell.map(crate::tools::shell_name);
+        let (output, event) =
+            on_deep_stack(|| self.call_here(id, family, tool, input, name.as_deref(), check))?;
         // The event of a call that changed nothing is sent from here, once the call's
         // thread has handed the output back: on a networked catalog the server starts on it
         // at once, and a wake-up of this thread then competes with it for the cores.
@@ -656,6 +695,8 @@ impl Sandbox {
         family: Family,
         tool: &str,
         input: &Value,
+        shell: Option<&str>,
+        check: Option<PreCommit<'_>>,
     ) -> Result<(ToolOutput, Option<Unchanged>)> {
         let tb = self.toolbox()?;
         let started = Instant::now();
@@ -669,6 +710,10 @@ impl Sandbox {
         let key = adapter.state().map(|k| k.key);
         let before = key.and_then(|k| meta.get(k).cloned());
         let mut state = before.clone();
+        let roots: Vec<crate::tools::ToolRoot> = meta
+            .get(TOOL_ROOTS_KEY)
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or_default();
         let cx = crate::tools::Cx {
             tb: &tb,
             txn,
@@ -677,8 +722,19 @@ impl Sandbox {
             timeout: settings_in(&meta)
                 .timeout_ms
                 .map(std::time::Duration::from_millis),
+            shell,
+            roots: &roots,
         };
-        let result = adapter.call(cx, tool, input, &mut state);
+        let mut result = adapter.call(cx, tool, input, &mut state);
+        if let (Some(check), Ok(outcome)) = (check, result.as_mut())
+            && !outcome.output.is_error
+            && let Some(txn) = outcome.txn.as_mut()
+            && txn.is_dirty()
+            && let Err(text) = check(txn, &outcome.output)
+        {
+            outcome.txn = None;
+            outcome.output = ToolOutput::error(text);
+        }
         let record = |output: &ToolOutput, error: Option<String>| {
             json!({
                 "tool": tool,
@@ -732,6 +788,24 @@ impl Sandbox {
                 Ok((output, Some(event)))
             }
         }
+    }
+
+    /// Ends the session's named shell `shell` of `family` (a Managed Agents subagent thread
+    /// that terminated): the family's later calls in it are refused until a restart, as the
+    /// reference's are. Only the family's state changes: no version.
+    pub fn close_shell(&self, id: &str, family: Family, shell: &str) -> Result<()> {
+        let adapter = family.adapter();
+        let Some(key) = adapter.state().map(|k| k.key) else {
+            return Ok(());
+        };
+        let name = crate::tools::shell_name(shell);
+        let before = self.store.meta(id)?.get(key).cloned();
+        let mut state = before.clone();
+        adapter.close_shell(&name, &mut state);
+        if state != before {
+            self.store.set_meta(id, key, state.as_deref())?;
+        }
+        Ok(())
     }
 
     /// Runs a component (or wasip1 module) in the session, as one transaction. `opts`

@@ -382,6 +382,13 @@ pub struct WorkerArgs {
     /// Work items served at once.
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
+    /// Session threads (a session's subagents) whose tool calls may be started at once, one
+    /// call per thread, as the SDK's `max_concurrent_calls`; `none` for no limit. The calls
+    /// of one burrow session still run one after another (concurrent calls on one session
+    /// are not built yet), so a higher value only lets a thread's call start without
+    /// waiting for another thread's result to be posted.
+    #[arg(long, default_value = "1", value_parser = parse_max_concurrent_calls)]
+    pub max_concurrent_calls: MaxCalls,
     /// Stop a work item after its session has been idle this long, e.g. 60s.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub max_idle: Duration,
@@ -420,6 +427,23 @@ pub struct WorkerArgs {
     pub no_memory: bool,
     #[command(flatten)]
     pub net: PolicyArgs,
+}
+
+/// `--max-concurrent-calls`: a limit, or none.
+#[derive(Debug, Clone, Copy)]
+pub struct MaxCalls(pub Option<usize>);
+
+fn parse_max_concurrent_calls(s: &str) -> Result<MaxCalls, String> {
+    if s == "none" {
+        return Ok(MaxCalls(None));
+    }
+    match s.parse::<i64>() {
+        Ok(n) if n >= 1 => Ok(MaxCalls(Some(n as usize))),
+        Ok(n) => Err(format!(
+            "must be at least 1, or none for no limit (got {n})"
+        )),
+        Err(_) => Err(format!("expected a number or none, got '{s}'")),
+    }
 }
 
 #[derive(clap::Args)]

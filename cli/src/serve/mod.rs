@@ -145,10 +145,24 @@ impl Core {
         tool: &str,
         input: Value,
     ) -> Result<ToolOutput> {
+        self.call_in(id, family, tool, input, None).await
+    }
+
+    /// [`Core::call`] in the session's named shell `shell` ([`Sandbox::call_in`]).
+    pub async fn call_in(
+        &self,
+        id: &str,
+        family: Family,
+        tool: &str,
+        input: Value,
+        shell: Option<String>,
+    ) -> Result<ToolOutput> {
         let started = Instant::now();
         let (sid, tool_name) = (id.to_string(), tool.to_string());
         let r = self
-            .serialised(id, move |sb| sb.call(&sid, family, &tool_name, &input))
+            .serialised(id, move |sb| {
+                sb.call_in(&sid, family, &tool_name, &input, shell.as_deref())
+            })
             .await;
         self.metrics
             .record_call(started.elapsed(), r.as_ref().map_or(true, |o| o.is_error));

@@ -1,13 +1,14 @@
 //! `burrow worker`: a Claude Managed Agents self-hosted environment, at parity with the
-//! Anthropic SDK's `EnvironmentWorker` + `SessionToolRunner` and past it (every session is a
-//! persistent, forkable burrow session). Long-polls the environment's work queue (or serves
-//! one already-claimed item: `--item-id`, or one polled item: `--once`), acks, keeps each
-//! lease alive with heartbeats (`expected_last_heartbeat`; a 412 means the lease is lost),
-//! installs the session agent's skills and mounts its memory stores in the burrow session,
-//! reconciles the session's event history and follows its event stream, and answers:
+//! Anthropic SDK 2.17.0's `EnvironmentWorker` and `SessionToolRunner` and past it (every
+//! session is a persistent, forkable burrow session). Long-polls the environment's work
+//! queue (or serves one already-claimed item: `--item-id`, or one polled item: `--once`),
+//! acks, claims the item's lease with a first heartbeat and keeps it (`lease.rs`), mounts the
+//! session's memory stores and then installs the skills of its agent and subagents, and
+//! serves the session (`runner.rs`, with `view.rs` deciding what runs):
 //!
-//! - `agent.tool_use` of the agent_toolset tools, through the permission gate (`gate.rs`:
-//!   `ask` waits for the user's confirmation, `deny` never runs; fail closed);
+//! - `agent.tool_use` of the agent_toolset tools, through the permission rules (`ask` waits
+//!   for the user's confirmation, `deny` never runs; fail closed), each subagent thread in
+//!   a shell of its own;
 //! - `agent.custom_tool_use` of tools given a handler (`--custom-tool NAME=CMD`);
 //!
 //! leaving every other call to its owner. The first work item of a Managed Agents session
@@ -17,35 +18,37 @@
 //! settings only.
 
 mod api;
-pub mod gate;
+mod lease;
 mod memory;
+mod runner;
 mod skills;
+pub mod view;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Mutex, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use crate::api_client::{self, ApiError, SseEvent};
+use crate::api_client::ApiError;
 use crate::serve::Core;
 pub use api::{ANTHROPIC_VERSION, MANAGED_AGENTS_BETA};
-use api::{Api, Req, sessions_token};
-use burrow_host::session::{Family, SessionError};
-use burrow_host::tools::{Content, ToolOutput, agent_toolset};
-use gate::{Decision, DeniedBy, Gate};
+use api::{Api, Req, backoff, jitter, sessions_token};
+use burrow_host::session::SessionError;
+use lease::{Lease, LeaseError, LeaseState};
 pub use memory::{DeleteMode, MIN_SYNC_INTERVAL};
+pub use runner::End;
 
 /// Session metadata key naming the session to fork from.
 pub const FORK_FROM_KEY: &str = "burrow_fork_from";
 /// burrow session metadata key holding the Managed Agents session id.
 pub const SESSION_META: &str = "managed_agents_session";
-const NO_HEARTBEAT: &str = "NO_HEARTBEAT";
-const HEARTBEAT_DEFAULT: Duration = Duration::from_secs(30);
-/// Lease TTL assumed until the first heartbeat answer gives the real one.
-const HEARTBEAT_TTL_DEFAULT: Duration = Duration::from_secs(90);
+/// One poll or ack.
+const WORK_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest pause after failed polls or acks.
+const POLL_BACKOFF_CAP: Duration = Duration::from_secs(60);
 /// Bound on each teardown pass of the memory stores (the SDK's `MEMORY_FLUSH_TIMEOUT`).
 const MEMORY_FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -75,6 +78,8 @@ pub struct WorkerConfig {
     pub environment_key: Option<String>,
     /// Work items served at once.
     pub concurrency: usize,
+    /// Session threads whose calls may run at once (one call per thread); None: no limit.
+    pub max_concurrent_calls: Option<usize>,
     /// How long a session may stay idle (its turn over) before its work item is stopped;
     /// with `once`, also how long to wait for an item at all.
     pub max_idle: Duration,
@@ -100,15 +105,11 @@ pub enum WorkerError {
     Config(String),
     #[error("{0}")]
     Memory(String),
-}
-
-/// Why serving a work item ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum End {
-    Terminated,
-    Idle,
-    LeaseLost,
-    Shutdown,
+    /// The API refused to let the session be read (a client error retrying will not change).
+    #[error("reading the session failed permanently: {0}")]
+    Refused(String),
+    #[error(transparent)]
+    Lease(#[from] LeaseError<Box<WorkerError>>),
 }
 
 /// What serving one work item needs: where to talk, with which credential, about which
@@ -142,8 +143,8 @@ impl Item {
 }
 
 /// Runs the worker until `shutdown` is cancelled (or, with `once`, until one item is served
-/// or none came within `max_idle`); in-flight items finish their current tool call, post
-/// its result and release their lease.
+/// or none came within `max_idle`); items in flight finish their calls, post their results
+/// and release their leases.
 pub async fn run(
     core: Arc<Core>,
     cfg: WorkerConfig,
@@ -161,9 +162,12 @@ pub async fn run(
         cfg.concurrency.max(1)
     }));
     let mut tasks = tokio::task::JoinSet::new();
-    let poll_path = format!("/v1/environments/{}/work/poll", cfg.environment_id);
+    let env = &cfg.environment_id;
+    let poll_path = format!("/v1/environments/{env}/work/poll");
     let started = tokio::time::Instant::now();
-    tracing::info!(environment = %cfg.environment_id, worker = %cfg.worker_id, once = cfg.once, "polling for work");
+    // Poll and ack failures share one count (the SDK's `PollDelays`).
+    let mut failures = 0u32;
+    tracing::info!(environment = %env, worker = %cfg.worker_id, once = cfg.once, "polling for work");
     while !shutdown.is_cancelled() {
         if cfg.once && started.elapsed() >= cfg.max_idle {
             tracing::info!("no work item within --max-idle; exiting");
@@ -184,59 +188,75 @@ pub async fn run(
             ..Req::default()
         };
         let polled = tokio::select! {
-            r = api.send(Method::GET, &poll_path, &key, req) => r,
+            r = api.attempt(Method::GET, &poll_path, &key, req, WORK_REQUEST_TIMEOUT) => r,
             _ = shutdown.cancelled() => break,
         };
-        let item = match polled {
-            Ok(resp) if resp.status() == reqwest::StatusCode::NO_CONTENT => Value::Null,
-            Ok(resp) => resp.json::<Value>().await.unwrap_or(Value::Null),
-            Err(e) => {
-                if e.status().is_some_and(|s| s.is_client_error()) {
-                    return Err(e.into());
+        let pause = match polled {
+            Ok(item) if item["type"] == "work" => {
+                let id = item["id"].as_str().unwrap_or("").to_string();
+                let ack = api
+                    .attempt(
+                        Method::POST,
+                        &format!("/v1/environments/{env}/work/{id}/ack"),
+                        &key,
+                        Req::default(),
+                        WORK_REQUEST_TIMEOUT,
+                    )
+                    .await;
+                match ack {
+                    Ok(_) => {
+                        failures = 0;
+                        tracing::info!(work = %id, kind = %item["data"]["type"], "claimed work");
+                        let (core, api, cfg2, key, stop) = (
+                            core.clone(),
+                            api.clone(),
+                            cfg.clone(),
+                            key.clone(),
+                            shutdown.clone(),
+                        );
+                        tasks.spawn(async move {
+                            if let Err(e) =
+                                serve_item(&core, &api, &cfg2, Some(&key), &item, stop).await
+                            {
+                                tracing::error!(work = %id, error = %e, "work item failed");
+                            }
+                            drop(permit);
+                        });
+                        if cfg.once {
+                            break;
+                        }
+                        // Reap finished items so the set does not grow.
+                        while tasks.try_join_next().is_some() {}
+                        continue;
+                    }
+                    // Any ack failure skips the item (it is neither served nor stopped).
+                    Err(e) => {
+                        tracing::warn!(work = %id, error = %e, "ack failed");
+                        failures += 1;
+                        backoff(failures, POLL_BACKOFF_CAP)
+                            + jitter(Duration::ZERO, Duration::from_secs(1))
+                    }
                 }
+            }
+            Ok(_) => {
+                failures = 0;
+                cfg.poll_interval
+            }
+            Err(e) if e.is_fatal() => {
+                tracing::error!(error = %e, "poll failed permanently");
+                return Err(WorkerError::Refused(format!("polling for work: {e}")));
+            }
+            Err(e) => {
+                failures += 1;
                 tracing::warn!(error = %e, "poll failed");
-                Value::Null
+                backoff(failures, POLL_BACKOFF_CAP) + jitter(Duration::ZERO, Duration::from_secs(1))
             }
         };
-        if item.get("type").and_then(Value::as_str) != Some("work") {
-            drop(permit);
-            tokio::select! {
-                _ = tokio::time::sleep(cfg.poll_interval) => {},
-                _ = shutdown.cancelled() => break,
-            }
-            continue;
+        drop(permit);
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {},
+            _ = shutdown.cancelled() => break,
         }
-        let id = item["id"].as_str().unwrap_or("").to_string();
-        let ack = api
-            .send(
-                Method::POST,
-                &format!("/v1/environments/{}/work/{id}/ack", cfg.environment_id),
-                &key,
-                Req::default(),
-            )
-            .await;
-        if let Err(e) = ack {
-            tracing::warn!(work = %id, error = %e, "ack failed; leaving the item");
-            continue;
-        }
-        let (core, api, cfg2, key, stop) = (
-            core.clone(),
-            api.clone(),
-            cfg.clone(),
-            key.clone(),
-            shutdown.clone(),
-        );
-        tasks.spawn(async move {
-            if let Err(e) = serve_item(&core, &api, &cfg2, Some(&key), &item, stop).await {
-                tracing::error!(work = %id, error = %e, "work item failed");
-            }
-            drop(permit);
-        });
-        if cfg.once {
-            break;
-        }
-        // Reap finished items so the set does not grow.
-        while tasks.try_join_next().is_some() {}
     }
     if !cfg.once {
         tracing::info!("shutting down: finishing in-flight tool calls and releasing leases");
@@ -267,6 +287,7 @@ pub async fn handle_item(
     serve_item(&core, &api, &cfg, key.as_deref(), &item, shutdown).await
 }
 
+/// Claims the item's lease and serves it while the lease holds.
 async fn serve_item(
     core: &Arc<Core>,
     api: &Arc<Api>,
@@ -279,187 +300,150 @@ async fn serve_item(
     let env = &cfg.environment_id;
     let work_path = format!("/v1/environments/{env}/work/{work_id}");
     let secret_token = sessions_token(item["secret"].as_str());
-    if item["secret"].as_str().is_some() && secret_token.is_none() {
-        tracing::warn!(work = %work_id, "the work item's secret carries no sessions token; using the environment key");
+    if item["secret"].as_str().is_some_and(|s| !s.is_empty()) && secret_token.is_none() {
+        tracing::warn!(work = %work_id, "work item carried a secret payload but no sessions token could be extracted; falling back to the environment key");
     }
     let Some(token) = secret_token.clone().or(key.map(str::to_string)) else {
-        return Err(WorkerError::Config(format!(
-            "work item {work_id}: its secret yields no sessions token and there is no environment key"
-        )));
+        return Err(WorkerError::Config(
+            "the work secret carries no sessions token and no environment key is set — provide a work secret whose payload carries a sessions token, or provide the environment key".into(),
+        ));
     };
-    let stop_item = async |token: &str| {
-        let body = json!({ "force": true });
-        let r = api
-            .send(
-                Method::POST,
-                &format!("{work_path}/stop"),
-                token,
-                Req {
-                    body: Some(&body),
-                    ..Req::default()
-                },
+    let lease = Lease::new(api.clone(), token.clone(), work_path, work_id.clone());
+    let r = lease
+        .hold_during(|state| async move {
+            serve_session(
+                core,
+                api,
+                cfg,
+                item,
+                &token,
+                secret_token.is_some(),
+                state,
+                shutdown,
             )
-            .await;
-        if let Err(e) = r
-            && e.status() != Some(reqwest::StatusCode::CONFLICT)
-        {
-            tracing::warn!(work = %work_id, error = %e, "stop failed");
-        }
-    };
+            .await
+            .map_err(Box::new)
+        })
+        .await;
+    match r {
+        Ok(()) => Ok(()),
+        Err(LeaseError::Serve(e)) => Err(*e),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Serves the session of a claimed item: its memory, then its skills, then its calls.
+#[allow(clippy::too_many_arguments)]
+async fn serve_session(
+    core: &Arc<Core>,
+    api: &Arc<Api>,
+    cfg: &WorkerConfig,
+    item: &Value,
+    token: &str,
+    has_sessions_token: bool,
+    lease: LeaseState,
+    shutdown: CancellationToken,
+) -> Result<(), WorkerError> {
+    let work_id = item["id"].as_str().unwrap_or("");
     let data = &item["data"];
     if data["type"] != "session" {
-        tracing::warn!(work = %work_id, kind = %data["type"], "not a session work item; stopping it");
-        stop_item(&token).await;
+        tracing::info!(work = %work_id, kind = %data["type"], "skipping a work item that is not for a session");
         return Ok(());
     }
     let ma_session = data["id"].as_str().unwrap_or("").to_string();
     tracing::info!(work = %work_id, session = %ma_session, "serving work item");
-
-    // The lease: heartbeats until the item is done (also during skill and memory
-    // downloads, which may outlast a TTL); a lost lease ends the session run.
-    let lease_lost = CancellationToken::new();
-    let done = CancellationToken::new();
-    let hb = {
-        let (api, token, path, lost, done) = (
-            api.clone(),
-            token.clone(),
-            format!("{work_path}/heartbeat"),
-            lease_lost.clone(),
-            done.clone(),
-        );
-        tokio::spawn(async move { heartbeat(&api, &token, &path, lost, done).await })
+    let Some(session) = read_session(api, token, &ma_session, &lease, &shutdown).await? else {
+        return Ok(());
     };
-
-    let result = async {
-        let session = api
-            .json(
-                Method::GET,
-                &format!("/v1/sessions/{ma_session}"),
-                &token,
-                Req::default(),
-            )
-            .await?;
-        if session["status"] == "terminated" {
-            tracing::info!(work = %work_id, session = %ma_session, "the session is terminated; nothing to serve");
-            return Ok(End::Terminated);
+    if session["status"] == "terminated" {
+        tracing::info!(work = %work_id, session = %ma_session, "skipping the work item of a terminated session");
+        return Ok(());
+    }
+    let burrow_id = session_for(core, &ma_session, item, &session).await?;
+    let it = Arc::new(Item {
+        core: core.clone(),
+        api: api.clone(),
+        token: token.to_string(),
+        ma_session: ma_session.clone(),
+        burrow_id,
+    });
+    // Memory first, then skills (the SDK's order); memory endpoints take only the sessions
+    // token, never the environment key.
+    let mut stores = None;
+    if let Some(mcfg) = &cfg.memory {
+        if has_sessions_token {
+            stores = Some(memory::Stores::mount(&it, &session, mcfg).await?);
+        } else if memory::has_stores(&session) {
+            return Err(WorkerError::Memory(format!(
+                "cannot mount the session's memories: the work item carried no sessions token \
+                 (work_id={work_id}, session_id={ma_session}); the memory endpoints reject the \
+                 environment key, so the poller must issue a per-item `secret` carrying \
+                 `sessions_token`, or run with --no-memory to run without memory"
+            )));
         }
-        let burrow_id = session_for(core, &ma_session, item, &session).await?;
-        let it = Item {
-            core: core.clone(),
-            api: api.clone(),
-            token: token.clone(),
-            ma_session: ma_session.clone(),
-            burrow_id,
-        };
-        // Memory endpoints take only the sessions token, never the environment key.
-        let mut stores = None;
-        if let Some(mcfg) = &cfg.memory {
-            if secret_token.is_some() {
-                stores = Some(memory::Stores::mount(&it, &session, mcfg).await?);
-            } else if memory::has_stores(&session) {
-                return Err(WorkerError::Memory(format!(
-                    "session {ma_session} has memory stores attached, but work item {work_id} carried no \
-                     sessions token; the memory endpoints reject the environment key, so the item is \
-                     failed rather than run without its memories"
-                )));
-            }
-        }
-        skills::install(&it, &session).await;
-        let mut gate = Gate::default();
-        let r = follow(&it, cfg, &mut gate, stores.as_mut(), &lease_lost, &shutdown).await;
-        if let Some(stores) = stores.as_mut() {
-            // The last full sync only at a clean end; every end gets the push-only flush.
-            let clean = matches!(r, Ok(End::Terminated | End::Idle));
-            if clean
-                && tokio::time::timeout(MEMORY_FLUSH_TIMEOUT, stores.finish(&it))
-                    .await
-                    .is_err()
-            {
-                tracing::warn!(work = %work_id, "final memory sync cut off after 30s; the flush that follows still uploads changed files");
-            }
-            if tokio::time::timeout(MEMORY_FLUSH_TIMEOUT, stores.flush_writes(&it))
+    }
+    skills::install(&it, &session).await;
+    let mounts = stores
+        .as_ref()
+        .map(memory::Stores::mounts)
+        .unwrap_or_default();
+    let stores = stores.map(|s| Arc::new(Mutex::new(s)));
+    let r = runner::Runner::new(it.clone(), cfg, stores.clone(), mounts, lease, shutdown)
+        .run()
+        .await;
+    if let Some(stores) = stores {
+        let mut stores = stores.lock().await;
+        // The last full sync only at a clean end; every end gets the push-only flush.
+        let clean = matches!(r, Ok(End::Terminated | End::Idle));
+        if clean
+            && tokio::time::timeout(MEMORY_FLUSH_TIMEOUT, stores.finish(&it))
                 .await
                 .is_err()
-            {
-                tracing::warn!(work = %work_id, "memory flush cut off after 30s; changed files it had not uploaded are not saved");
-            }
+        {
+            tracing::warn!(work = %work_id, "final memory sync cut off after 30s; the flush that follows still uploads changed files");
         }
-        r
+        if tokio::time::timeout(MEMORY_FLUSH_TIMEOUT, stores.flush_writes(&it))
+            .await
+            .is_err()
+        {
+            tracing::warn!(work = %work_id, "memory flush cut off after 30s; changed files it had not uploaded are not saved");
+        }
     }
-    .await;
-    done.cancel();
-    let _ = hb.await;
-    let end = match &result {
-        Ok(end) => *end,
-        Err(_) => End::Terminated,
-    };
+    let end = r?;
     tracing::info!(work = %work_id, ?end, "work item ended");
-    if end != End::LeaseLost && !lease_lost.is_cancelled() {
-        stop_item(&token).await;
-    } else {
-        tracing::info!(work = %work_id, "lease lost; released the item without stopping it");
-    }
-    result.map(|_| ())
+    Ok(())
 }
 
-/// Keeps the lease: `expected_last_heartbeat` starts at NO_HEARTBEAT and then echoes the
-/// server's `last_heartbeat`; a 412 (or `lease_extended: false`) means the lease is gone,
-/// and so does a run of failures longer than the lease's TTL (so two workers never serve
-/// one session).
-async fn heartbeat(
+/// Reads the session, retrying for as long as the lease holds (None: the lease ended or the
+/// worker is shutting down first).
+async fn read_session(
     api: &Api,
     token: &str,
-    path: &str,
-    lost: CancellationToken,
-    done: CancellationToken,
-) {
-    let mut last = NO_HEARTBEAT.to_string();
-    let mut interval = HEARTBEAT_DEFAULT;
-    let mut ttl = HEARTBEAT_TTL_DEFAULT;
-    let mut last_success = tokio::time::Instant::now();
+    session: &str,
+    lease: &LeaseState,
+    shutdown: &CancellationToken,
+) -> Result<Option<Value>, WorkerError> {
+    let path = format!("/v1/sessions/{session}");
+    let mut attempt = 0;
     loop {
-        let query = [("expected_last_heartbeat", last.clone())];
-        let r = api
-            .json(
-                Method::POST,
-                path,
-                token,
-                Req {
-                    query: &query,
-                    ..Req::default()
-                },
-            )
-            .await;
+        let r = tokio::select! {
+            r = api.attempt(Method::GET, &path, token, Req::default(), WORK_REQUEST_TIMEOUT) => r,
+            _ = lease.ended.cancelled() => return Ok(None),
+            _ = shutdown.cancelled() => return Ok(None),
+        };
         match r {
-            Ok(v) => {
-                last = v["last_heartbeat"].as_str().unwrap_or("").to_string();
-                last_success = tokio::time::Instant::now();
-                if let Some(t) = v["ttl_seconds"].as_f64().filter(|t| *t > 0.0) {
-                    ttl = Duration::from_secs_f64(t);
-                    interval = Duration::from_secs_f64((t / 2.0).clamp(1.0, 30.0));
-                }
-                let state = v["state"].as_str().unwrap_or("");
-                if matches!(state, "stopping" | "stopped") || v["lease_extended"] == false {
-                    tracing::info!(state, "heartbeat signals the end of the work item");
-                    lost.cancel();
-                    return;
+            Ok(v) => return Ok(Some(v)),
+            Err(e) if e.is_fatal() => return Err(WorkerError::Refused(e.to_string())),
+            Err(e) => {
+                tracing::warn!(session, error = %e, "reading the session failed; retrying");
+                let d = backoff(attempt, Duration::from_secs(8)) / 2;
+                attempt += 1;
+                tokio::select! {
+                    _ = tokio::time::sleep(jitter(d / 2, d.max(Duration::from_millis(1)))) => {},
+                    _ = lease.ended.cancelled() => return Ok(None),
+                    _ = shutdown.cancelled() => return Ok(None),
                 }
             }
-            Err(e) if e.status() == Some(reqwest::StatusCode::PRECONDITION_FAILED) => {
-                tracing::error!("lease lost: heartbeat precondition failed");
-                lost.cancel();
-                return;
-            }
-            Err(e) if last_success.elapsed() > ttl => {
-                tracing::error!(error = %e, "lease assumed lost: no successful heartbeat within its TTL");
-                lost.cancel();
-                return;
-            }
-            Err(e) => tracing::warn!(error = %e, "heartbeat failed"),
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(interval) => {},
-            _ = done.cancelled() => return,
         }
     }
 }
@@ -506,288 +490,6 @@ async fn session_for(
         })
         .await?;
     Ok(id)
-}
-
-/// The content blocks of a tool result as the Sessions API takes them (the SDK's
-/// `_to_session_content`: empty text reads `(no output)`).
-fn session_content(out: &ToolOutput) -> Vec<Value> {
-    let mut blocks: Vec<Value> = out
-        .content
-        .iter()
-        .map(|c| match c {
-            Content::Text { text } if text.is_empty() => {
-                json!({"type": "text", "text": "(no output)"})
-            }
-            other => serde_json::to_value(other).unwrap_or(Value::Null),
-        })
-        .collect();
-    if blocks.is_empty() {
-        blocks.push(json!({"type": "text", "text": "(no output)"}));
-    }
-    blocks
-}
-
-/// Serves the session: reconcile, then follow the stream, until it ends.
-async fn follow(
-    it: &Item,
-    cfg: &WorkerConfig,
-    gate: &mut Gate,
-    mut stores: Option<&mut memory::Stores>,
-    lease_lost: &CancellationToken,
-    shutdown: &CancellationToken,
-) -> Result<End, WorkerError> {
-    let mut attempt = 0u32;
-    loop {
-        if shutdown.is_cancelled() {
-            return Ok(End::Shutdown);
-        }
-        if lease_lost.is_cancelled() {
-            return Ok(End::LeaseLost);
-        }
-        // Open the stream first, so nothing that happens during the reconcile is missed.
-        let (tx, mut rx) = mpsc::channel::<SseEvent>(256);
-        let stream = it
-            .api
-            .send(
-                Method::GET,
-                &format!("/v1/sessions/{}/events/stream", it.ma_session),
-                &it.token,
-                Req {
-                    headers: &[("accept", "text/event-stream")],
-                    ..Req::default()
-                },
-            )
-            .await;
-        let reader = match stream {
-            Ok(stream) => Some(tokio::spawn(async move {
-                let _ = api_client::read_sse(stream, tx).await;
-            })),
-            Err(e) if e.status().is_some_and(|s| s.is_client_error()) => return Err(e.into()),
-            Err(e) => {
-                tracing::warn!(error = %e, "event stream failed to open");
-                None
-            }
-        };
-        if let Some(reader) = reader {
-            // A failed history read dispatches nothing: a result on an unread page could
-            // make a call run twice. The next reconnect reads it again.
-            match it.api.history(&it.token, &it.ma_session).await {
-                Ok(history) => {
-                    let (decisions, ended) = gate.reconcile(&history);
-                    if ended {
-                        reader.abort();
-                        return Ok(End::Terminated);
-                    }
-                    for d in decisions {
-                        apply(it, cfg, gate, d, stores.as_deref_mut()).await;
-                    }
-                    if let Some(end) = stream_events(
-                        it,
-                        cfg,
-                        gate,
-                        &mut rx,
-                        stores.as_deref_mut(),
-                        lease_lost,
-                        shutdown,
-                    )
-                    .await
-                    {
-                        reader.abort();
-                        return Ok(end);
-                    }
-                    attempt = 0;
-                }
-                Err(e) => tracing::warn!(error = %e, "reading the session's events failed"),
-            }
-            reader.abort();
-        }
-        attempt += 1;
-        let wait = Duration::from_millis(250 * (1 << attempt.min(5)));
-        tracing::warn!(?wait, "event stream ended; reconnecting");
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {},
-            _ = shutdown.cancelled() => return Ok(End::Shutdown),
-            _ = lease_lost.cancelled() => return Ok(End::LeaseLost),
-        }
-    }
-}
-
-/// Follows the live stream until the session ends (`Some`) or the stream does (`None`).
-async fn stream_events(
-    it: &Item,
-    cfg: &WorkerConfig,
-    gate: &mut Gate,
-    rx: &mut mpsc::Receiver<SseEvent>,
-    mut stores: Option<&mut memory::Stores>,
-    lease_lost: &CancellationToken,
-    shutdown: &CancellationToken,
-) -> Option<End> {
-    loop {
-        let deadline = gate.clock.idle_since().map(|t| t + cfg.max_idle);
-        let next = tokio::select! {
-            ev = rx.recv() => ev,
-            _ = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
-                }
-            } => return Some(End::Idle),
-            _ = lease_lost.cancelled() => return Some(End::LeaseLost),
-            _ = shutdown.cancelled() => return Some(End::Shutdown),
-        };
-        let sse = next?;
-        let Ok(ev) = serde_json::from_str::<Value>(&sse.data) else {
-            continue;
-        };
-        if gate::terminal(&ev) {
-            tracing::info!("session terminated");
-            return Some(End::Terminated);
-        }
-        for d in gate.on_event(&ev) {
-            apply(it, cfg, gate, d, stores.as_deref_mut()).await;
-        }
-    }
-}
-
-/// Carries out one gate decision: runs and answers a call, or records a hold or a denial.
-async fn apply(
-    it: &Item,
-    cfg: &WorkerConfig,
-    gate: &mut Gate,
-    d: Decision,
-    stores: Option<&mut memory::Stores>,
-) {
-    match d {
-        Decision::Hold { ev, permission } => {
-            tracing::info!(tool = %ev["name"], tool_use = %ev["id"], permission, "tool call requires confirmation; holding it");
-            it.log(
-                "held",
-                json!({"tool_use_id": ev["id"], "tool": ev["name"], "input": ev["input"],
-                       "permission": permission}),
-            )
-            .await;
-        }
-        Decision::Deny { ev, by } => {
-            let (by, verdict) = match by {
-                DeniedBy::Server => ("server", Value::Null),
-                DeniedBy::User(v) => ("user", json!(v)),
-            };
-            tracing::info!(tool = %ev["name"], tool_use = %ev["id"], by, "tool call denied; not running it");
-            it.log(
-                "denied",
-                json!({"tool_use_id": ev["id"], "tool": ev["name"], "input": ev["input"],
-                       "by": by, "verdict": verdict}),
-            )
-            .await;
-        }
-        Decision::Run { ev, confirmed } => {
-            if confirmed {
-                it.log(
-                    "confirmed",
-                    json!({"tool_use_id": ev["id"], "tool": ev["name"]}),
-                )
-                .await;
-            }
-            let owned = dispatch(it, cfg, gate, &ev).await;
-            if confirmed {
-                gate.finished(owned);
-            }
-            if owned && let Some(stores) = stores {
-                stores.sync_if_due(it).await;
-            }
-        }
-    }
-}
-
-/// Runs a released call if a handler here owns it, and posts its result. Returns whether
-/// it was owned (an unowned call is left pending for its owner, as the SDK does).
-async fn dispatch(it: &Item, cfg: &WorkerConfig, gate: &mut Gate, ev: &Value) -> bool {
-    let (Some(id), Some(name)) = (ev["id"].as_str(), ev["name"].as_str()) else {
-        return false;
-    };
-    if gate.is_answered(id) {
-        return true;
-    }
-    let input = if ev["input"].is_object() {
-        ev["input"].clone()
-    } else {
-        json!({})
-    };
-    let result = match ev["type"].as_str() {
-        Some("agent.tool_use") if agent_toolset::TOOLS.contains(&name) => {
-            tracing::info!(tool = name, tool_use = id, "running tool call");
-            let (is_error, content) = match it
-                .core
-                .call(&it.burrow_id, Family::AgentToolset, name, input)
-                .await
-            {
-                Ok(out) => (out.is_error, session_content(&out)),
-                Err(e) => (true, vec![json!({"type": "text", "text": e.to_string()})]),
-            };
-            json!({"type": "user.tool_result", "tool_use_id": id, "is_error": is_error,
-                   "content": content})
-        }
-        Some("agent.custom_tool_use") => {
-            let Some((_, cmd)) = cfg.custom_tools.iter().find(|(n, _)| n == name) else {
-                tracing::debug!(
-                    tool = name,
-                    "no handler for this custom tool; left unanswered"
-                );
-                return false;
-            };
-            tracing::info!(tool = name, tool_use = id, "running custom tool");
-            let (is_error, text) = run_custom(it, name, cmd, &input).await;
-            json!({"type": "user.custom_tool_result", "custom_tool_use_id": id,
-                   "is_error": is_error, "content": [{"type": "text", "text": text}]})
-        }
-        _ => {
-            tracing::debug!(tool = name, "not a tool this worker owns; left unanswered");
-            return false;
-        }
-    };
-    match it
-        .api
-        .post_events(&it.token, &it.ma_session, json!([result]))
-        .await
-    {
-        Ok(()) => gate.mark_answered(id),
-        // Left unanswered: the next reconcile retries it, as the SDK does.
-        Err(e) => tracing::error!(tool_use = id, error = %e, "failed to post the tool result"),
-    }
-    true
-}
-
-/// Runs a custom tool's command in the session's shell with the input JSON on stdin: its
-/// stdout is the result (stderr when stdout is empty and it failed), an error when it exits
-/// non-zero. One version and one event (`tool`, named `custom:NAME`) like any call.
-async fn run_custom(it: &Item, name: &str, cmd: &str, input: &Value) -> (bool, String) {
-    let (id, cmd, stdin, tool) = (
-        it.burrow_id.clone(),
-        cmd.to_string(),
-        input.to_string().into_bytes(),
-        format!("custom:{name}"),
-    );
-    let r = it
-        .core
-        .serialised(&it.burrow_id, move |sb| {
-            sb.sh_with(&id, &cmd, &stdin, &tool)
-        })
-        .await;
-    match r {
-        Ok(run) => {
-            let r = &run.report;
-            let failed = r.exit_code != 0;
-            let mut text = String::from_utf8_lossy(&r.stdout).into_owned();
-            if text.trim().is_empty() && failed {
-                text = String::from_utf8_lossy(&r.stderr).into_owned();
-            }
-            if text.is_empty() {
-                text = "(no output)".into();
-            }
-            (failed, text)
-        }
-        Err(e) => (true, format!("{name}: {e}")),
-    }
 }
 
 /// A unique, readable worker id: host name plus a random suffix.

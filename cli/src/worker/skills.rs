@@ -254,11 +254,41 @@ async fn fetch(
 }
 
 /// Installs the agent's skills (best effort: every failure is logged, none is fatal).
+/// The skills of the session's agent and of its subagents (a coordinator's member agents;
+/// a `multiagent_20261001` agent's enabled predefined subagents and workflows), the first
+/// version of each skill id winning (the SDK's `skills_with_subagents`).
+pub fn skills_with_subagents(agent: &Value) -> Vec<Value> {
+    let list = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    let mut skills = list(&agent["skills"]);
+    let multi = &agent["multiagent"];
+    match multi["type"].as_str() {
+        Some("coordinator") => {
+            for member in multi["agents"].as_array().into_iter().flatten() {
+                if member["type"] == "agent" {
+                    skills.extend(list(&member["skills"]));
+                }
+            }
+        }
+        Some("multiagent_20261001") => {
+            for group in [&multi["subagents"], &multi["workflows"]] {
+                if group["type"] == "enabled" {
+                    for member in group["predefined_agents"].as_array().into_iter().flatten() {
+                        skills.extend(list(&member["skills"]));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    let mut seen = std::collections::HashSet::new();
+    skills
+        .into_iter()
+        .filter(|s| seen.insert(s["skill_id"].as_str().unwrap_or("").to_string()))
+        .collect()
+}
+
 pub async fn install(it: &Item, session: &Value) {
-    let skills = session["agent"]["skills"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let skills = skills_with_subagents(&session["agent"]);
     if skills.is_empty() {
         return;
     }
@@ -285,6 +315,11 @@ pub async fn install(it: &Item, session: &Value) {
             continue;
         }
         match fetch(it, skill, &installed).await {
+            // Two skills whose names sanitise alike: the first keeps the folder.
+            Ok(Some(f)) if fetched.iter().any(|g: &Fetched| g.dir == f.dir) => {
+                tracing::warn!(skill_id = sid, name = %f.dir, "an earlier skill has the name; skipping it");
+                skipped.push(json!({"skill_id": sid, "reason": "an earlier skill has the name"}));
+            }
             Ok(Some(f)) => fetched.push(f),
             Ok(None) => {
                 skipped.push(json!({"skill_id": sid, "reason": "already installed"}));
@@ -382,6 +417,37 @@ mod tests {
             b.append(&h, *data).unwrap();
         }
         b.into_inner().unwrap()
+    }
+
+    #[test]
+    fn subagents_skills_come_after_the_agents_the_first_version_winning() {
+        let agent = json!({
+            "skills": [{"skill_id": "a", "version": "1"}],
+            "multiagent": {"type": "coordinator", "agents": [
+                {"type": "agent", "skills": [{"skill_id": "b", "version": "2"}, {"skill_id": "a", "version": "9"}]},
+                {"type": "advisor", "skills": [{"skill_id": "c", "version": "3"}]},
+            ]},
+        });
+        let ids: Vec<String> = skills_with_subagents(&agent)
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}@{}",
+                    s["skill_id"].as_str().unwrap(),
+                    s["version"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(ids, ["a@1", "b@2"]);
+        let agent = json!({
+            "skills": [],
+            "multiagent": {"type": "multiagent_20261001",
+                "subagents": {"type": "enabled", "predefined_agents": [{"skills": [{"skill_id": "s", "version": "1"}]}]},
+                "workflows": {"type": "disabled", "predefined_agents": [{"skills": [{"skill_id": "w", "version": "1"}]}]}},
+        });
+        let skills = skills_with_subagents(&agent);
+        assert_eq!(skills.len(), 1);
+        assert_eq!(skills[0]["skill_id"], "s");
     }
 
     #[test]

@@ -38,6 +38,8 @@ pub struct Work {
     /// Heartbeats answered with 412.
     pub rejected: usize,
     pub stopped: bool,
+    /// The next heartbeat answers `lease_extended: false` (the server lets the item go).
+    pub shutdown: bool,
 }
 
 pub struct Session {
@@ -48,7 +50,13 @@ pub struct Session {
     pub resources: Value,
     /// `agent.skills`.
     pub skills: Value,
+    /// `agent.multiagent` (subagents and their skills).
+    pub multiagent: Value,
     pub status: String,
+    /// Results for these call ids are refused with a 400.
+    pub refuse: std::collections::HashSet<String>,
+    /// `GET /v1/sessions/{id}` answered.
+    pub reads: usize,
 }
 
 /// One memory of a store.
@@ -129,7 +137,10 @@ impl Fake {
                 tx,
                 resources: json!([]),
                 skills: json!([]),
+                multiagent: Value::Null,
                 status: "idle".into(),
+                refuse: Default::default(),
+                reads: 0,
             },
         );
     }
@@ -155,6 +166,16 @@ impl Fake {
             },
         );
         id
+    }
+
+    /// Changes a memory's content on the server (someone else's edit).
+    pub fn edit_memory(&mut self, store: &str, path: &str, content: &str) {
+        let m = self
+            .memories
+            .get_mut(store)
+            .and_then(|m| m.values_mut().find(|m| m.path == path))
+            .expect("memory");
+        m.content = content.to_string();
     }
 
     /// The store's memories as path -> content.
@@ -282,10 +303,17 @@ async fn heartbeat(
         w.rejected += 1;
         return (
             StatusCode::PRECONDITION_FAILED,
-            Json(json!({"type": "error", "error": {"type": "heartbeat_precondition_failed",
-                "details": {"current_state": {"state": "active", "last_heartbeat": current, "ttl_seconds": 2}}}})),
+            Json(json!({"type": "error", "error": {"type": "precondition_failed_error",
+                "message": "heartbeat precondition failed",
+                "details": {"error_code": "heartbeat_precondition_failed",
+                    "current_state": {"state": "active", "last_heartbeat": current, "ttl_seconds": 2}}}})),
         )
             .into_response();
+    }
+    if w.shutdown {
+        return Json(json!({"type": "work_heartbeat", "last_heartbeat": current,
+            "lease_extended": false, "state": "stopping", "ttl_seconds": 2}))
+        .into_response();
     }
     w.last_heartbeat = Some(now.clone());
     Json(
@@ -324,11 +352,14 @@ async fn get_session(
     let mut f = f.lock().unwrap();
     let t = session_tokens(&id);
     f.check(&h, &[&t[0], &t[1]], "get session");
-    match f.sessions.get(&id) {
-        Some(s) => Json(json!({"id": id, "type": "session", "status": s.status,
-            "metadata": s.metadata, "resources": s.resources,
-            "agent": {"type": "agent", "skills": s.skills}}))
-        .into_response(),
+    match f.sessions.get_mut(&id) {
+        Some(s) => {
+            s.reads += 1;
+            Json(json!({"id": id, "type": "session", "status": s.status,
+                "metadata": s.metadata, "resources": s.resources,
+                "agent": {"type": "agent", "skills": s.skills, "multiagent": s.multiagent}}))
+            .into_response()
+        }
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }
@@ -502,23 +533,75 @@ async fn delete_memory(
     }
 }
 
-/// Pages of two events, so the worker must follow `next_page`.
+/// Pages of two events, so the worker must follow `next_page`; only the `types[]` asked for
+/// (the SDK's runner always asks for the types it acts on).
 async fn list_events(
     State(f): State<Shared>,
     UrlPath(id): UrlPath<String>,
-    Query(q): Query<HashMap<String, String>>,
+    axum::extract::RawQuery(raw): axum::extract::RawQuery,
     h: HeaderMap,
 ) -> Response {
     let mut f = f.lock().unwrap();
     let t = session_tokens(&id);
     f.check(&h, &[&t[0], &t[1]], "list events");
+    let mut page = 0usize;
+    let mut types = Vec::new();
+    for (k, v) in url_pairs(raw.as_deref().unwrap_or("")) {
+        match k.as_str() {
+            "page" => page = v.parse().unwrap_or(0),
+            "types[]" => types.push(v),
+            _ => {}
+        }
+    }
+    if types.is_empty() {
+        f.violations.push("list events: no types[] filter".into());
+    }
     let Some(s) = f.sessions.get(&id) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let start: usize = q.get("page").and_then(|p| p.parse().ok()).unwrap_or(0);
-    let end = (start + 2).min(s.events.len());
-    let next = (end < s.events.len()).then(|| end.to_string());
-    Json(json!({"data": s.events[start..end], "next_page": next})).into_response()
+    let events: Vec<&Value> = s
+        .events
+        .iter()
+        .filter(|e| types.is_empty() || types.iter().any(|t| e["type"] == t.as_str()))
+        .collect();
+    let end = (page + 2).min(events.len());
+    let next = (end < events.len()).then(|| end.to_string());
+    Json(json!({"data": events[page.min(end)..end], "next_page": next})).into_response()
+}
+
+/// The pairs of a query string, percent-decoded.
+fn url_pairs(q: &str) -> Vec<(String, String)> {
+    fn decode(s: &str) -> String {
+        let b = s.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'%' if i + 2 < b.len() => {
+                    let hex = std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("");
+                    match u8::from_str_radix(hex, 16) {
+                        Ok(v) => {
+                            out.push(v);
+                            i += 3;
+                            continue;
+                        }
+                        Err(_) => out.push(b'%'),
+                    }
+                }
+                b'+' => out.push(b' '),
+                c => out.push(c),
+            }
+            i += 1;
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
 }
 
 async fn stream_events(
@@ -562,6 +645,23 @@ async fn post_events(
     f.check(&h, &[&t[0], &t[1]], "post events");
     if !f.sessions.contains_key(&id) {
         return StatusCode::NOT_FOUND.into_response();
+    }
+    let refused = body["events"].as_array().into_iter().flatten().any(|ev| {
+        ev["is_error"] != true
+            && ev["tool_use_id"]
+                .as_str()
+                .is_some_and(|t| f.sessions[&id].refuse.contains(t))
+    });
+    if refused {
+        return (
+            StatusCode::BAD_REQUEST,
+            [("request-id", "req_1")],
+            Json(
+                json!({"type": "error", "error": {"type": "invalid_request_error",
+                "message": "content too long"}}),
+            ),
+        )
+            .into_response();
     }
     for ev in body["events"].as_array().cloned().unwrap_or_default() {
         f.push_event(&id, ev);
@@ -708,12 +808,37 @@ pub fn worker_with(db: &Path, base: &str, extra: &[&str]) -> Worker {
     )
 }
 
+/// A call of the agent toolset, as the API sends it: with the permission it evaluated.
 pub fn tool_use(id: &str, name: &str, input: Value) -> Value {
-    json!({"type": "agent.tool_use", "id": id, "name": name, "input": input})
+    json!({"type": "agent.tool_use", "id": id, "name": name, "input": input,
+           "evaluated_permission": "allow"})
 }
 
+/// A subagent thread's call.
+pub fn thread_tool_use(id: &str, thread: &str, name: &str, input: Value) -> Value {
+    json!({"type": "agent.tool_use", "id": id, "name": name, "input": input,
+           "session_thread_id": thread})
+}
+
+/// A thread's status event (`running`, `idle`, `terminated`, ...).
+pub fn thread_status(kind: &str, thread: &str) -> Value {
+    let mut ev =
+        json!({"type": format!("session.thread_status_{kind}"), "session_thread_id": thread});
+    if kind == "idle" {
+        ev["stop_reason"] = json!({"type": "end_turn"});
+    }
+    ev
+}
+
+/// The turn is over.
 pub fn idle() -> Value {
     json!({"type": "session.status_idle", "stop_reason": {"type": "end_turn"}})
+}
+
+/// The session waits on the calls `ids` (a confirmation, or a client's tool).
+pub fn requires_action(ids: &[&str]) -> Value {
+    json!({"type": "session.status_idle",
+           "stop_reason": {"type": "requires_action", "event_ids": ids}})
 }
 
 pub fn text_of(result: &Value) -> (bool, String) {

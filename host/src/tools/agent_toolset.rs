@@ -45,46 +45,74 @@ fn input<T: for<'de> Deserialize<'de>>(op: &str, v: &Value) -> Result<T, ToolOut
         .map_err(|e| ToolOutput::error(format!("{op}: invalid input: {e}")))
 }
 
-/// The Managed Agents `agent_toolset_20260401` family. Its state is the persistent shell's
-/// ([`Shell`]): whether it is gone (a timeout, `exit`), so bash refuses until `restart`, and
-/// where its last cut output was saved, which `read` and `grep` may open; a fork starts a new
-/// shell.
+/// The Managed Agents `agent_toolset_20260401` family. Its state is that of its persistent
+/// shells ([`Shells`]): the session's own and one per subagent thread that used bash; for
+/// each, whether it is gone (a timeout, `exit`, its thread ended), so bash refuses until
+/// `restart`, and where its last cut output was saved, which `read` and `grep` may open. A
+/// fork starts new shells.
 pub struct AgentToolset;
 
-/// The metadata key of the shell's state (a JSON [`Shell`]; `1` from before meant gone).
+/// The metadata key of the shells' state (a JSON [`Shells`]; `1` from before meant gone).
 const TERMINATED: &str = "bash_terminated";
 
-/// What the family remembers of the session's persistent shell.
+/// What the family remembers of one persistent shell.
 #[derive(Debug, Default, Clone, PartialEq, serde::Serialize, Deserialize)]
 pub struct Shell {
     /// The shell ended (a timeout, `exit`, a fatal error): bash refuses until `restart`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub gone: bool,
     /// The directory (under `/tmp`) of the last output that was cut, saved whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saved: Option<String>,
 }
 
-impl Shell {
-    fn from_state(state: Option<&str>) -> Shell {
+/// The session's shells: its own (the fields at the top level, as sessions from before
+/// threads kept them) and the named ones of subagent threads.
+#[derive(Debug, Default, Clone, PartialEq, serde::Serialize, Deserialize)]
+pub struct Shells {
+    #[serde(flatten)]
+    pub main: Shell,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub named: std::collections::BTreeMap<String, Shell>,
+}
+
+impl Shells {
+    fn from_state(state: Option<&str>) -> Shells {
         match state {
-            None => Shell::default(),
-            Some(t) => serde_json::from_str(t).unwrap_or(Shell {
-                gone: true,
-                saved: None,
+            None => Shells::default(),
+            Some(t) => serde_json::from_str(t).unwrap_or(Shells {
+                main: Shell {
+                    gone: true,
+                    saved: None,
+                },
+                named: Default::default(),
             }),
         }
     }
 
     fn to_state(&self) -> Option<String> {
-        (*self != Shell::default()).then(|| serde_json::to_string(self).unwrap_or_default())
+        (*self != Shells::default()).then(|| serde_json::to_string(self).unwrap_or_default())
     }
 
-    /// Whether `guest` (absolute) is inside the saved output's directory.
+    /// The shell `name` (None: the session's own).
+    fn get(&mut self, name: Option<&str>) -> &mut Shell {
+        match name {
+            None => &mut self.main,
+            Some(n) => self.named.entry(n.to_string()).or_default(),
+        }
+    }
+
+    /// Drops named shells left with nothing to remember.
+    fn tidy(&mut self) {
+        self.named.retain(|_, s| *s != Shell::default());
+    }
+
+    /// Whether `guest` (absolute) is a shell's saved output or inside its directory.
     fn holds(&self, guest: &str) -> bool {
-        self.saved
-            .as_deref()
-            .is_some_and(|d| guest.starts_with(&format!("{d}/")))
+        std::iter::once(&self.main)
+            .chain(self.named.values())
+            .filter_map(|s| s.saved.as_deref())
+            .any(|d| d == guest || guest.starts_with(&format!("{d}/")))
     }
 }
 
@@ -120,6 +148,22 @@ impl super::ToolFamily for AgentToolset {
         })
     }
 
+    fn close_shell(&self, shell: &str, state: &mut Option<String>) {
+        let mut shells = Shells::from_state(state.as_deref());
+        if let Some(s) = shells.named.get_mut(shell) {
+            s.gone = true;
+        } else {
+            shells.named.insert(
+                shell.to_string(),
+                Shell {
+                    gone: true,
+                    saved: None,
+                },
+            );
+        }
+        *state = shells.to_state();
+    }
+
     fn call(
         &self,
         cx: super::Cx<'_>,
@@ -133,20 +177,27 @@ impl super::ToolFamily for AgentToolset {
             limits,
             env,
             timeout,
+            shell: cx_shell,
+            roots,
         } = cx;
-        let mut shell = Shell::from_state(state.as_deref());
+        let mut shells = Shells::from_state(state.as_deref());
         if name == "bash" {
-            let outcome = bash(tb, txn, args, limits, timeout, env, &mut shell)?;
-            *state = shell.to_state();
+            let outcome = bash(tb, txn, args, limits, timeout, env, (cx_shell, &mut shells))?;
+            shells.tidy();
+            *state = shells.to_state();
             return Ok(outcome);
         }
+        let reach = Reach {
+            shells: &shells,
+            roots,
+        };
         let mut c = Call::new(tb, txn, limits, env);
         let out = match name {
-            "read" => read(&mut c, args, &shell)?,
-            "write" => write(&mut c, args)?,
-            "edit" => edit(&mut c, args)?,
-            "glob" => glob(&mut c, args)?,
-            "grep" => grep(&mut c, args, &shell)?,
+            "read" => read(&mut c, args, &reach)?,
+            "write" => write(&mut c, args, &reach)?,
+            "edit" => edit(&mut c, args, &reach)?,
+            "glob" => glob(&mut c, args, &reach)?,
+            "grep" => grep(&mut c, args, &reach)?,
             other => ToolOutput::error(format!("unknown tool: {other}")),
         };
         Ok(c.finish(out))
@@ -184,8 +235,9 @@ fn bash(
     limits: &Limits,
     session_timeout: Option<std::time::Duration>,
     env: &[(String, String)],
-    shell: &mut Shell,
+    (name, shells): (Option<&str>, &mut Shells),
 ) -> Result<Outcome, RunError> {
+    let shell = shells.get(name);
     let keep = |txn: Txn, output: ToolOutput| Outcome {
         txn: Some(txn),
         output,
@@ -197,18 +249,19 @@ fn bash(
     let command = i.command.filter(|c| !c.is_empty());
     let mut txn = txn;
     if i.restart == Some(true) {
-        let (t, _) = tb.shell(txn, "", true, limits, env)?;
+        let (t, _) = tb.shell_named(txn, "", true, limits, env, name)?;
         txn = t;
         shell.gone = false;
         if command.is_none() {
             return Ok(keep(txn, ToolOutput::text("bash session restarted")));
         }
-    } else if shell.gone {
-        return Ok(keep(txn, ToolOutput::error(DID_NOT_RUN)));
     }
     let Some(command) = command else {
         return Ok(keep(txn, ToolOutput::error("bash: command is required")));
     };
+    if shell.gone {
+        return Ok(keep(txn, ToolOutput::error(DID_NOT_RUN)));
+    }
     // The reference's default, and its cap; a session that set its own call timeout keeps it
     // as the default.
     let secs = match i.timeout_ms {
@@ -219,10 +272,10 @@ fn bash(
         timeout: std::time::Duration::from_secs_f64(secs),
         ..limits.clone()
     };
-    match tb.shell(txn, &command, false, &limits, env) {
+    match tb.shell_named(txn, &command, false, &limits, env, name) {
         Ok((mut txn, report)) => {
             let exited = txn
-                .resolve(burrow_store::ROOT_INO, &super::shell_exited(), false)
+                .resolve(burrow_store::ROOT_INO, &super::shell_exited_in(name), false)
                 .is_ok();
             let stdout = String::from_utf8_lossy(&report.stdout).into_owned();
             let stderr = String::from_utf8_lossy(&report.stderr).into_owned();
@@ -366,24 +419,51 @@ pub struct ReadInput {
     pub view_range: Option<Vec<i64>>,
 }
 
-/// Where `read` and `grep` may look: a path in the workspace (relative to its root), or the
-/// file or directory of the shell's last saved output (its absolute guest path), as the
-/// reference lets them open it though it lies outside the working directory.
-fn readable(p: &str, shell: &Shell) -> Option<String> {
-    if let Some(rel) = workspace_path(super::WORKSPACE, p) {
-        return Some(rel);
-    }
-    let abs = super::guest_path(super::WORKSPACE, p)?;
-    (shell.holds(&abs) || shell.saved.as_deref() == Some(abs.as_str())).then_some(abs)
+/// Where the file tools may reach: the workspace, the directories the session's tool roots
+/// name (memory stores mounted elsewhere, as the reference's `allowed_roots`), and the
+/// shells' saved outputs, which `read` and `grep` may open though they lie outside.
+pub struct Reach<'a> {
+    shells: &'a Shells,
+    roots: &'a [super::ToolRoot],
 }
 
-fn read(c: &mut Call<'_>, args: &Value, shell: &Shell) -> Result<ToolOutput, RunError> {
+impl Reach<'_> {
+    /// A path to read: relative to the workspace root when inside it, else absolute.
+    fn readable(&self, p: &str) -> Option<String> {
+        if let Some(rel) = workspace_path(super::WORKSPACE, p) {
+            return Some(rel);
+        }
+        let abs = super::guest_path(super::WORKSPACE, p)?;
+        (self.shells.holds(&abs) || self.roots.iter().any(|r| r.holds(&abs))).then_some(abs)
+    }
+
+    /// A path `op` may write: as [`Reach::readable`], but never under a read-only root
+    /// (the reference's `_reject_read_only`) nor into a saved output.
+    fn writable(&self, op: &str, p: &str) -> Result<String, ToolOutput> {
+        let abs = super::guest_path(super::WORKSPACE, p).ok_or_else(|| outside(op, p))?;
+        if let Some(root) = self.roots.iter().find(|r| r.read_only && r.holds(&abs)) {
+            return Err(ToolOutput::error(format!(
+                "{op}: {p} is inside read-only directory {}",
+                root.path.trim_end_matches('/')
+            )));
+        }
+        if let Some(rel) = workspace_path(super::WORKSPACE, p) {
+            return Ok(rel);
+        }
+        if self.roots.iter().any(|r| r.holds(&abs)) {
+            return Ok(abs);
+        }
+        Err(outside(op, p))
+    }
+}
+
+fn read(c: &mut Call<'_>, args: &Value, reach: &Reach<'_>) -> Result<ToolOutput, RunError> {
     let i: ReadInput = match input("read", args) {
         Ok(i) => i,
         Err(e) => return Ok(e),
     };
     let p = &i.file_path;
-    let Some(rel) = readable(p, shell) else {
+    let Some(rel) = reach.readable(p) else {
         return Ok(outside("read", p));
     };
     let range = i.view_range.filter(|v| !v.is_empty());
@@ -481,14 +561,15 @@ pub struct WriteInput {
     pub content: String,
 }
 
-fn write(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
+fn write(c: &mut Call<'_>, args: &Value, reach: &Reach<'_>) -> Result<ToolOutput, RunError> {
     let i: WriteInput = match input("write", args) {
         Ok(i) => i,
         Err(e) => return Ok(e),
     };
     let p = &i.file_path;
-    let Some(rel) = workspace_path(super::WORKSPACE, p) else {
-        return Ok(outside("write", p));
+    let rel = match reach.writable("write", p) {
+        Ok(r) => r,
+        Err(e) => return Ok(e),
     };
     let r = c.op(proto::Write {
         path: rel,
@@ -516,14 +597,15 @@ pub struct EditInput {
     pub replace_all: Option<bool>,
 }
 
-fn edit(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
+fn edit(c: &mut Call<'_>, args: &Value, reach: &Reach<'_>) -> Result<ToolOutput, RunError> {
     let i: EditInput = match input("edit", args) {
         Ok(i) => i,
         Err(e) => return Ok(e),
     };
     let p = &i.file_path;
-    let Some(rel) = workspace_path(super::WORKSPACE, p) else {
-        return Ok(outside("edit", p));
+    let rel = match reach.writable("edit", p) {
+        Ok(r) => r,
+        Err(e) => return Ok(e),
     };
     let replace_all = i.replace_all.unwrap_or(false);
     let r = c.op(proto::Edit {
@@ -568,7 +650,7 @@ pub struct GlobInput {
     pub path: Option<String>,
 }
 
-fn glob(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
+fn glob(c: &mut Call<'_>, args: &Value, reach: &Reach<'_>) -> Result<ToolOutput, RunError> {
     let i: GlobInput = match input("glob", args) {
         Ok(i) => i,
         Err(e) => return Ok(e),
@@ -584,7 +666,7 @@ fn glob(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunError> {
         ));
     }
     let root = match i.path.as_deref().filter(|p| !p.is_empty()) {
-        Some(p) => match workspace_path(super::WORKSPACE, p) {
+        Some(p) => match reach.readable(p) {
             Some(r) => r,
             None => return Ok(outside("glob", p)),
         },
@@ -621,13 +703,13 @@ pub struct GrepInput {
     pub path: Option<String>,
 }
 
-fn grep(c: &mut Call<'_>, args: &Value, shell: &Shell) -> Result<ToolOutput, RunError> {
+fn grep(c: &mut Call<'_>, args: &Value, reach: &Reach<'_>) -> Result<ToolOutput, RunError> {
     let i: GrepInput = match input("grep", args) {
         Ok(i) => i,
         Err(e) => return Ok(e),
     };
     let root = match i.path.as_deref().filter(|p| !p.is_empty()) {
-        Some(p) => match readable(p, shell) {
+        Some(p) => match reach.readable(p) {
             Some(r) => r,
             None => return Ok(outside("grep", p)),
         },

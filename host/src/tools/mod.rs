@@ -72,6 +72,10 @@ pub trait ToolFamily: Send + Sync {
         input: &Value,
         state: &mut Option<String>,
     ) -> Result<Outcome, RunError>;
+    /// Ends the named shell `shell` (its thread is over): later calls in it are refused as
+    /// the family's reference refuses calls on a closed shell. A family without a persistent
+    /// shell of its own ignores this.
+    fn close_shell(&self, _shell: &str, _state: &mut Option<String>) {}
 }
 
 /// The session metadata key of a family's state.
@@ -92,6 +96,28 @@ pub struct Cx<'a> {
     /// The session's own call timeout, when it set one (a family's bash otherwise takes its
     /// reference's default).
     pub timeout: Option<std::time::Duration>,
+    /// Which of the session's persistent shells a shell tool uses: None for the session's
+    /// own, else a [`shell_name`] (a Managed Agents subagent thread has its own shell).
+    pub shell: Option<&'a str>,
+    /// Directories outside the workspace the file tools may reach too.
+    pub roots: &'a [ToolRoot],
+}
+
+/// A directory outside the workspace that a family's file tools may reach (absolute guest
+/// path), and whether they may only read it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ToolRoot {
+    pub path: String,
+    #[serde(default)]
+    pub read_only: bool,
+}
+
+impl ToolRoot {
+    /// Whether the absolute guest path `abs` is this directory or inside it.
+    pub fn holds(&self, abs: &str) -> bool {
+        let root = self.path.trim_end_matches('/');
+        abs == root || abs.starts_with(&format!("{root}/"))
+    }
 }
 
 /// Every family, by [`Family`].
@@ -353,6 +379,30 @@ impl Toolbox {
         env: &[(String, String)],
     ) -> Result<(Txn, crate::RunReport), RunError> {
         self.shell_input(txn, command, restart, limits, env, Vec::new())
+    }
+
+    /// [`Toolbox::shell`] in the session's named shell `name` (None: its own): a shell with
+    /// its own working directory, variables and options, as a Managed Agents subagent thread
+    /// has. `name` is a [`shell_name`].
+    pub fn shell_named(
+        &self,
+        txn: Txn,
+        command: &str,
+        restart: bool,
+        limits: &Limits,
+        env: &[(String, String)],
+        name: Option<&str>,
+    ) -> Result<(Txn, crate::RunReport), RunError> {
+        let Some(name) = name else {
+            return self.shell(txn, command, restart, limits, env);
+        };
+        let mut args = vec!["--shell".to_string(), name.to_string()];
+        if restart {
+            args.push("--restart".into());
+        } else {
+            args.extend(["-c".to_string(), command.to_string()]);
+        }
+        self.run_sh(txn, args, limits, env, Vec::new())
     }
 
     /// A whole shell, as `bash -c` runs one: fresh (no variables, functions or traps carried
@@ -663,6 +713,41 @@ pub fn guest_path(cwd: &str, path: &str) -> Option<String> {
 /// system area's `run/exited`, the guest's `/run/burrow/exited`.
 pub fn shell_exited() -> String {
     format!("{}/run/exited", burrow_store::SYSTEM_DIR)
+}
+
+/// [`shell_exited`] of the named shell `name` (None: the session's own).
+pub fn shell_exited_in(name: Option<&str>) -> String {
+    match name {
+        Some(n) => format!("{}/run/shells/{n}/exited", burrow_store::SYSTEM_DIR),
+        None => shell_exited(),
+    }
+}
+
+/// The name under which a named shell for `key` (a Managed Agents thread id) is kept: the key
+/// itself when it is made of letters, digits, `_`, `-` and `.` (and is not `.` or `..`),
+/// else `x` and its hex, so that any key names one directory and no two keys share it.
+pub fn shell_name(key: &str) -> String {
+    let plain = !key.is_empty()
+        && key.len() <= 100
+        && key != "."
+        && key != ".."
+        && !key.starts_with('x')
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if plain {
+        return key.to_string();
+    }
+    let hex: String = key.bytes().take(60).map(|b| format!("{b:02x}")).collect();
+    let digest = {
+        use sha2::Digest as _;
+        let d = sha2::Sha256::digest(key.as_bytes());
+        d.iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    format!("x{hex}-{digest}")
 }
 
 fn guest_parts(cwd: &str, path: &str) -> Option<Vec<String>> {

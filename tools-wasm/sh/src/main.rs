@@ -2,7 +2,8 @@
 //!
 //! `sh -c 'COMMAND'` runs COMMAND in the session's shell state (loaded from and saved to the
 //! workspace, see `state.rs`), with stdout and stderr streamed and the exit status reported
-//! through `wasi:cli/exit.exit-with-code`. `sh --restart` resets the state. Without -c the
+//! through `wasi:cli/exit.exit-with-code`. `sh --restart` resets the state;
+//! `--shell NAME` runs in the session's named shell NAME (its own cwd and variables). Without -c the
 //! script is read from stdin; with -c, stdin is the command's. `--no-state` runs a whole
 //! shell (`bash -c`: fresh in `$PWD`, its EXIT trap runs at the end, nothing saved);
 //! `--whole-shell` is the same but saves the state it ends with (the Claude Code family
@@ -18,7 +19,35 @@ fn main() {
     if args.first().map(String::as_str) == Some("--stage") && args.len() > 1 {
         sys::exit(stage(&args[1..]));
     }
-    if args.iter().any(|a| a == "--restart") {
+    // The host's options come before `-c` (never read from the script after it).
+    let mut restart = false;
+    let mut stateless = false;
+    let mut whole = false;
+    let mut script = None;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            // One of the session's named shells (a subagent thread's own).
+            "--shell" => {
+                let name = args.get(i + 1).map(String::as_str).unwrap_or("");
+                if !shell::state::select(name) {
+                    eprintln!("sh: --shell: invalid shell name: {name}");
+                    sys::exit(2);
+                }
+                i += 1;
+            }
+            "--restart" => restart = true,
+            "--no-state" => stateless = true,
+            "--whole-shell" => whole = true,
+            "-c" => {
+                script = Some(args.get(i + 1).cloned().unwrap_or_default());
+                break;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if restart {
         shell::state::reset();
         return;
     }
@@ -26,12 +55,11 @@ fn main() {
     // custom tool gets its input JSON this way); without, stdin is the script.
     let mut input = Vec::new();
     let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut input);
-    let script = match args.iter().position(|a| a == "-c") {
-        Some(i) => args.get(i + 1).cloned().unwrap_or_default(),
+    let script = match script {
+        Some(s) => s,
         None => String::from_utf8_lossy(&std::mem::take(&mut input)).into_owned(),
     };
-    let stateless = args.iter().any(|a| a == "--no-state");
-    let whole = stateless || args.iter().any(|a| a == "--whole-shell");
+    let whole = stateless || whole;
     let mut sh = if whole {
         shell::state::fresh()
     } else {

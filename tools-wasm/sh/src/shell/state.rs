@@ -11,10 +11,50 @@ use serde::{Deserialize, Serialize};
 
 use crate::shell::{Array, Options, Shell, Var};
 
-pub const STATE_FILE: &str = "/run/burrow/shell.json";
+const STATE_FILE: &str = "/run/burrow/shell.json";
 /// Present after a call whose script ended the session's shell with `exit`, so a tool family
 /// whose shell is then gone (the Managed Agents bash) can tell; the next call removes it.
-pub const EXITED_FILE: &str = "/run/burrow/exited";
+const EXITED_FILE: &str = "/run/burrow/exited";
+/// Where the session's other named shells live (`sh --shell NAME`: a subagent thread's own
+/// shell in the Managed Agents worker): `/run/burrow/shells/NAME/{shell.json,exited}`.
+const SHELLS_DIR: &str = "/run/burrow/shells";
+
+/// The named shell this call runs in (None: the session's own).
+static NAMED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Runs this call in the named shell NAME (letters, digits, `_`, `-`, `.`; not `.` or `..`).
+/// Returns false, choosing nothing, for a name that is not one.
+pub fn select(name: &str) -> bool {
+    let ok = !name.is_empty()
+        && name.len() <= 128
+        && name != "."
+        && name != ".."
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    ok && NAMED.set(name.to_string()).is_ok()
+}
+
+fn state_file() -> String {
+    match NAMED.get() {
+        Some(n) => format!("{SHELLS_DIR}/{n}/shell.json"),
+        None => STATE_FILE.to_string(),
+    }
+}
+
+fn exited_file() -> String {
+    match NAMED.get() {
+        Some(n) => format!("{SHELLS_DIR}/{n}/exited"),
+        None => EXITED_FILE.to_string(),
+    }
+}
+
+fn state_dir() -> String {
+    match NAMED.get() {
+        Some(n) => format!("{SHELLS_DIR}/{n}"),
+        None => "/run/burrow".to_string(),
+    }
+}
 /// Where sessions made before the system area kept it.
 const LEGACY_STATE_DIR: &str = "/workspace/.burrow";
 const LEGACY_STATE_FILE: &str = "/workspace/.burrow/shell.json";
@@ -52,11 +92,12 @@ pub fn fresh() -> Shell {
 pub fn load() -> Shell {
     // The session's environment (set by the host) over the defaults; saved state over both.
     let mut sh = fresh();
-    let text = match std::fs::read_to_string(STATE_FILE) {
+    let text = match std::fs::read_to_string(state_file()) {
         Ok(t) => {
             remember(Some(&t));
             t
         }
+        Err(_) if NAMED.get().is_some() => return sh,
         Err(_) => match std::fs::read_to_string(LEGACY_STATE_FILE) {
             Ok(t) => {
                 LEGACY_FOUND.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -121,7 +162,10 @@ pub fn save(sh: &Shell) {
     // Only write when something changed, so read-only commands make no new version. What
     // the file holds is known from the load (no second read per call).
     if SAVED.with(|s| s.borrow().as_deref() != Some(json.as_str())) {
-        let _ = std::fs::write(STATE_FILE, &json);
+        if NAMED.get().is_some() {
+            let _ = std::fs::create_dir_all(state_dir());
+        }
+        let _ = std::fs::write(state_file(), &json);
         remember(Some(&json));
     }
     remove_legacy();
@@ -151,21 +195,25 @@ fn remove_legacy() {
 }
 
 pub fn reset() {
-    let _ = std::fs::remove_file(STATE_FILE);
+    let _ = std::fs::remove_file(state_file());
     remember(None);
+    if NAMED.get().is_some() {
+        return;
+    }
     LEGACY_FOUND.store(true, std::sync::atomic::Ordering::Relaxed);
     remove_legacy();
 }
 
 /// Notes that this call's script ended the shell with `exit`.
 pub fn mark_exited() {
-    let _ = std::fs::create_dir_all("/run/burrow");
-    let _ = std::fs::write(EXITED_FILE, b"");
+    let _ = std::fs::create_dir_all(state_dir());
+    let _ = std::fs::write(exited_file(), b"");
 }
 
 /// Forgets an `exit` of an earlier call (writes nothing when there was none).
 pub fn clear_exited() {
-    if std::path::Path::new(EXITED_FILE).exists() {
-        let _ = std::fs::remove_file(EXITED_FILE);
+    let f = exited_file();
+    if std::path::Path::new(&f).exists() {
+        let _ = std::fs::remove_file(f);
     }
 }

@@ -22,14 +22,19 @@
 //! changes files is one version with a `memory_synced` event), survives between work items
 //! (the baseline is kept in the session's metadata `managed_agents_memory`, so the next
 //! item, in any process, syncs instead of downloading again) and is forked with the
-//! session. A `mount_path` outside `/workspace` is mounted there too, as the SDK does: in
+//! session. `write` and `edit` of a file in a writable store's folder go through the store
+//! first (`write.rs`): the file changes only once the store took it. A `mount_path` outside
+//! `/workspace` is mounted there too, as the SDK does: in
 //! `/tmp` or `$HOME` it is a folder of those persisted mounts; anywhere else
 //! (`/mnt/memory/notes`) it becomes a directory kept with the session
 //! ([`burrow_host::wasi_fs::PERSISTED_DIRS`]), forked and undone with it and outside the project's
-//! diff and export. A path under the sandbox's computed directories (`/dev`, `/etc`, `/usr`,
-//! ...) is refused, as the SDK refuses a path it cannot use verbatim. Differences: writes into
-//! a read-only store's folder are
-//! not refused by the tools (they are never pushed, and the next pull overwrites them).
+//! diff and export. The file tools reach every store's folder (the session's tool roots,
+//! as the SDK's `allowed_roots`) and refuse to write into a read-only store's. A path under
+//! the sandbox's computed directories (`/dev`, `/etc`, `/usr`, ...) is refused, as the SDK
+//! refuses a path it cannot use verbatim.
+
+mod write;
+pub use write::{Mount, write_through};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
@@ -317,6 +322,7 @@ impl Stores {
             out.stores.push(store);
         }
         out.save(it).await;
+        out.save_roots(it).await;
         out.last_sync = Instant::now();
         Ok(out)
     }
