@@ -30,15 +30,23 @@ use axum::routing::post;
 use burrow_host::session::Family;
 use serde_json::{Value, json};
 
-/// The Claude Code version the recording and the known differences belong to.
-const PINNED: &str = "2.1.197";
+/// The Claude Code version the recording and the known differences belong to: the one
+/// `cli/tests/claude-code/package.json` pins (`scripts/record-claude-code VERSION` moves it).
+static PINNED: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let p = root().join("cli/tests/claude-code/package.json");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    v["dependencies"]["@anthropic-ai/claude-code"]
+        .as_str()
+        .unwrap()
+        .to_string()
+});
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 fn recording_path() -> PathBuf {
-    root().join(format!("fixtures/claude-code-{PINNED}.json"))
+    root().join(format!("fixtures/claude-code-{}.json", *PINNED))
 }
 
 // ----- the starting tree -----
@@ -522,6 +530,27 @@ fn calls() -> Vec<Value> {
         json!({ "command": "trap 'echo cleanup' EXIT; echo work" }),
     );
     add("Bash", json!({ "command": "echo next" }));
+    // Claude Code 2.1.332: Read's allow_large reads past the usual caps; a pattern with a
+    // newline needs multiline.
+    add(
+        "Read",
+        json!({ "file_path": ws("tokens.txt"), "allow_large": true }),
+    );
+    add(
+        "Read",
+        json!({ "file_path": ws("big.txt"), "allow_large": true }),
+    );
+    add(
+        "Read",
+        json!({ "file_path": ws("tokens.txt"), "offset": 3000, "limit": 3, "allow_large": false }),
+    );
+    add(
+        "Grep",
+        grep(
+            "gamma\\ndelta",
+            json!({ "path": ws("notes"), "output_mode": "content", "multiline": true }),
+        ),
+    );
     c
 }
 
@@ -535,6 +564,9 @@ struct Fake {
     results: BTreeMap<String, Value>,
     /// Requests that were neither the main loop nor count_tokens (title generation, ...).
     side_requests: usize,
+    /// The last main-loop request's messages (`BURROW_CLAUDE_CODE_MESSAGES` writes them:
+    /// what Claude Code sends beside its tool results, for a version bump's review).
+    last_messages: Value,
     /// The input schemas of the tools Claude Code offered, by name.
     schemas: BTreeMap<String, Value>,
 }
@@ -584,6 +616,7 @@ async fn messages(State(fake): State<Shared>, Json(body): Json<Value>) -> Respon
                     f.schemas.insert(name, t["input_schema"].clone());
                 }
             }
+            f.last_messages = body["messages"].clone();
             // The turn is the number of tool results in the conversation so far: a retried
             // request gets the same answer.
             let mut seen = 0;
@@ -669,13 +702,14 @@ fn claude_code() -> Option<PathBuf> {
         .unwrap_or_else(|| PathBuf::from("claude"));
     let out = Command::new(&exe).arg("--version").output().ok()?;
     let version = String::from_utf8_lossy(&out.stdout);
-    if version.split_whitespace().next() == Some(PINNED) {
+    if version.split_whitespace().next() == Some(PINNED.as_str()) {
         Some(exe)
     } else {
         eprintln!(
-            "note: {} reports version {:?}, not the pinned {PINNED}",
+            "note: {} reports version {:?}, not the pinned {}",
             exe.display(),
-            version.trim()
+            version.trim(),
+            *PINNED
         );
         None
     }
@@ -739,6 +773,13 @@ fn run_claude_code(exe: &Path, workdir: &Path, calls: &[Value]) -> Recording {
         String::from_utf8_lossy(&out.stderr)
     );
     let f = fake.lock().unwrap();
+    if let Ok(path) = std::env::var("BURROW_CLAUDE_CODE_MESSAGES") {
+        std::fs::write(
+            path,
+            serde_json::to_string_pretty(&f.last_messages).unwrap(),
+        )
+        .unwrap();
+    }
     let schemas = TOOLS
         .iter()
         .map(|t| {
@@ -809,8 +850,9 @@ fn reference(tree: &Path, tmp: &Path, calls: &[Value]) -> Recording {
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
         .map(|v| v["calls"].clone());
     let Some(exe) = claude_code() else {
+        let pinned = PINNED.as_str();
         let msg = format!(
-            "Claude Code {PINNED} is not installed (npm install @anthropic-ai/claude-code@{PINNED}, then set BURROW_CLAUDE_CODE to its bin/claude); comparing with its recording"
+            "Claude Code {pinned} is not installed (npm install @anthropic-ai/claude-code@{pinned}, then set BURROW_CLAUDE_CODE to its bin/claude); comparing with its recording"
         );
         if std::env::var("BURROW_REQUIRE_CLAUDE_CODE").as_deref() == Ok("1") {
             panic!("{msg}");
@@ -834,7 +876,7 @@ fn reference(tree: &Path, tmp: &Path, calls: &[Value]) -> Recording {
     let live = run_claude_code(&exe, &workdir.canonicalize().unwrap(), calls);
     if std::env::var("BURROW_RECORD_CLAUDE_CODE").as_deref() == Ok("1") {
         let v = json!({
-            "claude_code": PINNED, "calls": calls, "schemas": live.schemas, "results": live.results,
+            "claude_code": *PINNED, "calls": calls, "schemas": live.schemas, "results": live.results,
         });
         std::fs::write(
             recording_path(),
@@ -983,7 +1025,7 @@ fn claude_code_schemas_match_the_real_claude_code() {
     build_tree(&tree);
     assert_eq!(
         burrow_host::tools::claude_code::CLAUDE_CODE_VERSION,
-        PINNED,
+        PINNED.as_str(),
         "the family and its conformance test follow one Claude Code version"
     );
     let theirs = reference(&tree, tmp.path(), &calls()).schemas;

@@ -69,13 +69,14 @@ impl Fx {
     }
 }
 
-const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
 const MODIFIED: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
+/// What Claude Code appends to Edit's success text when the file moved under its Read.
+const STALE: &str = " (note: the file had been modified on disk since you last read it \u{2014} the edit applied cleanly, but the file contains other changes not in your context. Read it before edits that depend on surrounding content.)";
 /// What Claude Code appends to Write's and Edit's success texts.
 const CURRENT: &str = " (file state is current in your context \u{2014} no need to Read it back)";
 
 #[test]
-fn claude_code_read_write_and_the_read_before_write_rule() {
+fn claude_code_read_write_and_file_state() {
     let fx = Fx::new();
     fx.cc_failed(
         "Read",
@@ -87,7 +88,7 @@ fn claude_code_read_write_and_the_read_before_write_rule() {
         json!({"file_path": "/workspace/a.txt", "content": "one\ntwo\n"}),
         &format!("File created successfully at: /workspace/a.txt{CURRENT}"),
     );
-    // Written by this session: counts as read.
+    // Written by this session: the model has the file.
     fx.cc_ok(
         "Write",
         json!({"file_path": "/workspace/a.txt", "content": "one\ntwo\nthree\n"}),
@@ -99,11 +100,17 @@ fn claude_code_read_write_and_the_read_before_write_rule() {
         json!({"file_path": "/workspace/a.txt"}),
         "1\tone\n2\ttwo\n3\tthree\n4\t",
     );
-    // The same window again, unchanged: Claude Code's repeat-read answer.
+    // The same window again: Claude Code 2.1.332 answers it again.
     fx.cc_ok(
         "Read",
         json!({"file_path": "a.txt"}),
-        "Wasted call \u{2014} file unchanged since your last Read. Refer to that earlier tool_result instead.",
+        "1\tone\n2\ttwo\n3\tthree\n4\t",
+    );
+    // A window of only the empty line after the last line break.
+    fx.cc_ok(
+        "Read",
+        json!({"file_path": "/workspace/a.txt", "offset": 4}),
+        "4\t",
     );
     fx.cc_ok(
         "Read",
@@ -119,42 +126,77 @@ fn claude_code_read_write_and_the_read_before_write_rule() {
     fx.cc_ok(
         "Read",
         json!({"file_path": "/workspace/empty.txt"}),
-        "<system-reminder>Warning: the file exists but is shorter than the provided offset (1). The file has 1 lines.</system-reminder>",
+        "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>",
     );
     fx.cc_failed(
         "Read",
         json!({"file_path": "/workspace/sub"}),
         "EISDIR: illegal operation on a directory, read '/workspace/sub'",
     );
-    // Unread file: Write and Edit refuse and change nothing.
+    fx.cc_refused(
+        "Write",
+        json!({"file_path": "/workspace/sub", "content": "x"}),
+        "/workspace/sub is a directory, not a file. To create a file inside it, include the file name in file_path.",
+    );
+    // An unread file: the Edit goes through, without claiming the model has the file.
+    fx.cc_ok(
+        "Edit",
+        json!({"file_path": "/workspace/b.txt", "old_string": "bash", "new_string": "sh"}),
+        "The file /workspace/b.txt has been updated successfully.",
+    );
+    assert_eq!(fx.file("b.txt").unwrap(), b"from sh\n");
+    fx.cc_ok("Read", json!({"file_path": "b.txt"}), "1\tfrom sh\n2\t");
+    // Changed behind the agent's back: a Write, and an Edit that no longer applies, are
+    // refused and change nothing...
+    fx.sh("echo more >> b.txt");
     fx.cc_refused(
         "Write",
         json!({"file_path": "/workspace/b.txt", "content": "clobber"}),
-        NOT_READ,
-    );
-    fx.cc_refused(
-        "Edit",
-        json!({"file_path": "/workspace/b.txt", "old_string": "bash", "new_string": "x"}),
-        NOT_READ,
-    );
-    assert_eq!(fx.file("b.txt").unwrap(), b"from bash\n");
-    fx.cc_ok("Read", json!({"file_path": "b.txt"}), "1\tfrom bash\n2\t");
-    // Changed behind the agent's back: refused until read again.
-    fx.sh("echo more >> b.txt");
-    fx.cc_refused(
-        "Edit",
-        json!({"file_path": "/workspace/b.txt", "old_string": "bash", "new_string": "x"}),
         MODIFIED,
+    );
+    fx.cc_refused(
+        "Edit",
+        json!({"file_path": "/workspace/b.txt", "old_string": "nowhere", "new_string": "x"}),
+        MODIFIED,
+    );
+    assert_eq!(fx.file("b.txt").unwrap(), b"from sh\nmore\n");
+    // ...an Edit that still applies goes through with Claude Code's note, and then the model
+    // no longer has the whole file, until it reads it.
+    fx.cc_ok(
+        "Edit",
+        json!({"file_path": "/workspace/b.txt", "old_string": "sh", "new_string": "bash"}),
+        &format!("The file /workspace/b.txt has been updated successfully.{STALE}"),
+    );
+    fx.cc_ok(
+        "Edit",
+        json!({"file_path": "/workspace/b.txt", "old_string": "bash", "new_string": "ksh"}),
+        "The file /workspace/b.txt has been updated successfully.",
     );
     fx.cc_ok(
         "Read",
         json!({"file_path": "/workspace/b.txt"}),
-        "1\tfrom bash\n2\tmore\n3\t",
+        "1\tfrom ksh\n2\tmore\n3\t",
     );
     fx.cc_ok(
         "Edit",
-        json!({"file_path": "/workspace/b.txt", "old_string": "bash", "new_string": "zsh"}),
+        json!({"file_path": "/workspace/b.txt", "old_string": "ksh", "new_string": "zsh"}),
         &format!("The file /workspace/b.txt has been updated successfully.{CURRENT}"),
+    );
+    // A window is not the whole file: no claim after editing it.
+    fx.cc_ok(
+        "Read",
+        json!({"file_path": "/workspace/b.txt", "offset": 2}),
+        "2\tmore\n3\t",
+    );
+    fx.cc_ok(
+        "Edit",
+        json!({"file_path": "/workspace/b.txt", "old_string": "more", "new_string": "More"}),
+        "The file /workspace/b.txt has been updated successfully.",
+    );
+    fx.cc_ok(
+        "Edit",
+        json!({"file_path": "/workspace/b.txt", "old_string": "More", "new_string": "more"}),
+        "The file /workspace/b.txt has been updated successfully.",
     );
     assert_eq!(fx.file("b.txt").unwrap(), b"from zsh\nmore\n");
     // Relative paths follow the shell's cwd; paths outside the workspace are refused.
@@ -174,6 +216,29 @@ fn claude_code_read_write_and_the_read_before_write_rule() {
         "Read",
         json!({"path": "a.txt"}),
         "InputValidationError: Read failed due to the following issues:\nThe required parameter `file_path` is missing\nAn unexpected parameter `path` was provided",
+    );
+    // Over the size cap: Claude Code's advice, and allow_large reads it (up to burrow's
+    // budget of 1.2 MB).
+    fx.sh("cd /workspace && head -c 307200 /dev/zero | tr '\\0' x > big.txt; head -c 1300000 /dev/zero | tr '\\0' y > huge.txt");
+    fx.cc_failed(
+        "Read",
+        json!({"file_path": "/workspace/big.txt"}),
+        "File content (300KB) exceeds maximum allowed size (256KB). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file. To read it anyway, up to what still fits in your context, call Read again with allow_large: true \u{2014} only if you genuinely need all of it or the user asked for the whole file.",
+    );
+    let (err, text) = fx.call(
+        Family::ClaudeCode,
+        "Read",
+        json!({"file_path": "/workspace/big.txt", "allow_large": true}),
+    );
+    assert!(
+        !err && text.len() == 307_202 && text.starts_with("1\txxx"),
+        "{}",
+        &text[..80.min(text.len())]
+    );
+    fx.cc_failed(
+        "Read",
+        json!({"file_path": "/workspace/huge.txt", "allow_large": true}),
+        "File content (1.2MB) exceeds maximum allowed size (1.1MB). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file. Even with allow_large, this is more than fits in the context you have left this turn (other large reads in the same turn share that room).",
     );
     // Images come back as image blocks.
     fx.sh("printf '\\211PNG\\r\\n' > /workspace/pic.png");
@@ -320,7 +385,7 @@ fn claude_code_glob_and_grep() {
     fx.cc_ok("Glob", json!({"pattern": "*.log"}), "logs/app.log");
     fx.cc_ok("Glob", json!({"pattern": "HEAD"}), ".git/HEAD");
     fx.cc_ok("Glob", json!({"pattern": "**/*.py"}), "No files found");
-    fx.cc_refused(
+    fx.cc_failed(
         "Glob",
         json!({"pattern": "*", "path": "/workspace/none"}),
         "Directory does not exist: /workspace/none. Note: your current working directory is /workspace.",
@@ -354,7 +419,13 @@ fn claude_code_glob_and_grep() {
     fx.cc_ok(
         "Grep",
         json!({"pattern": "todo", "-i": true, "type": "rust", "output_mode": "count"}),
-        "src/main.rs:1\nsrc/a/lib.rs:2\n\nFound 3 total occurrences across 2 files.",
+        "src/a/lib.rs:2\nsrc/main.rs:1\n\nFound 3 total occurrences across 2 files.",
+    );
+    // Counts are in path order; the totals count every file, shown or not.
+    fx.cc_ok(
+        "Grep",
+        json!({"pattern": "todo", "-i": true, "output_mode": "count", "head_limit": 1}),
+        "docs/x.md:1\n\nFound 4 total occurrences across 3 files. with pagination = limit: 1",
     );
     fx.cc_ok(
         "Grep",
@@ -364,9 +435,7 @@ fn claude_code_glob_and_grep() {
     fx.cc_ok(
         "Grep",
         json!({"pattern": "main", "path": "src", "output_mode": "content", "-A": 1}),
-        // Claude Code makes only the text before a line's first ':' relative: context lines
-        // keep their absolute path.
-        "src/main.rs:1:fn main() {}\n/workspace/src/main.rs-2-// TODO one",
+        "src/main.rs:1:fn main() {}\nsrc/main.rs-2-// TODO one",
     );
     fx.cc_ok(
         "Grep",
@@ -389,15 +458,22 @@ fn claude_code_glob_and_grep() {
         json!({"pattern": "nothing-here", "output_mode": "content"}),
         "No matches found",
     );
-    let (err, text) = fx.call(Family::ClaudeCode, "Grep", json!({"pattern": "(unclosed"}));
-    assert!(
-        err && text.starts_with("<tool_use_error>Invalid regular expression: "),
-        "{text}"
+    // Patterns ripgrep rejects fail the search in ripgrep's words.
+    let rejected = "Search failed \u{2014} ripgrep rejected the pattern, glob, or file type without searching:\nrg: ";
+    fx.cc_failed(
+        "Grep",
+        json!({"pattern": "(unclosed"}),
+        &format!("{rejected}regex parse error:\n    (?:(unclosed)\n    ^\nerror: unclosed group"),
     );
-    fx.cc_refused(
+    fx.cc_failed(
+        "Grep",
+        json!({"pattern": "one\\ntwo"}),
+        &format!("{rejected}the literal \"\\n\" is not allowed in a regex\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new line characters can be matched."),
+    );
+    fx.cc_failed(
         "Grep",
         json!({"pattern": "x", "type": "klingon"}),
-        "unrecognized file type: klingon",
+        &format!("{rejected}unrecognized file type: klingon"),
     );
 }
 

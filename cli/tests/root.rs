@@ -143,8 +143,8 @@ fn file_tools_and_tmp_per_family() {
         let (_, out, err) = b.run(&["tool", "--schema", "claude-code", "fam", tool, input]);
         format!("{out}{err}")
     };
-    // Claude Code's Read, Write and Edit take /tmp, as on Linux (the read-before-write rule
-    // applies there too); Glob and Grep stay in the workspace.
+    // Claude Code's Read, Write and Edit take /tmp, as on Linux (the file state is kept
+    // there too); Glob and Grep stay in the workspace.
     assert_eq!(
         cc(
             "Write",

@@ -701,7 +701,7 @@ impl Sandbox {
         let tb = self.toolbox()?;
         let started = Instant::now();
         let start_ns = now_ns();
-        // The head and the metadata (settings, the bash flag, the read-before-write list)
+        // The head and the metadata (settings, the bash flag, Claude Code's file state)
         // in one read: one round trip on a networked catalog.
         let (txn, meta) = self.store.begin_with_meta(id)?;
         let base = txn.base();

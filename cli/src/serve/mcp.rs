@@ -3,7 +3,7 @@
 //! stdio (`burrow mcp`) or Streamable HTTP (`/mcp` of `burrow serve`). A connection works on
 //! one burrow session: the one named by `?session=` on the HTTP endpoint, else the server's
 //! default. Sessions live in the store, so a reconnecting client finds its files, shell state
-//! and read-before-write record where it left them.
+//! and Claude Code file state where they left them.
 
 use std::sync::Arc;
 

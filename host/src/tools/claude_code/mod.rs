@@ -7,10 +7,11 @@
 //! `<tool_use_error>…</tool_use_error>`; failures met while running (a missing file for Read,
 //! a size cap) are plain error results, as in Claude Code. Paths are absolute under
 //! `/workspace` or relative to the shell's cwd; results name files relative to the cwd.
-//! Write and Edit refuse to touch an existing file the session has not read, or that changed
-//! since it was read ([`Reads`]).
+//! Write and Edit need no prior Read; what the session has read ([`Reads`]) decides whether a
+//! file that changed since is overwritten (a Write is refused, an Edit that still applies
+//! goes through with a note) and whether the success text says the model has the file.
 //!
-//! - [`read`]: Read (line windows, size and token caps, the partial view, repeat reads).
+//! - [`read`]: Read (line windows, size and token caps, the partial view, `allow_large`).
 //! - [`search`]: Glob and Grep (ripgrep's semantics and output, as Claude Code shapes it).
 //! - [`bash`]: Bash (only the working directory persists between calls).
 
@@ -32,13 +33,19 @@ use super::{Call, Failure, Outcome, ToolOutput, Toolbox, absolute, workspace_pat
 use crate::{Limits, RunError};
 
 /// The Claude Code release whose behaviour this family follows.
-pub const CLAUDE_CODE_VERSION: &str = "2.1.197";
-/// The tools of this family. MultiEdit is burrow's addition: Claude Code 2.1.197 has none.
+pub const CLAUDE_CODE_VERSION: &str = "2.1.332";
+/// The tools of this family. MultiEdit is burrow's addition: Claude Code has none.
 pub const TOOLS: &[&str] = &["Bash", "Read", "Write", "Edit", "MultiEdit", "Glob", "Grep"];
 /// Text files larger than this need a `limit` (Claude Code's 256 KB).
 pub const READ_MAX_BYTES: u64 = 256 * 1024;
 /// Tokens one Read may return.
 pub const READ_MAX_TOKENS: usize = 25_000;
+/// What a Read with `allow_large: true` may return. Claude Code lifts its caps to what is
+/// left of the model's context this turn (70% of the room before compaction); burrow does
+/// not see the conversation, so it lifts them to a fixed budget of that order: 100,000
+/// tokens, and 12 bytes per token of file.
+pub const READ_LARGE_TOKENS: usize = 100_000;
+pub const READ_LARGE_BYTES: u64 = READ_LARGE_TOKENS as u64 * 12;
 /// Bash output longer than this (characters) is saved to a file and previewed.
 pub const BASH_MAX_CHARS: usize = 30_000;
 /// Bash's default and largest timeout, in milliseconds.
@@ -54,26 +61,29 @@ pub const TOOL_RESULTS_DIR: &str = "/tmp/tool-results";
 const PREVIEW_CHARS: usize = 2000;
 
 /// What the session knows of one file: its modification time when Read, Write or Edit last
-/// saw it, and for a Read the window it returned (the repeat-read answer and the
-/// read-before-write rule depend on both).
+/// saw it, whether the model has all of it as it was then (a whole-file Read, a Write, an
+/// Edit of a file it knew), and whether the last Read was a partial view (over the token
+/// cap). Edit's answer depends on these, as Claude Code's file state does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "MarkRepr")]
 pub struct ReadMark {
     pub mtime: i64,
-    /// The Read's offset (1 by default); None when Write or Edit left the file.
-    pub offset: Option<u64>,
-    pub limit: Option<u64>,
+    /// The model has the whole file as of `mtime` (Claude Code: a full view whose content is
+    /// in the model's context).
+    pub known: bool,
     /// The Read returned a partial view (over the token cap).
     pub partial: bool,
 }
 
-/// Sessions saved before windows were kept stored only the time.
+/// Sessions saved before the mark had `known` stored only the time, or the Read's window.
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum MarkRepr {
     Time(i64),
     Mark {
         mtime: i64,
+        #[serde(default)]
+        known: Option<bool>,
         #[serde(default)]
         offset: Option<u64>,
         #[serde(default)]
@@ -89,13 +99,13 @@ impl From<MarkRepr> for ReadMark {
             MarkRepr::Time(mtime) => ReadMark::written(mtime),
             MarkRepr::Mark {
                 mtime,
+                known,
                 offset,
                 limit,
                 partial,
             } => ReadMark {
                 mtime,
-                offset,
-                limit,
+                known: known.unwrap_or(offset.unwrap_or(1) <= 1 && limit.is_none() && !partial),
                 partial,
             },
         }
@@ -106,8 +116,7 @@ impl ReadMark {
     fn written(mtime: i64) -> ReadMark {
         ReadMark {
             mtime,
-            offset: None,
-            limit: None,
+            known: true,
             partial: false,
         }
     }
@@ -117,11 +126,13 @@ impl ReadMark {
 /// the caller (the session layer stores it in the session's metadata and hands it to forks).
 pub type Reads = BTreeMap<String, ReadMark>;
 
-const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
 const MODIFIED: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
-/// Appended to Write's and Edit's success texts, as Claude Code does.
+/// Appended to Write's and Edit's success texts when the model has the whole file, as
+/// Claude Code does.
 const STATE_CURRENT: &str =
     " (file state is current in your context \u{2014} no need to Read it back)";
+/// Appended to Edit's success text when the file had changed since the model read it.
+const STALE_EDIT: &str = " (note: the file had been modified on disk since you last read it \u{2014} the edit applied cleanly, but the file contains other changes not in your context. Read it before edits that depend on surrounding content.)";
 
 fn refuse(text: impl std::fmt::Display) -> ToolOutput {
     ToolOutput::error(format!("<tool_use_error>{text}</tool_use_error>"))
@@ -262,8 +273,8 @@ fn input<T: for<'de> Deserialize<'de>>(
     serde_json::from_value(v).map_err(|e| validation_error(tool, &[e.to_string()]))
 }
 
-/// The Claude Code family. Its state: what the session has read (and written), for the
-/// read-before-write rule and repeated reads; a fork has read what its parent had.
+/// The Claude Code family. Its state: what the session has read (and written), Claude Code's
+/// file state that Write's and Edit's answers depend on; a fork has read what its parent had.
 pub struct ClaudeCode;
 
 /// The metadata key of what was read (a JSON object of path -> [`ReadMark`]).
@@ -444,14 +455,13 @@ fn same_stem(c: &mut Call<'_>, rel: &str) -> Option<String> {
         .find(|n| n != name && stem(n) == want)
 }
 
-/// The read-before-write rule for an existing file at `rel` (Write and Edit).
-fn check_read(c: &mut Call<'_>, rel: &str, reads: &Reads) -> Option<ToolOutput> {
-    let now = c.mtime(rel)?;
-    match reads.get(rel) {
-        None => Some(refuse(NOT_READ)),
-        Some(m) if m.partial => Some(refuse(NOT_READ)),
-        Some(m) if m.mtime != now => Some(refuse(MODIFIED)),
-        Some(_) => None,
+/// Whether the file at `rel` changed since the session last read (or wrote) it: Claude Code
+/// no longer asks for a Read before Write or Edit, but a file that moved under a Read is
+/// overwritten only by an Edit that still applies.
+fn changed_since_read(c: &mut Call<'_>, rel: &str, reads: &Reads) -> bool {
+    match (reads.get(rel), c.mtime(rel)) {
+        (Some(m), Some(now)) => m.mtime != now,
+        _ => false,
     }
 }
 
@@ -520,7 +530,7 @@ fn preview(text: &str, max: usize) -> (&str, bool) {
     }
 }
 
-/// Write a file (replacing it). An existing file must have been read first.
+/// Write a file (replacing it).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteInput {
@@ -539,8 +549,9 @@ fn write(c: &mut Call<'_>, args: &Value, reads: &mut Reads) -> Result<ToolOutput
         Ok(p) => p,
         Err(e) => return Ok(e),
     };
-    if let Some(refusal) = check_read(c, &rel, reads) {
-        return Ok(refusal);
+    // A Write replaces what the model read, unless it read only a partial view.
+    if reads.get(&rel).is_some_and(|m| !m.partial) && changed_since_read(c, &rel, reads) {
+        return Ok(refuse(MODIFIED));
     }
     let r = c.op(super::proto::Write {
         path: rel.clone(),
@@ -562,7 +573,9 @@ fn write(c: &mut Call<'_>, args: &Value, reads: &mut Reads) -> Result<ToolOutput
                 ))
             }
         }
-        Err(Failure::IsADirectory) => refuse("EISDIR: illegal operation on a directory, open"),
+        Err(Failure::IsADirectory) => refuse(format!(
+            "{abs} is a directory, not a file. To create a file inside it, include the file name in file_path."
+        )),
         Err(f) => refuse(format!("{abs}: {}", f.reason())),
     })
 }
@@ -576,7 +589,7 @@ const EDIT_FIELDS: &[Field] = &[
 ];
 const MULTI_EDIT_FIELDS: &[Field] = &[req("file_path", Kind::Str), req("edits", Kind::Array)];
 
-/// Replace exact text in a file. An existing file must have been read first.
+/// Replace exact text in a file.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditInput {
@@ -646,6 +659,8 @@ fn multi_edit(
         ))));
     }
     let mut created = false;
+    let mark = reads.get(&rel).copied();
+    let stale = changed_since_read(&mut c, &rel, reads);
     for (n, e) in edits.iter().enumerate() {
         if e.old_string == e.new_string {
             return Ok(c.abort(refuse(
@@ -690,12 +705,6 @@ fn multi_edit(
             let text = missing_text(&mut c, &rel);
             return Ok(c.abort(refuse(text)));
         }
-        if !created
-            && n == 0
-            && let Some(refusal) = check_read(&mut c, &rel, reads)
-        {
-            return Ok(c.abort(refusal));
-        }
         let r = c.op(super::proto::Edit {
             path: rel.clone(),
             old: e.old_string.clone(),
@@ -706,6 +715,8 @@ fn multi_edit(
         })?;
         let refusal = match r {
             Ok(_) => continue,
+            // The file moved under the model's Read and the edit no longer applies.
+            Err(Failure::StringNotFound | Failure::Multiple { .. }) if stale => MODIFIED.into(),
             Err(Failure::StringNotFound) => format!(
                 "String to replace not found in file.\nString: {}",
                 e.old_string
@@ -720,9 +731,26 @@ fn multi_edit(
         };
         return Ok(c.abort(refuse(refusal)));
     }
-    if let Some(m) = c.mtime(&rel) {
-        reads.insert(rel, ReadMark::written(m));
+    // The model knows the file after the edit when it knew it before (or made it), and the
+    // edit did not land on changes it has not seen.
+    let known = created || (mark.is_some_and(|m| m.known) && !stale);
+    if let Some(mtime) = c.mtime(&rel) {
+        reads.insert(
+            rel,
+            ReadMark {
+                mtime,
+                known,
+                partial: mark.is_some_and(|m| m.partial),
+            },
+        );
     }
+    let suffix = if stale {
+        STALE_EDIT
+    } else if known {
+        STATE_CURRENT
+    } else {
+        ""
+    };
     let text = if multi {
         let mut t = format!(
             "Applied {} edit{} to {abs}:",
@@ -740,10 +768,10 @@ fn multi_edit(
         t
     } else if edits[0].replace_all {
         format!(
-            "The file {abs} has been updated. All occurrences were successfully replaced.{STATE_CURRENT}"
+            "The file {abs} has been updated. All occurrences were successfully replaced.{suffix}"
         )
     } else {
-        format!("The file {abs} has been updated successfully.{STATE_CURRENT}")
+        format!("The file {abs} has been updated successfully.{suffix}")
     };
     Ok(c.finish(ToolOutput::text(text)))
 }
@@ -817,10 +845,16 @@ mod tests {
     #[test]
     fn old_read_marks_still_load() {
         let r: Reads = serde_json::from_str(
-            r#"{"a.txt": 5, "b.txt": {"mtime": 6, "offset": 1, "limit": null, "partial": false}}"#,
+            r#"{"a.txt": 5, "b.txt": {"mtime": 6, "offset": 1, "limit": null, "partial": false},
+                "c.txt": {"mtime": 7, "offset": 3, "limit": 2, "partial": false},
+                "d.txt": {"mtime": 8, "known": false, "partial": true}}"#,
         )
         .unwrap();
         assert_eq!(r["a.txt"], ReadMark::written(5));
-        assert_eq!(r["b.txt"].offset, Some(1));
+        assert!(r["b.txt"].known);
+        assert!(!r["c.txt"].known);
+        assert!(!r["d.txt"].known && r["d.txt"].partial);
+        let back: Reads = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
     }
 }

@@ -1,6 +1,6 @@
 //! Read, as Claude Code reads: numbered lines (`N<TAB>text`, numbered from the offset given),
 //! the 256 KB cap on unwindowed reads, the 25,000-token cap with its partial first page for a
-//! whole-file read, the "unchanged since your last Read" answer, images as image blocks.
+//! whole-file read, `allow_large` to read past both, images as image blocks.
 //!
 //! Tokens are estimated as Claude Code estimates them without the API: UTF-16 length / 4,
 //! rounded. (Claude Code asks the API's count_tokens for files its estimate puts over a
@@ -11,12 +11,25 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    Call, Failure, Field, Kind, READ_MAX_BYTES, READ_MAX_TOKENS, ReadMark, Reads, ToolOutput,
-    human_size, input, js_len, missing_text, opt, refuse, req, resolve_file,
+    Call, Failure, Field, Kind, READ_LARGE_BYTES, READ_LARGE_TOKENS, READ_MAX_BYTES,
+    READ_MAX_TOKENS, ReadMark, Reads, ToolOutput, human_size, input, js_len, missing_text, opt,
+    refuse, req, resolve_file,
 };
 use crate::RunError;
 
-const UNCHANGED: &str = "Wasted call \u{2014} file unchanged since your last Read. Refer to that earlier tool_result instead.";
+/// Claude Code's advice when a read is over a cap that `allow_large` would lift...
+const ANYWAY: &str = " To read it anyway, up to what still fits in your context, call Read again with allow_large: true \u{2014} only if you genuinely need all of it or the user asked for the whole file.";
+/// ...and when even `allow_large` would not fit it (or was given).
+const EVEN_LARGE: &str = " Even with allow_large, this is more than fits in the context you have left this turn (other large reads in the same turn share that room).";
+
+/// The advice appended to a cap's error: `fits` says whether the read fits the lifted caps.
+fn advice(allow_large: bool, fits: bool) -> &'static str {
+    if fits && !allow_large {
+        ANYWAY
+    } else {
+        EVEN_LARGE
+    }
+}
 
 /// Extensions Claude Code refuses to read as text (images and PDFs excepted).
 const BINARY_EXTENSIONS: &[&str] = &[
@@ -48,6 +61,12 @@ pub struct ReadInput {
     /// Page range for PDF files (e.g. "1-5"). burrow returns whole PDFs and refuses this.
     #[serde(default)]
     pub pages: Option<String>,
+    /// Set to true to read a text file, or a line range of one, that is over the usual size
+    /// limits, up to what still fits in your context. Only use this when you genuinely need
+    /// all of it or the user asked for the whole file; otherwise read it in parts with offset
+    /// and limit, or search it.
+    #[serde(default)]
+    pub allow_large: Option<bool>,
 }
 
 const FIELDS: &[Field] = &[
@@ -55,6 +74,7 @@ const FIELDS: &[Field] = &[
     opt("offset", Kind::Whole { min: 0 }),
     opt("limit", Kind::Whole { min: 1 }),
     opt("pages", Kind::Str),
+    opt("allow_large", Kind::Bool),
 ];
 
 /// The extension as Claude Code's path.extname gives it, lower-cased, without the dot.
@@ -90,20 +110,13 @@ pub(super) fn read(
         && e != "pdf"
     {
         return Ok(refuse(format!(
-            "This tool cannot read binary files. The file appears to be a binary .{e} file. Please use appropriate tools for binary file analysis."
+            "This tool cannot read binary files. The file appears to be a binary .{e} file. Use a skill for this file type if one is available, or a shell command or script that can read the format."
         )));
     }
     let offset = i.offset.unwrap_or(1);
+    let large = i.allow_large.unwrap_or(false);
     let st = c.stat(&rel);
     let mtime = st.as_ref().map(|s| s.mtime);
-    if let (Some(prior), Some(now)) = (reads.get(&rel), mtime)
-        && prior.offset == Some(offset)
-        && prior.limit == i.limit
-        && !prior.partial
-        && prior.mtime == now
-    {
-        return Ok(ToolOutput::text(UNCHANGED));
-    }
     if st.is_some_and(|s| s.kind == burrow_store::Kind::Dir) {
         return Ok(ToolOutput::error(format!(
             "EISDIR: illegal operation on a directory, read '{abs}'"
@@ -112,10 +125,19 @@ pub(super) fn read(
     if let Some(e) = ext.as_deref().filter(|e| is_image(e) || *e == "pdf") {
         return media(c, &rel, &abs, e, i.pages.as_deref(), mtime, reads);
     }
-    let cap = i.limit.is_none().then_some(READ_MAX_BYTES);
+    let max_bytes = if large {
+        READ_LARGE_BYTES
+    } else {
+        READ_MAX_BYTES
+    };
+    let max_tokens = if large {
+        READ_LARGE_TOKENS
+    } else {
+        READ_MAX_TOKENS
+    };
     let v = match c.op(super::super::proto::Read {
         path: rel.clone(),
-        max_bytes: cap,
+        max_bytes: i.limit.is_none().then_some(max_bytes),
     })? {
         Ok(v) => v,
         Err(Failure::NotFound | Failure::NotADirectory) => {
@@ -123,9 +145,10 @@ pub(super) fn read(
         }
         Err(Failure::TooLarge { size, limit }) => {
             return Ok(ToolOutput::error(format!(
-                "File content ({}) exceeds maximum allowed size ({}). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file.",
+                "File content ({}) exceeds maximum allowed size ({}). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file.{}",
                 human_size(size),
-                human_size(limit)
+                human_size(limit),
+                advice(large, size <= READ_LARGE_BYTES)
             )));
         }
         Err(f) => return Ok(refuse(format!("{abs}: {}", f.reason()))),
@@ -147,39 +170,54 @@ pub(super) fn read(
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let page = window(text, offset, i.limit);
     let whole = offset <= 1 && i.limit.is_none() && i.pages.is_none();
-    let (content, start, shown_limit, banner) = match over_token_cap(&page.content, &rel) {
-        None => (page.content, offset, i.limit, None),
+    let (content, shown_lines, banner) = match over_token_cap(&page.content, &rel, max_tokens) {
+        None => (page.content, page.lines, None),
         Some(tokens) if whole => {
-            let p = partial_view(&page.content, page.total, tokens);
-            (
-                p.content,
-                offset.max(1),
-                Some(p.lines as u64),
-                Some(p.banner),
-            )
+            let p = partial_view(&page.content, page.total, tokens, &abs, large);
+            (p.content, p.lines, Some(p.banner))
         }
         Some(tokens) => {
             return Ok(ToolOutput::error(format!(
-                "File content ({tokens} tokens) exceeds maximum allowed tokens ({READ_MAX_TOKENS}). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file."
+                "File content ({tokens} tokens) exceeds maximum allowed tokens ({max_tokens}). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file.{}",
+                advice(large, tokens <= READ_LARGE_TOKENS)
             )));
         }
     };
     if let Some(m) = mtime {
+        // Claude Code's "full view": read from the start, not cut by the token cap, and
+        // either without a limit or with one the file ended before.
+        let known = offset <= 1
+            && banner.is_none()
+            && i.limit
+                .is_none_or(|l| !content.is_empty() && (shown_lines as u64) < l);
         reads.insert(
             rel,
             ReadMark {
                 mtime: m,
-                offset: Some(offset),
-                limit: shown_limit,
+                known,
                 partial: banner.is_some(),
             },
         );
     }
+    // Lines are numbered from the offset given (a partial view from line 1).
+    let start = if banner.is_some() {
+        offset.max(1)
+    } else {
+        offset
+    };
     if content.is_empty() {
-        return Ok(ToolOutput::text(format!(
-            "<system-reminder>Warning: the file exists but is shorter than the provided offset ({start}). The file has {} lines.</system-reminder>",
-            page.total
-        )));
+        return Ok(ToolOutput::text(if shown_lines >= 1 && page.total > 1 {
+            // The window holds only the empty line after the file's last line break.
+            format!("{start}\t")
+        } else if shown_lines >= 1 {
+            "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"
+                .to_string()
+        } else {
+            format!(
+                "<system-reminder>Warning: the file exists but is shorter than the provided offset ({start}). The file has {} lines.</system-reminder>",
+                page.total
+            )
+        }));
     }
     let mut out = String::new();
     if let Some(b) = banner {
@@ -234,8 +272,7 @@ fn media(
             rel.to_string(),
             ReadMark {
                 mtime: m,
-                offset: None,
-                limit: None,
+                known: true,
                 partial: false,
             },
         );
@@ -250,6 +287,8 @@ fn media(
 struct Page {
     /// The selected lines joined by `\n`, each without its `\r`.
     content: String,
+    /// How many lines were selected.
+    lines: usize,
     /// Lines in the file: line breaks + 1.
     total: usize,
 }
@@ -268,6 +307,7 @@ fn window(text: &str, offset: u64, limit: Option<u64>) -> Page {
     }
     Page {
         content: lines.join("\n"),
+        lines: lines.len(),
         total,
     }
 }
@@ -279,17 +319,17 @@ fn estimate_tokens(text: &str) -> usize {
 
 /// The token count when `content` is over the cap. Claude Code only counts when its rough
 /// estimate (length / 2 for JSON, / 4 otherwise) passes a quarter of the cap.
-fn over_token_cap(content: &str, rel: &str) -> Option<usize> {
+fn over_token_cap(content: &str, rel: &str, cap: usize) -> Option<usize> {
     let per_token = match extension(rel).as_deref() {
         Some("json" | "jsonl" | "jsonc") => 2.0,
         _ => 4.0,
     };
     let rough = (js_len(content) as f64 / per_token).round() as usize;
-    if rough <= READ_MAX_TOKENS / 4 {
+    if rough <= cap / 4 {
         return None;
     }
     let tokens = estimate_tokens(content);
-    (tokens > READ_MAX_TOKENS).then_some(tokens)
+    (tokens > cap).then_some(tokens)
 }
 
 struct Partial {
@@ -301,7 +341,10 @@ struct Partial {
 /// The first page of a whole-file read over the token cap, chosen as Claude Code chooses it:
 /// whole lines in proportion to the cap (with a 15% margin, shrinking by 30% until the page
 /// fits), or, for files with very long lines, a prefix by characters.
-fn partial_view(g: &str, total: usize, tokens: usize) -> Partial {
+///
+/// The page is sized by the usual cap; the note names the file, the cap (or, with
+/// `allow_large`, the room that was not enough) and the way on.
+fn partial_view(g: &str, total: usize, tokens: usize, abs: &str, large: bool) -> Partial {
     let cap = READ_MAX_TOKENS as f64;
     let lines: Vec<&str> = g.split('\n').collect();
     let chars_per_token = (js_len(g) as f64 / tokens.max(1) as f64).max(0.5);
@@ -332,14 +375,20 @@ fn partial_view(g: &str, total: usize, tokens: usize) -> Partial {
     } else {
         m
     };
+    let cap_text = if large {
+        format!("allow_large had room for {READ_LARGE_TOKENS} tokens this turn")
+    } else {
+        format!("cap {READ_MAX_TOKENS}")
+    };
+    let advice = advice(large, tokens <= READ_LARGE_TOKENS);
     let banner = if !by_chars && shown < total {
         format!(
-            "[Truncated: PARTIAL view \u{2014} showing lines 1-{shown} of {total} total ({tokens} tokens, cap {READ_MAX_TOKENS}). Call Read with offset={} limit={shown} for the next page, or Grep to find a specific section. Do NOT answer from this page alone if the answer may be further in the file.]",
+            "[Truncated: PARTIAL view \u{2014} {abs}: showing lines 1-{shown} of {total} total ({tokens} tokens, {cap_text}). Call Read with offset={} limit={shown} for the next page, or Grep to find a specific section.{advice} Do NOT answer from this page alone if the answer may be further in the file.]",
             shown + 1
         )
     } else {
         format!(
-            "[Truncated: PARTIAL view \u{2014} showing the first {} of {} characters ({tokens} tokens, cap {READ_MAX_TOKENS}); this file has very long lines and cannot be paginated by line. Use Grep to find a specific section, or Read with offset/limit to page through it. Do NOT answer from this excerpt alone if the answer may be elsewhere in the file.]",
+            "[Truncated: PARTIAL view \u{2014} {abs}: showing the first {} of {} characters ({tokens} tokens, {cap_text}); this file has very long lines and cannot be paginated by line. Use Grep to find a specific section, or Read with offset/limit to page through it.{advice} Do NOT answer from this excerpt alone if the answer may be elsewhere in the file.]",
             js_len(&w),
             js_len(g)
         )
@@ -375,7 +424,9 @@ mod tests {
         let p = window("a\nb\nc", 0, Some(2));
         assert_eq!(p.content, "a\nb");
         let p = window("a\nb", 5, None);
-        assert_eq!((p.content.as_str(), p.total), ("", 2));
+        assert_eq!((p.content.as_str(), p.lines, p.total), ("", 0, 2));
+        let p = window("a\n", 2, None);
+        assert_eq!((p.content.as_str(), p.lines, p.total), ("", 1, 2));
         assert_eq!(js_prefix("ab😀c", 3), "ab");
         assert_eq!(extension("/w/a.TXT").as_deref(), Some("txt"));
         assert_eq!(extension("/w/.bashrc"), None);

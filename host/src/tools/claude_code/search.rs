@@ -5,9 +5,10 @@
 //!   name at any depth (gitignore rules), one with `/` is anchored at the search directory.
 //! - Grep is `rg --hidden` with the VCS directories excluded and `.gitignore` honoured, lines
 //!   over 500 bytes omitted (`--max-columns 500`), CRLF lines matched with their `\r`.
-//!   Results name files relative to the cwd. In content mode only the text before a line's
-//!   first `:` is made relative, as Claude Code does, so context lines (`path-N-text`) keep
-//!   absolute paths unless their text holds a colon.
+//!   Results name files relative to the cwd, context lines (`path-N-text`) too. Count rows
+//!   are in path order and their totals count every file, shown or not. A pattern ripgrep
+//!   rejects (a bad regex, a literal `\n` without `multiline`, an unknown type) fails the
+//!   search with ripgrep's own message.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -41,9 +42,44 @@ fn display(cwd: &str, p: &str) -> String {
 }
 
 fn not_found(what: &str, path: &str, cwd: &str) -> ToolOutput {
-    refuse(format!(
+    ToolOutput::error(format!(
         "{what}: {path}. Note: your current working directory is {cwd}."
     ))
+}
+
+/// A search ripgrep refuses to start, in Claude Code's words around ripgrep's.
+fn rg_rejected(message: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "Search failed \u{2014} ripgrep rejected the pattern, glob, or file type without searching:\nrg: {}",
+        message.trim()
+    ))
+}
+
+/// ripgrep's complaint about `pattern`, if it has one: the regex parse error of the pattern
+/// as ripgrep compiles it (inside `(?:…)`), or, outside multiline mode, a literal line
+/// break, which a line-oriented search could never match.
+fn rg_pattern_error(pattern: &str, multiline: bool) -> Option<String> {
+    if let Err(e) = regex::Regex::new(&format!("(?:{pattern})")) {
+        return Some(e.to_string());
+    }
+    if multiline || pattern.contains('\n') {
+        // (A pattern holding a real line break is several patterns to ripgrep.)
+        return None;
+    }
+    let hir = regex_syntax::Parser::new().parse(pattern).ok()?;
+    fn has_newline(h: &regex_syntax::hir::Hir) -> bool {
+        use regex_syntax::hir::HirKind;
+        match h.kind() {
+            HirKind::Literal(l) => l.0.contains(&b'\n'),
+            HirKind::Repetition(r) => has_newline(&r.sub),
+            HirKind::Capture(c) => has_newline(&c.sub),
+            HirKind::Concat(v) | HirKind::Alternation(v) => v.iter().any(has_newline),
+            HirKind::Empty | HirKind::Class(_) | HirKind::Look(_) => false,
+        }
+    }
+    has_newline(&hir).then(|| {
+        "the literal \"\\n\" is not allowed in a regex\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new line characters can be matched.".to_string()
+    })
 }
 
 /// Find files by glob pattern, oldest first.
@@ -118,7 +154,9 @@ pub(super) fn glob(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
             return Ok(not_found("Directory does not exist", &shown_path, &cwd));
         }
         Err(Failure::NotADirectory) => {
-            return Ok(refuse(format!("Path is not a directory: {shown_path}")));
+            return Ok(ToolOutput::error(format!(
+                "Path is not a directory: {shown_path}"
+            )));
         }
         Err(Failure::InvalidPattern { message }) => {
             return Ok(refuse(format!("Invalid glob pattern: {message}")));
@@ -335,7 +373,7 @@ pub(super) fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
     if let Some(t) = &i.file_type {
         match type_glob(t) {
             Some(g) => globs.push(g.to_string()),
-            None => return Ok(refuse(format!("unrecognized file type: {t}"))),
+            None => return Ok(rg_rejected(&format!("unrecognized file type: {t}"))),
         }
     }
     let (mut any, mut not) = (Vec::new(), Vec::new());
@@ -354,6 +392,9 @@ pub(super) fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
     } else {
         (0, 0)
     };
+    if let Some(message) = rg_pattern_error(&i.pattern, i.multiline.unwrap_or(false)) {
+        return Ok(rg_rejected(&message));
+    }
     let r = c.op(super::super::proto::Grep {
         pattern: i.pattern.clone(),
         path: rel,
@@ -374,9 +415,7 @@ pub(super) fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
         Err(Failure::NotFound) => {
             return Ok(not_found("Path does not exist", &abs, &cwd));
         }
-        Err(Failure::InvalidPattern { message }) => {
-            return Ok(refuse(format!("Invalid regular expression: {message}")));
-        }
+        Err(Failure::InvalidPattern { message }) => return Ok(rg_rejected(&message)),
         Err(f) => return Ok(refuse(format!("{abs}: {}", f.reason()))),
     };
     let files: Vec<&super::super::proto::GrepFile> = v.files.iter().collect();
@@ -397,8 +436,14 @@ pub(super) fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
                         .then_with(|| a.1.cmp(&b.1))
                 })
             });
+            let all = found.len();
             let (shown, limit) = paginate(found, head, skip);
-            if shown.is_empty() {
+            if shown.is_empty() && skip > 0 && all > 0 {
+                format!(
+                    "No entries at this offset. [Showing results with pagination = {}]",
+                    pagination(limit, skip)
+                )
+            } else if shown.is_empty() {
                 "No files found".to_string()
             } else {
                 let p = pagination(limit, skip);
@@ -420,33 +465,26 @@ pub(super) fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
             }
         }
         OutputMode::Count => {
-            let rows: Vec<String> = files
+            // Every file counts towards the totals; the rows shown are a window of them in
+            // path order.
+            let mut rows: Vec<(String, usize)> = files
                 .iter()
-                .map(|f| {
-                    let n = f.lines.iter().filter(|l| l.is_match).count();
-                    format!("{}:{n}", path_of(f))
-                })
+                .map(|f| (path_of(f), f.lines.iter().filter(|l| l.is_match).count()))
                 .collect();
+            rows.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            let total: usize = rows.iter().map(|(_, n)| n).sum();
+            let nfiles = rows.len();
             let (rows, limit) = paginate(rows, head, skip);
-            let (mut total, mut nfiles) = (0u64, 0usize);
-            let rows: Vec<String> = rows
-                .into_iter()
-                .map(|r| match r.rsplit_once(':') {
-                    Some((p, n)) if !p.is_empty() => {
-                        if let Ok(n) = n.parse::<u64>() {
-                            total += n;
-                            nfiles += 1;
-                        }
-                        format!("{}:{n}", display(&cwd, p))
-                    }
-                    _ => r,
-                })
-                .collect();
             let p = pagination(limit, skip);
-            let body = if rows.is_empty() {
-                "No matches found".to_string()
+            let body = if !rows.is_empty() {
+                rows.iter()
+                    .map(|(p, n)| format!("{}:{n}", display(&cwd, p)))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            } else if total > 0 {
+                "No entries at this offset".to_string()
             } else {
-                rows.join("\n")
+                "No matches found".to_string()
             };
             format!(
                 "{body}\n\nFound {total} total {} across {nfiles} {}.{}",
@@ -464,19 +502,15 @@ pub(super) fn grep(c: &mut Call<'_>, args: &Value) -> Result<ToolOutput, RunErro
             )
         }
         OutputMode::Content => {
-            let rows = content_lines(&i, &files, single_file, before > 0 || after > 0);
+            let rows = content_lines(&i, &files, single_file, before > 0 || after > 0, &cwd);
+            let total = rows.len();
             let (rows, limit) = paginate(rows, head, skip);
-            let rows: Vec<String> = rows
-                .into_iter()
-                .map(|r| match r.find(':') {
-                    Some(at) if at > 0 => format!("{}{}", display(&cwd, &r[..at]), &r[at..]),
-                    _ => r,
-                })
-                .collect();
-            let body = if rows.is_empty() {
-                "No matches found".to_string()
-            } else {
+            let body = if !rows.is_empty() {
                 rows.join("\n")
+            } else if skip > 0 && total > 0 {
+                "No entries at this offset".to_string()
+            } else {
+                "No matches found".to_string()
             };
             let p = pagination(limit, skip);
             if p.is_empty() {
@@ -499,14 +533,15 @@ fn within(c: &mut Call<'_>, text: String, max: usize) -> Result<String, RunError
     }
 }
 
-/// ripgrep's content output with absolute paths (none for a single file): `path:N:text`
-/// for matches, `path-N-text` for context, `--` between groups; empty lines dropped as
-/// Claude Code drops them.
+/// ripgrep's content output with paths relative to `cwd` (none for a single file):
+/// `path:N:text` for matches, `path-N-text` for context, `--` between groups; empty lines
+/// dropped as Claude Code drops them.
 fn content_lines(
     i: &GrepInput,
     files: &[&super::super::proto::GrepFile],
     single: bool,
     context: bool,
+    cwd: &str,
 ) -> Vec<String> {
     let numbers = i.line_numbers.unwrap_or(true);
     let only = i.only_matching.unwrap_or(false);
@@ -522,7 +557,7 @@ fn content_lines(
     };
     let mut rows: Vec<String> = Vec::new();
     for f in files {
-        let path = super::absolute(&f.path);
+        let path = display(cwd, &super::absolute(&f.path));
         let mut last: Option<u64> = None;
         for l in &f.lines {
             let n = l.line as u64;
