@@ -202,3 +202,49 @@ fn file_tools_and_tmp_per_family() {
         "bye\nx/workspace\n"
     );
 }
+
+/// Links with absolute targets are made, and resolve in the session's root as the guest
+/// sees it (never the host's): into the workspace, `/tmp` and `$HOME`, across them, kept
+/// with the session and its forks; a target outside what the session keeps dangles.
+#[test]
+fn symlinks_with_absolute_targets_resolve_in_the_sessions_root() {
+    let b = B::new();
+    b.ok(&["session", "new", "--name", "ln"]);
+    let (code, out) = b.sh(
+        "ln",
+        "cd /workspace && echo alpha > a.txt && mkdir -p d && echo in-d > d/f \
+         && ln -s /workspace/a.txt c && ln -s /tmp/t /tmp/l && echo tee > /tmp/t \
+         && ln -s /workspace/d /tmp/dl && ln -s ~/h.txt hl && echo home > ~/h.txt \
+         && cat c /tmp/l /tmp/dl/f hl && readlink c && readlink -f /tmp/dl/f \
+         && ls -l c | cut -c1-10 && realpath /tmp/l",
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            0,
+            "alpha\ntee\nin-d\nhome\n/workspace/a.txt\n/workspace/d/f\nlrwxrwxrwx\n/tmp/t\n"
+        )
+    );
+    // Kept with the session: a later call, and a fork, follow the same links.
+    let fork = b.ok(&["fork", "ln"]).trim().to_string();
+    let (code, out) = b.sh(&fork, "echo beta >> /workspace/c && cat a.txt /tmp/l");
+    assert_eq!((code, out.as_str()), (0, "alpha\nbeta\ntee\n"));
+    // The file tools follow them too.
+    let read = b.ok(&[
+        "tool",
+        "--schema",
+        "claude-code",
+        "ln",
+        "Read",
+        r#"{"file_path":"/workspace/hl"}"#,
+    ]);
+    assert_eq!(read.trim_end(), "1\thome\n2");
+    // A target outside what the session keeps is not in its tree: the link dangles, as one
+    // to a missing file does, and nothing of the host is reached.
+    let (code, out) = b.sh("ln", "ln -s /etc/passwd p && readlink p && cat p");
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        out, "/etc/passwd\ncat: p: No such file or directory\n",
+        "{out}"
+    );
+}

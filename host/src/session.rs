@@ -306,6 +306,11 @@ impl Sandbox {
                 &location,
                 burrow_store::Options {
                     durability: config.durability,
+                    // Links with absolute targets resolve in the session's root, as the
+                    // guest sees it.
+                    absolute_links: Some(burrow_store::AbsoluteLinks(Arc::new(|p: &str| {
+                        crate::runtime::wasi_fs::link_store_path(p)
+                    }))),
                     ..Default::default()
                 },
             )?,

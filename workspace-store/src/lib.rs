@@ -102,6 +102,23 @@ pub struct Options {
     /// File pages kept in memory (64 KiB each); an eighth of them for pages read once (a
     /// long sequential read passes through those), the rest for pages read again.
     pub page_cache: usize,
+    /// Where symlinks with absolute targets lead (see [`AbsoluteLinks`]).
+    pub absolute_links: Option<AbsoluteLinks>,
+}
+
+/// Where a symlink's absolute target leads in the tree: the store path (from the root, no
+/// leading `/`) that the path names in the layout of whoever mounts the tree. The host lays
+/// a session out as a Linux-like root (`/workspace/a` is `a`, `/tmp/t` is in the system
+/// area), and gives that layout here so that links resolve as the guest wrote them. The
+/// function sees the target with `.` and `..` already folded, so what it returns cannot
+/// climb out of what it maps to. Without one, `/x` is `x` (the tree is the root).
+#[derive(Clone)]
+pub struct AbsoluteLinks(pub Arc<dyn Fn(&str) -> String + Send + Sync>);
+
+impl std::fmt::Debug for AbsoluteLinks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AbsoluteLinks(..)")
+    }
 }
 
 impl Default for Options {
@@ -111,6 +128,7 @@ impl Default for Options {
             busy_timeout: Duration::from_secs(5),
             node_cache: 16_384,
             page_cache: 512,
+            absolute_links: None,
         }
     }
 }
@@ -163,6 +181,7 @@ struct Inner {
     /// transaction instead of putting them into object storage first.
     with_catalog: WithCatalog,
     path: PathBuf,
+    absolute_links: Option<AbsoluteLinks>,
 }
 
 impl Store {
@@ -188,6 +207,7 @@ impl Store {
                 catalog: db,
                 with_catalog: WithCatalog::All,
                 path: path.to_path_buf(),
+                absolute_links: opts.absolute_links,
             }),
         })
     }
@@ -318,6 +338,7 @@ impl Store {
                 catalog,
                 with_catalog,
                 path: PathBuf::from(shown),
+                absolute_links: opts.absolute_links,
             }),
         })
     }
@@ -342,6 +363,7 @@ impl Store {
                 catalog,
                 with_catalog: WithCatalog::Nothing,
                 path: path.into(),
+                absolute_links: opts.absolute_links,
             }),
         }
     }
@@ -357,6 +379,30 @@ impl Store {
 
     pub(crate) fn catalog(&self) -> &dyn Catalog {
         &*self.inner.catalog
+    }
+
+    /// The components, from the root, of where the absolute symlink target `target` leads
+    /// (see [`AbsoluteLinks`]): `.` and `..` folded first, as far as the root.
+    pub(crate) fn absolute_target(&self, target: &str) -> Vec<String> {
+        let mut parts: Vec<&str> = Vec::new();
+        for c in target.split('/') {
+            match c {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                c => parts.push(c),
+            }
+        }
+        let folded = format!("/{}", parts.join("/"));
+        let path = match &self.inner.absolute_links {
+            Some(AbsoluteLinks(map)) => map(&folded),
+            None => folded,
+        };
+        path.split('/')
+            .filter(|c| !c.is_empty())
+            .map(String::from)
+            .collect()
     }
 
     /// Writes `objects` with a catalog write `write(objects, guard)`: in its own transaction

@@ -524,14 +524,16 @@ impl Txn {
                 let target = target.clone();
                 if target.starts_with('/') {
                     cur = ROOT_INO;
+                    todo.extend(self.store.absolute_target(&target).into_iter().rev());
+                } else {
+                    todo.extend(
+                        target
+                            .split('/')
+                            .filter(|c| !c.is_empty())
+                            .rev()
+                            .map(String::from),
+                    );
                 }
-                todo.extend(
-                    target
-                        .split('/')
-                        .filter(|c| !c.is_empty())
-                        .rev()
-                        .map(String::from),
-                );
                 continue;
             }
             cur = next;

@@ -292,6 +292,16 @@ pub fn persisted_store_path_in(guest: &str, dirs: &[String]) -> Option<String> {
         .map(|_| format!("{PERSISTED_ROOT}{trimmed}"))
 }
 
+/// Where a symlink's absolute target leads in the session's tree (the store's
+/// [`burrow_store::AbsoluteLinks`]): `/workspace/a` is `a`, `/tmp/t` and the other system
+/// mounts are in the system area, any other path is where a persisted directory there would
+/// be kept (`/mnt/m/x` -> `\0system/root/mnt/m/x`). A target in the computed, read-only
+/// directories (`/usr`, `/etc`, ...) is not in the tree, so a link to it dangles.
+pub fn link_store_path(guest: &str) -> String {
+    fixed_store_path(guest)
+        .unwrap_or_else(|| format!("{PERSISTED_ROOT}{}", guest.trim_end_matches('/')))
+}
+
 fn fixed_store_path(guest: &str) -> Option<String> {
     let trimmed = guest.trim_end_matches('/');
     if !guest.starts_with('/')
@@ -1349,7 +1359,11 @@ impl types::HostDescriptor for WasiFsView<'_> {
         path: String,
     ) -> FsResult<()> {
         let dir = self.mutable_at(&fd, &path)?;
-        if target.starts_with('/') {
+        // In the composed root an absolute target is a path of the session's root, resolved
+        // in it ([`link_store_path`]). Given explicit preopens, the run sees only those
+        // capabilities and an absolute target names none of them: `not-permitted`, as WASI
+        // says.
+        if target.starts_with('/') && self.fs.preopens.is_some() {
             return Err(ErrorCode::NotPermitted.into());
         }
         if path.ends_with('/') {

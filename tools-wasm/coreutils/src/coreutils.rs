@@ -1398,6 +1398,8 @@ fn ls(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
             let perm = match kind {
                 'd' => "rwxr-xr-x",
                 'c' => "rw-rw-rw-",
+                // As on Linux: a link's own permissions are all bits.
+                'l' => "rwxrwxrwx",
                 _ => "rw-r--r--",
             };
             let mtime = m

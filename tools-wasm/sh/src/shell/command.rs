@@ -502,15 +502,18 @@ impl Shell {
         f: impl FnOnce(&mut Shell, &Io) -> Status,
     ) -> (Status, Vec<u8>) {
         let (out, buf) = Sink::buffer();
+        // Like `( ... )`, its `exec` redirections end with it.
+        let fds = crate::shell::io::shell_fds();
+        // The capture is the subshell's descriptor 1, so that its own `exec >file` moves
+        // what it writes afterwards (`x=$(exec >/dev/null; echo inner)` captures nothing).
+        crate::shell::io::set_shell_fd(1, Some(out));
         let sub_io = Io {
             stdin: input(Vec::new()),
-            out,
+            out: Sink::Stdout,
             err: io.err.clone(),
             fds: io.fds.clone(),
         };
         let mut sub = self.subshell();
-        // Like `( ... )`, its `exec` redirections end with it.
-        let fds = crate::shell::io::shell_fds();
         let r = match f(&mut sub, &sub_io) {
             Ok(s) | Err(Flow::Exit(s)) | Err(Flow::Abort(s)) => Ok(sub.finish(s, &sub_io)),
             other => other,
