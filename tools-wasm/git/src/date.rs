@@ -382,6 +382,43 @@ fn is_weekday(word: &str) -> bool {
     word.len() >= 3 && NAMES.iter().any(|d| d.starts_with(word))
 }
 
+/// Whether git's approxidate finds anything in `s` (a number or a word it knows): where it
+/// finds nothing, `commit --date` says "invalid date format".
+pub(super) fn approxidate_reads(s: &str) -> bool {
+    const WORDS: [&str; 21] = [
+        "now",
+        "yesterday",
+        "today",
+        "noon",
+        "midnight",
+        "tea",
+        "am",
+        "pm",
+        "never",
+        "last",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "ago",
+    ];
+    tokens(s).iter().any(|t| match t {
+        Token::Word(w) => {
+            WORDS.contains(&w.as_str())
+                || unit(w).is_some()
+                || month_of(w).is_some()
+                || is_weekday(w)
+        }
+        _ => true,
+    })
+}
+
 /// Reads a `--since`/`--until` date as git's approxidate does, at `now`; what burrow cannot
 /// read exactly is refused (git would take it as "now").
 pub(super) fn approxidate(s: &str, now: i64) -> Result<i64, String> {
@@ -548,6 +585,462 @@ pub(super) fn read_date(s: &str, now: i64) -> Result<i64, String> {
     }
 }
 
+/// An ident's date as git reads `GIT_AUTHOR_DATE`, `GIT_COMMITTER_DATE` and `commit --date`
+/// (`parse_date` in git's date.c): `SECONDS ZONE` (`1700000000 +0100`), or None where git
+/// says "invalid date format". `now` is for the dates git refuses as too far in the future.
+pub(super) fn parse_ident_date(s: &str, now: i64) -> Option<String> {
+    let (secs, offset) = parse_date_basic(s.as_bytes(), now)?;
+    let sign = if offset < 0 { '-' } else { '+' };
+    let o = offset.abs();
+    Some(format!("{secs} {sign}{:02}{:02}", o / 60, o % 60))
+}
+
+/// git's `struct tm` while a date is read: -1 for a field not seen yet. `year` counts from
+/// 1900 and `mon` from 0, as in C.
+#[derive(Clone, Copy)]
+struct CTm {
+    year: i64,
+    mon: i64,
+    mday: i64,
+    hour: i64,
+    min: i64,
+    sec: i64,
+}
+
+impl CTm {
+    fn unset() -> CTm {
+        CTm {
+            year: -1,
+            mon: -1,
+            mday: -1,
+            hour: -1,
+            min: -1,
+            sec: -1,
+        }
+    }
+
+    /// git's `nodate`: nothing of the date or time seen yet.
+    fn nodate(&self) -> bool {
+        [
+            self.year, self.mon, self.mday, self.hour, self.min, self.sec,
+        ]
+        .iter()
+        .all(|v| *v < 0)
+    }
+
+    fn date_known(&self) -> bool {
+        self.year != -1 && self.mon != -1 && self.mday != -1
+    }
+
+    /// git's `tm_to_time_t`: only 1970-2099, no normalisation (the day is not checked).
+    fn to_time(self) -> Option<i64> {
+        const MDAYS: [i64; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+        let year = self.year - 70;
+        if !(0..=129).contains(&year) || !(0..=11).contains(&self.mon) {
+            return None;
+        }
+        let mut day = self.mday;
+        if self.mon < 2 || (year + 2) % 4 != 0 {
+            day -= 1;
+        }
+        if self.hour < 0 || self.min < 0 || self.sec < 0 {
+            return None;
+        }
+        let t = (year * 365 + (year + 1) / 4 + MDAYS[self.mon as usize] + day) * 86400
+            + self.hour * 3600
+            + self.min * 60
+            + self.sec;
+        (t != -1).then_some(t)
+    }
+
+    fn from_time(t: i64) -> CTm {
+        let (y, m, d) = civil_from_days(t.div_euclid(86400));
+        let rem = t.rem_euclid(86400);
+        CTm {
+            year: y - 1900,
+            mon: m - 1,
+            mday: d,
+            hour: rem / 3600,
+            min: rem % 3600 / 60,
+            sec: rem % 60,
+        }
+    }
+
+    /// git's `set_time`: a leap second and hour 24 are accepted.
+    fn set_time(&mut self, hour: i64, min: i64, sec: i64) -> bool {
+        if (0..=24).contains(&hour) && (0..60).contains(&min) && (0..=60).contains(&sec) {
+            (self.hour, self.min, self.sec) = (hour, min, sec);
+            return true;
+        }
+        false
+    }
+
+    /// git's `set_date`: with `now`, a date more than ten days ahead is refused and a
+    /// missing year (-1) is this year's. Without it git writes the month and day at once,
+    /// so they stay even when the year is then refused.
+    fn set_date(&mut self, year: i64, month: i64, day: i64, now: Option<i64>) -> bool {
+        if !(1..13).contains(&month) || !(1..32).contains(&day) {
+            return false;
+        }
+        let mut r = *self;
+        r.mon = month - 1;
+        r.mday = day;
+        if now.is_none() {
+            (self.mon, self.mday) = (r.mon, r.mday);
+        }
+        r.year = match (year, now) {
+            (-1, Some(n)) => CTm::from_time(n).year,
+            (-1, None) => return false,
+            (1970..2100, _) => year - 1900,
+            (71..100, _) => year,
+            (..38, _) => year + 100,
+            _ => return false,
+        };
+        if let Some(n) = now
+            && r.to_time().is_some_and(|t| n + 10 * 86400 < t)
+        {
+            return false;
+        }
+        self.mon = r.mon;
+        self.mday = r.mday;
+        if year != -1 {
+            self.year = r.year;
+        }
+        true
+    }
+}
+
+/// C's `strtoul`/`strtol` at `i`: leading blanks, a sign, digits. The value (saturated) and
+/// where it ends; no digits leave `i` where it was.
+fn strtonum(b: &[u8], i: usize) -> (i64, usize) {
+    let mut j = i;
+    while j < b.len() && matches!(b[j], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+        j += 1;
+    }
+    let neg = j < b.len() && b[j] == b'-';
+    if j < b.len() && matches!(b[j], b'+' | b'-') {
+        j += 1;
+    }
+    let start = j;
+    let mut v: i64 = 0;
+    while j < b.len() && b[j].is_ascii_digit() {
+        v = v.saturating_mul(10).saturating_add(i64::from(b[j] - b'0'));
+        j += 1;
+    }
+    if j == start {
+        return (0, i);
+    }
+    (if neg { -v } else { v }, j)
+}
+
+fn digit_at(b: &[u8], i: usize) -> bool {
+    b.get(i).is_some_and(u8::is_ascii_digit)
+}
+
+/// git's `match_string`: how many leading characters of `b` match `name` (any case), or 0
+/// when a letter or digit differs.
+fn match_string(b: &[u8], name: &str) -> usize {
+    let n = name.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = n.get(i).copied().unwrap_or(0);
+        if b[i].eq_ignore_ascii_case(&c) {
+            i += 1;
+            continue;
+        }
+        if !b[i].is_ascii_alphanumeric() {
+            break;
+        }
+        return 0;
+    }
+    i
+}
+
+/// The zone names git knows, with their hours east of UTC and whether they are summer time
+/// (which git adds an hour for).
+const ZONE_NAMES: &[(&str, i64, i64)] = &[
+    ("IDLW", -12, 0),
+    ("NT", -11, 0),
+    ("CAT", -10, 0),
+    ("HST", -10, 0),
+    ("HDT", -10, 1),
+    ("YST", -9, 0),
+    ("YDT", -9, 1),
+    ("PST", -8, 0),
+    ("PDT", -8, 1),
+    ("MST", -7, 0),
+    ("MDT", -7, 1),
+    ("CST", -6, 0),
+    ("CDT", -6, 1),
+    ("EST", -5, 0),
+    ("EDT", -5, 1),
+    ("AST", -3, 0),
+    ("ADT", -3, 1),
+    ("WAT", -1, 0),
+    ("GMT", 0, 0),
+    ("UTC", 0, 0),
+    ("Z", 0, 0),
+    ("WET", 0, 0),
+    ("BST", 0, 1),
+    ("CET", 1, 0),
+    ("MET", 1, 0),
+    ("MEWT", 1, 0),
+    ("MEST", 1, 1),
+    ("CEST", 1, 1),
+    ("MESZ", 1, 1),
+    ("FWT", 1, 0),
+    ("FST", 1, 1),
+    ("EET", 2, 0),
+    ("EEST", 2, 1),
+    ("WAST", 7, 0),
+    ("WADT", 7, 1),
+    ("CCT", 8, 0),
+    ("JST", 9, 0),
+    ("EAST", 10, 0),
+    ("EADT", 10, 1),
+    ("GST", 10, 0),
+    ("NZT", 12, 0),
+    ("NZST", 12, 0),
+    ("NZDT", 12, 1),
+    ("IDLE", 12, 0),
+];
+
+/// git's `match_alpha`: a month, a weekday, a zone name, AM/PM or ISO 8601's `T`; anything
+/// else is skipped. How many bytes were read.
+fn match_alpha(b: &[u8], tm: &mut CTm, offset: &mut i64) -> usize {
+    const WEEKDAYS: [&str; 7] = [
+        "Sundays",
+        "Mondays",
+        "Tuesdays",
+        "Wednesdays",
+        "Thursdays",
+        "Fridays",
+        "Saturdays",
+    ];
+    for (i, m) in sh_utility::time::LONG_MON.iter().enumerate() {
+        let n = match_string(b, m);
+        if n >= 3 {
+            tm.mon = i as i64;
+            return n;
+        }
+    }
+    for w in WEEKDAYS {
+        let n = match_string(b, w);
+        if n >= 3 {
+            return n;
+        }
+    }
+    for (name, off, dst) in ZONE_NAMES {
+        let n = match_string(b, name);
+        if n >= 3 || n == name.len() {
+            if *offset == -1 {
+                *offset = 60 * (off + dst);
+            }
+            return n;
+        }
+    }
+    if match_string(b, "PM") == 2 {
+        tm.hour = tm.hour % 12 + 12;
+        return 2;
+    }
+    if match_string(b, "AM") == 2 {
+        tm.hour %= 12;
+        return 2;
+    }
+    // ISO 8601's `yyyymmddTHHMMSS`, with less precision.
+    if b[0] == b'T' && digit_at(b, 1) && tm.hour == -1 {
+        tm.min = 0;
+        tm.sec = 0;
+        return 1;
+    }
+    1 + b[1..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .count()
+}
+
+/// git's `match_multi_number`: `num` then `c` (`:`, `-`, `/`, `.`) and one or two numbers
+/// more, a time or a date in one of the orders git tries. 0 when it is neither.
+fn match_multi_number(num: i64, c: u8, b: &[u8], end: usize, tm: &mut CTm, now: i64) -> usize {
+    let (num2, mut end) = strtonum(b, end + 1);
+    let mut num3 = -1;
+    if b.get(end) == Some(&c) && digit_at(b, end + 1) {
+        (num3, end) = strtonum(b, end + 1);
+    }
+    if c == b':' {
+        if !tm.set_time(num, num2, num3.max(0)) {
+            return 0;
+        }
+        // A fraction of a second after a full date is read and dropped.
+        if b.get(end) == Some(&b'.') && digit_at(b, end + 1) && tm.date_known() {
+            end = strtonum(b, end + 1).1;
+        }
+        return end;
+    }
+    let future = Some(now);
+    let ok = (num > 70
+        && (tm.set_date(num, num2, num3, None) || tm.set_date(num, num3, num2, None)))
+        || (c != b'.' && tm.set_date(num3, num, num2, future))
+        || tm.set_date(num3, num2, num, future)
+        || (c == b'.' && tm.set_date(num3, num, num2, future));
+    if ok { end } else { 0 }
+}
+
+/// git's `match_digit`: seconds since the epoch, a time, a date, a year, a day, a month or
+/// a zone (`0200`), told apart by their digits and what came before.
+fn match_digit(b: &[u8], tm: &mut CTm, offset: &mut i64, gmt: &mut bool, now: i64) -> usize {
+    let (num, mut end) = strtonum(b, 0);
+    // More than 8 digits: seconds since 1970 (8 could be YYYYMMDD).
+    if num >= 100_000_000 && tm.nodate() && num < 67_767_976_233_532_799 {
+        *tm = CTm::from_time(num);
+        *gmt = true;
+        return end;
+    }
+    if let Some(&c) = b.get(end)
+        && matches!(c, b':' | b'.' | b'/' | b'-')
+        && digit_at(b, end + 1)
+    {
+        let m = match_multi_number(num, c, b, end, tm, now);
+        if m > 0 {
+            return m;
+        }
+    }
+    let n = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    // ISO 8601's compact forms: YYYYmmDD and HHMMSS.
+    if n == 8 || n == 6 {
+        let (n1, n2, n3) = (num / 10000, num % 10000 / 100, num % 100);
+        if n == 8 {
+            tm.set_date(n1, n2, n3, None);
+        } else if tm.set_time(n1, n2, n3) && b.get(end) == Some(&b'.') && digit_at(b, end + 1) {
+            end = strtonum(b, end + 1).1;
+        }
+        return end;
+    }
+    // After a `T`: HHMM or HH.
+    if tm.hour == -1 && tm.min == 0 && tm.sec == 0 {
+        let (h, m) = if n == 4 {
+            (num / 100, num % 100)
+        } else {
+            (num, 0)
+        };
+        if (n == 4 || n == 2) && !tm.nodate() && tm.set_time(h, m, 0) {
+            return n;
+        }
+        tm.min = -1;
+        tm.sec = -1;
+    }
+    if n == 4 {
+        if num <= 1400 && *offset == -1 {
+            *offset = num / 100 * 60 + num % 100;
+        } else if num > 1900 && num < 2100 {
+            tm.year = num - 1900;
+        }
+        return n;
+    }
+    if n > 2 {
+        return n;
+    }
+    // A day before a month or a year: `01 Apr 05` is April 1st, 2005.
+    if num > 0 && num < 32 && tm.mday < 0 {
+        tm.mday = num;
+        return n;
+    }
+    if n == 2 && tm.year < 0 {
+        if num < 10 && tm.mday >= 0 {
+            tm.year = num + 100;
+            return n;
+        }
+        if num >= 70 {
+            tm.year = num;
+            return n;
+        }
+    }
+    if num > 0 && num < 13 && tm.mon < 0 {
+        tm.mon = num - 1;
+    }
+    n
+}
+
+/// git's `match_tz`: `+hhmm`, `+hh`, `+hh:mm`; a zone out of range is read and ignored.
+fn match_tz(b: &[u8], offset: &mut i64) -> usize {
+    let (mut hour, mut end) = strtonum(b, 1);
+    let n = end - 1;
+    let mut min = 0;
+    if n == 4 {
+        min = hour % 100;
+        hour /= 100;
+    } else if n != 2 {
+        min = 99;
+    } else if b.get(end) == Some(&b':') {
+        let (m, e) = strtonum(b, end + 1);
+        end = e;
+        min = if end - 1 != 5 { 99 } else { m };
+    }
+    if (0..60).contains(&min) && (0..24).contains(&hour) {
+        let o = hour * 60 + min;
+        *offset = if b[0] == b'-' { -o } else { o };
+    }
+    end
+}
+
+/// git's `match_object_header_date` after an `@`: exactly `SECONDS +hhmm`.
+fn object_header_date(b: &[u8]) -> Option<(i64, i64)> {
+    if !digit_at(b, 0) {
+        return None;
+    }
+    let (stamp, end) = strtonum(b, 0);
+    if b.get(end) != Some(&b' ') || !matches!(b.get(end + 1), Some(b'+' | b'-')) {
+        return None;
+    }
+    let (ofs, e) = strtonum(b, end + 2);
+    if !matches!(b.get(e), None | Some(b'\n')) || e != end + 6 {
+        return None;
+    }
+    let ofs = ofs / 100 * 60 + ofs % 100;
+    Some((stamp, if b[end + 1] == b'-' { -ofs } else { ofs }))
+}
+
+/// git's `parse_date_basic`: seconds since the epoch and the zone in minutes east of UTC.
+/// Words it does not know are skipped; a date without a zone is local time, UTC here.
+fn parse_date_basic(b: &[u8], now: i64) -> Option<(i64, i64)> {
+    // 2099-12-31T23:59:59Z.
+    const MAX: i64 = ((2100 - 1970) * 365 + 32) * 86400 - 1;
+    if let Some(rest) = b.strip_prefix(b"@")
+        && let Some(d) = object_header_date(rest)
+    {
+        return Some(d);
+    }
+    let mut tm = CTm::unset();
+    let mut offset = -1;
+    let mut gmt = false;
+    let mut i = 0;
+    while i < b.len() && b[i] != b'\n' && b[i] != 0 {
+        let rest = &b[i..];
+        let c = rest[0];
+        let m = if c.is_ascii_alphabetic() {
+            match_alpha(rest, &mut tm, &mut offset)
+        } else if c.is_ascii_digit() {
+            match_digit(rest, &mut tm, &mut offset, &mut gmt, now)
+        } else if (c == b'-' || c == b'+') && digit_at(rest, 1) {
+            match_tz(rest, &mut offset)
+        } else {
+            0
+        };
+        i += m.max(1);
+    }
+    let mut t = tm.to_time()?;
+    if offset == -1 {
+        offset = 0;
+    }
+    if !gmt {
+        if (offset > 0 && offset * 60 > t) || (offset < 0 && -offset * 60 > MAX - t) {
+            return None;
+        }
+        t -= offset * 60;
+    }
+    Some((t, offset))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -614,5 +1107,53 @@ mod tests {
         assert!(t("today").is_err());
         assert!(t("").is_err());
         assert!(t("3 parsecs ago").is_err());
+    }
+
+    #[test]
+    fn ident_dates_as_git_reads_them() {
+        // Each as Debian's git 2.47 takes it in GIT_AUTHOR_DATE (`git var GIT_AUTHOR_IDENT`).
+        let cases = [
+            ("2025-02-03T04:05:06+0000", Some("1738555506 +0000")),
+            ("@1700000000 +0000", Some("1700000000 +0000")),
+            ("@1700000000", Some("1700000000 +0000")),
+            ("1700000000 +0000", Some("1700000000 +0000")),
+            ("1700000000", Some("1700000000 +0000")),
+            ("1700000000 -0130", Some("1700000000 -0130")),
+            ("Thu, 07 Apr 2005 22:13:13 +0200", Some("1112904793 +0200")),
+            ("2005-04-07T22:13:13", Some("1112911993 +0000")),
+            ("2005-04-07 22:13:13", Some("1112911993 +0000")),
+            ("2005-04-07T22:13:13+0200", Some("1112904793 +0200")),
+            ("2005-04-07T22:13:13+02:00", Some("1112904793 +0200")),
+            ("2005-04-07T22:13:13Z", Some("1112911993 +0000")),
+            ("2005-04-07 22:13:13 -07:00", Some("1112937193 -0700")),
+            ("2005-04-07T22:13:13.123Z", Some("1112911993 +0000")),
+            ("Thu Apr 7 22:13:13 2005 -0700", Some("1112937193 -0700")),
+            ("2005-04-07", None),
+            ("22:13:13", None),
+            ("04/07/2005 10:00", Some("1112868000 +0000")),
+            ("07.04.2005 10:00", Some("1112868000 +0000")),
+            ("20050407T221313", Some("1112911993 +0000")),
+            ("20050407T2213", Some("1112911980 +0000")),
+            ("Apr 7 2005 10pm", None),
+            ("7 Apr 2005 10:00 PST", Some("1112896800 -0800")),
+            ("2005.04.07 10:00 CEST", Some("1112860800 +0200")),
+            ("yesterday", None),
+            ("foo", None),
+            ("@0 +0000", Some("0 +0000")),
+            ("0 +0000", None),
+            ("1969-12-31 23:00", None),
+            ("2100-01-01 00:00", None),
+            ("2005-04-07 22:13:13 +2500", Some("1112911993 +0000")),
+            ("2005-04-07 22:13:13 +05", Some("1112893993 +0500")),
+            ("Apr 2005 10:00", Some("1112176800 +0000")),
+            ("2005-13-07 10:00", Some("1121248800 +0000")),
+            ("2005-07-13 10:00", Some("1121248800 +0000")),
+            ("2023-11-14 22:15:00 +0530 foo", Some("1699980300 +0530")),
+            ("99-04-07 10:00", Some("923479200 +0000")),
+            ("10:00 2005-04-07", Some("1112868000 +0000")),
+        ];
+        for (input, want) in cases {
+            assert_eq!(parse_ident_date(input, NOW).as_deref(), want, "{input}");
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! `git diff` (work tree against the index, `--cached` index against HEAD, one commit against
 //! the work tree, two commits or `A..B`; `--stat`, `--name-only`, `--name-status`, `-- PATHS`)
-//! and `git show` (a commit's header and its diff against its first parent), in git's
+//! and the diff of `git show` (through `git log`'s options: [`super::log::show`]), in git's
 //! unified format: `diff --git` headers, `index` lines, hunks with three lines of context and
 //! the default function-name context after `@@`.
 
@@ -11,8 +11,7 @@ use foldhash::HashMap;
 
 use super::object::{Commit, Kind, Oid, hash};
 use super::porcelain::{
-    abbrev, format_show_header, load_index, prefix, quote, read_commit, resolve, tree_files,
-    worktree_change,
+    abbrev, load_index, prefix, quote, read_commit, resolve, tree_files, worktree_change,
 };
 use super::repo::IndexEntry;
 use super::repo::Repo;
@@ -28,6 +27,43 @@ struct Side {
 }
 
 /// path -> (mode, id) with the content read on demand.
+/// The diff `git show` gives a merge, as far as burrow's git has git's combined diff
+/// (`--cc`): `--stat` against the first parent; nothing when every path is as one of the
+/// parents has it (git's dense combined diff is empty then), else refused.
+pub(super) fn merge_diff(
+    repo: &Repo,
+    c: &Commit,
+    format: Format,
+    scopes: &[Pathspec],
+) -> Result<String, String> {
+    let limit = |files: Files| -> Files {
+        files
+            .into_iter()
+            .filter(|(p, _)| in_pathspecs(scopes, p))
+            .collect()
+    };
+    let after = limit(tree_files(repo, c.tree)?);
+    let mut parents = Vec::new();
+    for p in &c.parents {
+        parents.push(limit(tree_files(repo, read_commit(repo, p)?.tree)?));
+    }
+    if format == Format::Stat {
+        let first = parents.first().cloned().unwrap_or_default();
+        return Ok(render(&changes_of(repo, &first, &after)?, format));
+    }
+    let mut paths: std::collections::BTreeSet<&Vec<u8>> = after.keys().collect();
+    for p in &parents {
+        paths.extend(p.keys());
+    }
+    if paths
+        .iter()
+        .all(|path| parents.iter().any(|p| p.get(*path) == after.get(*path)))
+    {
+        return Ok(String::new());
+    }
+    Err("fatal: 'git show' of a merge with changes of its own (git's combined diff) is not supported in burrow".into())
+}
+
 type Files = BTreeMap<Vec<u8>, (u32, Oid)>;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -783,50 +819,16 @@ pub(super) fn changed_line(files: usize, ins: usize, del: usize) -> String {
     out
 }
 
-/// `git show [REV]`: the commit as `git log` prints it, then its diff against its first
-/// parent (`--stat`, `--name-only`, `--name-status` as in diff).
+/// `git show`: `git log`'s options and formats over the objects named (see
+/// [`super::log::show`]).
 pub fn show(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     let cwd = PathBuf::from(&sh.cwd());
     let Some(repo) = Repo::discover(&cwd) else {
         io.eprint("fatal: not a git repository (or any of the parent directories): .git\n");
         return 128;
     };
-    let mut format = Format::Patch;
-    let mut rev = None;
-    for a in args {
-        if parse_format(a, &mut format) {
-            continue;
-        }
-        if a.starts_with('-') {
-            io.eprint(&format!(
-                "fatal: 'git show {a}' is not supported in burrow\n"
-            ));
-            return 128;
-        }
-        if rev.replace(a.clone()).is_some() {
-            io.eprint("fatal: 'git show' of several objects is not supported in burrow\n");
-            return 128;
-        }
-    }
-    let rev = rev.unwrap_or_else(|| "HEAD".into());
-    let r = (|| -> Result<(), String> {
-        let id = resolve(&repo, &rev).ok_or_else(|| ambiguous(&rev))?;
-        let id = repo.peel_commit(&id)?;
-        let c = read_commit(&repo, &id)?;
-        if c.parents.len() > 1 {
-            return Err("fatal: 'git show' of a merge commit is not supported in burrow".into());
-        }
-        let mut out = format_show_header(&id, &c);
-        let text = commit_diff(&repo, &c, format, &[])?;
-        if !text.is_empty() {
-            out.push('\n');
-            out.push_str(&text);
-        }
-        io.print(&out);
-        Ok(())
-    })();
-    match r {
-        Ok(()) => 0,
+    match super::log::show(&repo, &cwd, args, io) {
+        Ok(code) => code,
         Err(e) => {
             io.eprint(&format!("{e}\n"));
             128

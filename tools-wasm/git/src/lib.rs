@@ -10,6 +10,7 @@ mod files;
 mod graph;
 mod grep;
 mod log;
+mod ls_files;
 mod merge;
 mod object;
 mod pack;
@@ -17,6 +18,7 @@ mod porcelain;
 mod push;
 mod remote;
 mod repo;
+mod rev;
 mod stash;
 mod sync;
 mod tag;
@@ -207,11 +209,11 @@ burrow's git implements these commands:
    status     Show the working tree status
    log        Show commit logs
    diff       Show changes between the index, the work tree and commits
-   show       Show a commit and its changes
+   show       Show commits with their changes, tags, trees and blobs
    rev-parse  Pick out and massage parameters
    branch     List, create or delete branches
    remote     List the remotes
-   ls-files   Show the files in the index
+   ls-files   Show the files in the index and the work tree
    config     Get repository or global options
 
 Other git commands answer that they are not supported in burrow.

@@ -3,12 +3,14 @@
 //! simplification (a commit is shown when the paths differ from its parent; a merge whose
 //! paths equal one parent's follows only that parent), filters (`--author`, `--grep`, `-i`,
 //! `--merges`, `--no-merges`, `--first-parent`, `--skip`, `-n`, `--reverse`), the formats
-//! (medium, `--oneline`, `--format`/`--pretty`), each commit's diff (`-p`, `--stat`,
-//! `--name-only`, `--name-status`), limited to the paths given as git limits it, the orders
-//! (`--topo-order`, `--date-order`), `--graph` (drawn by [`super::graph`], diffs behind its
-//! padding, parents rewritten past commits the paths simplify away), ref decorations
-//! (`--decorate`, `%d`, `%D`), dates (`--date=`, `%ar`, `%as`, ...) and the date limits
-//! (`--since`, `--until`) read by [`super::date`].
+//! (`--oneline`, `--format`/`--pretty` with short, medium, full and fuller), each commit's
+//! diff (`-p`, `--stat`, `--name-only`, `--name-status`), limited to the paths given as git
+//! limits it, the orders (`--topo-order`, `--date-order`), `--graph` (drawn by
+//! [`super::graph`], diffs behind its padding, parents rewritten past commits the paths
+//! simplify away), ref decorations (`--decorate`, `%d`, `%D`), dates (`--date=`, `%ar`,
+//! `%as`, ...) and the date limits (`--since`, `--until`) read by [`super::date`].
+//! `git show` is this with the objects named shown one by one instead of walked (tags, trees
+//! and blobs too) and the patch by default.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -30,14 +32,35 @@ use sh_utility::io::Io;
 
 /// How each commit is printed.
 enum Pretty {
-    /// git's default: `commit`, `Author`, `Date`, the indented message.
-    Medium,
+    /// git's built-in formats of several lines: `commit`, the idents, the indented message.
+    Header(Level),
     /// `--oneline` (abbreviated id) and `--pretty=oneline` (full id).
     Oneline { abbreviated: bool },
     /// `--format=` / `tformat:`: each commit's text ends with a newline.
     Terminated(String),
     /// `format:`: a newline between commits, none after the last.
     Separated(String),
+}
+
+/// The built-in formats of several lines (`--pretty=`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// `Author` and the message's title.
+    Short,
+    /// git's default: `Author`, `Date` and the message.
+    Medium,
+    /// `Author`, `Commit` and the message.
+    Full,
+    /// `Author`, `AuthorDate`, `Commit`, `CommitDate` and the message.
+    Fuller,
+}
+
+/// Which command reads the options: `show` shows each object named (without walking from
+/// commits) and a commit's patch unless told otherwise.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    Log,
+    Show,
 }
 
 /// The order of the commits shown.
@@ -257,12 +280,28 @@ const LOG_OPTIONS_NOT_HERE: &[&str] = &[
 ];
 
 pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
+    log_or_show(repo, cwd, args, io, Mode::Log)
+}
+
+/// `git show`: the objects named (HEAD by default) with `log`'s options, each commit with its
+/// patch; a tag's header then what it tags, a tree's names, a blob's content.
+pub(super) fn show(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
+    log_or_show(repo, cwd, args, io, Mode::Show)
+}
+
+fn log_or_show(
+    repo: &Repo,
+    cwd: &Path,
+    args: &[String],
+    io: &Io,
+    mode: Mode,
+) -> Result<i32, String> {
     const USAGE: &str = "git log [<options>] [<revision-range>] [[--] <path>...]";
     let mut max: Option<usize> = None;
     let mut skip = 0usize;
-    let mut pretty = Pretty::Medium;
+    let mut pretty = Pretty::Header(Level::Medium);
     let mut abbrev_commit = false;
-    let mut diff: Option<Format> = None;
+    let mut diff: Option<Format> = (mode == Mode::Show).then_some(Format::Patch);
     let mut revs = Vec::new();
     let mut paths: Vec<String> = Vec::new();
     let mut all = false;
@@ -295,6 +334,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
         Some("full") => Some(Decorate::Full),
         _ => None,
     };
+    let pre = prefix(repo, cwd);
     let mut a = Args::with_values(args, "n");
     let count = |v: &str| -> Result<usize, String> {
         v.parse()
@@ -404,7 +444,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
             s if s.starts_with('-') => {
                 return Err(format!("fatal: unrecognized argument: {s}"));
             }
-            s if is_revision(repo, s) => {
+            s if is_revision(repo, s, &pre) => {
                 revs.push(arg.clone());
                 Ok(())
             }
@@ -412,7 +452,18 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
             // has wildcards (git's looks_like_pathspec).
             s => {
                 if !s.contains(['*', '?', '[']) && cwd.join(s).symlink_metadata().is_err() {
-                    return Err(ambiguous(s));
+                    // git says what is wrong with a name it can tell is meant as a revision
+                    // (`HEAD:nope`), after what it printed trying it (twice: as a revision,
+                    // then to diagnose it).
+                    let e = super::rev::lookup(repo, s, &pre).err().unwrap_or_default();
+                    let tried: String = e.errors.iter().map(|l| format!("{l}\n")).collect();
+                    let mut msg = if e.dies.is_some() {
+                        tried
+                    } else {
+                        tried.repeat(2)
+                    };
+                    msg.push_str(&e.dies.or(e.fatal).unwrap_or_else(|| ambiguous(s)));
+                    return Err(msg);
                 }
                 paths.push(arg.clone());
                 for rest in a.rest() {
@@ -437,7 +488,6 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
     if graph {
         order = Order::Topo;
     }
-    let pre = prefix(repo, cwd);
     limits.scopes = paths.iter().map(|p| Pathspec::new(&pre, p)).collect();
     let mut starts = Vec::new();
     if all {
@@ -451,12 +501,18 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
             }
         }
     }
+    // `show` of objects (not of ranges) shows each as it is, without a walk.
+    let show_objects = mode == Mode::Show
+        && !all
+        && revs
+            .iter()
+            .all(|r| !r.contains("..") && !r.starts_with('^'));
     let mut excluded = Vec::new();
     let commit_of = |r: &str| -> Result<Oid, String> {
         let id = resolve(repo, r).ok_or_else(|| ambiguous(r))?;
         repo.peel_commit(&id)
     };
-    for r in &revs {
+    for r in revs.iter().filter(|_| !show_objects) {
         if r.contains("...") {
             return Err(format!(
                 "fatal: symmetric ranges ('{r}') are not supported in burrow's git log"
@@ -473,7 +529,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
             starts.push(commit_of(r)?);
         }
     }
-    if starts.is_empty() && excluded.is_empty() && !all {
+    if starts.is_empty() && excluded.is_empty() && !all && !show_objects {
         match repo.head() {
             (_, Some(id)) => starts.push(id),
             (Some(b), None) => {
@@ -505,7 +561,11 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
         .collect::<Result<_, _>>()?;
     let boundary = shallow(repo);
     let mut simplified = HashMap::new();
-    let walked = walk_limited(repo, &starts, &limits, &mut simplified)?;
+    let walked = if show_objects {
+        Vec::new()
+    } else {
+        walk_limited(repo, &starts, &limits, &mut simplified)?
+    };
     let walked = match order {
         Order::Date => walked,
         Order::Topo => topo_sort(walked, &boundary, false),
@@ -572,7 +632,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
         Some(_) => deco.format(id, " (", ")"),
         None => String::new(),
     };
-    if graph {
+    if graph && !show_objects {
         let mut g = Graph::new();
         let parents_of = |id: &Oid, c: &Commit| -> Vec<Oid> {
             if boundary.contains(id) {
@@ -600,7 +660,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
         let mut missing_newline = false;
         for (k, (id, c)) in commits.iter().enumerate() {
             g.update(*id, parents_of(id, c));
-            let separated = matches!(pretty, Pretty::Medium | Pretty::Separated(_));
+            let separated = matches!(pretty, Pretty::Header(_) | Pretty::Separated(_));
             if k > 0 && separated {
                 if !missing_newline {
                     g.show_padding(&mut out);
@@ -609,8 +669,8 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
             }
             g.show_commit(&mut out);
             let text = match &pretty {
-                Pretty::Medium => {
-                    let header = dates.header(id, c);
+                Pretty::Header(level) => {
+                    let header = dates.header(id, c, *level);
                     let (first, rest) = header.split_once('\n').unwrap_or((&header, ""));
                     let first = if abbrev_commit {
                         first.replacen(&hex(id), &abbrev(id), 1)
@@ -660,7 +720,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                 let one_line = match &pretty {
                     Pretty::Oneline { .. } => true,
                     Pretty::Terminated(f) | Pretty::Separated(f) => f.is_empty(),
-                    Pretty::Medium => false,
+                    Pretty::Header(_) => false,
                 };
                 if !one_line {
                     g.show_padding(&mut out);
@@ -675,18 +735,23 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
         io.print(&out);
         return Ok(0);
     }
-    let mut out = String::new();
-    for (k, (id, c)) in commits.iter().enumerate() {
+    // One commit after `shown_one` other things (a separator goes before it in some formats).
+    let render = |out: &mut String, shown_one: bool, id: &Oid, c: &Commit| -> Result<(), String> {
+        // `show` gives a merge git's combined diff, with a line after the header even when
+        // that diff is empty.
+        let combined = mode == Mode::Show && c.parents.len() > 1 && diff.is_some();
         let text = match diff {
+            Some(f) if combined => super::diff::merge_diff(repo, c, f, &limits.scopes)?,
             Some(f) => commit_diff(repo, c, f, &limits.scopes)?,
             None => String::new(),
         };
+        let separated = !text.is_empty() || combined;
         match &pretty {
-            Pretty::Medium => {
-                if k > 0 {
+            Pretty::Header(level) => {
+                if shown_one {
                     out.push('\n');
                 }
-                let header = dates.header(id, c);
+                let header = dates.header(id, c, *level);
                 let header = if abbrev_commit {
                     header.replacen(&hex(id), &abbrev(id), 1)
                 } else {
@@ -701,7 +766,7 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                     }
                     _ => out.push_str(&header),
                 }
-                if !text.is_empty() {
+                if separated {
                     out.push('\n');
                 }
             }
@@ -716,6 +781,9 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                     shown_deco(id),
                     subject(&c.message)
                 ));
+                if combined {
+                    out.push('\n');
+                }
             }
             // An empty format shows no text and no line between it and the diff
             // (`git log --format= --name-only` lists only the files).
@@ -723,25 +791,159 @@ pub(super) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i
                 out.push_str(&format_commit(f, id, c, &deco, &dates)?);
                 if !f.is_empty() {
                     out.push('\n');
-                    if !text.is_empty() {
+                    if separated {
                         out.push('\n');
                     }
                 }
             }
             Pretty::Separated(f) => {
-                if k > 0 {
+                if shown_one {
                     out.push('\n');
                 }
                 out.push_str(&format_commit(f, id, c, &deco, &dates)?);
-                if !text.is_empty() && !f.is_empty() {
+                if separated && !f.is_empty() {
                     out.push('\n');
                 }
             }
         }
         out.push_str(&text);
+        Ok(())
+    };
+    if show_objects {
+        return show_each(
+            repo,
+            cwd,
+            &revs,
+            &pretty,
+            &dates,
+            &limits.scopes,
+            io,
+            &render,
+        );
+    }
+    let mut out = String::new();
+    for (k, (id, c)) in commits.iter().enumerate() {
+        render(&mut out, k > 0, id, c)?;
     }
     io.print(&out);
     Ok(0)
+}
+
+/// Shows one commit into the output, after `shown_one` other things.
+type Render<'a> = dyn Fn(&mut String, bool, &Oid, &Commit) -> Result<(), String> + 'a;
+
+/// `git show`'s objects in the order given: a commit as the log shows it, an annotated tag
+/// as its header and message then what it tags, a tree as its names, a blob as it is.
+#[allow(clippy::too_many_arguments)]
+fn show_each(
+    repo: &Repo,
+    cwd: &Path,
+    revs: &[String],
+    pretty: &Pretty,
+    dates: &Dates,
+    scopes: &[Pathspec],
+    io: &Io,
+    render: &Render<'_>,
+) -> Result<i32, String> {
+    let pre = prefix(repo, cwd);
+    let head = ["HEAD".to_string()];
+    let revs = if revs.is_empty() { &head[..] } else { revs };
+    let mut out = String::new();
+    let mut shown_one = false;
+    // A commit named twice is shown once, as git's walk marks it shown.
+    let mut shown: HashSet<Oid> = HashSet::new();
+    for rev in revs {
+        let mut id = super::rev::lookup(repo, rev, &pre).map_err(|_| ambiguous(rev))?;
+        loop {
+            let (kind, data) = repo.read(&id)?;
+            match kind {
+                Kind::Commit => {
+                    let c = super::object::parse_commit(&data)?;
+                    // With paths, a commit that changes none of them is not shown.
+                    if shown.insert(id) && (scopes.is_empty() || touches(repo, &c, scopes)?) {
+                        render(&mut out, shown_one, &id, &c)?;
+                        shown_one = true;
+                    }
+                }
+                Kind::Tag => {
+                    if shown_one {
+                        out.push('\n');
+                    }
+                    out.push_str(&tag_text(&data, pretty, dates));
+                    shown_one = true;
+                    if let Some(target) = super::object::tag_target(&data) {
+                        id = target;
+                        continue;
+                    }
+                }
+                Kind::Tree => {
+                    if shown_one {
+                        out.push('\n');
+                    }
+                    out.push_str(&format!("tree {rev}\n\n"));
+                    for e in parse_tree(&data)? {
+                        out.push_str(&String::from_utf8_lossy(&e.name));
+                        out.push_str(if e.is_tree() { "/\n" } else { "\n" });
+                    }
+                    shown_one = true;
+                }
+                Kind::Blob => {
+                    // The content as it is, bytes and all.
+                    io.print(&std::mem::take(&mut out));
+                    io.out.write(&data);
+                }
+            }
+            break;
+        }
+    }
+    io.print(&out);
+    Ok(0)
+}
+
+/// Whether a commit changes what `scopes` select: against its parent, a merge against
+/// every parent, a root commit by having any of it.
+fn touches(repo: &Repo, c: &Commit, scopes: &[Pathspec]) -> Result<bool, String> {
+    let mine = scoped(repo, &c.tree, scopes)?;
+    if c.parents.is_empty() {
+        return Ok(mine.iter().any(Scoped::is_some));
+    }
+    for p in &c.parents {
+        if scoped(repo, &read_commit(repo, p)?.tree, scopes)? == mine {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// An annotated tag as `git show` prints it: `tag NAME`, the tagger as the format shows an
+/// author (with its date in the default format), then the message.
+fn tag_text(data: &[u8], pretty: &Pretty, dates: &Dates) -> String {
+    let text = String::from_utf8_lossy(data);
+    let (head, message) = match text.split_once("\n\n") {
+        Some((h, m)) => (h, format!("\n{m}")),
+        None => (text.as_ref(), String::new()),
+    };
+    let name = head
+        .lines()
+        .find_map(|l| l.strip_prefix("tag "))
+        .unwrap_or("");
+    let mut out = format!("tag {name}\n");
+    for ident in head.lines().filter_map(|l| l.strip_prefix("tagger ")) {
+        let (n, e) = ident_name_email(ident);
+        match pretty {
+            Pretty::Oneline { .. } => {}
+            Pretty::Header(Level::Medium) => {
+                out.push_str(&format!("Tagger: {n} <{e}>\nDate:   {}\n", dates.of(ident)));
+            }
+            Pretty::Header(Level::Fuller) => out.push_str(&format!(
+                "Tagger:     {n} <{e}>\nTaggerDate: {}\n",
+                dates.of(ident)
+            )),
+            _ => out.push_str(&format!("Tagger: {n} <{e}>\n")),
+        }
+    }
+    out.push_str(&message);
+    out
 }
 
 /// A `--format`/`--pretty` value.
@@ -749,8 +951,11 @@ fn parse_pretty(v: &str) -> Result<Pretty, String> {
     Ok(match v {
         "" => Pretty::Terminated(String::new()),
         "oneline" => Pretty::Oneline { abbreviated: false },
-        "medium" => Pretty::Medium,
-        "short" | "full" | "fuller" | "raw" | "email" | "reference" => {
+        "short" => Pretty::Header(Level::Short),
+        "medium" => Pretty::Header(Level::Medium),
+        "full" => Pretty::Header(Level::Full),
+        "fuller" => Pretty::Header(Level::Fuller),
+        "raw" | "email" | "reference" | "mboxrd" => {
             return Err(format!(
                 "fatal: the pretty format '{v}' is not supported in burrow"
             ));
@@ -770,14 +975,15 @@ fn parse_pretty(v: &str) -> Result<Pretty, String> {
 }
 
 /// Whether a log argument names commits: a revision, `A..B` or `^A`.
-fn is_revision(repo: &Repo, s: &str) -> bool {
-    let one = |r: &str| r.is_empty() || resolve(repo, r).is_some();
+fn is_revision(repo: &Repo, s: &str, pre: &[u8]) -> bool {
+    let rev = |r: &str| super::rev::lookup(repo, r, pre).is_ok();
+    let one = |r: &str| r.is_empty() || rev(r);
     if let Some((x, y)) = s.split_once("...").or_else(|| s.split_once("..")) {
         return one(x) && one(y) && !(x.is_empty() && y.is_empty());
     }
     match s.strip_prefix('^') {
-        Some(x) => resolve(repo, x).is_some(),
-        None => resolve(repo, s).is_some(),
+        Some(x) => rev(x),
+        None => rev(s),
     }
 }
 
@@ -803,9 +1009,46 @@ impl Dates {
         show_date(t, &z, &style, self.now)
     }
 
-    /// The medium format's header (`commit`, `Author`, `Date`, the message).
-    fn header(&self, id: &Oid, c: &Commit) -> String {
-        format_show_header_dated(id, c, &self.of(&c.author))
+    /// A built-in format's text of a commit: `commit`, the idents, the indented message.
+    fn header(&self, id: &Oid, c: &Commit, level: Level) -> String {
+        if level == Level::Medium {
+            return format_show_header_dated(id, c, &self.of(&c.author));
+        }
+        let mut out = format!("commit {}\n", hex(id));
+        if c.parents.len() > 1 {
+            let p: Vec<String> = c.parents.iter().map(abbrev).collect();
+            out.push_str(&format!("Merge: {}\n", p.join(" ")));
+        }
+        let who = |ident: &str| {
+            let (n, e) = ident_name_email(ident);
+            format!("{n} <{e}>")
+        };
+        match level {
+            Level::Fuller => out.push_str(&format!(
+                "Author:     {}\nAuthorDate: {}\nCommit:     {}\nCommitDate: {}\n",
+                who(&c.author),
+                self.of(&c.author),
+                who(&c.committer),
+                self.of(&c.committer)
+            )),
+            Level::Full => out.push_str(&format!(
+                "Author: {}\nCommit: {}\n",
+                who(&c.author),
+                who(&c.committer)
+            )),
+            _ => out.push_str(&format!("Author: {}\n", who(&c.author))),
+        }
+        out.push('\n');
+        let message = c.message.trim_end_matches('\n');
+        // The short format has the title only: the first paragraph.
+        let message = match level {
+            Level::Short => message.split("\n\n").next().unwrap_or(""),
+            _ => message,
+        };
+        for line in message.lines() {
+            out.push_str(&format!("    {line}\n"));
+        }
+        out
     }
 }
 

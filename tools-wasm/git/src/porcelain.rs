@@ -1,6 +1,7 @@
-//! The read-only porcelain: `status` (long, `-s`, `--porcelain`, `-b`), `rev-parse`, `branch` (list, `-a`, `-r`), `remote` (`-v`), `ls-files`
-//! and `config` (get, set, unset, list), with git's output for each; and the helpers the
-//! other commands share (revisions, commits, dates, paths, the index, ignore rules).
+//! The read-only porcelain: `status` (long, `-s`, `--porcelain`, `-b`), `rev-parse`, `branch` (list, `-a`, `-r`), `remote` (`-v`)
+//! and `config` (get, set, unset, list), with git's output for each (`ls-files` is
+//! [`super::ls_files`]); and the helpers the other commands share (commits, dates, paths,
+//! the index, ignore rules).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -29,7 +30,7 @@ pub fn run(sh: &dyn Ctx, cmd: &str, args: &[String], io: &Io) -> i32 {
         "rev-parse" => rev_parse(&repo, &cwd, args, io),
         "branch" => branch(&repo, args, io),
         "remote" => remote(&repo, args, io),
-        "ls-files" => ls_files(&repo, &cwd, args, io),
+        "ls-files" => super::ls_files::ls_files(&repo, &cwd, args, io),
         _ => return config(sh, Some(&repo), args, io),
     };
     match r {
@@ -99,94 +100,11 @@ pub(super) fn abbrev(oid: &Oid) -> String {
     hex(oid)[..7].to_string()
 }
 
-/// A revision: `HEAD`, a branch, tag or remote-tracking name, a full or abbreviated id, any
-/// of them followed by `~N` or `^` steps.
-pub fn resolve(repo: &Repo, rev: &str) -> Option<Oid> {
-    let (base, steps) = match rev.find(['~', '^']) {
-        Some(i) => (&rev[..i], &rev[i..]),
-        None => (rev, ""),
-    };
-    let base = if base == "@" { "HEAD" } else { base };
-    let mut id = if base == "HEAD" {
-        repo.head().1?
-    } else if let Some(id) = [
-        base.to_string(),
-        format!("refs/{base}"),
-        format!("refs/tags/{base}"),
-        format!("refs/heads/{base}"),
-        format!("refs/remotes/{base}"),
-        format!("refs/remotes/{base}/HEAD"),
-    ]
-    .iter()
-    .filter(|n| n.starts_with("refs/"))
-    .find_map(|n| repo.resolve_ref(n))
-    {
-        id
-    } else if let Some(id) = parse_hex(base) {
-        id
-    } else {
-        abbreviated(repo, base)?
-    };
-    if !steps.is_empty() {
-        id = repo.peel_commit(&id).ok()?;
-    }
-    let mut s = steps;
-    while !s.is_empty() {
-        let (op, rest) = s.split_at(1);
-        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-        s = &rest[digits.len()..];
-        let n: usize = if digits.is_empty() {
-            1
-        } else {
-            digits.parse().ok()?
-        };
-        let commit = |id: &Oid| -> Option<Commit> {
-            parse_commit(&repo.read_kind(id, Kind::Commit).ok()?).ok()
-        };
-        if op == "~" {
-            for _ in 0..n {
-                id = *commit(&id)?.parents.first()?;
-            }
-        } else if n == 0 {
-            id = repo.peel_commit(&id).ok()?;
-        } else {
-            id = *commit(&id)?.parents.get(n - 1)?;
-        }
-    }
-    Some(id)
-}
+pub use super::rev::resolve;
 
 /// The commit a revision names (a tag peeled to it), or None.
 pub(super) fn resolve_commit(repo: &Repo, rev: &str) -> Option<Oid> {
     repo.peel_commit(&resolve(repo, rev)?).ok()
-}
-
-/// The one object whose id starts with `prefix` (4 to 39 hex digits).
-fn abbreviated(repo: &Repo, prefix: &str) -> Option<Oid> {
-    if prefix.len() < 4 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    let p = prefix.to_ascii_lowercase();
-    let mut found: BTreeSet<Oid> = BTreeSet::new();
-    let dir = repo.objects().join(&p[..2]);
-    if let Ok(rd) = std::fs::read_dir(&dir) {
-        for e in rd.flatten() {
-            let name = format!("{}{}", &p[..2], e.file_name().to_string_lossy());
-            if name.starts_with(&p)
-                && let Some(id) = parse_hex(&name)
-            {
-                found.insert(id);
-            }
-        }
-    }
-    for id in repo.pack_ids() {
-        if hex(&id).starts_with(&p) {
-            found.insert(id);
-        }
-    }
-    (found.len() == 1)
-        .then(|| found.into_iter().next())
-        .flatten()
 }
 
 pub(super) fn read_commit(repo: &Repo, id: &Oid) -> Result<Commit, String> {
@@ -228,13 +146,8 @@ pub(super) fn subject(message: &str) -> String {
         .join(" ")
 }
 
-/// A commit as `git log` and `git show` print it by default (the medium format).
-pub(super) fn format_show_header(id: &Oid, c: &Commit) -> String {
-    let (t, z) = ident_time(&c.author);
-    format_show_header_dated(id, c, &git_date(t, &z))
-}
-
-/// [`format_show_header`] with the author date already shown (`git log --date=`).
+/// A commit as `git log` and `git show` print it by default (the medium format), with the
+/// author date as `--date=` shows it.
 pub(super) fn format_show_header_dated(id: &Oid, c: &Commit, date: &str) -> String {
     let (name, email) = ident_name_email(&c.author);
     let mut out = format!("commit {}\n", hex(id));
@@ -250,23 +163,122 @@ pub(super) fn format_show_header_dated(id: &Oid, c: &Commit, date: &str) -> Stri
     out
 }
 
+/// How `rev-parse` shows the revisions it reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RevShow {
+    Id,
+    /// `--abbrev-ref`: the ref's short name.
+    AbbrevRef,
+    /// `--symbolic-full-name`: the ref's full name.
+    FullName,
+    /// `--symbolic`: the name as given.
+    AsGiven,
+}
+
+/// Options of git's `rev-parse` that burrow's does not implement (git passes other words
+/// that start with `-` through, as flags for the command they are meant for).
+const REV_PARSE_NOT_HERE: &[&str] = &[
+    "--parseopt",
+    "--sq-quote",
+    "--keep-dashdash",
+    "--stop-at-non-option",
+    "--stuck-long",
+    "--revs-only",
+    "--no-revs",
+    "--flags",
+    "--no-flags",
+    "--default",
+    "--prefix",
+    "--sq",
+    "--not",
+    "--all",
+    "--branches",
+    "--tags",
+    "--remotes",
+    "--glob",
+    "--exclude",
+    "--exclude-hidden",
+    "--disambiguate",
+    "--local-env-vars",
+    "--path-format",
+    "--git-path",
+    "--resolve-git-dir",
+    "--shared-index-path",
+    "--show-superproject-working-tree",
+    "--show-object-format",
+    "--show-ref-format",
+    "--since",
+    "--after",
+    "--until",
+    "--before",
+    "--bisect",
+    "--end-of-options",
+];
+
+/// `git rev-parse`, as git's reads its arguments: options, revisions (`A..B` and `^A`
+/// too), and once something is not a revision, file names (which must exist). `--verify`
+/// (and `--short`, which implies it) wants exactly one revision.
 fn rev_parse(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
-    let mut abbrev_ref = false;
-    let mut short = false;
+    let pre = prefix(repo, cwd);
+    let has_dashdash = args.iter().any(|a| a == "--");
     let mut verify = false;
+    let mut quiet = false;
+    let mut short: Option<usize> = None;
+    let mut shown = RevShow::Id;
+    // 1 after a name that is not a revision (the rest are files that must exist), 2 after
+    // `--` (the rest are printed as they are).
+    let mut as_is = 0;
+    let mut verified: Vec<(bool, Oid, String)> = Vec::new();
     let mut out = String::new();
+    // Everything printed so far goes out before git's complaint.
+    let fail = |out: &str, msg: &str| {
+        io.print(out);
+        io.eprint(&format!("{msg}\n"));
+        Ok(128)
+    };
     for a in args {
-        match a.as_str() {
-            "--abbrev-ref" => abbrev_ref = true,
-            "--short" => short = true,
-            "--verify" | "-q" | "--quiet" => verify = true,
+        if as_is > 0 {
+            out.push_str(&format!("{a}\n"));
+            if as_is == 1 && cwd.join(a).symlink_metadata().is_err() {
+                return fail(
+                    &out,
+                    &format!(
+                        "fatal: {a}: no such path in the working tree.\n\
+                         Use 'git <command> -- <path>...' to specify paths that do not exist locally."
+                    ),
+                );
+            }
+            continue;
+        }
+        let opt = a.split_once('=').map_or(a.as_str(), |(o, _)| o);
+        match opt {
+            "--" => {
+                as_is = 2;
+                out.push_str("--\n");
+                continue;
+            }
+            "--verify" => verify = true,
+            "-q" | "--quiet" => quiet = true,
+            "--short" => {
+                verify = true;
+                let n = match a.split_once('=') {
+                    Some((_, v)) => v
+                        .parse::<usize>()
+                        .map_err(|_| format!("fatal: '{v}': not an integer"))?,
+                    None => 7,
+                };
+                short = Some(n.clamp(4, 40));
+            }
+            "--abbrev-ref" => shown = RevShow::AbbrevRef,
+            "--symbolic-full-name" => shown = RevShow::FullName,
+            "--symbolic" => shown = RevShow::AsGiven,
             "--show-toplevel" => match &repo.work {
                 Some(w) => out.push_str(&format!("{}\n", w.display())),
                 None => {
-                    return Err("fatal: this operation must be run in a work tree".into());
+                    return fail(&out, "fatal: this operation must be run in a work tree");
                 }
             },
-            "--git-dir" => {
+            "--git-dir" | "--git-common-dir" => {
                 let g = repo.git_dir.as_path();
                 let shown = match g.strip_prefix(cwd) {
                     Ok(rel) => rel.to_path_buf(),
@@ -274,64 +286,204 @@ fn rev_parse(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, S
                 };
                 out.push_str(&format!("{}\n", shown.display()));
             }
+            "--absolute-git-dir" => out.push_str(&format!("{}\n", repo.git_dir.display())),
             "--is-inside-work-tree" => out.push_str(if repo.work.is_some() {
                 "true\n"
             } else {
                 "false\n"
+            }),
+            "--is-inside-git-dir" => out.push_str(if repo.work.is_some() {
+                "false\n"
+            } else {
+                "true\n"
             }),
             "--is-bare-repository" => out.push_str(if repo.work.is_some() {
                 "false\n"
             } else {
                 "true\n"
             }),
+            "--is-shallow-repository" => out.push_str(if repo.git_dir.join("shallow").is_file() {
+                "true\n"
+            } else {
+                "false\n"
+            }),
             "--show-prefix" => {
-                let p = prefix(repo, cwd);
-                if !p.is_empty() {
-                    out.push_str(&format!("{}/", String::from_utf8_lossy(&p)));
+                if !pre.is_empty() {
+                    out.push_str(&format!("{}/", String::from_utf8_lossy(&pre)));
                 }
                 out.push('\n');
             }
-            s if s.starts_with('-') => {
+            "--show-cdup" => {
+                if !pre.is_empty() {
+                    let depth = pre.split(|&b| b == b'/').count();
+                    out.push_str(&"../".repeat(depth));
+                }
+                out.push('\n');
+            }
+            s if REV_PARSE_NOT_HERE.contains(&s) => {
                 return Err(format!(
                     "fatal: rev-parse option '{s}' is not supported in burrow"
                 ));
             }
-            rev => {
-                if abbrev_ref {
-                    let name = if rev == "HEAD" {
-                        match repo.head() {
-                            (Some(b), _) => b.trim_start_matches("refs/heads/").to_string(),
-                            (None, Some(_)) => "HEAD".into(),
-                            (None, None) => return Err(unknown_rev(rev)),
-                        }
-                    } else if repo.resolve_ref(&format!("refs/heads/{rev}")).is_some()
-                        || repo.resolve_ref(&format!("refs/remotes/{rev}")).is_some()
-                    {
-                        rev.to_string()
-                    } else {
-                        return Err(unknown_rev(rev));
-                    };
-                    out.push_str(&format!("{name}\n"));
+            // An unknown flag is passed through (not once --verify or --short is given).
+            s if s.starts_with('-') && s.len() > 1 => {
+                if !verify {
+                    out.push_str(&format!("{a}\n"));
+                }
+            }
+            _ => {
+                if let Some(shown_range) = range(repo, a, &pre, shown, short) {
+                    out.push_str(&shown_range);
                     continue;
                 }
-                match resolve(repo, rev) {
-                    Some(id) if short => out.push_str(&format!("{}\n", abbrev(&id))),
-                    Some(id) => out.push_str(&format!("{}\n", hex(&id))),
-                    None if verify => {
-                        io.print(&out);
-                        io.eprint("fatal: Needed a single revision\n");
-                        return Ok(128);
-                    }
-                    None => {
-                        io.print(&out);
-                        return Err(unknown_rev(rev));
+                let (reversed, name) = match a.strip_prefix('^') {
+                    Some(n) => (true, n),
+                    None => (false, a.as_str()),
+                };
+                match super::rev::lookup(repo, name, &pre) {
+                    Ok(id) if verify => verified.push((reversed, id, name.to_string())),
+                    Ok(id) => show_rev(repo, &mut out, shown, short, reversed, &id, Some(name)),
+                    Err(e) => {
+                        let errors: String = e.errors.iter().map(|l| format!("{l}\n")).collect();
+                        io.eprint(&errors);
+                        if let Some(f) = e.dies {
+                            return fail(&out, &f);
+                        }
+                        if verify {
+                            return no_single_rev(io, &out, quiet);
+                        }
+                        if has_dashdash {
+                            return fail(&out, &format!("fatal: bad revision '{a}'"));
+                        }
+                        // Not a revision: a file name, which must exist; else git tries the
+                        // name again to say what is wrong with it.
+                        as_is = 1;
+                        out.push_str(&format!("{a}\n"));
+                        if cwd.join(a).symlink_metadata().is_err() {
+                            io.eprint(&errors);
+                            let msg = e.fatal.unwrap_or_else(|| super::diff::ambiguous(a));
+                            return fail(&out, &msg);
+                        }
                     }
                 }
             }
         }
     }
+    if verify {
+        match verified.as_slice() {
+            [(reversed, id, name)] => {
+                show_rev(repo, &mut out, shown, short, *reversed, id, Some(name))
+            }
+            _ => return no_single_rev(io, &out, quiet),
+        }
+    }
     io.print(&out);
     Ok(0)
+}
+
+/// git's `die_no_single_rev`: status 1 and no message with `-q`.
+fn no_single_rev(io: &Io, out: &str, quiet: bool) -> Result<i32, String> {
+    io.print(out);
+    if quiet {
+        return Ok(1);
+    }
+    io.eprint("fatal: Needed a single revision\n");
+    Ok(128)
+}
+
+/// `A..B` (B, then A excluded) and `A...B` (B, A, then their merge base excluded), as
+/// `rev-parse` prints them; None when `a` is not a range of commits.
+fn range(repo: &Repo, a: &str, pre: &[u8], shown: RevShow, short: Option<usize>) -> Option<String> {
+    let i = a.find("..")?;
+    let symmetric = a[i + 2..].starts_with('.');
+    let (x, y) = (&a[..i], &a[i + 2 + usize::from(symmetric)..]);
+    // `..` alone is the parent directory.
+    if x.is_empty() && y.is_empty() && !symmetric {
+        return None;
+    }
+    let (x, y) = (
+        if x.is_empty() { "HEAD" } else { x },
+        if y.is_empty() { "HEAD" } else { y },
+    );
+    let start = super::rev::lookup(repo, x, pre).ok()?;
+    let end = super::rev::lookup(repo, y, pre).ok()?;
+    let (sc, ec) = (repo.peel_commit(&start).ok()?, repo.peel_commit(&end).ok()?);
+    let mut out = String::new();
+    show_rev(repo, &mut out, shown, short, false, &end, Some(y));
+    show_rev(repo, &mut out, shown, short, !symmetric, &start, Some(x));
+    if symmetric && let Ok(Some(base)) = super::merge::merge_base(repo, sc, ec) {
+        show_rev(repo, &mut out, shown, short, true, &base, None);
+    }
+    Some(out)
+}
+
+/// One revision as `rev-parse` prints it: its id (abbreviated with `--short`, after `^` when
+/// excluded), or for a name with `--abbrev-ref` / `--symbolic-full-name` the ref it names
+/// (nothing when it names none), with `--symbolic` the name itself.
+fn show_rev(
+    repo: &Repo,
+    out: &mut String,
+    shown: RevShow,
+    short: Option<usize>,
+    reversed: bool,
+    id: &Oid,
+    name: Option<&str>,
+) {
+    let mark = if reversed { "^" } else { "" };
+    let name = match name {
+        Some(n) if shown != RevShow::Id => n,
+        _ => {
+            let h = hex(id);
+            let h = short.map_or(h.as_str(), |n| &h[..n]);
+            out.push_str(&format!("{mark}{h}\n"));
+            return;
+        }
+    };
+    if shown == RevShow::AsGiven {
+        out.push_str(&format!("{mark}{name}\n"));
+        return;
+    }
+    let full = if name == "HEAD" || name == "@" {
+        Some(repo.head().0.unwrap_or_else(|| "HEAD".into()))
+    } else if let Some(at) = name.find("@{") {
+        let branch = match &name[..at] {
+            "" | "HEAD" | "@" => repo
+                .head()
+                .0
+                .map(|b| b.trim_start_matches("refs/heads/").to_string()),
+            b => Some(b.to_string()),
+        };
+        let spec = name[at + 2..].trim_end_matches('}').to_ascii_lowercase();
+        match (branch, spec.as_str()) {
+            (Some(b), "u" | "upstream") => {
+                upstream_of(repo, &b).map(|u| format!("refs/remotes/{u}"))
+            }
+            _ => None,
+        }
+    } else {
+        // A symbolic ref is shown as the ref it leads to.
+        super::rev::full_ref(repo, name).map(|mut n| {
+            for _ in 0..8 {
+                match repo.read_ref(&n) {
+                    Some(super::repo::RefValue::Symbolic(t)) => n = t,
+                    _ => break,
+                }
+            }
+            n
+        })
+    };
+    let Some(full) = full else {
+        return;
+    };
+    let text = match shown {
+        RevShow::AbbrevRef => ["refs/heads/", "refs/tags/", "refs/remotes/", "refs/"]
+            .iter()
+            .find_map(|p| full.strip_prefix(p))
+            .unwrap_or(&full)
+            .to_string(),
+        _ => full,
+    };
+    out.push_str(&format!("{mark}{text}\n"));
 }
 
 /// What a detached HEAD was checked out from, as git finds it: the last `checkout: moving
@@ -368,14 +520,6 @@ fn detached_from(repo: &Repo, head: &Oid) -> Option<(bool, String)> {
         _ => abbrev(&new),
     };
     Some((new == *head, name))
-}
-
-fn unknown_rev(rev: &str) -> String {
-    format!(
-        "{rev}\nfatal: ambiguous argument '{rev}': unknown revision or path not in the working tree.\n\
-         Use '--' to separate paths from revisions, like this:\n\
-         'git <command> [<revision>...] -- [<file>...]'"
-    )
 }
 
 fn branch(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
@@ -542,41 +686,11 @@ pub(super) fn load_conflicts(repo: &Repo) -> Result<Vec<IndexEntry>, String> {
         .collect())
 }
 
-fn load_all(repo: &Repo) -> Result<Vec<IndexEntry>, String> {
+pub(super) fn load_all(repo: &Repo) -> Result<Vec<IndexEntry>, String> {
     match std::fs::read(repo.git_dir.join("index")) {
         Ok(d) => read_index(&d),
         Err(_) => Ok(Vec::new()),
     }
-}
-
-fn ls_files(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
-    if let Some(a) = args.iter().find(|a| a.starts_with('-')) {
-        return Err(format!(
-            "fatal: 'git ls-files {a}' is not supported in burrow"
-        ));
-    }
-    let pre = prefix(repo, cwd);
-    let mut out = String::new();
-    for e in load_index(repo)? {
-        let inside =
-            pre.is_empty() || (e.path.starts_with(&pre) && e.path.get(pre.len()) == Some(&b'/'));
-        if !inside {
-            continue;
-        }
-        let rel = relative(&e.path, &pre);
-        if !args.is_empty()
-            && !args.iter().any(|a| {
-                let a = a.trim_end_matches('/').as_bytes();
-                rel == a || (rel.starts_with(a) && rel.get(a.len()) == Some(&b'/')) || a == b"."
-            })
-        {
-            continue;
-        }
-        out.push_str(&quote(&rel));
-        out.push('\n');
-    }
-    io.print(&out);
-    Ok(0)
 }
 
 /// `git config`: get (`KEY`, `--get KEY`), set (`KEY VALUE`), `--unset KEY` and
@@ -872,24 +986,61 @@ pub(super) fn worktree_change(tree: &mut TreeStat, e: &IndexEntry) -> Option<cha
 /// The ignore rules of one directory (its `.gitignore`).
 pub(super) struct Ignores {
     stack: Vec<ignore::gitignore::Gitignore>,
+    /// Patterns above every file's (`ls-files -x`).
+    top: Option<ignore::gitignore::Gitignore>,
+    /// Whether directories' `.gitignore` files count (`ls-files` reads them only with
+    /// `--exclude-standard`).
+    per_dir: bool,
 }
 
 impl Ignores {
     /// No rules (`git add -f`).
     pub(super) fn none() -> Ignores {
-        Ignores { stack: Vec::new() }
+        Ignores {
+            stack: Vec::new(),
+            top: None,
+            per_dir: true,
+        }
     }
 
     /// The rules of `.git/info/exclude`.
     pub(super) fn new(repo: &Repo, work: &Path) -> Ignores {
-        let mut ign = Ignores { stack: Vec::new() };
+        Ignores::with_rules(repo, work, true, true, &[], &[])
+    }
+
+    /// The rules `ls-files` is given: `patterns` above all, the directories' `.gitignore`
+    /// files with `per_dir`, `.git/info/exclude` with `standard`, then `files`.
+    pub(super) fn with_rules(
+        repo: &Repo,
+        work: &Path,
+        standard: bool,
+        per_dir: bool,
+        patterns: &[String],
+        files: &[PathBuf],
+    ) -> Ignores {
+        let mut ign = Ignores {
+            stack: Vec::new(),
+            top: None,
+            per_dir,
+        };
         let exclude = repo.git_dir.join("info/exclude");
-        if exclude.is_file() {
+        let lists = files
+            .iter()
+            .chain(standard.then_some(&exclude))
+            .filter(|f| f.is_file());
+        for f in lists {
             let mut b = ignore::gitignore::GitignoreBuilder::new(work);
-            let _ = b.add(&exclude);
+            let _ = b.add(f);
             if let Ok(g) = b.build() {
                 ign.stack.push(g);
             }
+        }
+        if !patterns.is_empty() {
+            let mut b = ignore::gitignore::GitignoreBuilder::new(work);
+            for p in patterns {
+                let _ = b.add_line(None, p);
+            }
+            ign.top = b.build().ok();
         }
         ign
     }
@@ -921,6 +1072,7 @@ impl Ignores {
     }
 
     fn push_file(&mut self, gi: &Path, pushed: bool) -> bool {
+        let pushed = pushed && self.per_dir;
         if pushed {
             self.stack.push(ignore::gitignore::Gitignore::new(gi).0);
         }
@@ -932,7 +1084,7 @@ impl Ignores {
     }
 
     pub(super) fn ignored(&self, path: &Path, is_dir: bool) -> bool {
-        for g in self.stack.iter().rev() {
+        for g in self.top.iter().chain(self.stack.iter().rev()) {
             match g.matched(path, is_dir) {
                 ignore::Match::Ignore(_) => return true,
                 ignore::Match::Whitelist(_) => return false,

@@ -3,6 +3,7 @@
 //! the index as parents) kept in `refs/stash` and its reflog, so native git reads burrow's
 //! stashes and the reverse; applying is the three-way merge `merge` uses.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::merge::merge_trees;
@@ -80,11 +81,12 @@ fn which(arg: Option<&String>, n: usize) -> Result<usize, String> {
     }
 }
 
-/// How git names the entry dropped: as given, else `refs/stash@{N}`.
+/// How git names the entry dropped: as given, else (for nothing or a bare number)
+/// `refs/stash@{N}`.
 fn stash_name(arg: Option<&String>, i: usize) -> String {
     match arg {
-        Some(a) => a.clone(),
-        None => format!("refs/stash@{{{i}}}"),
+        Some(a) if !a.bytes().all(|b| b.is_ascii_digit()) => a.clone(),
+        _ => format!("refs/stash@{{{i}}}"),
     }
 }
 
@@ -299,16 +301,27 @@ fn apply(
     let (Some(&base_id), Some(&i_id)) = (w.parents.first(), w.parents.get(1)) else {
         return Err(format!("fatal: {} is not a stash-like commit", hex(&w_id)));
     };
-    let head = repo.head().1;
-    let ours = head_files(repo, head)?;
-    let mut index = index_map(repo)?;
-    if index
-        .iter()
-        .any(|(p, e)| ours.get(p) != Some(&(e.mode, e.oid)))
-        || ours.keys().any(|p| !index.contains_key(p))
-    {
-        return Err("error: your local changes would be overwritten by merge; commit or stash them\nThe stash entry is kept in case you need it again.".into());
+    // The stash is merged onto the index as it is (staged changes stay staged), as git
+    // merges onto the index's tree; an unfinished merge has none.
+    let conflicts = super::porcelain::load_conflicts(repo)?;
+    if !conflicts.is_empty() {
+        let mut paths: Vec<String> = conflicts
+            .iter()
+            .map(|e| format!("{}: needs merge\n", String::from_utf8_lossy(&e.path)))
+            .collect();
+        paths.dedup();
+        io.print(&paths.concat());
+        io.eprint("error: could not write index\n");
+        if pop {
+            io.print("The stash entry is kept in case you need it again.\n");
+        }
+        return Ok(1);
     }
+    let mut index = index_map(repo)?;
+    let ours: BTreeMap<Vec<u8>, (u32, Oid)> = index
+        .iter()
+        .map(|(p, e)| (p.clone(), (e.mode, e.oid)))
+        .collect();
     let base = head_files(repo, Some(base_id))?;
     let theirs = tree_files(repo, w.tree)?;
     let staged = tree_files(repo, read_commit(repo, &i_id)?.tree)?;
@@ -321,7 +334,8 @@ fn apply(
         "Stashed changes",
     )?;
     let messages = merged.messages.clone();
-    two_way(
+    // Local changes in the way: git's refusal, then the status as it stands.
+    if let Err(e) = two_way(
         repo,
         &work,
         &ours,
@@ -329,9 +343,18 @@ fn apply(
         &mut index,
         false,
         "merge",
-    )
-    .map_err(|e| format!("{e}\nThe stash entry is kept in case you need it again."))?;
-    // Without --index the changes are left unstaged, except files the stash added.
+    ) {
+        io.eprint(&format!("{e}\n"));
+        if !quiet {
+            super::porcelain::long_status(repo, cwd, io)?;
+        }
+        if pop {
+            io.print("The stash entry is kept in case you need it again.\n");
+        }
+        return Ok(1);
+    }
+    // Without --index the changes are left unstaged, except files the stash added (git's
+    // `unstage_changes_unless_new`).
     let mut result: super::worktree::Index = super::worktree::Index::new();
     for (p, e) in &index {
         match ours.get(p) {
@@ -370,14 +393,19 @@ fn apply(
     }
     if !merged.conflicts.is_empty() {
         merged.write_conflicts(repo, &work, &result)?;
+        // -q keeps the merge's messages and leaves out the status.
         io.print(&messages);
-        super::porcelain::long_status(repo, cwd, io)?;
-        io.print("The stash entry is kept in case you need it again.\n");
+        if !quiet {
+            super::porcelain::long_status(repo, cwd, io)?;
+        }
+        if pop {
+            io.print("The stash entry is kept in case you need it again.\n");
+        }
         return Ok(1);
     }
     save_index(repo, &result)?;
+    io.print(&messages);
     if !quiet {
-        io.print(&messages);
         super::porcelain::long_status(repo, cwd, io)?;
     }
     if pop {

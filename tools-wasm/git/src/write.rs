@@ -552,8 +552,10 @@ pub(super) fn ident(sh: &dyn Ctx, repo: &Repo, who: &str) -> Result<String, Stri
     let (Some(name), Some(email)) = (name, email) else {
         return Err("Author identity unknown\n\n*** Please tell me who you are.\n\nRun\n\n  git config --global user.email \"you@example.com\"\n  git config --global user.name \"Your Name\"\n\nto set your account's default identity.\nOmit --global to set the identity only in this repository.\n\nfatal: unable to auto-detect email address (got 'agent@burrow.(none)')".into());
     };
-    let date = match var("DATE") {
-        Some(d) => parse_date(&d).ok_or_else(|| format!("fatal: invalid date format: {d}"))?,
+    // An empty date is the current time, as in git.
+    let date = match var("DATE").filter(|d| !d.is_empty()) {
+        Some(d) => super::date::parse_ident_date(&d, sh_utility::time::now())
+            .ok_or_else(|| format!("fatal: invalid date format: {d}"))?,
         None => {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -563,49 +565,6 @@ pub(super) fn ident(sh: &dyn Ctx, repo: &Repo, who: &str) -> Result<String, Stri
         }
     };
     Ok(format!("{name} <{email}> {date}"))
-}
-
-/// `SECONDS ZONE` from git's date forms burrow reads: `@SECONDS [ZONE]`, `SECONDS ZONE`, and
-/// ISO 8601 `YYYY-MM-DD[T ]HH:MM:SS[ ZONE]` (UTC without a zone).
-fn parse_date(d: &str) -> Option<String> {
-    let d = d.trim();
-    let zone_ok = |z: &str| {
-        z.len() == 5
-            && (z.starts_with('+') || z.starts_with('-'))
-            && z[1..].bytes().all(|b| b.is_ascii_digit())
-    };
-    let mut parts = d.split_whitespace();
-    let first = parts.next()?;
-    let zone = parts.next();
-    if let Ok(secs) = first.trim_start_matches('@').parse::<u64>() {
-        let z = zone.unwrap_or("+0000");
-        return zone_ok(z).then(|| format!("{secs} {z}"));
-    }
-    // ISO 8601.
-    let (date, time, zone) = if let Some((dd, t)) = first.split_once('T') {
-        (dd, t, zone)
-    } else {
-        (first, zone?, parts.next())
-    };
-    let mut ymd = date.split('-').map(|x| x.parse::<i64>().ok());
-    let (y, m, dd) = (ymd.next()??, ymd.next()??, ymd.next()??);
-    let mut hms = time.split(':').map(|x| x.parse::<i64>().ok());
-    let (h, mi, s) = (hms.next()??, hms.next()??, hms.next().unwrap_or(Some(0))?);
-    let z = zone.unwrap_or("+0000");
-    if !zone_ok(z) || !(1..=12).contains(&m) || !(1..=31).contains(&dd) {
-        return None;
-    }
-    let (yy, mm) = if m <= 2 { (y - 1, m + 9) } else { (y, m - 3) };
-    let era = yy.div_euclid(400);
-    let yoe = yy - era * 400;
-    let doy = (153 * mm + 2) / 5 + dd - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let sign = if z.starts_with('-') { -1 } else { 1 };
-    let zn: i64 = z[1..].parse().ok()?;
-    let offset = sign * ((zn / 100) * 3600 + (zn % 100) * 60);
-    let secs = days * 86400 + h * 3600 + mi * 60 + s - offset;
-    Some(format!("{secs} {z}"))
 }
 
 /// git's `whitespace` cleanup of a `-m` message: trailing spaces off each line, runs of blank
@@ -638,6 +597,7 @@ pub fn commit(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     let mut allow_empty = false;
     let mut quiet = false;
     let mut amend = Amend::default();
+    let mut date: Option<String> = None;
     let mut a = Args::with_values(args, "mF");
     while let Some(arg) = a.next() {
         let r = match arg.as_str() {
@@ -653,8 +613,9 @@ pub fn commit(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
             "--amend" => a.flag("amend").map(|_| amend.on = true),
             "--no-edit" => a.flag("no-edit").map(|_| amend.no_edit = true),
             "--reset-author" => a.flag("reset-author").map(|_| amend.reset_author = true),
-            "--fixup" | "--squash" | "-c" | "-C" | "--author" | "--date" | "-S" | "--signoff"
-            | "-s" | "--interactive" | "--patch" | "-p" | "--trailer" => {
+            "--date" => a.value("date").map(|v| date = Some(v)),
+            "--fixup" | "--squash" | "-c" | "-C" | "--author" | "-S" | "--signoff" | "-s"
+            | "--interactive" | "--patch" | "-p" | "--trailer" => {
                 io.eprint(&format!(
                     "fatal: 'git commit {arg}' is not supported in burrow\n"
                 ));
@@ -679,12 +640,43 @@ pub fn commit(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
         io.eprint("fatal: not a git repository (or any of the parent directories): .git\n");
         return 128;
     };
-    match do_commit(sh, &repo, &messages, all, allow_empty, quiet, &amend, io) {
+    let date = match date.as_deref().map(forced_date).transpose() {
+        Ok(d) => d,
+        Err(e) => {
+            io.eprint(&format!("{e}\n"));
+            return 128;
+        }
+    };
+    let r = do_commit(
+        sh,
+        &repo,
+        &messages,
+        all,
+        allow_empty,
+        quiet,
+        &amend,
+        date.as_deref(),
+        io,
+    );
+    match r {
         Ok(code) => code,
         Err(e) => {
             io.eprint(&format!("{e}\n"));
             128
         }
+    }
+}
+
+/// `commit --date`: a date as `GIT_AUTHOR_DATE` takes it, else an approximate one
+/// (`2 weeks ago`) as `--since` reads it, in UTC, as git's `parse_force_date`.
+fn forced_date(d: &str) -> Result<String, String> {
+    let now = sh_utility::time::now();
+    match super::date::parse_ident_date(d, now) {
+        Some(t) => Ok(t),
+        None if !super::date::approxidate_reads(d) => {
+            Err(format!("fatal: invalid date format: {d}"))
+        }
+        None => super::date::approxidate(d, now).map(|t| format!("{t} +0000")),
     }
 }
 
@@ -705,6 +697,7 @@ fn do_commit(
     allow_empty: bool,
     quiet: bool,
     amend: &Amend,
+    date: Option<&str>,
     io: &Io,
 ) -> Result<i32, String> {
     let Some(work) = repo.work.clone() else {
@@ -804,10 +797,16 @@ fn do_commit(
         io.eprint("Aborting commit due to empty commit message.\n");
         return Ok(1);
     }
-    let author = match &amended {
+    let mut author = match &amended {
         Some(c) if !amend.reset_author => c.author.clone(),
         _ => ident(sh, repo, "AUTHOR")?,
     };
+    // --date replaces the author's date, an amended commit's too.
+    if let Some(d) = date
+        && let Some((who, _)) = author.rsplit_once('>')
+    {
+        author = format!("{who}> {d}");
+    }
     let committer = ident(sh, repo, "COMMITTER")?;
     let mut body = format!("tree {}\n", hex(&tree));
     for p in &parents {
@@ -844,7 +843,7 @@ fn do_commit(
     if (an.clone(), ae.clone()) != super::porcelain::ident_name_email(&committer) {
         out.push_str(&format!(" Author: {an} <{ae}>\n"));
     }
-    if amended.is_some() && !amend.reset_author {
+    if (amended.is_some() && !amend.reset_author) || date.is_some() {
         let (secs, zone) = super::porcelain::ident_time(&author);
         out.push_str(&format!(
             " Date: {}\n",
@@ -1100,27 +1099,6 @@ pub fn delete_branches(repo: &Repo, names: &[String], force: bool, io: &Io) -> i
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates_parse_as_git_reads_them() {
-        assert_eq!(
-            parse_date("1700000000 +0100").as_deref(),
-            Some("1700000000 +0100")
-        );
-        assert_eq!(
-            parse_date("@1700000000").as_deref(),
-            Some("1700000000 +0000")
-        );
-        assert_eq!(
-            parse_date("2005-04-07T22:13:13").as_deref(),
-            Some("1112911993 +0000")
-        );
-        assert_eq!(
-            parse_date("2005-04-07 15:13:13 -0700").as_deref(),
-            Some("1112911993 -0700")
-        );
-        assert_eq!(parse_date("yesterday"), None);
-    }
 
     #[test]
     fn messages_cleaned_as_git_does() {

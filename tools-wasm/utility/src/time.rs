@@ -57,6 +57,22 @@ pub fn percent_format(fmt: &str, mut each: impl FnMut(char, &mut String) -> bool
     out
 }
 
+/// The months' full names, January first (strftime's `%B`; git's date parser reads them).
+pub const LONG_MON: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
 /// A small strftime for `date +FORMAT` (UTC).
 pub fn strftime(secs: i64, fmt: &str) -> String {
     let days = secs.div_euclid(86_400);
@@ -75,20 +91,6 @@ pub fn strftime(secs: i64, fmt: &str) -> String {
         "Thursday",
         "Friday",
         "Saturday",
-    ];
-    const LONG_MON: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
     ];
     let (hour, minute) = (rem / 3600, rem % 3600 / 60);
     // Day of the year: days since January 1st of `year`, plus one.
