@@ -23,6 +23,14 @@ pub fn arith_str(sh: &mut Shell, text: &str, io: &Io) -> Result<i64, Flow> {
 /// The `((...))` command: an error in the expression is reported (`bash: ((: ...`) and is
 /// the command's status 1; the shell goes on.
 pub fn arith_command(sh: &mut Shell, text: &str, io: &Io) -> Result<i32, Flow> {
+    // `((...))` is `let "..."`: its text is expanded with quote removal, so
+    // `(( x = A['k'] ))` reads the element with key k.
+    let text = if text.contains(['\'', '"']) {
+        single(sh, text, io)?
+    } else {
+        text.to_string()
+    };
+    let text = text.as_str();
     Ok(match arith_eval(sh, text, io)? {
         Ok(v) => i32::from(v == 0),
         Err(m) => {

@@ -166,7 +166,12 @@ pub fn assignment_tildes(sh: &Shell, raw: &str) -> String {
 pub fn pattern(sh: &mut Shell, raw: &str, io: &Io) -> Result<String, Flow> {
     let f = expand_word(sh, raw, io)?;
     let mut out = String::new();
-    for segs in &f.fields {
+    for (i, segs) in f.fields.iter().enumerate() {
+        // `"${a[@]}"` and `"$@"` in a pattern are their elements joined by spaces, as bash
+        // reads them in `[[ ]]` and `case`.
+        if i > 0 {
+            out.push(' ');
+        }
         for s in segs {
             if s.quoted {
                 for c in s.text.chars() {
@@ -530,6 +535,28 @@ fn eval_pieces(
                                 .map(String::from)
                                 .collect(),
                         ),
+                        // Unquoted `$*` and `${a[*]}` with IFS set to '': nothing to join
+                        // them by, so the elements stay words of their own, as `$@`'s do.
+                        ParameterExpr::Parameter {
+                            parameter:
+                                Parameter::Special(SpecialParameter::AllPositionalParameters {
+                                    concatenate: true,
+                                }),
+                            ..
+                        } if !quoted && sh.get("IFS") == Some("") => Some(sh.positional.clone()),
+                        ParameterExpr::Parameter {
+                            parameter:
+                                Parameter::NamedWithAllIndices {
+                                    name,
+                                    concatenate: true,
+                                },
+                            indirect: false,
+                        } if !quoted && sh.get("IFS") == Some("") => {
+                            Some(match sh.arrays.get(name) {
+                                Some(a) => a.values(),
+                                None => sh.get(name).map(String::from).into_iter().collect(),
+                            })
+                        }
                         ParameterExpr::MemberKeys {
                             variable_name,
                             concatenate: false,
