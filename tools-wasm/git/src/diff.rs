@@ -4,6 +4,7 @@
 //! unified format: `diff --git` headers, `index` lines, hunks with three lines of context and
 //! the default function-name context after `@@`.
 
+pub(super) use super::rev::scope_of;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -508,24 +509,6 @@ impl Pathspec {
 /// Whether `p` is in one of `specs` (all paths when there are none).
 pub(super) fn in_pathspecs(specs: &[Pathspec], p: &[u8]) -> bool {
     specs.is_empty() || specs.iter().any(|s| s.matches(p))
-}
-
-pub(super) fn scope_of(pre: &[u8], p: &str) -> Vec<u8> {
-    let mut parts: Vec<Vec<u8>> = if pre.is_empty() {
-        Vec::new()
-    } else {
-        pre.split(|&b| b == b'/').map(<[u8]>::to_vec).collect()
-    };
-    for c in p.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            c => parts.push(c.as_bytes().to_vec()),
-        }
-    }
-    parts.join(&b'/')
 }
 
 fn is_binary(d: &[u8]) -> bool {

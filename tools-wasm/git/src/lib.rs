@@ -176,7 +176,8 @@ fn dispatch(sh: &dyn Ctx, cmd: &str, rest: &[String], io: &Io) -> i32 {
         "grep" => grep::grep(sh, rest, io),
         "blame" => blame::blame(sh, rest, io),
         "apply" => apply::apply(sh, rest, io),
-        "status" | "log" | "rev-parse" | "branch" | "remote" | "ls-files" | "config" => {
+        "ls-files" => ls_files::run(sh, rest, io),
+        "status" | "log" | "rev-parse" | "branch" | "remote" | "config" => {
             porcelain::run(sh, cmd, rest, io)
         }
         c if KNOWN.contains(&c) => {

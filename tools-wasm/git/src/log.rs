@@ -27,6 +27,7 @@ use super::porcelain::{
     shallow, subject,
 };
 use super::repo::Repo;
+pub(super) use super::repo::entry_at;
 use super::{Args, usage_error};
 use sh_utility::io::Io;
 
@@ -223,26 +224,6 @@ fn scoped(repo: &Repo, tree: &Oid, scopes: &[Pathspec]) -> Result<Vec<Scoped>, S
         out.push(Scoped::Files(matched));
     }
     Ok(out)
-}
-
-/// The tree entry at `path` (from the top) in `tree`, the tree itself for an empty path.
-pub(super) fn entry_at(repo: &Repo, tree: &Oid, path: &[u8]) -> Result<Option<(u32, Oid)>, String> {
-    let parts: Vec<&[u8]> = path
-        .split(|&b| b == b'/')
-        .filter(|p| !p.is_empty())
-        .collect();
-    let mut cur = (0o40000, *tree);
-    for part in parts {
-        if cur.0 != 0o40000 {
-            return Ok(None);
-        }
-        let entries = parse_tree(&repo.read_kind(&cur.1, Kind::Tree)?)?;
-        match entries.into_iter().find(|e| e.name == part) {
-            Some(e) => cur = (e.mode, e.oid),
-            None => return Ok(None),
-        }
-    }
-    Ok(Some(cur))
 }
 
 /// A pattern of `--author`/`--grep`: a POSIX basic regular expression, as git reads them.

@@ -83,7 +83,22 @@ struct Opts {
     exclude_files: Vec<String>,
 }
 
-pub(super) fn ls_files(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
+/// `git ls-files ARGS` from the shell's working directory.
+pub fn run(sh: &dyn sh_utility::ctx::Ctx, args: &[String], io: &Io) -> i32 {
+    let (repo, cwd) = match super::open_repo(sh, io) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    match ls_files(&repo, &cwd, args, io) {
+        Ok(code) => code,
+        Err(e) => {
+            io.eprint(&format!("{e}\n"));
+            128
+        }
+    }
+}
+
+fn ls_files(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
     let mut o = Opts::default();
     let mut specs: Vec<String> = Vec::new();
     let mut a = super::Args::with_values(args, "xX");

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use super::object::{self, Commit, Kind, Oid, hex, parse_commit, parse_hex};
-use super::repo::{IndexEntry, Repo, read_index};
+use super::repo::{IndexEntry, Repo};
+pub(super) use super::repo::{load_all, upstream_of};
 use super::{Args, usage_error};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
@@ -30,7 +31,6 @@ pub fn run(sh: &dyn Ctx, cmd: &str, args: &[String], io: &Io) -> i32 {
         "rev-parse" => rev_parse(&repo, &cwd, args, io),
         "branch" => branch(&repo, args, io),
         "remote" => remote(&repo, args, io),
-        "ls-files" => super::ls_files::ls_files(&repo, &cwd, args, io),
         _ => return config(sh, Some(&repo), args, io),
     };
     match r {
@@ -686,13 +686,6 @@ pub(super) fn load_conflicts(repo: &Repo) -> Result<Vec<IndexEntry>, String> {
         .collect())
 }
 
-pub(super) fn load_all(repo: &Repo) -> Result<Vec<IndexEntry>, String> {
-    match std::fs::read(repo.git_dir.join("index")) {
-        Ok(d) => read_index(&d),
-        Err(_) => Ok(Vec::new()),
-    }
-}
-
 /// `git config`: get (`KEY`, `--get KEY`), set (`KEY VALUE`), `--unset KEY` and
 /// `--list`, in the repository's `.git/config` or with `--global` in `$HOME/.gitconfig`.
 fn config(sh: &dyn Ctx, repo: Option<&Repo>, args: &[String], io: &Io) -> i32 {
@@ -1201,18 +1194,6 @@ pub(super) fn reachable(repo: &Repo, id: Oid) -> Result<HashSet<Oid>, String> {
         .into_iter()
         .map(|(c, _)| c)
         .collect())
-}
-
-/// The upstream of branch `b` (`branch.<b>.remote` and `.merge`), as `origin/main`.
-pub(super) fn upstream_of(repo: &Repo, b: &str) -> Option<String> {
-    let remote = repo.config(&format!("branch.{b}.remote"))?;
-    let merge = repo.config(&format!("branch.{b}.merge"))?;
-    // Without the remote's fetch refspec there is no remote-tracking ref to compare with.
-    repo.config(&format!("remote.{remote}.fetch"))?;
-    Some(format!(
-        "{remote}/{}",
-        merge.trim_start_matches("refs/heads/")
-    ))
 }
 
 /// How far HEAD is ahead of and behind `upstream`: None without one, Some(None) when the

@@ -512,6 +512,46 @@ pub fn read_index(data: &[u8]) -> Result<Vec<IndexEntry>, String> {
     Ok(out)
 }
 
+/// The upstream of branch `b` (`branch.<b>.remote` and `.merge`), as `origin/main`.
+pub(super) fn upstream_of(repo: &Repo, b: &str) -> Option<String> {
+    let remote = repo.config(&format!("branch.{b}.remote"))?;
+    let merge = repo.config(&format!("branch.{b}.merge"))?;
+    // Without the remote's fetch refspec there is no remote-tracking ref to compare with.
+    repo.config(&format!("remote.{remote}.fetch"))?;
+    Some(format!(
+        "{remote}/{}",
+        merge.trim_start_matches("refs/heads/")
+    ))
+}
+
+/// Every entry of the index, all stages (none without an index file).
+pub(super) fn load_all(repo: &Repo) -> Result<Vec<IndexEntry>, String> {
+    match std::fs::read(repo.git_dir.join("index")) {
+        Ok(d) => read_index(&d),
+        Err(_) => Ok(Vec::new()),
+    }
+}
+
+/// The tree entry at `path` (from the top) in `tree`, the tree itself for an empty path.
+pub(super) fn entry_at(repo: &Repo, tree: &Oid, path: &[u8]) -> Result<Option<(u32, Oid)>, String> {
+    let parts: Vec<&[u8]> = path
+        .split(|&b| b == b'/')
+        .filter(|p| !p.is_empty())
+        .collect();
+    let mut cur = (0o40000, *tree);
+    for part in parts {
+        if cur.0 != 0o40000 {
+            return Ok(None);
+        }
+        let entries = object::parse_tree(&repo.read_kind(&cur.1, Kind::Tree)?)?;
+        match entries.into_iter().find(|e| e.name == part) {
+            Some(e) => cur = (e.mode, e.oid),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(cur))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,8 +8,7 @@
 use std::collections::BTreeSet;
 
 use super::object::{Kind, Oid, hex, parse_commit, parse_hex, tag_target};
-use super::porcelain::upstream_of;
-use super::repo::Repo;
+use super::repo::{Repo, entry_at, load_all, upstream_of};
 
 /// Why a revision names no object.
 #[derive(Debug, Default)]
@@ -330,9 +329,9 @@ fn abbreviated(repo: &Repo, prefix: &str) -> Option<Oid> {
 /// `./` or `../`, as git reads it.
 fn full_path(path: &str, pre: &[u8]) -> Vec<u8> {
     if path.starts_with("./") || path.starts_with("../") || path == "." || path == ".." {
-        super::diff::scope_of(pre, path)
+        scope_of(pre, path)
     } else {
-        super::diff::scope_of(b"", path)
+        scope_of(b"", path)
     }
 }
 
@@ -340,7 +339,7 @@ fn full_path(path: &str, pre: &[u8]) -> Vec<u8> {
 fn tree_path(repo: &Repo, treeish: &str, id: Oid, path: &str, pre: &[u8]) -> Result<Oid, RevError> {
     let tree = peel_to(repo, id, "tree", treeish).map_err(|_| RevError::default())?;
     let full = full_path(path, pre);
-    let at = |p: &[u8]| super::log::entry_at(repo, &tree, p).ok().flatten();
+    let at = |p: &[u8]| entry_at(repo, &tree, p).ok().flatten();
     if let Some((_, id)) = at(&full) {
         return Ok(id);
     }
@@ -375,7 +374,7 @@ fn index_path(repo: &Repo, spec: &str, pre: &[u8]) -> Result<Oid, RevError> {
         (0, spec)
     };
     let full = full_path(path, pre);
-    let index = super::porcelain::load_all(repo).map_err(|_| RevError::default())?;
+    let index = load_all(repo).map_err(|_| RevError::default())?;
     let find = |p: &[u8]| {
         index
             .iter()
@@ -407,4 +406,24 @@ fn index_path(repo: &Repo, spec: &str, pre: &[u8]) -> Result<Oid, RevError> {
     } else {
         format!("fatal: path '{shown}' does not exist (neither on disk nor in the index)")
     }))
+}
+
+/// `p` as a path from the top: `pre` (the working directory from the top) joined with it,
+/// `.` and `..` folded.
+pub(super) fn scope_of(pre: &[u8], p: &str) -> Vec<u8> {
+    let mut parts: Vec<Vec<u8>> = if pre.is_empty() {
+        Vec::new()
+    } else {
+        pre.split(|&b| b == b'/').map(<[u8]>::to_vec).collect()
+    };
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c.as_bytes().to_vec()),
+        }
+    }
+    parts.join(&b'/')
 }
