@@ -16,23 +16,17 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "../../embed/test_support.rs"]
+mod support;
+
+const REQUIRE: &str = "BURROW_REQUIRE_PYTHON_PACKAGE";
+
 fn required() -> bool {
-    std::env::var("BURROW_REQUIRE_PYTHON_PACKAGE").as_deref() == Ok("1")
+    support::required(REQUIRE)
 }
 
 fn skip_or_fail(why: &str) {
-    assert!(!required(), "{why} (BURROW_REQUIRE_PYTHON_PACKAGE=1)");
-    println!("skipped: {why}");
-}
-
-/// `target/<profile>`, where cargo put this run's binaries and libraries.
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    // target/<profile>/deps/pytest-<hash>
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>")
-        .to_path_buf()
+    support::skip_or_fail(REQUIRE, why)
 }
 
 /// A package directory holding `burrow/` (sources + the extension this run built).
@@ -44,17 +38,7 @@ fn assemble(into: &Path) -> Result<(), String> {
         let entry = entry.map_err(|e| e.to_string())?;
         std::fs::copy(entry.path(), dest.join(entry.file_name())).map_err(|e| e.to_string())?;
     }
-    // deps/: `cargo test` builds the extension there (only `cargo build` copies it up).
-    let lib = profile_dir()
-        .join("deps")
-        .join(if cfg!(target_os = "macos") {
-            "lib_burrow.dylib"
-        } else {
-            "lib_burrow.so"
-        });
-    if !lib.exists() {
-        return Err(format!("{} was not built", lib.display()));
-    }
+    let lib = support::built_library("_burrow")?;
     std::fs::copy(&lib, dest.join("_burrow.abi3.so")).map_err(|e| e.to_string())?;
     Ok(())
 }
@@ -80,21 +64,11 @@ fn pytest_suite() {
             python.display()
         ));
     }
-    let burrow = profile_dir().join("burrow");
     let mut cmd = Command::new(&python);
     cmd.args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs"])
-        .arg(&tests)
-        .current_dir(tmp.path())
-        // The store, cache and HOME of the tests are their own.
-        .env("HOME", tmp.path())
-        .env("XDG_DATA_HOME", tmp.path().join("data"))
-        .env(
-            "BURROW_CACHE",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("burrow-test-cache"),
-        );
-    if burrow.exists() {
-        cmd.env("BURROW_BIN", &burrow);
-    }
+        .arg(&tests);
+    // The store, cache and HOME of the tests are their own.
+    support::isolate(&mut cmd, tmp.path());
     if let Some(pp) = &pythonpath {
         cmd.env("PYTHONPATH", pp);
     }

@@ -61,40 +61,9 @@ def test_sdk_blocks_and_bad_blocks(s):
     assert s.info().version >= v
 
 
-# Memory commands run through the SDK's reference implementation and through MemoryTool.
-MEMORY_COMMANDS = [
-    {"command": "view", "path": "/memories"},
-    {"command": "create", "path": "/memories/notes.md", "file_text": "line one\nline two\n"},
-    {"command": "create", "path": "/memories/notes.md", "file_text": "again"},
-    {"command": "view", "path": "/memories/notes.md"},
-    {"command": "view", "path": "/memories/notes.md", "view_range": [2, 2]},
-    {"command": "view", "path": "/memories/notes.md", "view_range": [5, 9]},
-    {"command": "create", "path": "/memories/projects/burrow/todo.md", "file_text": "- fork\n- undo\n"},
-    {"command": "create", "path": "/memories/projects/ünïcode ✓.md", "file_text": "crlf\r\nline\r\n"},
-    {"command": "view", "path": "/memories"},
-    {"command": "view", "path": "/memories/projects"},
-    {"command": "str_replace", "path": "/memories/notes.md", "old_str": "line two", "new_str": "line 2"},
-    {"command": "str_replace", "path": "/memories/notes.md", "old_str": "absent", "new_str": "x"},
-    {"command": "str_replace", "path": "/memories/notes.md", "old_str": "line", "new_str": "x"},
-    {"command": "str_replace", "path": "/memories/projects", "old_str": "a", "new_str": "b"},
-    {"command": "insert", "path": "/memories/notes.md", "insert_line": 0, "insert_text": "top"},
-    {"command": "insert", "path": "/memories/notes.md", "insert_line": 99, "insert_text": "far"},
-    {"command": "insert", "path": "/memories/missing.md", "insert_line": 0, "insert_text": "x"},
-    {"command": "view", "path": "/memories/notes.md"},
-    {"command": "rename", "old_path": "/memories/notes.md", "new_path": "/memories/archive/notes.md"},
-    {"command": "rename", "old_path": "/memories/gone.md", "new_path": "/memories/x.md"},
-    {"command": "rename", "old_path": "/memories/archive/notes.md", "new_path": "/memories/projects/burrow/todo.md"},
-    {"command": "view", "path": "/memories/archive"},
-    {"command": "delete", "path": "/memories/projects/burrow"},
-    {"command": "delete", "path": "/memories/projects/burrow"},
-    {"command": "delete", "path": "/memories"},
-    {"command": "view", "path": "/etc/passwd"},
-    {"command": "view", "path": "/memories/../etc"},
-    {"command": "create", "path": "/memories/../../escape.md", "file_text": "x"},
-    {"command": "create", "path": "/memoriesx/a.md", "file_text": "x"},
-    {"command": "view", "path": "/memories/nope"},
-    {"command": "view", "path": "/memories"},
-]
+# Memory commands run through the SDK's reference implementation and through MemoryTool (the
+# npm package's test runs the same list against the TypeScript SDK's reference).
+MEMORY_COMMANDS = json.loads((Path(__file__).parents[3] / "fixtures/memory_commands.json").read_text("utf-8"))
 
 
 def _answers(tool, commands):
