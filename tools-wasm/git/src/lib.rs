@@ -19,7 +19,9 @@ mod push;
 mod remote;
 mod repo;
 mod rev;
+mod sequencer;
 mod stash;
+mod state;
 mod sync;
 mod tag;
 mod worktree;
@@ -42,7 +44,6 @@ const KNOWN: &[&str] = &[
     "cat-file",
     "check-ignore",
     "cherry",
-    "cherry-pick",
     "clean",
     "commit-tree",
     "count-objects",
@@ -62,11 +63,9 @@ const KNOWN: &[&str] = &[
     "mergetool",
     "notes",
     "range-diff",
-    "rebase",
     "reflog",
     "repack",
     "replace",
-    "revert",
     "shortlog",
     "show-branch",
     "show-ref",
@@ -176,6 +175,9 @@ fn dispatch(sh: &dyn Ctx, cmd: &str, rest: &[String], io: &Io) -> i32 {
         "grep" => grep::grep(sh, rest, io),
         "blame" => blame::blame(sh, rest, io),
         "apply" => apply::apply(sh, rest, io),
+        "cherry-pick" => sequencer::cherry_pick(sh, rest, io),
+        "revert" => sequencer::revert(sh, rest, io),
+        "rebase" => sequencer::rebase(sh, rest, io),
         "ls-files" => ls_files::run(sh, rest, io),
         "status" | "log" | "rev-parse" | "branch" | "remote" | "config" => {
             porcelain::run(sh, cmd, rest, io)
