@@ -5,6 +5,7 @@ mod apply;
 mod blame;
 mod clone;
 mod date;
+mod describe;
 mod diff;
 mod files;
 mod graph;
@@ -47,7 +48,6 @@ const KNOWN: &[&str] = &[
     "clean",
     "commit-tree",
     "count-objects",
-    "describe",
     "diff-files",
     "diff-index",
     "diff-tree",
@@ -178,6 +178,7 @@ fn dispatch(sh: &dyn Ctx, cmd: &str, rest: &[String], io: &Io) -> i32 {
         "cherry-pick" => sequencer::cherry_pick(sh, rest, io),
         "revert" => sequencer::revert(sh, rest, io),
         "rebase" => sequencer::rebase(sh, rest, io),
+        "describe" => describe::describe(sh, rest, io),
         "ls-files" => ls_files::run(sh, rest, io),
         "status" | "log" | "rev-parse" | "branch" | "remote" | "config" => {
             porcelain::run(sh, cmd, rest, io)
