@@ -8,6 +8,7 @@ mod date;
 mod describe;
 mod diff;
 mod files;
+mod for_each_ref;
 mod graph;
 mod grep;
 mod log;
@@ -52,7 +53,6 @@ const KNOWN: &[&str] = &[
     "diff-index",
     "diff-tree",
     "difftool",
-    "for-each-ref",
     "format-patch",
     "fsck",
     "gc",
@@ -179,6 +179,7 @@ fn dispatch(sh: &dyn Ctx, cmd: &str, rest: &[String], io: &Io) -> i32 {
         "revert" => sequencer::revert(sh, rest, io),
         "rebase" => sequencer::rebase(sh, rest, io),
         "describe" => describe::describe(sh, rest, io),
+        "for-each-ref" => for_each_ref::for_each_ref(sh, rest, io),
         "ls-files" => ls_files::run(sh, rest, io),
         "status" | "log" | "rev-parse" | "branch" | "remote" | "config" => {
             porcelain::run(sh, cmd, rest, io)
