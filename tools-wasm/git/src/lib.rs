@@ -5,8 +5,10 @@ mod apply;
 mod blame;
 mod clone;
 mod date;
+mod describe;
 mod diff;
 mod files;
+mod for_each_ref;
 mod graph;
 mod grep;
 mod log;
@@ -19,7 +21,9 @@ mod push;
 mod remote;
 mod repo;
 mod rev;
+mod sequencer;
 mod stash;
+mod state;
 mod sync;
 mod tag;
 mod worktree;
@@ -42,16 +46,13 @@ const KNOWN: &[&str] = &[
     "cat-file",
     "check-ignore",
     "cherry",
-    "cherry-pick",
     "clean",
     "commit-tree",
     "count-objects",
-    "describe",
     "diff-files",
     "diff-index",
     "diff-tree",
     "difftool",
-    "for-each-ref",
     "format-patch",
     "fsck",
     "gc",
@@ -62,11 +63,9 @@ const KNOWN: &[&str] = &[
     "mergetool",
     "notes",
     "range-diff",
-    "rebase",
     "reflog",
     "repack",
     "replace",
-    "revert",
     "shortlog",
     "show-branch",
     "show-ref",
@@ -176,6 +175,11 @@ fn dispatch(sh: &dyn Ctx, cmd: &str, rest: &[String], io: &Io) -> i32 {
         "grep" => grep::grep(sh, rest, io),
         "blame" => blame::blame(sh, rest, io),
         "apply" => apply::apply(sh, rest, io),
+        "cherry-pick" => sequencer::cherry_pick(sh, rest, io),
+        "revert" => sequencer::revert(sh, rest, io),
+        "rebase" => sequencer::rebase(sh, rest, io),
+        "describe" => describe::describe(sh, rest, io),
+        "for-each-ref" => for_each_ref::for_each_ref(sh, rest, io),
         "ls-files" => ls_files::run(sh, rest, io),
         "status" | "log" | "rev-parse" | "branch" | "remote" | "config" => {
             porcelain::run(sh, cmd, rest, io)

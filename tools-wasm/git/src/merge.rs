@@ -27,6 +27,7 @@ pub(super) fn clear_state(repo: &Repo) {
     for f in ["MERGE_HEAD", "MERGE_MSG", "MERGE_MODE"] {
         let _ = std::fs::remove_file(repo.git_dir.join(f));
     }
+    super::state::post_commit_cleanup(repo);
 }
 
 /// The commit an unfinished merge is merging (MERGE_HEAD).

@@ -1485,6 +1485,9 @@ fn status_as(
     let mut out = String::new();
     match (&branch_name, head_id) {
         (Some(b), _) => out.push_str(&format!("On branch {b}\n")),
+        (None, Some(_)) if super::state::rebase(repo).is_some() => {
+            out.push_str(&super::state::rebase_heading(repo).unwrap_or_default())
+        }
         (None, Some(id)) => match detached_from(repo, &id) {
             Some((true, name)) => out.push_str(&format!("HEAD detached at {name}\n")),
             Some((false, name)) => out.push_str(&format!("HEAD detached from {name}\n")),
@@ -1505,6 +1508,11 @@ fn status_as(
             "\nNo commits yet\n\n"
         });
     }
+    if !merging && let Some(block) = super::state::status_block(repo, !unmerged.is_empty()) {
+        out.push_str(&block);
+    }
+    // A merge or a cherry-pick (git's `whence`) has no "restore --staged" hints.
+    let no_unstage = super::state::hides_unstage_hints(repo);
     if merging {
         if unmerged.is_empty() {
             out.push_str("All conflicts fixed but you are still merging.\n  (use \"git commit\" to conclude merge)\n\n");
@@ -1521,8 +1529,8 @@ fn status_as(
     };
     if !staged.is_empty() {
         out.push_str("Changes to be committed:\n");
-        // During a merge git gives no hint here.
-        if merging {
+        // During a merge or cherry-pick git gives no hint here.
+        if no_unstage {
         } else if head_id.is_some() {
             out.push_str("  (use \"git restore --staged <file>...\" to unstage)\n");
         } else {
@@ -1540,7 +1548,7 @@ fn status_as(
     }
     if !unmerged.is_empty() {
         out.push_str("Unmerged paths:\n");
-        if !merging && head_id.is_some() {
+        if !no_unstage && head_id.is_some() {
             out.push_str("  (use \"git restore --staged <file>...\" to unstage)\n");
         }
         if unmerged.values().all(|c| *c == "UU" || *c == "AA") {

@@ -686,7 +686,32 @@ pub(super) struct Amend {
     on: bool,
     no_edit: bool,
     reset_author: bool,
+    /// `--cleanup=strip`: `#` lines leave the message (`cherry-pick --continue`).
+    strip: bool,
 }
+
+/// `git commit --no-edit --cleanup=strip`, as `cherry-pick --continue` and `revert
+/// --continue` conclude a step that stopped on a conflict.
+pub(super) fn conclude(sh: &dyn Ctx, repo: &Repo, io: &Io) -> Result<i32, String> {
+    let amend = Amend {
+        strip: true,
+        ..Amend::default()
+    };
+    do_commit(sh, repo, &[], false, false, false, &amend, None, io)
+}
+
+/// A message without its `#` comment lines (git's `strip` cleanup).
+pub(super) fn strip_comments(m: &str) -> String {
+    m.lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// What `commit` says when the cherry-pick it concludes is empty.
+pub(super) const EMPTY_PICK: &str = "The previous cherry-pick is now empty, possibly due to conflict resolution.\nIf you wish to commit it anyway, use:\n\n    git commit --allow-empty\n\n";
+pub(super) const EMPTY_PICK_SINGLE: &str = "Otherwise, please use 'git cherry-pick --skip'\n";
+const EMPTY_PICK_MULTI: &str = "and then use:\n\n    git cherry-pick --continue\n\nto resume cherry-picking the remaining commits.\nIf you wish to skip this commit, use:\n\n    git cherry-pick --skip\n\n";
 
 #[allow(clippy::too_many_arguments)]
 fn do_commit(
@@ -716,9 +741,16 @@ fn do_commit(
     } else {
         super::merge::merge_head(repo)
     };
-    let messages: Vec<String> = match (&amended, merging) {
+    // An unfinished cherry-pick or revert: the commit concludes it, with MERGE_MSG by
+    // default and (a cherry-pick) the picked commit's author.
+    let picking = (!amend.on)
+        .then(|| super::state::cherry_pick_head(repo))
+        .flatten();
+    let reverting = !amend.on && super::state::revert_head(repo).is_some();
+    let concluding = merging.is_some() || picking.is_some() || reverting;
+    let messages: Vec<String> = match (&amended, concluding) {
         (Some(c), _) if messages.is_empty() && amend.no_edit => vec![c.message.clone()],
-        (None, Some(_)) if messages.is_empty() => {
+        (None, true) if messages.is_empty() => {
             std::fs::read_to_string(repo.git_dir.join("MERGE_MSG"))
                 .map(|m| vec![m])
                 .unwrap_or_default()
@@ -788,17 +820,32 @@ fn do_commit(
         && !allow_empty
         && (parent_tree == Some(tree) || (head_id.is_none() && index.is_empty()))
     {
-        // git's status says what there is (or is not) to commit; the status is 1.
+        // git's status says what there is (or is not) to commit; the status is 1. git's
+        // advice reaches stderr first (its stdout is flushed at exit).
+        if picking.is_some() {
+            io.eprint(EMPTY_PICK);
+            if super::state::sequencer_dir(repo).join("todo").is_file() && !amend.strip {
+                io.eprint(EMPTY_PICK_MULTI);
+            } else {
+                io.eprint(EMPTY_PICK_SINGLE);
+            }
+        }
         super::porcelain::commit_status(repo, Path::new(&sh.cwd()), io)?;
         return Ok(1);
     }
-    let message = clean_message(&messages.join("\n\n"));
+    let joined = messages.join("\n\n");
+    let message = if amend.strip {
+        clean_message(&strip_comments(&joined))
+    } else {
+        clean_message(&joined)
+    };
     if message.is_empty() {
         io.eprint("Aborting commit due to empty commit message.\n");
         return Ok(1);
     }
-    let mut author = match &amended {
-        Some(c) if !amend.reset_author => c.author.clone(),
+    let mut author = match (&amended, picking) {
+        (Some(c), _) if !amend.reset_author => c.author.clone(),
+        (None, Some(p)) if !amend.reset_author => read_commit(repo, &p)?.author,
         _ => ident(sh, repo, "AUTHOR")?,
     };
     // --date replaces the author's date, an amended commit's too.
@@ -824,6 +871,10 @@ fn do_commit(
     if merging.is_some() {
         super::merge::clear_state(repo);
     }
+    if picking.is_some() || reverting {
+        let _ = std::fs::remove_file(repo.git_dir.join("MERGE_MSG"));
+        super::state::post_commit_cleanup(repo);
+    }
     if quiet {
         return Ok(0);
     }
@@ -843,7 +894,10 @@ fn do_commit(
     if (an.clone(), ae.clone()) != super::porcelain::ident_name_email(&committer) {
         out.push_str(&format!(" Author: {an} <{ae}>\n"));
     }
-    if (amended.is_some() && !amend.reset_author) || date.is_some() {
+    if (amended.is_some() && !amend.reset_author)
+        || date.is_some()
+        || (picking.is_some() && !amend.reset_author)
+    {
         let (secs, zone) = super::porcelain::ident_time(&author);
         out.push_str(&format!(
             " Date: {}\n",
@@ -860,7 +914,7 @@ fn do_commit(
 
 /// The diffstat summary git prints after a commit: files changed, insertions, deletions,
 /// then create/delete mode lines. Exact renames are shown as git shows them.
-fn summary(repo: &Repo, old: Option<Oid>, new: Oid) -> Result<String, String> {
+pub(super) fn summary(repo: &Repo, old: Option<Oid>, new: Oid) -> Result<String, String> {
     let before = match old {
         Some(t) => tree_files(repo, t)?,
         None => BTreeMap::new(),
