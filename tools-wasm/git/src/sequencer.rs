@@ -800,12 +800,31 @@ fn rollback_is_safe(repo: &Repo) -> bool {
     saved == repo.head().1
 }
 
+/// `git reset --hard TO`, as git's rebase runs it for `--skip` and `--abort`: local
+/// changes are dropped (git drops them too).
 fn reset_to(repo: &Repo, to: Option<Oid>) -> Result<(), String> {
     let work = work_of(repo)?;
     let head = repo.head().1;
     let files = head_files(repo, to)?;
     let mut index = index_map(repo)?;
     hard_reset(repo, &work, head, &files, &mut index)
+}
+
+/// `git reset --merge TO`, which git's sequencer runs to drop a step (`--skip`) or go back
+/// (`--abort`): local changes the reset need not touch survive it; the error is git's
+/// refusal when they would be lost, nothing changed.
+fn merge_to(repo: &Repo, to: Oid) -> Result<(), String> {
+    let work = work_of(repo)?;
+    let files = head_files(repo, Some(to))?;
+    super::worktree::merge_reset(repo, &work, &files, &hex(&to))?;
+    // As `git reset` does, whatever the mode.
+    if let Some(h) = repo.head().1 {
+        write_file(
+            &repo.git_dir.join("ORIG_HEAD"),
+            format!("{}\n", hex(&h)).as_bytes(),
+        )?;
+    }
+    Ok(())
 }
 
 fn seq_skip(sh: &dyn Ctx, repo: &Repo, action: Action, io: &Io) -> Result<i32, String> {
@@ -825,7 +844,16 @@ fn seq_skip(sh: &dyn Ctx, repo: &Repo, action: Action, io: &Io) -> Result<i32, S
             ));
         }
     }
-    reset_to(repo, repo.head().1)?;
+    if let Some(h) = repo.head().1 {
+        merge_to(repo, h).map_err(|e| {
+            format!(
+                "{e}\nerror: failed to skip the commit\nfatal: {} failed",
+                action.cmd()
+            )
+        })?;
+    } else {
+        reset_to(repo, None)?;
+    }
     super::merge::clear_state(repo);
     if !sequencer_dir(repo).join("todo").is_file() {
         return Ok(0);
@@ -835,13 +863,17 @@ fn seq_skip(sh: &dyn Ctx, repo: &Repo, action: Action, io: &Io) -> Result<i32, S
     pick_all(sh, repo, Opts::default(), rest, true, io)
 }
 
-fn seq_abort(sh: &dyn Ctx, repo: &Repo, _action: Action, io: &Io) -> Result<i32, String> {
+fn seq_abort(sh: &dyn Ctx, repo: &Repo, action: Action, io: &Io) -> Result<i32, String> {
     let head_file = std::fs::read_to_string(sequencer_dir(repo).join("head")).ok();
     let Some(orig) = head_file else {
         if cherry_pick_head(repo).is_none() && revert_head(repo).is_none() {
             return Err("error: no cherry-pick or revert in progress".into());
         }
-        reset_to(repo, repo.head().1)?;
+        // A single pick: git's `reset --merge` refusal is all it says (128).
+        match repo.head().1 {
+            Some(h) => merge_to(repo, h)?,
+            None => reset_to(repo, None)?,
+        }
         super::merge::clear_state(repo);
         return Ok(0);
     };
@@ -850,7 +882,7 @@ fn seq_abort(sh: &dyn Ctx, repo: &Repo, _action: Action, io: &Io) -> Result<i32,
         io.eprint("warning: You seem to have moved HEAD. Not rewinding, check your HEAD!\n");
     } else if let Some(o) = orig {
         let head = repo.head().1;
-        reset_to(repo, Some(o))?;
+        merge_to(repo, o).map_err(|e| format!("{e}\nfatal: {} failed", action.cmd()))?;
         set_head(sh, repo, head, o, &format!("reset: moving to {}", hex(&o)))?;
     }
     let _ = std::fs::remove_dir_all(sequencer_dir(repo));

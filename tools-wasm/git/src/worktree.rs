@@ -1,7 +1,8 @@
 //! Moving the work tree and the index between commits, as git's two-way merge does:
 //! `checkout`/`switch` to another branch or commit (local changes carried when the two
 //! commits agree on a path, refused with git's message when they would be overwritten),
-//! `checkout [REV] -- PATHS`, `restore`, and `reset` (`--soft`, `--mixed`, `--hard`, paths).
+//! `checkout [REV] -- PATHS`, `restore`, and `reset` (`--soft`, `--mixed`, `--hard`,
+//! `--merge`, paths).
 //! Every check runs before the first file is written, so a refused command changes nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -1000,6 +1001,72 @@ pub(super) fn hard_reset(
     save_index_resolved(repo, index)
 }
 
+/// `reset --merge` to `to`, as git's one-way merge runs it: a path whose index entry
+/// already is `to`'s keeps its entry and its file, local changes and all; any other path
+/// (conflicts included) becomes `to`'s, which git refuses, changing nothing, when its file
+/// has unstaged changes or an untracked file stands where `to` puts one. Only the first
+/// such path is named, with `rev` (what the reset was asked for) in the fatal line.
+pub(super) fn merge_reset(repo: &Repo, work: &Path, to: &Files, rev: &str) -> Result<(), String> {
+    let index = index_map(repo)?;
+    let conflicted: BTreeSet<Vec<u8>> = super::porcelain::load_conflicts(repo)?
+        .into_iter()
+        .map(|e| e.path)
+        .collect();
+    let mut paths: BTreeSet<&Vec<u8>> = to.keys().collect();
+    paths.extend(index.keys());
+    paths.extend(conflicted.iter());
+    let refuse =
+        |why: String| format!("{why}\nfatal: Could not reset index file to revision '{rev}'.");
+    let mut tree = TreeStat::new(work);
+    let mut ign: Option<super::porcelain::Ignores> = None;
+    let mut writes: Vec<(Vec<u8>, u32, Oid)> = Vec::new();
+    let mut removes: Vec<Vec<u8>> = Vec::new();
+    let mut next = Index::new();
+    for p in paths {
+        let t = to.get(p).copied();
+        let name = String::from_utf8_lossy(p);
+        match index.get(p) {
+            Some(e) if t == Some((e.mode, e.oid)) => {
+                next.insert(p.clone(), e.clone());
+                continue;
+            }
+            Some(e) => {
+                if modified(&mut tree, e) {
+                    return Err(refuse(format!(
+                        "error: Entry '{name}' not uptodate. Cannot merge."
+                    )));
+                }
+            }
+            None if conflicted.contains(p) => {}
+            None => {
+                let path = fs_path(work, p);
+                let there = path.symlink_metadata().is_ok_and(|m| !m.is_dir());
+                if there
+                    && !ign
+                        .get_or_insert_with(|| super::porcelain::Ignores::new(repo, work))
+                        .ignored(&path, false)
+                {
+                    return Err(refuse(format!(
+                        "error: Untracked working tree file '{name}' would be overwritten by merge."
+                    )));
+                }
+            }
+        }
+        match t {
+            Some((m, o)) => writes.push((p.clone(), m, o)),
+            None => removes.push(p.clone()),
+        }
+    }
+    for p in removes {
+        remove_entry(work, &p);
+    }
+    for (p, m, o) in writes {
+        let e = write_entry(repo, work, &p, m, o)?;
+        next.insert(p, e);
+    }
+    save_index_resolved(repo, &next)
+}
+
 /// The files of the commit `rev` names.
 fn commit_files(repo: &Repo, rev: &str) -> Result<Files, String> {
     let id = resolve(repo, rev).ok_or_else(|| format!("fatal: could not resolve {rev}"))?;
@@ -1025,7 +1092,7 @@ fn unstaged(work: &Path, index: &Index) -> String {
     out
 }
 
-/// `git reset [--soft | --mixed | --hard] [REV]` and `git reset [REV] [--] PATHS`.
+/// `git reset [--soft | --mixed | --hard | --merge] [REV]` and `git reset [REV] [--] PATHS`.
 pub fn reset(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     const USAGE: &str = "git reset [--mixed | --soft | --hard | --merge | --keep] [-q] [<commit>]\n   or: git reset [-q] [<tree-ish>] [--] <pathspec>...";
     let mut mode: Option<&str> = None;
@@ -1038,13 +1105,13 @@ pub fn reset(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
             "--soft" => a.flag("soft").map(|_| mode = Some("soft")),
             "--mixed" => a.flag("mixed").map(|_| mode = Some("mixed")),
             "--hard" => a.flag("hard").map(|_| mode = Some("hard")),
+            "--merge" => a.flag("merge").map(|_| mode = Some("merge")),
             "-q" | "--quiet" => a.flag("quiet").map(|_| quiet = true),
             "--" => {
                 dashdash = Some(a.rest());
                 Ok(())
             }
-            "--merge"
-            | "--keep"
+            "--keep"
             | "-p"
             | "--patch"
             | "-N"
@@ -1178,6 +1245,7 @@ fn do_reset(
     match mode.unwrap_or("mixed") {
         "soft" => {}
         "hard" => hard_reset(repo, &work, head, &to, &mut index)?,
+        "merge" => merge_reset(repo, &work, &to, rev.as_deref().unwrap_or("HEAD"))?,
         _ => {
             let old = std::mem::take(&mut index);
             for (p, &(m, o)) in &to {
@@ -1187,6 +1255,13 @@ fn do_reset(
         }
     }
     super::merge::clear_state(repo);
+    // git keeps where HEAD was in ORIG_HEAD, whatever the mode.
+    if let Some(h) = head {
+        write_file(
+            &repo.git_dir.join("ORIG_HEAD"),
+            format!("{}\n", hex(&h)).as_bytes(),
+        )?;
+    }
     let (head_ref, _) = repo.head();
     let r = head_ref.unwrap_or_else(|| "HEAD".into());
     write_file(
