@@ -58,15 +58,17 @@ const classes = {
 };
 
 /**
- * The native addon rejects with `[Class] message`; this is the error to throw instead, made
- * here so that its stack is the caller's.
+ * The native addon answers a failure as `[Class] message` (a string, or an Error it threw);
+ * this is the error to throw instead.
  * @param {unknown} e
  * @returns {Error}
  */
 export function translate(e) {
-  if (!(e instanceof Error)) return new BurrowError(String(e));
+  if (typeof e === "string") e = { message: e };
+  else if (!(e instanceof Error)) return new BurrowError(String(e));
   const m = /^\[(\w+)\] ([\s\S]*)$/.exec(e.message);
-  if (!m) return e;
+  // Node-API's own argument checks (`StringExpected`, `InvalidArg`...): a value of the wrong type.
+  if (!m) return /Expected$|^InvalidArg$/.test(e.code ?? "") ? new InvalidInput(e.message) : e;
   const Class = classes[m[1]] ?? BurrowError;
   return new Class(m[2]);
 }

@@ -127,8 +127,17 @@ function block(b) {
  * processes may open one store at once. Opening starts at once and completes in the
  * background; an error opening it is thrown by the first call (or by `Sandbox.open`).
  */
+/** Calls in flight in this process, by ticket: [resolve, reject, sandbox]. */
+const inflight = new Map();
+let ticket = 0;
+
 export class Sandbox {
   #core;
+  /** How many of this store's calls are in flight, whether the addon holds the event loop
+   * for them, and whether letting go is scheduled. */
+  #inflight = 0;
+  #held = false;
+  #releasing = false;
   /** The native store once open (calls then skip awaiting #core). */
   #open = null;
   /** Per session id, the last call queued on it: calls on one session run in call order. */
@@ -141,12 +150,13 @@ export class Sandbox {
     }
     /** The store file or URL. */
     this.path = store ?? native.defaultStorePath();
-    this.#core = call(() => native.open(this.path));
+    this.#core = call(() => native.open(this.path)).then((core) => {
+      core.attach(Sandbox.#settle);
+      this.#open = core;
+      return core;
+    });
     // Nobody may be waiting yet; the first call reports the failure.
-    this.#core.then(
-      (core) => (this.#open = core),
-      () => {},
-    );
+    this.#core.catch(done);
   }
 
   /** Opens a store and waits until it is open (so that an error is thrown here). */
@@ -156,11 +166,51 @@ export class Sandbox {
     return sb;
   }
 
-  /** @internal Runs `f` on the native store. */
+  /**
+   * @internal Runs `f(core, ticket)` on the native store: it starts the call and returns;
+   * the answer comes back through `Sandbox.#settle` with the same ticket.
+   */
   _run(f) {
     const core = this.#open;
-    if (core) return call(() => f(core));
-    return this.#core.then((core) => call(() => f(core)));
+    if (!core) return this.#core.then(() => this._run(f));
+    return new Promise((resolve, reject) => {
+      ticket = ticket >= 0x7fffffff ? 1 : ticket + 1;
+      try {
+        f(core, ticket);
+      } catch (e) {
+        reject(translate(e));
+        return;
+      }
+      inflight.set(ticket, [resolve, reject, this]);
+      this.#inflight++;
+      // The answer channel keeps node running only while some call of this store is out.
+      if (!this.#held) {
+        core.hold(true);
+        this.#held = true;
+      }
+    });
+  }
+
+  /** Where the addon answers every call: settles the promise `_run` made for `t`. */
+  static #settle(t, answer, failure) {
+    const call = inflight.get(t);
+    if (!call) return;
+    inflight.delete(t);
+    const [resolve, reject, sb] = call;
+    // Let go of the event loop once nothing is out, checked after this turn's callbacks: a
+    // loop awaiting one call after another keeps it held instead of letting go every call.
+    if (--sb.#inflight === 0 && !sb.#releasing) {
+      sb.#releasing = true;
+      setImmediate(() => {
+        sb.#releasing = false;
+        if (sb.#inflight === 0 && sb.#held) {
+          sb.#open.hold(false);
+          sb.#held = false;
+        }
+      });
+    }
+    if (failure == null) resolve(answer);
+    else reject(translate(failure));
   }
 
   /**
@@ -194,8 +244,8 @@ export class Sandbox {
       return [k, v];
     });
     env.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    const info = await this._run((core) =>
-      core.create({
+    const info = await this._run((core, t) =>
+      core.create(t, {
         name: name ?? undefined,
         allowNet: strings(options.allowNet, "allowNet"),
         secrets: strings(options.secrets, "secrets"),
@@ -211,13 +261,14 @@ export class Sandbox {
   /** The session an id, a unique id prefix or a name designates. */
   async open(idOrName) {
     if (typeof idOrName !== "string") throw new InvalidInput("a session key is a string");
-    const info = await this._run(async (core) => core.info(await core.resolve(idOrName)));
+    const id = await this._run((core, t) => core.resolve(t, idOrName));
+    const info = await this._run((core, t) => core.info(t, id));
     return new Session(this, JSON.parse(info));
   }
 
   /** Every session in the store. */
   async list() {
-    const list = await this._run((core) => core.list());
+    const list = await this._run((core, t) => core.list(t));
     return JSON.parse(list).map(sessionInfo);
   }
 
@@ -228,7 +279,7 @@ export class Sandbox {
    */
   async gc({ keepLast, graceMs = 600_000 } = {}) {
     const keep = keepLast == null ? undefined : count(keepLast, "keepLast");
-    const r = JSON.parse(await this._run((core) => core.gc(keep, graceMs)));
+    const r = JSON.parse(await this._run((core, t) => core.gc(t, keep, graceMs)));
     return {
       versionsDeleted: r.versions_deleted,
       objectsDeleted: r.objects_deleted,
@@ -240,12 +291,12 @@ export class Sandbox {
 
   /** Checks the whole store (`burrow fsck`). */
   async fsck() {
-    return JSON.parse(await this._run((core) => core.fsck()));
+    return JSON.parse(await this._run((core, t) => core.fsck(t)));
   }
 
   /** @internal Benchmark baseline: n reads looped inside the addon; seconds. */
   async _benchRead(id, path, n) {
-    return this._run((core) => core.benchRead(id, path, n));
+    return this._run((core, t) => core.benchRead(t, id, path, n));
   }
 }
 
@@ -269,7 +320,7 @@ export class Session {
 
   /** The session's current info (version, size, last activity). */
   async info() {
-    return sessionInfo(JSON.parse(await this.#run((core) => core.info(this.id))));
+    return sessionInfo(JSON.parse(await this.#run((core, t) => core.info(t, this.id))));
   }
 
   /**
@@ -280,7 +331,7 @@ export class Session {
   async sh(command, { timeoutMs, stdin } = {}) {
     if (typeof command !== "string") throw new InvalidInput("a command is a string");
     const input = stdin == null ? undefined : bytes(stdin, "stdin");
-    const r = await this.#run((core) => core.sh(this.id, command, input, timeoutMs));
+    const r = await this.#run((core, t) => core.sh(t, this.id, command, input, timeoutMs));
     return {
       exitCode: r.exitCode,
       stdout: text(r.stdout),
@@ -298,7 +349,7 @@ export class Session {
     if (input == null || typeof input !== "object" || Array.isArray(input)) {
       throw new InvalidInput("the tool input must be an object");
     }
-    const out = await this.#run((core) => core.call(this.id, family, name, JSON.stringify(input)));
+    const out = await this.#run((core, t) => core.call(t, this.id, family, name, JSON.stringify(input)));
     return JSON.parse(out);
   }
 
@@ -316,13 +367,13 @@ export class Session {
 
   /** A file's bytes at the head. Makes no version. */
   readBytes(path) {
-    return this.#run((core) => core.read(this.id, path));
+    return this.#run((core, t) => core.read(t, this.id, path));
   }
 
   /** Writes a file (parent directories created) as one version; resolves to the version. */
   async write(path, data) {
     const b = bytes(data, "data");
-    return this.#run((core) => core.write(this.id, path, b));
+    return this.#run((core, t) => core.write(t, this.id, path, b));
   }
 
   /**
@@ -352,7 +403,7 @@ export class Session {
   /** `n` copies of the session as it is now, in O(1) each (no data is copied). */
   async fork(n = 1) {
     count(n, "n", 1);
-    const ids = await this.#run((core) => core.fork(this.id, n));
+    const ids = await this.#run((core, t) => core.fork(t, this.id, n));
     return Promise.all(ids.map((id) => this.sandbox.open(id)));
   }
 
@@ -362,13 +413,13 @@ export class Session {
    * includes the system area (/tmp, /memories).
    */
   async diff(other, { all = false } = {}) {
-    const d = await this.#run((core) => core.diff(key(other), this.id, all));
+    const d = await this.#run((core, t) => core.diff(t, key(other), this.id, all));
     return { a: d.a, b: d.b, changes: JSON.parse(d.changes), patch: d.patch };
   }
 
   /** Moves the session back to the tree before its last change, as a new version. */
   async undo() {
-    return this.#run((core) => core.undo(this.id));
+    return this.#run((core, t) => core.undo(t, this.id));
   }
 
   /**
@@ -376,17 +427,17 @@ export class Session {
    * session), as a new version; resolves to it.
    */
   async checkout(version) {
-    return this.#run((core) => core.checkout(this.id, key(version)));
+    return this.#run((core, t) => core.checkout(t, this.id, key(version)));
   }
 
   /** Names the session's current version; resolves to it. */
   async label(name) {
-    return this.#run((core) => core.label(this.id, name));
+    return this.#run((core, t) => core.label(t, this.id, name));
   }
 
   /** The session's versions, newest first. */
   async history({ limit = 100 } = {}) {
-    const rows = await this.#run((core) => core.history(this.id, count(limit, "limit")));
+    const rows = await this.#run((core, t) => core.history(t, this.id, count(limit, "limit")));
     return JSON.parse(rows).map((v) => ({
       version: v.version,
       parent: v.parent ?? null,
@@ -403,8 +454,8 @@ export class Session {
    */
   async log({ kind, after = 0, limit = 1000 } = {}) {
     if (!Number.isSafeInteger(after)) throw new InvalidInput(`after must be an integer, got ${after}`);
-    const rows = await this.#run((core) =>
-      core.log(this.id, after, count(limit, "limit"), kind ?? undefined),
+    const rows = await this.#run((core, t) =>
+      core.log(t, this.id, after, count(limit, "limit"), kind ?? undefined),
     );
     return JSON.parse(rows).map((e) => ({
       seq: e.seq,
@@ -419,7 +470,7 @@ export class Session {
 
   /** Writes the session's tree to a host directory, or a tar file if `path` ends in `.tar`. */
   async export(path) {
-    return JSON.parse(await this.#run((core) => core.export(this.id, path)));
+    return JSON.parse(await this.#run((core, t) => core.export(t, this.id, path)));
   }
 
   /** Writes the session's tree to a tar file at `path`. */
@@ -432,7 +483,7 @@ export class Session {
 
   /** Deletes the session (its unique data is reclaimed by Sandbox.gc). */
   async delete() {
-    await this.#run((core) => core.delete(this.id));
+    await this.#run((core, t) => core.delete(t, this.id));
   }
 
   /**
@@ -455,7 +506,7 @@ export class Session {
    */
   async runToolUse(toolUse, { family = "api" } = {}) {
     const json = block(toolUse);
-    return JSON.parse(await this.#run((core) => core.toolUse(this.id, family, json)));
+    return JSON.parse(await this.#run((core, t) => core.toolUse(t, this.id, family, json)));
   }
 
   toString() {

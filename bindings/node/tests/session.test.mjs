@@ -186,6 +186,7 @@ test("errors: typed classes with the CLI's messages; the session unchanged", asy
   assert.match((await s.sh("ls new")).stderr, /No such file/);
   await assert.rejects(s.sh("echo", { timeoutMs: -5 }), /timeoutMs must be a positive number of milliseconds/);
   await assert.rejects(s.sh(42), burrow.InvalidInput);
+  await assert.rejects(s.read(42), (e) => e instanceof burrow.InvalidInput && /String/.test(e.message));
   await assert.rejects(s.fork(0), burrow.InvalidInput);
   await assert.rejects(s.checkout({}), burrow.InvalidInput);
   // A store that cannot be opened: the first call says why.
