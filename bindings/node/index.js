@@ -118,6 +118,10 @@ function block(b) {
   return JSON.stringify(b);
 }
 
+/** Calls in flight in this process, by ticket: [resolve, reject, sandbox]. */
+const inflight = new Map();
+let ticket = 0;
+
 /**
  * An open burrow store: the sessions in it, created, found, collected and checked.
  *
@@ -127,10 +131,6 @@ function block(b) {
  * processes may open one store at once. Opening starts at once and completes in the
  * background; an error opening it is thrown by the first call (or by `Sandbox.open`).
  */
-/** Calls in flight in this process, by ticket: [resolve, reject, sandbox]. */
-const inflight = new Map();
-let ticket = 0;
-
 export class Sandbox {
   #core;
   /** How many of this store's calls are in flight, whether the addon holds the event loop

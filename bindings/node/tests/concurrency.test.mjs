@@ -1,8 +1,9 @@
 // Calls run off the event loop's thread; many at once on many sessions, and on one.
 
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { test } from "node:test";
-import { burrow, freshStore } from "./helpers.mjs";
+import { burrow, freshStore, packageUrl } from "./helpers.mjs";
 
 test("100 parallel calls on 10 sessions from one process", async (t) => {
   const sb = new burrow.Sandbox(freshStore(t));
@@ -59,4 +60,24 @@ test("calls on one session run in call order, each its own version", async (t) =
   // In the order they were called, and a read called after them sees them all.
   const lines = (await s.read("log.txt")).trim().split("\n");
   assert.deepEqual(lines, Array.from({ length: 20 }, (_, i) => String(i)));
+});
+
+test("a script stays alive while calls are out and ends when the last one answers", async (t) => {
+  const store = freshStore(t);
+  // Nothing but the calls keeps this script running: no await at the top, no timers.
+  const script = `
+    const { Sandbox } = await import(process.argv[1]);
+    const sb = new Sandbox(process.argv[2]);
+    sb.create("alive").then((s) => {
+      s.sh("i=0; while [ $i -lt 5000 ]; do i=$((i+1)); done; echo answered $i").then((r) => process.stdout.write(r.stdout));
+    });
+  `;
+  const target = packageUrl();
+  const run = await new Promise((resolve) =>
+    execFile(process.execPath, ["--input-type=module", "-e", script, target, store], { encoding: "utf8", timeout: 120_000 }, (error, stdout, stderr) =>
+      resolve({ error, stdout, stderr }),
+    ),
+  );
+  assert.equal(run.error, null, run.stderr);
+  assert.equal(run.stdout, "answered 5000\n");
 });

@@ -26,6 +26,11 @@ function resolver() {
 
 const resolve = resolver();
 
+/** The URL of the package's main module under test (for scripts run in a child process). */
+export function packageUrl() {
+  return resolve("");
+}
+
 /** The package's main module, `burrow-sandbox/ai` or `burrow-sandbox/anthropic`. */
 export async function load(sub = "") {
   return import(resolve(sub));
