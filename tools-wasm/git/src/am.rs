@@ -114,10 +114,7 @@ pub fn am(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
         }
     }
     let r = match action {
-        Some(act) if !state_dir(&repo).is_dir() => {
-            let _ = act;
-            Err(NOT_RESUMING.to_string())
-        }
+        Some(_) if !state_dir(&repo).is_dir() => Err(NOT_RESUMING.to_string()),
         Some("abort") => abort(sh, &repo),
         Some("skip") => skip(sh, &repo, io),
         Some(_) => resume(sh, &repo, io),

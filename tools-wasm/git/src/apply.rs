@@ -312,7 +312,7 @@ fn write_state(
                     std::fs::write(&file, data)
                         .map_err(|e| format!("error: unable to write file '{path}': {e}"))?;
                 }
-                None => super::worktree::remove_entry(&top, path.as_bytes()),
+                None => super::worktree::remove_entry(top, path.as_bytes()),
             }
         }
         if let (Some(r), Some(ix)) = (repo, index.as_mut()) {

@@ -396,7 +396,7 @@ mod tests {
 
     #[test]
     fn names_and_subjects_as_git_makes_them() {
-        assert_eq!(sanitized("Fix: the *thing*... now."), "Fix-the-thing.-now");
+        assert_eq!(sanitized("Fix: the *thing*... now."), "Fix-the-thing-.-now");
         assert_eq!(sanitized("Dev work"), "Dev-work");
         assert_eq!(wrapped("a b", 76), "a\n b");
         assert_eq!(wrapped("a b", 10), "a b");
