@@ -551,6 +551,57 @@ fn denied_hosts_and_unsupported_commands_say_so() {
     }
     let (_, out, _) = f.sh("nonet", "which git; git --version");
     assert!(out.starts_with("/usr/bin/git\ngit version "), "{out}");
+    // What stash, format-patch and am leave out is refused by name; format-patch signs
+    // with the version `git --version` gives.
+    let (c, _, err) = f.sh(
+        "nonet",
+        "export GIT_AUTHOR_NAME=A GIT_AUTHOR_EMAIL=a@x GIT_COMMITTER_NAME=A GIT_COMMITTER_EMAIL=a@x \
+         && mkdir -p /workspace/fp && cd /workspace/fp && git init -q && echo a > a && printf '\\0b' > b && git add a b && git commit -qm A \
+         && echo c >> a && git commit -qam C",
+    );
+    assert_eq!(c, 0, "{err}");
+    for (cmd, code, want) in [
+        (
+            "git stash -a",
+            128,
+            "fatal: 'git stash push -a' is not supported in burrow\n",
+        ),
+        (
+            "git format-patch --cover-letter -1",
+            128,
+            "fatal: 'git format-patch --cover-letter' is not supported in burrow\n",
+        ),
+        (
+            "git format-patch --root HEAD~1 --stdout",
+            128,
+            "fatal: 'git format-patch --root' is not supported in burrow\n",
+        ),
+        (
+            "git format-patch -2 --stdout",
+            128,
+            "fatal: 'git format-patch' of a binary file is not supported in burrow\n",
+        ),
+        (
+            "git am -3 x",
+            128,
+            "fatal: 'git am -3' is not supported in burrow\n",
+        ),
+    ] {
+        let (c, _, err) = f.sh("nonet", &format!("cd /workspace/fp && {cmd}"));
+        assert_eq!((c, err.as_str()), (code, want), "{cmd}");
+    }
+    let (_, version, _) = f.sh("nonet", "git --version");
+    let (_, out, _) = f.sh(
+        "nonet",
+        "cd /workspace/fp && git format-patch -1 --stdout | tail -n 3",
+    );
+    assert_eq!(
+        out,
+        format!(
+            "-- \n{}\n\n",
+            version.trim().trim_start_matches("git version ")
+        ),
+    );
 }
 
 #[test]

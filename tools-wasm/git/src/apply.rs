@@ -278,7 +278,29 @@ fn run(sh: &dyn Ctx, args: &[String], io: &Io) -> Result<i32, String> {
     }
     // Everything applies: write it.
     let mut index = index;
-    for (path, now) in &state {
+    write_state(repo.as_ref(), &top, target, &state, index.as_mut())?;
+    if let (Some(r), Some(ix)) = (&repo, &index) {
+        save_index(r, ix)?;
+    }
+    if verbose {
+        for p in &patches {
+            logs.push_str(&format!("Applied patch {} cleanly.\n", p.name()));
+        }
+    }
+    io.eprint(&logs);
+    Ok(0)
+}
+
+/// Writes what the checks left in `state`: the files (unless only the index is the
+/// target) and the index entries.
+fn write_state(
+    repo: Option<&Repo>,
+    top: &Path,
+    target: Target,
+    state: &State,
+    mut index: Option<&mut BTreeMap<Vec<u8>, IndexEntry>>,
+) -> Result<(), String> {
+    for (path, now) in state {
         let file = top.join(path);
         if target != Target::Index {
             match now {
@@ -290,10 +312,10 @@ fn run(sh: &dyn Ctx, args: &[String], io: &Io) -> Result<i32, String> {
                     std::fs::write(&file, data)
                         .map_err(|e| format!("error: unable to write file '{path}': {e}"))?;
                 }
-                None => super::worktree::remove_entry(&top, path.as_bytes()),
+                None => super::worktree::remove_entry(top, path.as_bytes()),
             }
         }
-        if let (Some(r), Some(ix)) = (&repo, index.as_mut()) {
+        if let (Some(r), Some(ix)) = (repo, index.as_mut()) {
             match now {
                 Some((data, mode)) => {
                     let oid = write_object(r, Kind::Blob, data)?;
@@ -319,16 +341,28 @@ fn run(sh: &dyn Ctx, args: &[String], io: &Io) -> Result<i32, String> {
             }
         }
     }
-    if let (Some(r), Some(ix)) = (&repo, &index) {
-        save_index(r, ix)?;
-    }
-    if verbose {
-        for p in &patches {
-            logs.push_str(&format!("Applied patch {} cleanly.\n", p.name()));
+    Ok(())
+}
+
+/// `git apply --index` of `text` at the top of the work tree, as `git am` runs it: Ok(None)
+/// once written, Ok(Some(errors)) when a patch does not apply (nothing written then).
+pub(super) fn apply_index(repo: &Repo, text: &str) -> Result<Option<String>, String> {
+    let top = super::worktree::work_of(repo)?;
+    let patches = parse(text, 1)?;
+    let mut index = index_map(repo)?;
+    let mut state: State = State::new();
+    let mut errors = String::new();
+    for p in &patches {
+        if let Err(e) = check_one(p, &top, Some(repo), Target::Both, Some(&index), &mut state) {
+            errors.push_str(&e);
         }
     }
-    io.eprint(&logs);
-    Ok(0)
+    if !errors.is_empty() {
+        return Ok(Some(errors));
+    }
+    write_state(Some(repo), &top, Target::Both, &state, Some(&mut index))?;
+    save_index(repo, &index)?;
+    Ok(None)
 }
 
 /// `--stat` as git apply prints it (its own layout, not diff's): names up to 50 columns,

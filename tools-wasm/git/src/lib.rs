@@ -1,6 +1,7 @@
 //! sh-git: git for burrow's shell: clone, fetch and push over the session's wasi:http, and
 //! the porcelain agents type (see docs/SHELL.md).
 
+mod am;
 mod apply;
 mod blame;
 mod clone;
@@ -9,6 +10,7 @@ mod describe;
 mod diff;
 mod files;
 mod for_each_ref;
+mod format_patch;
 mod graph;
 mod grep;
 mod log;
@@ -38,7 +40,6 @@ pub const VERSION: &str = "2.47.3.burrow";
 /// git's commands that burrow's git does not implement (yet): they are refused by name
 /// instead of being reported as unknown.
 const KNOWN: &[&str] = &[
-    "am",
     "annotate",
     "archive",
     "bisect",
@@ -53,7 +54,6 @@ const KNOWN: &[&str] = &[
     "diff-index",
     "diff-tree",
     "difftool",
-    "format-patch",
     "fsck",
     "gc",
     "hash-object",
@@ -175,6 +175,8 @@ fn dispatch(sh: &dyn Ctx, cmd: &str, rest: &[String], io: &Io) -> i32 {
         "grep" => grep::grep(sh, rest, io),
         "blame" => blame::blame(sh, rest, io),
         "apply" => apply::apply(sh, rest, io),
+        "am" => am::am(sh, rest, io),
+        "format-patch" => format_patch::format_patch(sh, rest, io),
         "cherry-pick" => sequencer::cherry_pick(sh, rest, io),
         "revert" => sequencer::revert(sh, rest, io),
         "rebase" => sequencer::rebase(sh, rest, io),

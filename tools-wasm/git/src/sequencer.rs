@@ -76,7 +76,13 @@ fn head_name(repo: &Repo) -> String {
 }
 
 /// Moves HEAD (the branch it is on, or HEAD itself when detached) to `id`.
-fn set_head(sh: &dyn Ctx, repo: &Repo, old: Option<Oid>, id: Oid, msg: &str) -> Result<(), String> {
+pub(super) fn set_head(
+    sh: &dyn Ctx,
+    repo: &Repo,
+    old: Option<Oid>,
+    id: Oid,
+    msg: &str,
+) -> Result<(), String> {
     let target = repo.head().0.unwrap_or_else(|| "HEAD".into());
     write_file(
         &repo.git_dir.join(&target),
@@ -87,7 +93,7 @@ fn set_head(sh: &dyn Ctx, repo: &Repo, old: Option<Oid>, id: Oid, msg: &str) -> 
 }
 
 /// Whether the index differs from HEAD's tree.
-fn index_dirty(repo: &Repo, head: Option<Oid>) -> Result<bool, String> {
+pub(super) fn index_dirty(repo: &Repo, head: Option<Oid>) -> Result<bool, String> {
     let files = head_files(repo, head)?;
     let index = index_map(repo)?;
     Ok(files.len() != index.len()
@@ -247,7 +253,7 @@ fn first_line(m: &str) -> String {
 }
 
 /// Writes the commit of a step: `tree` on HEAD, with `author` and `message`.
-fn make_commit(
+pub(super) fn make_commit(
     sh: &dyn Ctx,
     repo: &Repo,
     tree: Oid,

@@ -8,7 +8,9 @@ use std::path::Path;
 
 use super::merge::merge_trees;
 use super::object::{Kind, Oid, hex, parse_hex};
-use super::porcelain::{abbrev, head_files, read_commit, subject, tree_files};
+use super::porcelain::{
+    Ignores, abbrev, dir_entries, head_files, read_commit, subject, tree_files,
+};
 use super::repo::{IndexEntry, Repo};
 use super::worktree::{hard_reset, two_way, work_of};
 use super::write::{ident, index_map, save_index, stage, write_file, write_object, write_trees};
@@ -103,6 +105,7 @@ pub fn stash(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     let mut quiet = false;
     let mut message: Option<String> = None;
     let mut patch = false;
+    let mut untracked = false;
     let mut operands: Vec<String> = Vec::new();
     let mut a = Args::with_values(rest, "m");
     while let Some(arg) = a.next() {
@@ -113,6 +116,12 @@ pub fn stash(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
             }
             "-p" | "--patch" if sub == "show" => a.flag("patch").map(|_| patch = true),
             "--stat" if sub == "show" => Ok(()),
+            "-u" | "--include-untracked" if sub == "push" => {
+                a.flag("include-untracked").map(|_| untracked = true)
+            }
+            "--no-include-untracked" if sub == "push" => {
+                a.flag("include-untracked").map(|_| untracked = false)
+            }
             "-u"
             | "--include-untracked"
             | "-a"
@@ -146,7 +155,7 @@ pub fn stash(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
             } else if !operands.is_empty() {
                 return super::not_here(io, "stash push", "<pathspec>");
             }
-            push(sh, &repo, message, quiet, io)
+            push(sh, &repo, message, quiet, untracked, io)
         }
         "list" => {
             let mut out = String::new();
@@ -179,6 +188,7 @@ fn push(
     repo: &Repo,
     message: Option<String>,
     quiet: bool,
+    include_untracked: bool,
     io: &Io,
 ) -> Result<i32, String> {
     let work = work_of(repo)?;
@@ -206,7 +216,12 @@ fn push(
             && m.iter()
                 .all(|(p, e)| head_tree.get(p) == Some(&(e.mode, e.oid)))
     };
-    if same(&index) && same(&worktree) {
+    let untracked = if include_untracked {
+        untracked_files(repo, &work, &index)
+    } else {
+        Vec::new()
+    };
+    if same(&index) && same(&worktree) && untracked.is_empty() {
         if !quiet {
             io.print("No local changes to save\n");
         }
@@ -242,17 +257,100 @@ fn push(
         Some(m) => format!("On {branch}: {m}"),
         None => format!("WIP on {branch}: {desc}"),
     };
-    let w_commit = commit(tree_of(&worktree)?, &[head, i_commit], &msg)?;
+    let mut parents = vec![head, i_commit];
+    if !untracked.is_empty() {
+        // git's third parent: a root commit of the untracked files alone.
+        let mut files = super::worktree::Index::new();
+        for p in &untracked {
+            let path = work.join(String::from_utf8_lossy(p).as_ref());
+            if let Some(e) = stage(repo, &path, p.clone(), None)? {
+                files.insert(p.clone(), e);
+            }
+        }
+        parents.push(commit(
+            tree_of(&files)?,
+            &[],
+            &format!("untracked files on {branch}: {desc}\n"),
+        )?);
+    }
+    let w_commit = commit(tree_of(&worktree)?, &parents, &msg)?;
     let mut list = raw_entries(repo);
     list.insert(0, (w_commit, who.clone(), msg.clone()));
     save_entries(repo, &list)?;
     // Back to HEAD, as `reset --hard`; untracked files stay.
     let mut idx = index;
     hard_reset(repo, &work, Some(head), &head_tree, &mut idx)?;
+    // The stashed untracked files go, as `git clean` takes them (directories left empty too).
+    for p in &untracked {
+        super::worktree::remove_entry(&work, p);
+    }
     if !quiet {
         io.print(&format!("Saved working directory and index state {msg}\n"));
     }
     Ok(0)
+}
+
+/// Every untracked file that is not ignored, one by one (git's `ls-files -o
+/// --exclude-standard`), for `push -u`.
+fn untracked_files(repo: &Repo, work: &Path, index: &super::worktree::Index) -> Vec<Vec<u8>> {
+    fn walk(
+        dir: &Path,
+        rel: &[u8],
+        index: &super::worktree::Index,
+        ign: &mut Ignores,
+        out: &mut Vec<Vec<u8>>,
+    ) {
+        let names = dir_entries(dir);
+        let pushed = ign.push_listed(dir, &names);
+        for (name, is_dir) in names {
+            if rel.is_empty() && name == ".git" {
+                continue;
+            }
+            let mut p = rel.to_vec();
+            p.extend_from_slice(name.as_bytes());
+            let full = dir.join(&name);
+            if is_dir {
+                // A nested repository is not git's to stash.
+                if !ign.ignored(&full, true) && !full.join(".git").exists() {
+                    p.push(b'/');
+                    walk(&full, &p, index, ign, out);
+                }
+            } else if !index.contains_key(&p) && !ign.ignored(&full, false) {
+                out.push(p);
+            }
+        }
+        if pushed {
+            ign.pop();
+        }
+    }
+    let mut ign = Ignores::new(repo, work);
+    let mut out = Vec::new();
+    walk(work, b"", index, &mut ign, &mut out);
+    out.sort();
+    out
+}
+
+/// Writes the stash's untracked files back (git's `checkout-index` of its third parent):
+/// a file already there is left alone and named, and the restore fails.
+fn restore_untracked(repo: &Repo, work: &Path, u: Oid, io: &Io) -> Result<bool, String> {
+    let files = tree_files(repo, read_commit(repo, &u)?.tree)?;
+    let mut ok = true;
+    for (p, &(mode, oid)) in &files {
+        let path = work.join(String::from_utf8_lossy(p).as_ref());
+        if path.symlink_metadata().is_ok() {
+            io.eprint(&format!(
+                "{} already exists, no checkout\n",
+                String::from_utf8_lossy(p)
+            ));
+            ok = false;
+            continue;
+        }
+        super::worktree::write_entry(repo, work, p, mode, oid)?;
+    }
+    if !ok {
+        io.eprint("error: could not restore untracked files from stash\n");
+    }
+    Ok(ok)
 }
 
 fn show(repo: &Repo, arg: Option<&String>, patch: bool, io: &Io) -> Result<i32, String> {
@@ -333,7 +431,12 @@ fn apply(
         "Updated upstream",
         "Stashed changes",
     )?;
-    let messages = merged.messages.clone();
+    // git's merge says so when the stash's tree is its base's (only untracked files).
+    let messages = if base == theirs {
+        format!("Already up to date.\n{}", merged.messages)
+    } else {
+        merged.messages.clone()
+    };
     // Local changes in the way: git's refusal, then the status as it stands.
     if let Err(e) = two_way(
         repo,
@@ -391,10 +494,14 @@ fn apply(
             );
         }
     }
+    let u_id = w.parents.get(2).copied();
     if !merged.conflicts.is_empty() {
         merged.write_conflicts(repo, &work, &result)?;
         // -q keeps the merge's messages and leaves out the status.
         io.print(&messages);
+        if let Some(u) = u_id {
+            restore_untracked(repo, &work, u, io)?;
+        }
         if !quiet {
             super::porcelain::long_status(repo, cwd, io)?;
         }
@@ -405,8 +512,18 @@ fn apply(
     }
     save_index(repo, &result)?;
     io.print(&messages);
+    let restored = match u_id {
+        Some(u) => restore_untracked(repo, &work, u, io)?,
+        None => true,
+    };
     if !quiet {
         super::porcelain::long_status(repo, cwd, io)?;
+    }
+    if !restored {
+        if pop {
+            io.print("The stash entry is kept in case you need it again.\n");
+        }
+        return Ok(1);
     }
     if pop {
         let mut raw = raw_entries(repo);

@@ -101,6 +101,12 @@ pub(super) fn rebase_heading(repo: &Repo) -> Option<String> {
 /// merge's is the porcelain's own), its blank line included.
 pub(super) fn status_block(repo: &Repo, unmerged: bool) -> Option<String> {
     let mut out = String::new();
+    if repo.git_dir.join("rebase-apply/applying").is_file() {
+        return Some(
+            "You are in the middle of an am session.\n  (fix conflicts and then run \"git am --continue\")\n  (use \"git am --skip\" to skip this patch)\n  (use \"git am --abort\" to restore the original branch)\n\n"
+                .into(),
+        );
+    }
     if let Some(r) = rebase(repo) {
         if r.done.is_empty() {
             out.push_str("No commands done.\n");
