@@ -360,8 +360,8 @@ fn month_value(s: &[u8]) -> usize {
 }
 
 /// `-V`: runs of digits compare as numbers, the rest byte by byte (GNU's filevercmp, less
-/// its suffix rules).
-fn version_cmp(a: &[u8], b: &[u8]) -> Ordering {
+/// its suffix rules). git's `version:` sort keys are the same order (`git for-each-ref`).
+pub fn version_cmp(a: &[u8], b: &[u8]) -> Ordering {
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         if a[i].is_ascii_digit() && b[j].is_ascii_digit() {

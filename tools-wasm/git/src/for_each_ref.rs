@@ -517,39 +517,9 @@ fn render(cx: &Ctx2, r: &Ref, pieces: &[Piece], out: &mut Vec<u8>) -> Result<(),
     Ok(())
 }
 
-/// git's version sort: runs of digits compare as numbers.
+/// git's version sort: runs of digits compare as numbers, as `sort -V` orders them.
 fn version_cmp(a: &str, b: &str) -> Ordering {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
-            let si = i;
-            while i < a.len() && a[i].is_ascii_digit() {
-                i += 1;
-            }
-            let sj = j;
-            while j < b.len() && b[j].is_ascii_digit() {
-                j += 1;
-            }
-            let x = std::str::from_utf8(&a[si..i])
-                .unwrap_or("0")
-                .trim_start_matches('0');
-            let y = std::str::from_utf8(&b[sj..j])
-                .unwrap_or("0")
-                .trim_start_matches('0');
-            let c = x.len().cmp(&y.len()).then(x.cmp(y));
-            if c != Ordering::Equal {
-                return c;
-            }
-        } else {
-            if a[i] != b[j] {
-                return a[i].cmp(&b[j]);
-            }
-            i += 1;
-            j += 1;
-        }
-    }
-    (a.len() - i).cmp(&(b.len() - j))
+    sh_coreutils::sort::version_cmp(a.as_bytes(), b.as_bytes())
 }
 
 #[derive(Default)]
