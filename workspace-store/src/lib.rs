@@ -35,6 +35,7 @@ mod fsck;
 mod gc;
 mod hamt;
 mod io;
+mod merge;
 mod meta;
 mod node;
 mod objects;
@@ -52,6 +53,10 @@ pub use event::{Event, EventFilter, NewEvent};
 pub use fsck::FsckReport;
 pub use gc::{GcStats, Retention};
 pub use io::ImportStats;
+pub use merge::{
+    Conflict, ConflictKind, Labels, MergeOptions, MergeReport, TextMerge, is_binary,
+    text::merge as merge_text,
+};
 pub use node::{Hash, Kind, PAGE_SIZE};
 pub use txn::{
     Commit, DirEntry, FILE_MAX, Ino, NAME_MAX, OpenFlags, PATH_MAX, ROOT_INO, SYMLINK_MAX,

@@ -1456,6 +1456,64 @@ impl Txn {
         ))
     }
 
+    // ----- grafts between versions (merge) -----
+
+    /// The stored content of the file `ino` as the page table it was loaded with: its size,
+    /// pages and permission bits, or None when this transaction changed its bytes (or it is
+    /// not a regular file). Another transaction of the same store can graft it without
+    /// copying a byte ([`Txn::graft_file`]).
+    pub(crate) fn stored_content(&mut self, ino: Ino) -> Result<Option<(u64, PageRef, u32)>> {
+        self.ensure(ino)?;
+        let n = self.inode(ino)?;
+        Ok(match &n.body {
+            Body::File {
+                size,
+                base,
+                base_floor,
+                pages,
+            } if pages.is_empty() && *base_floor == u64::MAX => Some((*size, *base, n.meta.mode)),
+            _ => None,
+        })
+    }
+
+    /// Creates or replaces the regular file at `path` (relative to the root; missing parents
+    /// are made) with stored content: `size` bytes in the page table `pages`, which must be
+    /// this store's. A file or symlink in the way is replaced; a directory is not (`IsDir`).
+    pub(crate) fn graft_file(
+        &mut self,
+        path: &str,
+        size: u64,
+        pages: PageRef,
+        mode: u32,
+    ) -> Result<Ino> {
+        self.writable()?;
+        let (dir, name) = match path.rsplit_once('/') {
+            Some((d, n)) => (self.mkdir_all(d)?, n.to_string()),
+            None => (ROOT_INO, path.to_string()),
+        };
+        check_name(&name)?;
+        match self.lookup(dir, &name) {
+            Ok(old) => {
+                if self.inode(old)?.kind() == Kind::Dir {
+                    return Err(Error::IsDir);
+                }
+                self.detach(dir, &name, old)?;
+            }
+            Err(Error::NotFound) => {}
+            Err(e) => return Err(e),
+        }
+        self.check_bytes(size)?;
+        let body = Body::File {
+            size,
+            base: pages,
+            base_floor: u64::MAX,
+            pages: BTreeMap::new(),
+        };
+        let ino = self.create(dir, &name, body, mode & 0o7777)?;
+        self.usage.bytes += size;
+        Ok(ino)
+    }
+
     // ----- path conveniences over the inode operations -----
 
     /// Reads the whole file at `path` (relative to the root).
