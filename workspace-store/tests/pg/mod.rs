@@ -149,6 +149,11 @@ fn start() -> Option<Server> {
 }
 
 impl Server {
+    /// The directory of PostgreSQL's programs (`psql`, `pg_ctl`, `pg_basebackup`).
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
     /// Runs one SQL statement with psql.
     pub fn psql(&self, db: &str, sql: &str) -> Result<String, String> {
         let out = Command::new(self.bin.join("psql"))

@@ -47,7 +47,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config, Connection, GenericClient, Row, Statement, Transaction};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::server;
+use super::{pooler, server};
 use crate::error::{Error, Result};
 
 /// The server's socket, nonblocking: reads and writes that would block return `Pending`
@@ -504,18 +504,28 @@ pub(super) struct Pool {
     config: Config,
     tls: MakeRustlsConnect,
     idle: Mutex<Vec<Conn>>,
+    /// Whether statements are prepared (once per connection) or sent unnamed with their
+    /// types: the URL's `prepared_statements` (see `pooler`), turned off for good when a
+    /// server session loses one ([`pooler::lost_statement`]).
+    prepare: Arc<AtomicBool>,
 }
 
 /// Idle connections kept at most.
 const IDLE: usize = 8;
 
 impl Pool {
-    pub(super) fn new(config: Config, tls: MakeRustlsConnect) -> Pool {
+    pub(super) fn new(config: Config, tls: MakeRustlsConnect, prepare: bool) -> Pool {
         Pool {
             config,
             tls,
             idle: Mutex::new(Vec::new()),
+            prepare: Arc::new(AtomicBool::new(prepare)),
         }
+    }
+
+    /// Whether statements are prepared (see [`Pool::prepare`]).
+    pub(super) fn prepares(&self) -> bool {
+        self.prepare.load(Ordering::Relaxed)
     }
 
     /// A connection from the pool (a new one when the pool has none that is still open),
@@ -571,7 +581,10 @@ impl Pool {
                 let (client, driver) = Driver::connect(&self.config, &self.tls)?;
                 Conn {
                     client: Arc::new(client),
-                    statements: Statements::default(),
+                    statements: Statements {
+                        prepared: Mutex::default(),
+                        prepare: self.prepare.clone(),
+                    },
                     driver: Drive(Arc::new(Mutex::new(driver))),
                 }
             }
@@ -646,8 +659,11 @@ impl Drive {
 /// Statements prepared on one connection, by their SQL text. A query through [`Cached`]
 /// costs one round trip (bind and execute) instead of two (prepare, then bind and execute),
 /// and the server parses and plans each text once per connection.
-#[derive(Default)]
-pub(super) struct Statements(Mutex<HashMap<String, Statement>>);
+pub(super) struct Statements {
+    prepared: Mutex<HashMap<String, Statement>>,
+    /// The pool's [`Pool::prepare`].
+    prepare: Arc<AtomicBool>,
+}
 
 impl Statements {
     /// More texts than the code has means texts are being built from values: start over
@@ -655,7 +671,7 @@ impl Statements {
     const MAX: usize = 256;
 
     fn get(&self, sql: &str) -> Option<Statement> {
-        self.0
+        self.prepared
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(sql)
@@ -663,25 +679,54 @@ impl Statements {
     }
 
     fn put(&self, sql: &str, st: Statement) {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self.prepared.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() >= Self::MAX {
             map.clear();
         }
         map.insert(sql.to_string(), st);
     }
+
+    /// Whether statements are prepared, or sent unnamed with their parameters' types.
+    pub(super) fn prepares(&self) -> bool {
+        self.prepare.load(Ordering::Relaxed)
+    }
+
+    /// Notes a query's failure: one that says the server session lost a prepared statement
+    /// turns preparing off for the whole pool (see `pooler`).
+    fn failed(&self, e: &tokio_postgres::Error) {
+        if pooler::lost_statement(e) && self.prepare.swap(false, Ordering::Relaxed) {
+            tracing::warn!(
+                error = %e,
+                "PostgreSQL lost a prepared statement: a connection pooler in transaction mode? \
+                 Statements are no longer prepared; add pool_mode=transaction to the store URL"
+            );
+        }
+    }
 }
 
 /// One of [`Cached`]'s queries: the client's method of that name, run on the statement
-/// prepared for `sql` on this connection.
+/// prepared for `sql` on this connection, or its `_typed` twin, which sends `sql` as an
+/// unnamed statement with the parameters' types, when statements are not prepared.
 macro_rules! cached_query {
-    ($name:ident, $out:ty) => {
+    ($name:ident, $typed:ident, $out:ty) => {
         async fn $name(
             &self,
             sql: &str,
             params: &[&(dyn ToSql + Sync)],
         ) -> std::result::Result<$out, tokio_postgres::Error> {
-            let st = self.statement(sql).await?;
-            self.parts().0.$name(&st, params).await
+            let (c, cache) = self.parts();
+            let out = if cache.prepares() {
+                match self.statement(sql).await {
+                    Ok(st) => c.$name(&st, params).await,
+                    Err(e) => Err(e),
+                }
+            } else {
+                c.$typed(sql, &pooler::typed(sql, params)).await
+            };
+            if let Err(e) = &out {
+                cache.failed(e);
+            }
+            out
         }
     };
 }
@@ -693,6 +738,7 @@ pub(super) trait Cached {
 
     fn parts(&self) -> (&Self::Client, &Statements);
 
+    /// The statement prepared for `sql` on this connection (prepared now if it is not yet).
     async fn statement(&self, sql: &str) -> std::result::Result<Statement, tokio_postgres::Error> {
         let (c, cache) = self.parts();
         if let Some(st) = cache.get(sql) {
@@ -703,10 +749,20 @@ pub(super) trait Cached {
         Ok(st)
     }
 
-    cached_query!(query, Vec<Row>);
-    cached_query!(query_opt, Option<Row>);
-    cached_query!(query_one, Row);
-    cached_query!(execute, u64);
+    /// Makes sure a query of `sql` goes out when first polled, with no round trip of its
+    /// own ahead (preparing it now, when statements are prepared; an unnamed statement goes
+    /// out at once anyway).
+    async fn ready(&self, sql: &str) -> std::result::Result<(), tokio_postgres::Error> {
+        if self.parts().1.prepares() {
+            self.statement(sql).await?;
+        }
+        Ok(())
+    }
+
+    cached_query!(query, query_typed, Vec<Row>);
+    cached_query!(query_opt, query_typed_opt, Option<Row>);
+    cached_query!(query_one, query_typed_one, Row);
+    cached_query!(execute, execute_typed, u64);
 }
 
 /// A pooled connection.
