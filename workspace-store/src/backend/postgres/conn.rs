@@ -16,6 +16,10 @@
 //! since the TLS stream reports nothing to read only once it has handed over everything it
 //! decrypted.
 //!
+//! A URL with several hosts is tried host by host, as libpq does, skipping one whose
+//! sessions are not what `target_session_attrs` asks for ([`Driver::connect`]): after a
+//! failover, the next new connection finds the promoted server.
+//!
 //! A connection is only driven while a call uses it. A pooled one is polled once, without
 //! waiting, when it is taken from the pool, so one the server closed (a restart) is seen
 //! and replaced before a query is sent on it; and once more after each call, so that what
@@ -41,10 +45,12 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::config::{Host, SslMode, TargetSessionAttrs};
 use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Config, Connection, GenericClient, Row, Statement, Transaction};
+use tokio_postgres::{
+    Client, Config, Connection, GenericClient, Row, SimpleQueryMessage, Statement, Transaction,
+};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{pooler, server};
@@ -130,31 +136,41 @@ impl AsyncWrite for Socket {
     }
 }
 
-/// Opens a socket to the first of `config`'s hosts that accepts one; with the name it was
-/// given by (what a TLS certificate must name), `None` for a Unix socket.
-fn open_socket(config: &Config) -> io::Result<(Stream, Option<String>)> {
-    let ports = config.get_ports();
-    let mut last = io::Error::new(io::ErrorKind::InvalidInput, "the URL names no host");
-    for (i, host) in config.get_hosts().iter().enumerate() {
-        // One port for all hosts, or one per host (libpq's rule); 5432 when none is given.
-        let port = match ports {
-            [] => 5432,
-            [p] => *p,
-            ps => ps.get(i).copied().unwrap_or(5432),
-        };
-        let opened = match host {
-            Host::Tcp(name) => open_tcp(config, i, name, port).map(|s| (s, Some(name.clone()))),
-            Host::Unix(dir) => {
-                std::os::unix::net::UnixStream::connect(dir.join(format!(".s.PGSQL.{port}")))
-                    .map(|s| (Stream::Unix(s), None))
-            }
-        };
-        match opened {
-            Ok(s) => return Ok(s),
-            Err(e) => last = e,
-        }
+/// The port of `config`'s host `i`: one port for all hosts, or one per host (libpq's rule);
+/// 5432 when none is given.
+fn port_of(config: &Config, i: usize) -> u16 {
+    match config.get_ports() {
+        [] => 5432,
+        [p] => *p,
+        ps => ps.get(i).copied().unwrap_or(5432),
     }
-    Err(last)
+}
+
+/// How `config`'s host `i` is named in errors: `name:port`, or the socket's path.
+fn host_label(config: &Config, i: usize) -> String {
+    let port = port_of(config, i);
+    match config.get_hosts().get(i) {
+        Some(Host::Tcp(name)) => format!("{name}:{port}"),
+        Some(Host::Unix(dir)) => dir.join(format!(".s.PGSQL.{port}")).display().to_string(),
+        None => "no host".to_string(),
+    }
+}
+
+/// Opens a socket to `config`'s host `i`; with the name it was given by (what a TLS
+/// certificate must name), `None` for a Unix socket.
+fn open_socket(config: &Config, i: usize) -> io::Result<(Stream, Option<String>)> {
+    let port = port_of(config, i);
+    match config.get_hosts().get(i) {
+        Some(Host::Tcp(name)) => open_tcp(config, i, name, port).map(|s| (s, Some(name.clone()))),
+        Some(Host::Unix(dir)) => {
+            std::os::unix::net::UnixStream::connect(dir.join(format!(".s.PGSQL.{port}")))
+                .map(|s| (Stream::Unix(s), None))
+        }
+        None => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the URL names no host",
+        )),
+    }
 }
 
 fn open_tcp(config: &Config, i: usize, name: &str, port: u16) -> io::Result<Stream> {
@@ -357,9 +373,37 @@ pub(super) struct Driver {
 impl Driver {
     /// Connects (with TLS when `config`'s `sslmode` and the server call for it) and
     /// authenticates, on the calling thread.
+    ///
+    /// With several hosts (`postgres://h1:p1,h2:p2/db`), as libpq: each in turn until one
+    /// accepts the connection and, when the URL says `target_session_attrs=read-write` (or
+    /// `read-only`), has sessions of that kind (`SHOW transaction_read_only`), so that after
+    /// a failover a new connection finds the promoted server whichever host it is. The
+    /// error names what each host answered.
     pub(super) fn connect(config: &Config, tls: &MakeRustlsConnect) -> Result<(Client, Driver)> {
+        let hosts = config.get_hosts().len();
+        if hosts <= 1 {
+            return Driver::connect_to(config, tls, 0);
+        }
+        let mut failures = Vec::new();
+        for i in 0..hosts {
+            match Driver::connect_to(config, tls, i) {
+                Ok(c) => return Ok(c),
+                Err(Error::Server(why)) => {
+                    failures.push(format!("{}: {why}", host_label(config, i)))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::Server(format!(
+            "no host of the store URL would do: {}",
+            failures.join("; ")
+        )))
+    }
+
+    /// [`Driver::connect`] to `config`'s host `i`.
+    fn connect_to(config: &Config, tls: &MakeRustlsConnect, i: usize) -> Result<(Client, Driver)> {
         let io = |e: io::Error| Error::Server(format!("connecting: {e}"));
-        let (stream, host) = open_socket(config).map_err(io)?;
+        let (stream, host) = open_socket(config, i).map_err(io)?;
         // As libpq: no TLS over a Unix socket, whatever `sslmode` says.
         let mut plain;
         let (config, host) = match host {
@@ -392,14 +436,38 @@ impl Driver {
             .run(config.connect_raw(socket, tls), |_| true)
             .unwrap_or_else(|Lost| unreachable!("the handshake does not wait on a connection"))
             .map_err(server)?;
-        Ok((
-            client,
-            Driver {
-                connection: Some(Box::pin(connection)),
-                waiter,
-                deferred: Vec::new(),
-            },
-        ))
+        let mut driver = Driver {
+            connection: Some(Box::pin(connection)),
+            waiter,
+            deferred: Vec::new(),
+        };
+        let want = config.get_target_session_attrs();
+        if want != TargetSessionAttrs::Any {
+            let read_only = driver.block(async {
+                let rows = client
+                    .simple_query("SHOW transaction_read_only")
+                    .await
+                    .map_err(server)?;
+                Ok(rows.iter().any(|m| match m {
+                    SimpleQueryMessage::Row(r) => r.get(0) == Some("on"),
+                    _ => false,
+                }))
+            })?;
+            if read_only && want == TargetSessionAttrs::ReadWrite {
+                return Err(Error::Server(
+                    "the server is read-only (a standby?) and the URL asks for \
+                     target_session_attrs=read-write"
+                        .into(),
+                ));
+            }
+            if !read_only && want == TargetSessionAttrs::ReadOnly {
+                return Err(Error::Server(
+                    "the server accepts writes and the URL asks for target_session_attrs=read-only"
+                        .into(),
+                ));
+            }
+        }
+        Ok((client, driver))
     }
 
     /// Whether the connection is still open, seen without waiting: it reads what the server
