@@ -266,3 +266,65 @@ fn a_lost_prepared_statement_names_pool_mode_and_later_calls_work() {
     assert_eq!(s.begin("w").unwrap().read_file("f").unwrap(), b"after");
     assert!(s.fsck().unwrap().is_clean());
 }
+
+/// What a call costs through each path, printed (not asserted): read calls (the head's
+/// query, a file read, the event sent without waiting) and write calls (a file written and
+/// committed with its event), one handle calling back to back, directly with prepared
+/// statements and without, and through PgBouncer in each mode. Run by hand (release build
+/// for the numbers in docs/DEPLOY.md):
+/// `cargo test --release -p burrow-store --features postgres --test pooler -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn calls_per_second_through_each_path() {
+    let Some(server) = pg::server() else { return };
+    let Some(transaction) = Bouncer::start(server, "transaction", 4) else {
+        return;
+    };
+    let Some(session) = Bouncer::start(server, "session", 20) else {
+        return;
+    };
+    let n = 2000;
+    type Url<'a> = Box<dyn Fn(&str) -> String + 'a>;
+    let paths: [(&str, Url); 4] = [
+        (
+            "direct, prepared",
+            Box::new(|db| format!("{}?sslmode=disable", server.url(db))),
+        ),
+        (
+            "direct, prepared_statements=off",
+            Box::new(|db| format!("{}?sslmode=disable&prepared_statements=off", server.url(db))),
+        ),
+        (
+            "PgBouncer session mode",
+            Box::new(|db| session.url(db, "sslmode=disable")),
+        ),
+        (
+            "PgBouncer transaction mode",
+            Box::new(|db| transaction.url(db, "pool_mode=transaction")),
+        ),
+    ];
+    for (name, url) in &paths {
+        let direct = server.fresh_db();
+        let s = Store::open_postgres(&url(db_of(&direct)), Options::default()).unwrap();
+        s.create_workspace("w").unwrap();
+        let mut t = s.begin("w").unwrap();
+        t.write_file("f", b"content").unwrap();
+        t.commit().unwrap();
+        let started = std::time::Instant::now();
+        for _ in 0..n {
+            let mut t = s.begin("w").unwrap();
+            t.read_file("f").unwrap();
+            let v = s.workspace("w").unwrap().version;
+            s.record_event("w", "read", Some(v), Some(v), "{}").unwrap();
+        }
+        let reads = n as f64 / started.elapsed().as_secs_f64();
+        let started = std::time::Instant::now();
+        for i in 0..n {
+            let mut t = s.begin("w").unwrap();
+            t.write_file("g", format!("{i}").as_bytes()).unwrap();
+            t.commit_with_event("call", "{}").unwrap();
+        }
+        let writes = n as f64 / started.elapsed().as_secs_f64();
+        eprintln!("{name}: {reads:.0} read calls/s, {writes:.0} write calls/s");
+    }
+}

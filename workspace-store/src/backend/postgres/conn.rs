@@ -812,9 +812,17 @@ pub(super) trait Cached {
         if let Some(st) = cache.get(sql) {
             return Ok(st);
         }
-        let st = c.prepare(sql).await?;
-        cache.put(sql, st.clone());
-        Ok(st)
+        match c.prepare(sql).await {
+            Ok(st) => {
+                cache.put(sql, st.clone());
+                Ok(st)
+            }
+            Err(e) => {
+                // Its name taken on the server session: another process's statement there.
+                cache.failed(&e);
+                Err(e)
+            }
+        }
     }
 
     /// Makes sure a query of `sql` goes out when first polled, with no round trip of its
