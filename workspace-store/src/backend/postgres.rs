@@ -22,6 +22,9 @@
 //!   PostgreSQL-wire services (CockroachDB, YugabyteDB, Neon) that have those should work;
 //!   only PostgreSQL itself is tested.
 //! - TLS as libpq's `sslmode` and `sslrootcert` ask (`postgres/tls.rs`), on rustls.
+//! - Behind a connection pooler in transaction mode (the URL's `pool_mode=transaction`,
+//!   `postgres/pooler.rs`), statements are sent unnamed and nothing LISTENs; nothing burrow
+//!   does depends on a session outliving its transaction otherwise.
 //!
 //! The store's API is synchronous; the client is tokio-postgres, each pooled connection
 //! driven by the thread that uses it (`postgres/conn.rs`), so the store can be called from
@@ -30,7 +33,7 @@
 //!
 //! This file is the backend's core (the pool, the writer lock, commits' round trips, row
 //! mapping); beside it: `schema.rs` (the tables and their migrations), `statements.rs` (the
-//! SQL text), `objects.rs` (the [`ObjectStore`] and [`PackIndex`] impls), `catalog.rs` (the
+//! SQL text), `pooler.rs` (the URL's pooler options, unnamed statements), `objects.rs` (the [`ObjectStore`] and [`PackIndex`] impls), `catalog.rs` (the
 //! [`Catalog`] impl), `conn.rs` (connections driven by their caller) and `tls.rs`.
 
 use std::collections::{BTreeMap, HashMap};
@@ -50,6 +53,7 @@ use crate::{Durability, Quota, VersionId};
 mod catalog;
 mod conn;
 mod objects;
+pub(crate) mod pooler;
 mod schema;
 mod statements;
 mod tls;
@@ -69,6 +73,8 @@ pub struct Postgres {
     /// event listener's connection is made from them).
     target: tls::Target,
     pool: Pool,
+    /// What the URL says about a pooler in front of the database (`pooler`).
+    pooler: pooler::Pooler,
     durability: Durability,
     /// Whether [`ObjectStore::index_kind`] found the pages' index built (checked once).
     pages_indexed: std::sync::atomic::AtomicBool,
@@ -78,6 +84,12 @@ fn server(e: tokio_postgres::Error) -> Error {
     // The database's own message ("duplicate key ...", "connection refused") says more than
     // the driver's summary.
     match e.as_db_error() {
+        Some(db) if pooler::lost_statement(&e) => Error::Server(format!(
+            "{}: {}: {}",
+            db.code().code(),
+            db.message(),
+            pooler::LOST_STATEMENT_HINT
+        )),
         Some(db) => Error::Server(format!("{}: {}", db.code().code(), db.message())),
         // The driver's summary ("error performing TLS handshake") and what caused it
         // ("invalid peer certificate: UnknownIssuer").
@@ -168,11 +180,13 @@ impl Postgres {
             .thread_name("burrow-postgres")
             .enable_all()
             .build()?;
-        let target = tls::target(url)?;
+        let (url, pooler) = pooler::split(url)?;
+        let target = tls::target(&url)?;
         let pg = Postgres {
             runtime: Some(runtime),
-            pool: Pool::new(target.config.clone(), target.tls.clone()),
+            pool: Pool::new(target.config.clone(), target.tls.clone(), pooler.prepared),
             target,
+            pooler,
             durability,
             pages_indexed: std::sync::atomic::AtomicBool::new(false),
         };
@@ -215,7 +229,7 @@ impl Postgres {
             let schema = pc.query_opt("SELECT value FROM burrow_meta WHERE key = 'schema'", &[]);
             let (schema, prepared) = futures::future::join(
                 schema,
-                futures::future::join_all(hot_statements().map(|sql| pc.statement(sql))),
+                futures::future::join_all(hot_statements().map(|sql| pc.ready(sql))),
             )
             .await;
             if let Ok(Some(r)) = schema
@@ -322,12 +336,11 @@ async fn setting(c: &impl Cached, key: &str) -> Result<Option<String>> {
 /// taken then) only once the lock is granted, without a round trip between.
 async fn fenced(pc: &Pooled<'_>, guard: Guard<'_>) -> Result<bool> {
     // Prepared first (once per connection), so that the two go out in this order.
-    let lock = pc.statement(WRITER_LOCK).await.map_err(server)?;
-    let read = pc.statement(SETTING).await.map_err(server)?;
+    pc.ready(WRITER_LOCK).await.map_err(server)?;
+    pc.ready(SETTING).await.map_err(server)?;
     let key = format!("setting:{}", guard.key);
-    let client: &tokio_postgres::Client = pc;
     let (_, row) =
-        futures::future::try_join(client.execute(&lock, &[]), client.query_opt(&read, &[&key]))
+        futures::future::try_join(pc.execute(WRITER_LOCK, &[]), pc.query_opt(SETTING, &[&key]))
             .await
             .map_err(server)?;
     Ok(row.map(|r| r.get::<_, String>(0)).as_deref() != guard.value)

@@ -1,7 +1,8 @@
 // The store operations' tests that hold for every backend, included by `tests/ops.rs` (the
-// SQLite file) and `tests/ops_postgres.rs` (PostgreSQL). Each file defines `store!()` (a
-// fixture and a store with an empty workspace "w"), `reopen(&fixture)` (another handle on
-// the same store, as another process has).
+// SQLite file), `tests/ops_postgres.rs` (PostgreSQL), `tests/ops_s3.rs` (PostgreSQL and
+// object storage) and `tests/pooler.rs` (PostgreSQL through PgBouncer). Each file defines
+// `store!()` (a fixture and a store with an empty workspace "w"), `reopen(&fixture)`
+// (another handle on the same store, as another process has).
 
 fn errno<T: std::fmt::Debug>(r: burrow_store::Result<T>) -> Errno {
     r.expect_err("expected an error").errno()

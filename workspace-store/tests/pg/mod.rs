@@ -96,6 +96,13 @@ fn start() -> Option<Server> {
         "initdb failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    Some(launch(bin, dir))
+}
+
+/// Starts a server on `dir/data` (made by initdb, or by pg_basebackup for a standby) on a
+/// free port of 127.0.0.1, and waits until it answers.
+fn launch(bin: PathBuf, dir: tempfile::TempDir) -> Server {
+    let data = dir.path().join("data");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -138,7 +145,7 @@ fn start() -> Option<Server> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if server.psql("postgres", "SELECT 1").is_ok() {
-            return Some(server);
+            return server;
         }
         assert!(
             Instant::now() < deadline,
@@ -149,6 +156,11 @@ fn start() -> Option<Server> {
 }
 
 impl Server {
+    /// The directory of PostgreSQL's programs (`psql`, `pg_ctl`, `pg_basebackup`).
+    pub fn bin(&self) -> &Path {
+        &self.bin
+    }
+
     /// Runs one SQL statement with psql.
     pub fn psql(&self, db: &str, sql: &str) -> Result<String, String> {
         let out = Command::new(self.bin.join("psql"))
@@ -216,6 +228,100 @@ impl Private {
             data,
             restarted: std::sync::Mutex::new(None),
         })
+    }
+
+    /// A streaming replica of `primary` (a private server: it will be stopped), made with
+    /// `pg_basebackup -R` and started on a port of its own; it answers reads until
+    /// [`Private::promote`].
+    pub fn standby_of(primary: &Server) -> Private {
+        let dir = tempfile::tempdir().expect("tempdir");
+        if is_root() {
+            let ok = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(dir.path())
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "chown of the standby's dir to postgres failed");
+        }
+        let data = dir.path().join("data");
+        let out = as_owner(&primary.bin, "pg_basebackup")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &primary.port.to_string(),
+                "-U",
+                "burrow",
+            ])
+            .arg("-D")
+            .arg(&data)
+            .args(["-R", "-X", "stream", "-c", "fast", "--no-sync"])
+            .output()
+            .expect("pg_basebackup runs");
+        assert!(
+            out.status.success(),
+            "pg_basebackup failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let server = launch(primary.bin.clone(), dir);
+        Private {
+            server,
+            data,
+            restarted: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Promotes this standby (`pg_ctl promote`) and waits until it takes writes.
+    pub fn promote(&self) {
+        let out = as_owner(&self.server.bin, "pg_ctl")
+            .arg("-D")
+            .arg(&self.data)
+            .args(["promote", "-w"])
+            .output()
+            .expect("pg_ctl runs");
+        assert!(
+            out.status.success(),
+            "pg_ctl promote failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self
+            .server
+            .psql("postgres", "SELECT pg_is_in_recovery()")
+            .map(|r| r.trim() != "f")
+            .unwrap_or(true)
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the standby was not promoted within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until `standby` has replayed everything this server has written so far.
+    pub fn wait_replayed(&self, standby: &Private) {
+        let lsn = self
+            .server
+            .psql("postgres", "SELECT pg_current_wal_lsn()")
+            .expect("the primary's position");
+        let caught_up = format!(
+            "SELECT pg_last_wal_replay_lsn() >= '{}'::pg_lsn",
+            lsn.trim()
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while standby
+            .server
+            .psql("postgres", &caught_up)
+            .map(|r| r.trim() != "t")
+            .unwrap_or(true)
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the standby did not catch up within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     fn postmaster_pid(&self) -> Option<String> {

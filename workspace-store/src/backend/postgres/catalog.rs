@@ -304,7 +304,7 @@ impl Catalog for Postgres {
             // which are garbage until something refers to them (GC's to collect).
             return pc.driver().block(async {
                 for sql in [PUT_OBJECTS, COMMIT_STATEMENT] {
-                    pc.statement(sql).await.map_err(server)?;
+                    pc.ready(sql).await.map_err(server)?;
                 }
                 in_one_trip(pc, async {
                     let ((), out) = futures::future::try_join(
@@ -486,29 +486,37 @@ impl Catalog for Postgres {
             return self.append_event(e).map(|_| ());
         }
         let pc = self.client()?;
-        // Prepared now (once per connection) so that the statement goes out at once.
-        let st = pc
-            .driver()
-            .block(async { pc.statement(APPEND_EVENT).await.map_err(server) })?;
+        // Prepared now (once per connection) so that the statement goes out at once; or,
+        // when statements are not prepared, sent unnamed with its types.
+        let st = match self.pool.prepares() {
+            true => Some(
+                pc.driver()
+                    .block(async { pc.statement(APPEND_EVENT).await.map_err(server) })?,
+            ),
+            false => None,
+        };
         let client = pc.shared_client();
         let (workspace, kind, data) = (workspace.to_string(), kind.to_string(), data.to_string());
         let (before, after, now) = (before.map(|v| v.0), after.map(|v| v.0), now_ns());
         pc.defer(Box::pin(async move {
-            client
-                .execute(
-                    &st,
-                    &[
-                        &workspace,
-                        &now,
-                        &kind,
-                        &before,
-                        &after,
-                        &data,
-                        &EVENTS_CHANNEL,
-                        &true,
-                    ],
-                )
-                .await
+            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+                &workspace,
+                &now,
+                &kind,
+                &before,
+                &after,
+                &data,
+                &EVENTS_CHANNEL,
+                &true,
+            ];
+            match st {
+                Some(st) => client.execute(&st, &params).await,
+                None => {
+                    client
+                        .execute_typed(APPEND_EVENT, &pooler::typed(APPEND_EVENT, &params))
+                        .await
+                }
+            }
         }));
         Ok(())
     }
@@ -636,6 +644,15 @@ impl Catalog for Postgres {
 
     fn watch(&self, wake: std::sync::Arc<dyn Fn() + Send + Sync>) -> Result<bool> {
         use futures::StreamExt;
+        // Behind a pooler in transaction mode, a LISTEN would last one transaction on some
+        // server session: no listener, and event streams poll.
+        if self.pooler.transaction {
+            tracing::info!(
+                "the store URL says pool_mode=transaction: no LISTEN for other processes' \
+                 events, event streams poll (a session-mode or direct URL wakes them at once)"
+            );
+            return Ok(false);
+        }
         let (config, tls) = (self.target.config.clone(), self.target.tls.clone());
         // A connection of its own that LISTENs, on the backend's runtime, reconnecting when
         // it is lost (a restarted server), with a wake after each (re)connect for what was
@@ -744,15 +761,14 @@ impl Catalog for Postgres {
             if n > 0 {
                 return Err(Error::Invalid("the destination store is not empty"));
             }
-            let st = tx
-                .prepare(&format!(
-                    "INSERT INTO versions({VERSION_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-                ))
-                .await
-                .map_err(server)?;
+            // Through the connection's statements, so prepared once (or sent unnamed behind
+            // a pooler in transaction mode: nothing prepared here would outlive the
+            // transaction there).
+            let st = format!(
+                "INSERT INTO versions({VERSION_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+            );
             for v in &d.versions {
-                tx.tx
-                    .execute(
+                tx.execute(
                         &st,
                         &[
                             &v.id.0,
@@ -800,17 +816,11 @@ impl Catalog for Postgres {
                 .await
                 .map_err(server)?;
             }
-            let st = tx
-                .prepare(
-                    "INSERT INTO events(seq, workspace, time, kind, version_before, version_after, data)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                )
-                .await
-                .map_err(server)?;
+            let st = "INSERT INTO events(seq, workspace, time, kind, version_before, version_after, data)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)";
             for e in &d.events {
-                tx.tx
-                    .execute(
-                        &st,
+                tx.execute(
+                        st,
                         &[
                             &e.seq,
                             &e.workspace,

@@ -16,6 +16,10 @@
 //! since the TLS stream reports nothing to read only once it has handed over everything it
 //! decrypted.
 //!
+//! A URL with several hosts is tried host by host, as libpq does, skipping one whose
+//! sessions are not what `target_session_attrs` asks for ([`Driver::connect`]): after a
+//! failover, the next new connection finds the promoted server.
+//!
 //! A connection is only driven while a call uses it. A pooled one is polled once, without
 //! waiting, when it is taken from the pool, so one the server closed (a restart) is seen
 //! and replaced before a query is sent on it; and once more after each call, so that what
@@ -41,13 +45,15 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::config::{Host, SslMode, TargetSessionAttrs};
 use tokio_postgres::tls::{MakeTlsConnect, TlsConnect};
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Config, Connection, GenericClient, Row, Statement, Transaction};
+use tokio_postgres::{
+    Client, Config, Connection, GenericClient, Row, SimpleQueryMessage, Statement, Transaction,
+};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::server;
+use super::{pooler, server};
 use crate::error::{Error, Result};
 
 /// The server's socket, nonblocking: reads and writes that would block return `Pending`
@@ -130,31 +136,41 @@ impl AsyncWrite for Socket {
     }
 }
 
-/// Opens a socket to the first of `config`'s hosts that accepts one; with the name it was
-/// given by (what a TLS certificate must name), `None` for a Unix socket.
-fn open_socket(config: &Config) -> io::Result<(Stream, Option<String>)> {
-    let ports = config.get_ports();
-    let mut last = io::Error::new(io::ErrorKind::InvalidInput, "the URL names no host");
-    for (i, host) in config.get_hosts().iter().enumerate() {
-        // One port for all hosts, or one per host (libpq's rule); 5432 when none is given.
-        let port = match ports {
-            [] => 5432,
-            [p] => *p,
-            ps => ps.get(i).copied().unwrap_or(5432),
-        };
-        let opened = match host {
-            Host::Tcp(name) => open_tcp(config, i, name, port).map(|s| (s, Some(name.clone()))),
-            Host::Unix(dir) => {
-                std::os::unix::net::UnixStream::connect(dir.join(format!(".s.PGSQL.{port}")))
-                    .map(|s| (Stream::Unix(s), None))
-            }
-        };
-        match opened {
-            Ok(s) => return Ok(s),
-            Err(e) => last = e,
-        }
+/// The port of `config`'s host `i`: one port for all hosts, or one per host (libpq's rule);
+/// 5432 when none is given.
+fn port_of(config: &Config, i: usize) -> u16 {
+    match config.get_ports() {
+        [] => 5432,
+        [p] => *p,
+        ps => ps.get(i).copied().unwrap_or(5432),
     }
-    Err(last)
+}
+
+/// How `config`'s host `i` is named in errors: `name:port`, or the socket's path.
+fn host_label(config: &Config, i: usize) -> String {
+    let port = port_of(config, i);
+    match config.get_hosts().get(i) {
+        Some(Host::Tcp(name)) => format!("{name}:{port}"),
+        Some(Host::Unix(dir)) => dir.join(format!(".s.PGSQL.{port}")).display().to_string(),
+        None => "no host".to_string(),
+    }
+}
+
+/// Opens a socket to `config`'s host `i`; with the name it was given by (what a TLS
+/// certificate must name), `None` for a Unix socket.
+fn open_socket(config: &Config, i: usize) -> io::Result<(Stream, Option<String>)> {
+    let port = port_of(config, i);
+    match config.get_hosts().get(i) {
+        Some(Host::Tcp(name)) => open_tcp(config, i, name, port).map(|s| (s, Some(name.clone()))),
+        Some(Host::Unix(dir)) => {
+            std::os::unix::net::UnixStream::connect(dir.join(format!(".s.PGSQL.{port}")))
+                .map(|s| (Stream::Unix(s), None))
+        }
+        None => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the URL names no host",
+        )),
+    }
 }
 
 fn open_tcp(config: &Config, i: usize, name: &str, port: u16) -> io::Result<Stream> {
@@ -357,9 +373,37 @@ pub(super) struct Driver {
 impl Driver {
     /// Connects (with TLS when `config`'s `sslmode` and the server call for it) and
     /// authenticates, on the calling thread.
+    ///
+    /// With several hosts (`postgres://h1:p1,h2:p2/db`), as libpq: each in turn until one
+    /// accepts the connection and, when the URL says `target_session_attrs=read-write` (or
+    /// `read-only`), has sessions of that kind (`SHOW transaction_read_only`), so that after
+    /// a failover a new connection finds the promoted server whichever host it is. The
+    /// error names what each host answered.
     pub(super) fn connect(config: &Config, tls: &MakeRustlsConnect) -> Result<(Client, Driver)> {
+        let hosts = config.get_hosts().len();
+        if hosts <= 1 {
+            return Driver::connect_to(config, tls, 0);
+        }
+        let mut failures = Vec::new();
+        for i in 0..hosts {
+            match Driver::connect_to(config, tls, i) {
+                Ok(c) => return Ok(c),
+                Err(Error::Server(why)) => {
+                    failures.push(format!("{}: {why}", host_label(config, i)))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::Server(format!(
+            "no host of the store URL would do: {}",
+            failures.join("; ")
+        )))
+    }
+
+    /// [`Driver::connect`] to `config`'s host `i`.
+    fn connect_to(config: &Config, tls: &MakeRustlsConnect, i: usize) -> Result<(Client, Driver)> {
         let io = |e: io::Error| Error::Server(format!("connecting: {e}"));
-        let (stream, host) = open_socket(config).map_err(io)?;
+        let (stream, host) = open_socket(config, i).map_err(io)?;
         // As libpq: no TLS over a Unix socket, whatever `sslmode` says.
         let mut plain;
         let (config, host) = match host {
@@ -392,14 +436,38 @@ impl Driver {
             .run(config.connect_raw(socket, tls), |_| true)
             .unwrap_or_else(|Lost| unreachable!("the handshake does not wait on a connection"))
             .map_err(server)?;
-        Ok((
-            client,
-            Driver {
-                connection: Some(Box::pin(connection)),
-                waiter,
-                deferred: Vec::new(),
-            },
-        ))
+        let mut driver = Driver {
+            connection: Some(Box::pin(connection)),
+            waiter,
+            deferred: Vec::new(),
+        };
+        let want = config.get_target_session_attrs();
+        if want != TargetSessionAttrs::Any {
+            let read_only = driver.block(async {
+                let rows = client
+                    .simple_query("SHOW transaction_read_only")
+                    .await
+                    .map_err(server)?;
+                Ok(rows.iter().any(|m| match m {
+                    SimpleQueryMessage::Row(r) => r.get(0) == Some("on"),
+                    _ => false,
+                }))
+            })?;
+            if read_only && want == TargetSessionAttrs::ReadWrite {
+                return Err(Error::Server(
+                    "the server is read-only (a standby?) and the URL asks for \
+                     target_session_attrs=read-write"
+                        .into(),
+                ));
+            }
+            if !read_only && want == TargetSessionAttrs::ReadOnly {
+                return Err(Error::Server(
+                    "the server accepts writes and the URL asks for target_session_attrs=read-only"
+                        .into(),
+                ));
+            }
+        }
+        Ok((client, driver))
     }
 
     /// Whether the connection is still open, seen without waiting: it reads what the server
@@ -504,18 +572,28 @@ pub(super) struct Pool {
     config: Config,
     tls: MakeRustlsConnect,
     idle: Mutex<Vec<Conn>>,
+    /// Whether statements are prepared (once per connection) or sent unnamed with their
+    /// types: the URL's `prepared_statements` (see `pooler`), turned off for good when a
+    /// server session loses one ([`pooler::lost_statement`]).
+    prepare: Arc<AtomicBool>,
 }
 
 /// Idle connections kept at most.
 const IDLE: usize = 8;
 
 impl Pool {
-    pub(super) fn new(config: Config, tls: MakeRustlsConnect) -> Pool {
+    pub(super) fn new(config: Config, tls: MakeRustlsConnect, prepare: bool) -> Pool {
         Pool {
             config,
             tls,
             idle: Mutex::new(Vec::new()),
+            prepare: Arc::new(AtomicBool::new(prepare)),
         }
+    }
+
+    /// Whether statements are prepared (see [`Pool::prepare`]).
+    pub(super) fn prepares(&self) -> bool {
+        self.prepare.load(Ordering::Relaxed)
     }
 
     /// A connection from the pool (a new one when the pool has none that is still open),
@@ -571,7 +649,10 @@ impl Pool {
                 let (client, driver) = Driver::connect(&self.config, &self.tls)?;
                 Conn {
                     client: Arc::new(client),
-                    statements: Statements::default(),
+                    statements: Statements {
+                        prepared: Mutex::default(),
+                        prepare: self.prepare.clone(),
+                    },
                     driver: Drive(Arc::new(Mutex::new(driver))),
                 }
             }
@@ -646,8 +727,11 @@ impl Drive {
 /// Statements prepared on one connection, by their SQL text. A query through [`Cached`]
 /// costs one round trip (bind and execute) instead of two (prepare, then bind and execute),
 /// and the server parses and plans each text once per connection.
-#[derive(Default)]
-pub(super) struct Statements(Mutex<HashMap<String, Statement>>);
+pub(super) struct Statements {
+    prepared: Mutex<HashMap<String, Statement>>,
+    /// The pool's [`Pool::prepare`].
+    prepare: Arc<AtomicBool>,
+}
 
 impl Statements {
     /// More texts than the code has means texts are being built from values: start over
@@ -655,7 +739,7 @@ impl Statements {
     const MAX: usize = 256;
 
     fn get(&self, sql: &str) -> Option<Statement> {
-        self.0
+        self.prepared
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(sql)
@@ -663,25 +747,54 @@ impl Statements {
     }
 
     fn put(&self, sql: &str, st: Statement) {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self.prepared.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() >= Self::MAX {
             map.clear();
         }
         map.insert(sql.to_string(), st);
     }
+
+    /// Whether statements are prepared, or sent unnamed with their parameters' types.
+    pub(super) fn prepares(&self) -> bool {
+        self.prepare.load(Ordering::Relaxed)
+    }
+
+    /// Notes a query's failure: one that says the server session lost a prepared statement
+    /// turns preparing off for the whole pool (see `pooler`).
+    fn failed(&self, e: &tokio_postgres::Error) {
+        if pooler::lost_statement(e) && self.prepare.swap(false, Ordering::Relaxed) {
+            tracing::warn!(
+                error = %e,
+                "PostgreSQL lost a prepared statement: a connection pooler in transaction mode? \
+                 Statements are no longer prepared; add pool_mode=transaction to the store URL"
+            );
+        }
+    }
 }
 
 /// One of [`Cached`]'s queries: the client's method of that name, run on the statement
-/// prepared for `sql` on this connection.
+/// prepared for `sql` on this connection, or its `_typed` twin, which sends `sql` as an
+/// unnamed statement with the parameters' types, when statements are not prepared.
 macro_rules! cached_query {
-    ($name:ident, $out:ty) => {
+    ($name:ident, $typed:ident, $out:ty) => {
         async fn $name(
             &self,
             sql: &str,
             params: &[&(dyn ToSql + Sync)],
         ) -> std::result::Result<$out, tokio_postgres::Error> {
-            let st = self.statement(sql).await?;
-            self.parts().0.$name(&st, params).await
+            let (c, cache) = self.parts();
+            let out = if cache.prepares() {
+                match self.statement(sql).await {
+                    Ok(st) => c.$name(&st, params).await,
+                    Err(e) => Err(e),
+                }
+            } else {
+                c.$typed(sql, &pooler::typed(sql, params)).await
+            };
+            if let Err(e) = &out {
+                cache.failed(e);
+            }
+            out
         }
     };
 }
@@ -693,20 +806,39 @@ pub(super) trait Cached {
 
     fn parts(&self) -> (&Self::Client, &Statements);
 
+    /// The statement prepared for `sql` on this connection (prepared now if it is not yet).
     async fn statement(&self, sql: &str) -> std::result::Result<Statement, tokio_postgres::Error> {
         let (c, cache) = self.parts();
         if let Some(st) = cache.get(sql) {
             return Ok(st);
         }
-        let st = c.prepare(sql).await?;
-        cache.put(sql, st.clone());
-        Ok(st)
+        match c.prepare(sql).await {
+            Ok(st) => {
+                cache.put(sql, st.clone());
+                Ok(st)
+            }
+            Err(e) => {
+                // Its name taken on the server session: another process's statement there.
+                cache.failed(&e);
+                Err(e)
+            }
+        }
     }
 
-    cached_query!(query, Vec<Row>);
-    cached_query!(query_opt, Option<Row>);
-    cached_query!(query_one, Row);
-    cached_query!(execute, u64);
+    /// Makes sure a query of `sql` goes out when first polled, with no round trip of its
+    /// own ahead (preparing it now, when statements are prepared; an unnamed statement goes
+    /// out at once anyway).
+    async fn ready(&self, sql: &str) -> std::result::Result<(), tokio_postgres::Error> {
+        if self.parts().1.prepares() {
+            self.statement(sql).await?;
+        }
+        Ok(())
+    }
+
+    cached_query!(query, query_typed, Vec<Row>);
+    cached_query!(query_opt, query_typed_opt, Option<Row>);
+    cached_query!(query_one, query_typed_one, Row);
+    cached_query!(execute, execute_typed, u64);
 }
 
 /// A pooled connection.

@@ -151,7 +151,7 @@ fn name(m: Mode) -> &'static str {
 }
 
 /// Percent-decodes one part of the query.
-fn decode(s: &str) -> Result<String> {
+pub(super) fn decode(s: &str) -> Result<String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
