@@ -1,6 +1,32 @@
 // Types of burrow-sandbox (index.js). Every method returns a Promise; the work runs off the
 // event loop's thread.
 
+/** A path a merge could not merge cleanly. */
+export interface MergeConflict {
+  path: string;
+  /** `content`, `binary`, `modify/delete`, `file/directory`, `symlink`, `mode`, `rename/delete` or `rename/rename`. */
+  reason: string;
+  /** Conflicted regions written with diff3-style markers (content conflicts). */
+  regions?: number;
+}
+
+/** What `Session.merge` did. */
+export interface Merge {
+  source: string;
+  into: string;
+  base: number;
+  /** The destination's head the merge started from. */
+  ours: number;
+  /** The source's head that was merged. */
+  theirs: number;
+  /** The destination's head afterwards. */
+  version: number;
+  /** Whether a new version was made. */
+  committed: boolean;
+  merged: string[];
+  conflicts: MergeConflict[];
+}
+
 /** The version of burrow the native addon was built from. */
 export declare const VERSION: string;
 
@@ -219,6 +245,11 @@ export declare class Session {
   fork(n?: number): Promise<Session[]>;
   /** Changes from `other` to this session's head, as `git diff OTHER`; `all` adds /tmp and /memories. */
   diff(other: Target, options?: { all?: boolean }): Promise<Diff>;
+  /**
+   * Merges this session's changes into `into` (default: the session it was forked from)
+   * as one new version, three-way from `base` (default: the fork point or last merge).
+   */
+  merge(options?: { into?: Target; base?: Target; noCommit?: boolean }): Promise<Merge>;
   /** Back to the tree before the last change, as a new version. */
   undo(): Promise<number>;
   /** To the tree of `version`, as a new version. */

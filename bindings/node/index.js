@@ -417,6 +417,26 @@ export class Session {
     return { a: d.a, b: d.b, changes: JSON.parse(d.changes), patch: d.patch };
   }
 
+  /**
+   * Merges this session's changes since `base` (default: the version it was forked at, or
+   * last merged) into `into` (default: the session it was forked from) as one new version of
+   * `into`, three-way as `burrow merge` does. Conflicted text files get diff3-style markers;
+   * `noCommit` only reports. Resolves to `{source, into, base, ours, theirs, version,
+   * committed, merged, conflicts: [{path, reason, regions?}]}`.
+   */
+  async merge({ into, base, noCommit = false } = {}) {
+    const raw = await this.#run((core, t) =>
+      core.merge(
+        t,
+        this.id,
+        into === undefined || into === null ? null : key(into),
+        base === undefined || base === null ? null : key(base),
+        Boolean(noCommit),
+      ),
+    );
+    return JSON.parse(raw);
+  }
+
   /** Moves the session back to the tree before its last change, as a new version. */
   async undo() {
     return this.#run((core, t) => core.undo(t, this.id));

@@ -19,6 +19,7 @@ pub mod git;
 mod just_bash;
 mod pipe;
 mod python;
+mod rollouts;
 mod shared;
 mod utilities;
 
@@ -263,9 +264,11 @@ pub fn run(cfg: BenchConfig, report: &mut dyn FnMut(&Measure)) -> R<Vec<Measure>
     pipe::pipe(&mut cx, report)?;
     idle(&mut cx, report)?;
     concurrency(&mut cx, report)?;
+    one_session(&mut cx, report)?;
     http(&mut cx, report)?;
     egress(&mut cx, report)?;
     python::python(&mut cx, report)?;
+    rollouts::rollouts(&mut cx, report)?;
     git::git(&mut cx, report)?;
     shared::shared(&mut cx, report)?;
     Ok(cx.out)
@@ -910,6 +913,69 @@ fn concurrency(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
         &format!("{sessions} sessions x {calls} reads at once, one thread each"),
         report,
     );
+    Ok(())
+}
+
+/// Write calls on one session from 1, 2 and 8 threads at once: each call commits onto the
+/// head the others left (the store's concurrent commits); calls per second, and each call's
+/// latency (p50, p99), against one thread's rate.
+fn one_session(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> {
+    if !cx.wants("concurrency") {
+        return Ok(());
+    }
+    let calls = cx.n(8, 40);
+    let sb = Arc::new(cx.sandbox("one.db")?);
+    let mut single = None;
+    for clients in [1usize, 2, 8] {
+        let id = sb.create(None)?.id;
+        write_4k(&sb, &id, "warm.txt")?;
+        let lat = std::sync::Mutex::new(Vec::new());
+        let failures = std::sync::atomic::AtomicUsize::new(0);
+        let started = Instant::now();
+        std::thread::scope(|s| {
+            for c in 0..clients {
+                let (sb, lat, failures, id) = (&sb, &lat, &failures, &id);
+                s.spawn(move || {
+                    for i in 0..calls {
+                        let t = Instant::now();
+                        let ok = sb
+                            .call(
+                                id,
+                                Family::AgentToolset,
+                                "write",
+                                &json!({"file_path": format!("c{c}/f{i}.txt"), "content": "x"}),
+                            )
+                            .is_ok_and(|o| !o.is_error);
+                        if !ok {
+                            failures.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        let ms = t.elapsed().as_secs_f64() * 1e3;
+                        lat.lock().unwrap_or_else(|e| e.into_inner()).push(ms);
+                    }
+                });
+            }
+        });
+        let secs = started.elapsed().as_secs_f64();
+        let failed = failures.load(std::sync::atomic::Ordering::Relaxed);
+        if failed > 0 {
+            return Err(BenchError::Other(format!(
+                "{failed} concurrent calls on one session failed"
+            )));
+        }
+        let rate = (clients * calls) as f64 / secs;
+        let (p50, p99) = stats(lat.into_inner().unwrap_or_else(|e| e.into_inner()));
+        cx.record(
+            &format!("concurrency.one_session_writes_{clients}"),
+            "calls/s",
+            (rate, rate),
+            single,
+            &format!(
+                "{clients} thread(s) x {calls} writes on one session; per call p50 {p50:.2} ms, p99 {p99:.2} ms; ratio: against 1 thread"
+            ),
+            report,
+        );
+        single.get_or_insert(rate);
+    }
     Ok(())
 }
 

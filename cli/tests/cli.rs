@@ -668,3 +668,129 @@ fn copies_draw_a_progress_bar_only_on_a_terminal() {
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+/// `burrow merge`: a fork's work comes back into its parent as one version; a second fork
+/// that edited the same lines conflicts with diff3-style markers; `--no-commit` only reports;
+/// merging again brings only what is new.
+#[test]
+fn merge_brings_a_fork_back() {
+    let b = Burrow::new();
+    let s = b.ok(&["session", "new", "--name", "s"]).trim().to_string();
+    b.ok(&[
+        "sh",
+        "s",
+        "printf 'a\\nb\\nc\\nd\\ne\\n' > f.txt; echo keep > k.txt; echo x > gone.txt",
+    ]);
+    let forks = b.ok(&["fork", "s", "-n", "2"]);
+    let forks: Vec<&str> = forks.lines().collect();
+    let (f1, f2) = (forks[0], forks[1]);
+    b.ok(&[
+        "sh",
+        f1,
+        "sed -i s/a/A/ f.txt; echo new > new.txt; rm gone.txt; mv k.txt k2.txt",
+    ]);
+    b.ok(&["sh", "s", "sed -i s/e/E/ f.txt"]);
+
+    assert_eq!(
+        b.ok(&["merge", f1]),
+        "f.txt\ngone.txt\nk.txt\nk2.txt\nnew.txt\n"
+    );
+    assert_eq!(b.ok(&["cat", "s", "f.txt"]), "A\nb\nc\nd\nE\n");
+    assert_eq!(b.ok(&["sh", "s", "ls"]), "f.txt\nk2.txt\nnew.txt\n");
+    // Nothing new in the fork: nothing to merge.
+    assert_eq!(b.ok(&["merge", f1]), "");
+
+    b.ok(&["sh", f2, "sed -i s/c/C2/ f.txt"]);
+    b.ok(&["sh", "s", "sed -i s/c/C1/ f.txt"]);
+    let before = b.ok(&["cat", "s", "f.txt"]);
+    let dry = b.cmd(&["merge", f2, "--no-commit"]);
+    assert_eq!(dry.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&dry.stdout), "CONFLICT f.txt\n");
+    assert_eq!(b.ok(&["cat", "s", "f.txt"]), before);
+
+    let out = b.cmd(&["merge", f2, "--into", "s"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "CONFLICT f.txt\n");
+    let merged = b.ok(&["cat", "s", "f.txt"]);
+    let lines: Vec<&str> = merged.lines().collect();
+    assert_eq!(lines[..2], ["A", "b"]);
+    assert_eq!(lines[2], format!("<<<<<<< {s}"));
+    assert_eq!(lines[3], "C1");
+    assert!(lines[4].starts_with("||||||| v"), "{merged}");
+    assert_eq!(
+        lines[5..],
+        ["c", "=======", "C2", &format!(">>>>>>> {f2}"), "d", "E"]
+    );
+
+    // Every merge is an event with its base, sides and conflicts; undo takes it back.
+    let log = b.ok(&["--json", "log", "s", "--kind", "merged"]);
+    let events: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The first merge, the one with nothing new, the conflicted one.
+    assert_eq!(events.len(), 3, "{log}");
+    assert_eq!(events[1]["data"]["merged"], 0);
+    assert_eq!(events[1]["version_before"], events[1]["version_after"]);
+    let data = &events[2]["data"];
+    assert_eq!(data["from"], f2);
+    assert_eq!(data["conflicts"][0]["path"], "f.txt");
+    assert_eq!(data["conflicts"][0]["reason"], "content");
+    b.ok(&["undo", "s"]);
+    assert_eq!(b.ok(&["cat", "s", "f.txt"]), before);
+
+    let json: serde_json::Value =
+        serde_json::from_str(&b.ok(&["--json", "merge", f1, "--no-commit"])).unwrap();
+    assert_eq!(json["committed"], false);
+    assert_eq!(json["into"], s);
+
+    let err = b.fails(&["merge", "s"]);
+    assert!(err.contains("--into"), "{err}");
+}
+
+/// Calls on one session from several processes at once: each commits onto the head the
+/// others left (before, all but one failed with "moved ... retry on the new head").
+#[test]
+fn concurrent_processes_on_one_session_all_commit() {
+    let b = Burrow::new();
+    b.ok(&["session", "new", "--name", "s"]);
+    b.ok(&["sh", "s", "echo base > shared.txt"]);
+    let children: Vec<std::process::Child> = (0..8)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_burrow"))
+                .arg("--store")
+                .arg(&b.store)
+                .args([
+                    "sh",
+                    "s",
+                    &format!("echo {i} > f{i}.txt; echo {i} > shared.txt"),
+                ])
+                .env("BURROW_CACHE", &b.cache)
+                .env_remove("BURROW_STORE")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let ls = b.ok(&["sh", "s", "ls f*.txt | wc -l; cat shared.txt"]);
+    let mut lines = ls.lines();
+    assert_eq!(lines.next(), Some("8"), "{ls}");
+    // One of the writers' versions of the file both changed, whole.
+    let shared: usize = lines.next().unwrap().parse().unwrap();
+    assert!(shared < 8);
+    // Every call is in the log (the first, the eight, the check).
+    let log = b.ok(&["--json", "log", "s", "--kind", "tool"]);
+    assert_eq!(log.lines().count(), 10);
+    let concurrent = b.ok(&["--json", "log", "s", "--kind", "concurrent"]);
+    assert!(concurrent.lines().count() <= 7, "{concurrent}");
+    b.ok(&["fsck"]);
+}

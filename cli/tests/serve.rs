@@ -233,6 +233,33 @@ fn http_api_every_endpoint_and_error() {
             .0,
         StatusCode::NOT_FOUND
     );
+    // Merge the experiment back: a dry run reports, the merge makes a version.
+    let (st, m) = s.post(
+        &format!("/sessions/{}/merge", ids[0]),
+        json!({"no_commit": true}),
+    );
+    assert_eq!(st, StatusCode::OK, "{m}");
+    assert_eq!(
+        (m["merged"].clone(), m["committed"].clone()),
+        (json!(["experiment.txt"]), json!(false))
+    );
+    let (st, m) = s.post(&format!("/sessions/{}/merge", ids[0]), json!({}));
+    assert_eq!(st, StatusCode::OK, "{m}");
+    assert_eq!(m["committed"], json!(true));
+    assert_eq!(m["conflicts"], json!([]));
+    assert_eq!(
+        c.get(s.url("/sessions/proj/files/experiment.txt"))
+            .send()
+            .unwrap()
+            .text()
+            .unwrap(),
+        "x"
+    );
+    assert_eq!(
+        s.post("/sessions/proj/merge", json!({})).0,
+        StatusCode::BAD_REQUEST,
+        "proj was forked from nothing"
+    );
 
     // Export as tar, and create a session from that tar.
     let tar = c.get(s.url("/sessions/proj/export")).send().unwrap();
@@ -811,6 +838,7 @@ fn check_mcp_run(run: &Value) {
             "list",
             "history",
             "diff",
+            "merge",
             "undo",
             "checkout"
         ]
@@ -888,7 +916,7 @@ fn mcp_sdk_clients_over_stdio_and_streamable_http() {
     let url = s.url("/mcp?session=http-work");
     let run = run_client(&db, &["http", &url]);
     let tools = run["tools"].as_array().unwrap().len();
-    assert_eq!(tools, 14);
+    assert_eq!(tools, 15);
     let calls = run["calls"].as_array().unwrap();
     assert_eq!(
         calls[0]["text"],

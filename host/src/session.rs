@@ -50,6 +50,9 @@ pub type Result<T, E = SessionError> = std::result::Result<T, E>;
 
 pub use crate::tools::Family;
 
+mod merge;
+pub use merge::{FORKED_AT_KEY, MergeConflict, MergeOutcome, MergeRequest};
+
 /// Metadata keys of the interfaces that a fork inherits because they describe files the
 /// fork has too: the Managed Agents worker's installed skills and memory stores' sync state.
 pub const FORKED_KEYS: &[&str] = &[MA_SKILLS_KEY, MA_MEMORY_KEY, TOOL_ROOTS_KEY];
@@ -615,6 +618,8 @@ impl Sandbox {
         let meta = self.store.meta(id)?;
         for f in &ids {
             self.store.set_meta(f, "parent", Some(id))?;
+            self.store
+                .set_meta(f, FORKED_AT_KEY, Some(&v.0.to_string()))?;
             // Forks inherit settings, the state of the families that keep it for the
             // files (Claude Code's reads), and what else describes the files they share.
             let families = crate::tools::FAMILIES
@@ -765,6 +770,9 @@ impl Sandbox {
                 let event = match outcome.txn {
                     Some(mut txn) if txn.is_dirty() => {
                         txn.set_message(tool.to_string());
+                        // Calls on one session may run at once (other processes, the
+                        // server's threads): a call that finds the head moved merges onto it.
+                        txn.merge_if_moved();
                         txn.commit_recording("tool", &data)?;
                         None
                     }
@@ -845,6 +853,7 @@ impl Sandbox {
                     "tool": "run", "program": name, "args": opts.args,
                     "exit_code": report.exit_code, "duration_us": started.elapsed().as_micros() as u64,
                 });
+                txn.merge_if_moved();
                 let c = txn.commit_recording("run", &data.to_string())?;
                 Ok(RunResult {
                     report,
@@ -910,6 +919,7 @@ impl Sandbox {
                     "is_error": report.exit_code != 0,
                     "duration_us": started.elapsed().as_micros() as u64,
                 });
+                txn.merge_if_moved();
                 let c = txn.commit_recording("tool", &data.to_string())?;
                 Ok(RunResult {
                     report,

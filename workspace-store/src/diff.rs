@@ -46,6 +46,19 @@ impl Store {
         Ok(out)
     }
 
+    /// The changes between two trees given by their root nodes (one of them perhaps not
+    /// a version yet: a transaction's tree on its way to a commit); `system` keeps the
+    /// system area.
+    pub(crate) fn diff_roots(&self, a: &Hash, b: &Hash, system: bool) -> Result<Vec<Change>> {
+        let mut out = Vec::new();
+        diff_dirs(self.objs(), a, b, "", &mut out)?;
+        out.sort();
+        if !system {
+            out.retain(|c| !crate::is_system_path(&c.path));
+        }
+        Ok(out)
+    }
+
     /// [`Store::diff`] of two workspaces' current heads.
     pub fn diff_workspaces(&self, a: &str, b: &str) -> Result<Vec<Change>> {
         let va = self.workspace(a)?.version;

@@ -12,13 +12,16 @@ use std::sync::Arc;
 
 use foldhash::HashMap;
 
-use crate::backend::{CommitRecord, NewVersion, VersionRow, now_ns};
+use crate::backend::{VersionRow, now_ns};
 use crate::error::{Error, Result};
 use crate::hamt;
 use crate::node::{Agg, Entry, Hamt, Hash, Kind, Meta, Node, PAGE_SIZE, PageRef};
 use crate::objects::Pending;
 use crate::pagetable;
 use crate::{Quota, Store, VersionId};
+
+mod commit;
+mod paths;
 
 /// An inode number: identity of a file, directory or symlink within a workspace tree.
 pub type Ino = u64;
@@ -184,6 +187,9 @@ pub struct Txn {
     spilled: Vec<Hash>,
     /// Spills still uploading: the commit waits for them before its catalog write.
     behind: Vec<crate::backend::PutTicket>,
+    /// When the head moved meanwhile, merge onto it instead of failing
+    /// ([`Txn::merge_if_moved`]).
+    concurrent: bool,
 }
 
 fn check_name(name: &str) -> Result<()> {
@@ -256,7 +262,17 @@ impl Txn {
             fence: None,
             spilled: Vec::new(),
             behind: Vec::new(),
+            concurrent: false,
         })
+    }
+
+    /// Lets the commit merge onto the workspace's head when another commit moved it since
+    /// this transaction began (concurrent calls on one session): paths only one of them
+    /// touched merge silently; a path both changed takes this transaction's state (the later
+    /// write wins, as on a real filesystem), listed in a `concurrent` event committed with
+    /// it. Without it, such a commit fails with [`Error::Conflict`].
+    pub fn merge_if_moved(&mut self) {
+        self.concurrent = true;
     }
 
     /// The version this transaction started from.
@@ -1336,126 +1352,6 @@ impl Txn {
         }
     }
 
-    /// Commits: writes the changed nodes and moves the head from the base version to a new
-    /// one with compare-and-swap, in one SQLite transaction. A transaction that changed
-    /// nothing makes no version. If the head moved meanwhile, returns [`Error::Conflict`] and
-    /// changes nothing.
-    /// Discards the transaction's changes but writes its queued events (against its base
-    /// version): what happened during a call that is rolled back (its network requests, say)
-    /// stays on the record.
-    pub fn abort_keeping_events(mut self) -> Result<()> {
-        let Some(ws) = self.workspace.clone() else {
-            return Ok(());
-        };
-        for (kind, data) in std::mem::take(&mut self.events) {
-            self.store
-                .append_event(&ws, &kind, Some(self.base.id), Some(self.base.id), &data)?;
-        }
-        Ok(())
-    }
-
-    pub fn commit(self) -> Result<Commit> {
-        self.commit_inner(None).map(|(c, _)| c)
-    }
-
-    /// [`Txn::commit_with_event`](crate::Txn::commit_with_event) for a caller that needs no
-    /// sequence number: the event of a transaction that changed nothing goes through
-    /// [`Store::record_event`], which may return before it is stored (a networked catalog
-    /// does not wait for it), after the transaction's queued events.
-    pub fn commit_recording(self, kind: &str, data: &str) -> Result<Commit> {
-        let ws = match &self.workspace {
-            Some(ws) if !self.is_dirty() => ws.clone(),
-            _ => return self.commit_inner(Some((kind, data))).map(|(c, _)| c),
-        };
-        let store = self.store.clone();
-        let (c, _) = self.commit_inner(None)?;
-        store.record_event(&ws, kind, Some(c.version), Some(c.version), data)?;
-        Ok(c)
-    }
-
-    pub(crate) fn commit_inner(
-        mut self,
-        event: Option<(&str, &str)>,
-    ) -> Result<(Commit, Option<i64>)> {
-        let Some(ws) = self.workspace.clone() else {
-            return Err(Error::ReadOnly);
-        };
-        if !self.is_dirty() {
-            for (kind, data) in std::mem::take(&mut self.events) {
-                self.store.append_event(
-                    &ws,
-                    &kind,
-                    Some(self.base.id),
-                    Some(self.base.id),
-                    &data,
-                )?;
-            }
-            let seq = match event {
-                Some((kind, data)) => Some(self.store.append_event(
-                    &ws,
-                    kind,
-                    Some(self.base.id),
-                    Some(self.base.id),
-                    data,
-                )?),
-                None => None,
-            };
-            return Ok((
-                Commit {
-                    version: self.base.id,
-                    base: self.base.id,
-                    changed: false,
-                },
-                seq,
-            ));
-        }
-        for put in std::mem::take(&mut self.behind) {
-            put.wait()?;
-        }
-        let mut pending = Pending::default();
-        let (root, agg) = self.flush(ROOT_INO, &mut pending)?;
-        let (bytes, entries) = (agg.bytes, agg.entries - 1);
-        debug_assert_eq!((bytes, entries), (self.usage.bytes, self.usage.entries));
-        let store = self.store.clone();
-        let events = std::mem::take(&mut self.events);
-        let record = CommitRecord {
-            version: NewVersion {
-                root,
-                parent: Some(self.base.id),
-                workspace: &ws,
-                message: &self.message,
-                next_ino: self.next_ino,
-                bytes,
-                entries,
-            },
-            expected: self.base.id,
-            events: &events,
-            event,
-            guard: None,
-        };
-        let (v, seq) = store.write_objects(
-            pending.list(),
-            self.fence.take(),
-            &self.spilled,
-            |objects, guard| {
-                let record = CommitRecord {
-                    guard,
-                    ..record.clone()
-                };
-                store.catalog().commit(&record, objects)
-            },
-        )?;
-        pending.publish(store.objs());
-        Ok((
-            Commit {
-                version: v,
-                base: self.base.id,
-                changed: true,
-            },
-            seq,
-        ))
-    }
-
     // ----- grafts between versions (merge) -----
 
     /// The stored content of the file `ino` as the page table it was loaded with: its size,
@@ -1513,96 +1409,6 @@ impl Txn {
         self.usage.bytes += size;
         Ok(ino)
     }
-
-    // ----- path conveniences over the inode operations -----
-
-    /// Reads the whole file at `path` (relative to the root).
-    pub fn read_file(&mut self, path: &str) -> Result<Vec<u8>> {
-        let ino = self.resolve(ROOT_INO, path, true)?;
-        self.read_all(ino)
-    }
-
-    /// Creates or replaces the file at `path` with `data`.
-    pub fn write_file(&mut self, path: &str, data: &[u8]) -> Result<Ino> {
-        let flags = OpenFlags {
-            create: true,
-            truncate: true,
-            ..Default::default()
-        };
-        let ino = self.open_at(ROOT_INO, path, flags, true)?;
-        self.write(ino, 0, data)?;
-        Ok(ino)
-    }
-
-    /// Creates `path` and any missing parents as directories.
-    pub fn mkdir_all(&mut self, path: &str) -> Result<Ino> {
-        let mut cur = ROOT_INO;
-        for comp in path.split('/').filter(|c| !c.is_empty() && *c != ".") {
-            cur = match self.lookup(cur, comp) {
-                Ok(_) => {
-                    let i = self.resolve(cur, comp, true)?;
-                    if self.inode(i)?.kind() != Kind::Dir {
-                        return Err(Error::NotDir);
-                    }
-                    i
-                }
-                Err(Error::NotFound) => self.mkdir_at(cur, comp)?,
-                Err(e) => return Err(e),
-            };
-        }
-        Ok(cur)
-    }
-
-    /// Removes `path` and everything under it (symlinks are removed, never followed).
-    /// A missing path is not an error.
-    pub fn remove_all(&mut self, path: &str) -> Result<()> {
-        let ino = match self.resolve(ROOT_INO, path, false) {
-            Ok(i) => i,
-            Err(Error::NotFound) => return Ok(()),
-            Err(e) => return Err(e),
-        };
-        if self.inode(ino)?.kind() != Kind::Dir {
-            return self.unlink_at(ROOT_INO, path);
-        }
-        for e in self.readdir(ino)? {
-            self.remove_all(&format!("{path}/{}", e.name))?;
-        }
-        self.rmdir_at(ROOT_INO, path)
-    }
-
-    /// The regular files under the directory `path`, as paths relative to it, sorted
-    /// (symlinks are not followed). A missing directory has none.
-    pub fn files_under(&mut self, path: &str) -> Result<Vec<String>> {
-        let ino = match self.resolve(ROOT_INO, path, false) {
-            Ok(i) => i,
-            Err(Error::NotFound) => return Ok(Vec::new()),
-            Err(e) => return Err(e),
-        };
-        if self.inode(ino)?.kind() != Kind::Dir {
-            return Ok(Vec::new());
-        }
-        let mut out = Vec::new();
-        let mut stack = vec![(ino, String::new())];
-        while let Some((dir, prefix)) = stack.pop() {
-            for e in self.readdir(dir)? {
-                let rel = if prefix.is_empty() {
-                    e.name.clone()
-                } else {
-                    format!("{prefix}/{}", e.name)
-                };
-                match e.kind {
-                    Kind::Dir => {
-                        let child = self.lookup(dir, &e.name)?;
-                        stack.push((child, rel));
-                    }
-                    Kind::File => out.push(rel),
-                    Kind::Symlink => {}
-                }
-            }
-        }
-        out.sort();
-        Ok(out)
-    }
 }
 
 fn copy_page(page: &[u8], within: usize, dst: &mut [u8]) {
@@ -1611,14 +1417,4 @@ fn copy_page(page: &[u8], within: usize, dst: &mut [u8]) {
         dst[..avail].copy_from_slice(&page[within..within + avail]);
     }
     dst[avail..].fill(0);
-}
-
-impl Txn {
-    /// Commits like [`Txn::commit`] and appends an event recording it, in the same catalog
-    /// transaction: the event exists if and only if the commit does. Returns the commit and
-    /// the event's sequence number.
-    pub fn commit_with_event(self, kind: &str, data: &str) -> Result<(Commit, i64)> {
-        self.commit_inner(Some((kind, data)))
-            .map(|(c, seq)| (c, seq.unwrap_or_default()))
-    }
 }

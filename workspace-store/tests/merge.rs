@@ -314,6 +314,7 @@ fn tree_merges_match_git_merge() {
                 MergeOptions {
                     labels: LABELS,
                     system: false,
+                    later_wins: false,
                 },
             )
             .unwrap();
@@ -445,6 +446,7 @@ fn conflicts_by_kind_and_a_clean_report() {
             MergeOptions {
                 labels: LABELS,
                 system: false,
+                later_wins: false,
             },
         )
         .unwrap();
@@ -469,4 +471,65 @@ fn conflicts_by_kind_and_a_clean_report() {
     assert_eq!(t.readlink_at(ROOT_INO, "link").unwrap(), "c");
     assert_eq!(t.read_file("dir/g").unwrap(), b"g\n");
     assert_eq!(t.read_file("added").unwrap(), b"new\n");
+}
+
+#[test]
+fn concurrent_commits_merge_onto_the_moved_head() {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(d.path().join("s.db")).unwrap();
+    s.create_workspace("w").unwrap();
+    let mut t = s.begin("w").unwrap();
+    t.write_file("shared", b"base\n").unwrap();
+    t.write_file("doomed", b"x\n").unwrap();
+    t.commit().unwrap();
+
+    // Two calls start from the same head.
+    let mut first = s.begin("w").unwrap();
+    let mut second = s.begin("w").unwrap();
+    first.merge_if_moved();
+    second.merge_if_moved();
+    first.write_file("a", b"from first\n").unwrap();
+    first.write_file("shared", b"first\n").unwrap();
+    second.write_file("b", b"from second\n").unwrap();
+    second.write_file("shared", b"second\n").unwrap();
+    second.unlink_at(ROOT_INO, "doomed").unwrap();
+    let c1 = first.commit_recording("tool", "{}").unwrap();
+    let c2 = second.commit_recording("tool", "{}").unwrap();
+    assert!(c2.changed && c2.version.0 > c1.version.0);
+
+    let mut head = s.view(s.workspace("w").unwrap().version).unwrap();
+    assert_eq!(head.read_file("a").unwrap(), b"from first\n");
+    assert_eq!(head.read_file("b").unwrap(), b"from second\n");
+    assert_eq!(
+        head.read_file("shared").unwrap(),
+        b"second\n",
+        "the later write wins"
+    );
+    assert!(head.read_file("doomed").is_err());
+    // The second call's version sits on the first's: undoing it keeps the first's work.
+    assert_eq!(s.version(c2.version).unwrap().parent, Some(c1.version));
+    let events = s
+        .events(&burrow_store::EventFilter {
+            workspace: Some("w".into()),
+            after: 0,
+            kind: Some("concurrent".into()),
+            limit: 0,
+        })
+        .unwrap();
+    assert_eq!(events.len(), 1);
+    let note: serde_json::Value = serde_json::from_str(&events[0].data).unwrap();
+    assert_eq!(note["onto"], c1.version.0);
+    assert_eq!(note["replaced"], serde_json::json!(["shared"]));
+    assert!(s.fsck().unwrap().is_clean());
+
+    // Without it, the second commit fails and changes nothing.
+    let mut x = s.begin("w").unwrap();
+    let mut y = s.begin("w").unwrap();
+    x.write_file("x", b"1").unwrap();
+    y.write_file("y", b"2").unwrap();
+    x.commit().unwrap();
+    assert!(matches!(
+        y.commit(),
+        Err(burrow_store::Error::Conflict { .. })
+    ));
 }

@@ -354,6 +354,28 @@ impl Core {
         Ok(self.sandbox.patch(va, vb, &changes)?)
     }
 
+    /// Merges `source`'s changes into `into` (default: its parent) as `burrow merge` does;
+    /// the outcome as JSON (`burrow merge --json`). Serialised with the destination's calls.
+    pub fn merge(
+        &self,
+        source: &str,
+        into: Option<&str>,
+        base: Option<&str>,
+        no_commit: bool,
+    ) -> Res<String> {
+        let dst = self.sandbox.merge_destination(source, into)?;
+        self.serialised(&dst, |sb| {
+            let base = base.map(|b| sb.version_of(b)).transpose()?;
+            let out = sb.merge(&burrow_host::session::MergeRequest {
+                source,
+                into: Some(&dst),
+                base,
+                no_commit,
+            })?;
+            Ok(to_json(&out))
+        })
+    }
+
     pub fn undo(&self, id: &str) -> Res<i64> {
         self.serialised(id, |sb| Ok(sb.undo(id)?.0))
     }

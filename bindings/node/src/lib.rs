@@ -394,6 +394,22 @@ impl Core {
     }
 
     #[napi]
+    pub fn merge(
+        &self,
+        ticket: u32,
+        source: String,
+        into: Option<String>,
+        base: Option<String>,
+        no_commit: bool,
+    ) {
+        self.submit(
+            ticket,
+            move |c| c.merge(&source, into.as_deref(), base.as_deref(), no_commit),
+            Answer::Text,
+        );
+    }
+
+    #[napi]
     pub fn undo(&self, ticket: u32, id: String) {
         self.submit(ticket, move |c| c.undo(&id), Answer::Int);
     }

@@ -216,3 +216,22 @@ test("tools and runToolUse of every family", async (t) => {
   await assert.rejects(s.runToolUse({ type: "text", text: "x" }), burrow.InvalidInput);
   await assert.rejects(s.runToolUse(null), burrow.InvalidInput);
 });
+
+test("merge a fork back, then a conflicting one", async (t) => {
+  const s = await freshSession(t);
+  await s.write("f.txt", "a\nb\nc\nd\n");
+  const [a, b] = await s.fork(2);
+  await a.sh("sed -i s/a/A/ f.txt; echo n > new.txt");
+  await s.sh("sed -i s/d/D/ f.txt");
+  const dry = await a.merge({ noCommit: true });
+  assert.deepEqual([dry.committed, dry.merged, dry.conflicts], [false, ["f.txt", "new.txt"], []]);
+  const m = await a.merge();
+  assert.equal(m.committed, true);
+  assert.equal(m.into, s.id);
+  assert.equal(await s.read("f.txt"), "A\nb\nc\nD\n");
+  await b.sh("sed -i s/a/B/ f.txt");
+  const c = await b.merge({ into: s });
+  assert.deepEqual(c.conflicts, [{ path: "f.txt", reason: "content", regions: 1 }]);
+  assert.ok((await s.read("f.txt")).startsWith(`<<<<<<< ${s.id}\nA\n||||||| v`));
+  await assert.rejects(s.merge(), burrow.InvalidInput);
+});

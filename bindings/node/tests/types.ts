@@ -1,7 +1,7 @@
 // Compiled (not run) by example.test.mjs with `tsc --strict`: the package's declarations
 // agree with how TypeScript code uses it, and with the SDKs' own types.
 
-import { Sandbox, Session, UnknownSession, FileNotFound, type ShResult, type Diff, type ToolResultBlock } from "burrow-sandbox";
+import { Sandbox, Session, UnknownSession, FileNotFound, type ShResult, type Diff, type Merge, type ToolResultBlock } from "burrow-sandbox";
 import { aiSdkTools } from "burrow-sandbox/ai";
 import { memoryTool, BurrowMemoryHandlers } from "burrow-sandbox/anthropic";
 import Anthropic from "@anthropic-ai/sdk";
@@ -15,6 +15,8 @@ export async function usage(): Promise<void> {
   await a.write("notes.md", "try A\n");
   const d: Diff = await a.diff(s);
   console.log(d.patch, d.changes[0]?.change, await a.read("notes.md"), code, b.id);
+  const m: Merge = await a.merge({ into: s, noCommit: true });
+  console.log(m.merged.length, m.conflicts[0]?.reason, m.committed);
   const bytes: Buffer = await s.readBytes("notes.md");
   console.log(bytes.length, await s.glob("**/*.md"), await s.grep("TODO"), await s.history({ limit: 5 }));
   try {

@@ -189,6 +189,22 @@ impl Core {
         detached(py, || self.core.patch(a, b, all))
     }
 
+    /// Merges `source` into `into` (None: its parent); the outcome as JSON.
+    #[pyo3(signature = (source, into=None, base=None, no_commit=false))]
+    fn merge(
+        &self,
+        py: Python<'_>,
+        source: &str,
+        into: Option<String>,
+        base: Option<String>,
+        no_commit: bool,
+    ) -> PyResult<String> {
+        detached(py, || {
+            self.core
+                .merge(source, into.as_deref(), base.as_deref(), no_commit)
+        })
+    }
+
     fn undo(&self, py: Python<'_>, id: &str) -> PyResult<i64> {
         detached(py, || self.core.undo(id))
     }

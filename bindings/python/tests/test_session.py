@@ -131,6 +131,27 @@ def test_fork_is_isolated(s):
         s.fork(0)
 
 
+def test_merge_a_fork_back(s):
+    s.write("f.txt", "a\nb\nc\nd\n")
+    a, b = s.fork(2)
+    a.sh("sed -i s/a/A/ f.txt; echo n > new.txt")
+    s.sh("sed -i s/d/D/ f.txt")
+    dry = a.merge(no_commit=True)
+    assert dry.clean and not dry.committed and dry.merged == ["f.txt", "new.txt"]
+    assert s.read("f.txt") == "a\nb\nc\nD\n"
+    m = a.merge()
+    assert m.committed and m.into == s.id and m.source == a.id
+    assert s.read("f.txt") == "A\nb\nc\nD\n" and s.read("new.txt") == "n\n"
+    # The other fork edited the line this one did: a conflict with diff3 markers.
+    b.sh("sed -i s/a/B/ f.txt")
+    c = b.merge(into=s)
+    assert not c.clean
+    assert c.conflicts == [burrow.MergeConflict("f.txt", "content", 1)]
+    assert s.read("f.txt").startswith(f"<<<<<<< {s.id}\nA\n||||||| v")
+    with pytest.raises(burrow.InvalidInput, match="--into"):
+        s.merge()
+
+
 def test_diff_undo_checkout_label(s):
     s.write("f.txt", "one\n")
     base = s.label("start")

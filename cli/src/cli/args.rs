@@ -151,6 +151,11 @@ pub enum Command {
     History(HistoryArgs),
     /// Differences between two sessions or versions (`v12`, a label, or a session).
     Diff(DiffArgs),
+    /// Merge a session's changes (by default a fork's, since it was forked or last merged)
+    /// into another (by default its parent) as one new version: the merged paths, one per
+    /// line; with conflicts `CONFLICT <path>` lines and exit 1, text conflicts written into
+    /// the files with diff3-style markers as `git merge-file --diff3` writes them.
+    Merge(MergeArgs),
     /// Move a session to an old version (recorded as a new version; nothing is lost).
     Checkout(CheckoutArgs),
     /// Go back one tool call.
@@ -294,6 +299,22 @@ pub struct DiffArgs {
 }
 
 #[derive(clap::Args)]
+pub struct MergeArgs {
+    /// The session whose changes are merged.
+    pub source: String,
+    /// The session to merge into (default: the source's parent).
+    #[arg(long)]
+    pub into: Option<String>,
+    /// The common version (`v12`, a number or a label; default: the version last merged
+    /// from the source, or the one it was forked at).
+    #[arg(long)]
+    pub base: Option<String>,
+    /// Only report what would merge and conflict; the destination is left unchanged.
+    #[arg(long)]
+    pub no_commit: bool,
+}
+
+#[derive(clap::Args)]
 pub struct CheckoutArgs {
     pub session: String,
     pub version: String,
@@ -347,6 +368,12 @@ pub struct ServeArgs {
     /// Tool calls running at once across sessions (default: 2 x CPUs).
     #[arg(long)]
     pub concurrency: Option<usize>,
+    /// Run tool calls on one session at once instead of one after another: each commits
+    /// onto the head the others left, paths only one call touched merge, and a file two
+    /// calls both changed keeps the later commit's version (two appends to one file keep
+    /// one); the `concurrent` event names such files.
+    #[arg(long)]
+    pub concurrent_calls: bool,
     /// Session used by /mcp clients that do not pass ?session= (created if missing).
     #[arg(long, default_value = "mcp")]
     pub mcp_session: String,

@@ -198,6 +198,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Log(a) => session::log(&sb, json, a),
         Command::History(a) => session::history(&sb, json, a),
         Command::Diff(a) => session::diff(&sb, json, a),
+        Command::Merge(a) => session::merge(&sb, json, a),
         Command::Checkout(a) => session::checkout(&sb, a),
         Command::Undo(a) => session::undo(&sb, a),
         Command::Label(a) => session::label(&sb, a),

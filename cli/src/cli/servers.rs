@@ -30,6 +30,7 @@ pub(super) fn serve(cx: &Config, a: ServeArgs) -> anyhow::Result<ExitCode> {
         token,
         max_body,
         concurrency,
+        concurrent_calls,
         mcp_session,
         net,
     } = a;
@@ -49,6 +50,8 @@ pub(super) fn serve(cx: &Config, a: ServeArgs) -> anyhow::Result<ExitCode> {
         bail!("{}", serve::ServeError::TokenRequired(listen));
     }
     let core = Core::new(sandbox, config.concurrency);
+    core.concurrent_calls
+        .store(concurrent_calls, std::sync::atomic::Ordering::Relaxed);
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
@@ -135,6 +138,11 @@ pub(super) fn worker(cx: &Config, a: WorkerArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let core = Core::new(sandbox, concurrency);
+    // Session threads' calls run at once, as the reference runs them in one container.
+    core.concurrent_calls.store(
+        cfg.max_concurrent_calls != Some(1),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let stop = tokio_util::sync::CancellationToken::new();
     rt.block_on(async {
         let signal = stop.clone();

@@ -1,5 +1,5 @@
 //! Sessions and their history: new, ls, rm, fork, tree, the network policy, log, history,
-//! diff, checkout, undo, label, cat, export.
+//! diff, merge, checkout, undo, label, cat, export.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -305,6 +305,46 @@ pub(super) fn diff(sb: &Sandbox, json: bool, a: DiffArgs) -> anyhow::Result<Exit
         out!("{}", sb.patch(va, vb, &changes)?);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn merge(sb: &Sandbox, json: bool, a: MergeArgs) -> anyhow::Result<ExitCode> {
+    let MergeArgs {
+        source,
+        into,
+        base,
+        no_commit,
+    } = a;
+
+    let base = base.map(|b| sb.version_of(&b)).transpose()?;
+    let out = sb.merge(&burrow_host::session::MergeRequest {
+        source: &source,
+        into: into.as_deref(),
+        base,
+        no_commit,
+    })?;
+    if json {
+        print_json(&out)?;
+    } else {
+        let mut lines: Vec<(&str, bool)> = out
+            .merged
+            .iter()
+            .map(|p| (p.as_str(), false))
+            .chain(out.conflicts.iter().map(|c| (c.path.as_str(), true)))
+            .collect();
+        lines.sort();
+        for (path, conflict) in lines {
+            if conflict {
+                outln!("CONFLICT {path}");
+            } else {
+                outln!("{path}");
+            }
+        }
+    }
+    Ok(if out.conflicts.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 pub(super) fn checkout(sb: &Sandbox, a: CheckoutArgs) -> anyhow::Result<ExitCode> {

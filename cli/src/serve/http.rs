@@ -1,4 +1,4 @@
-//! The HTTP API (axum): sessions, tool calls, fork/history/diff/checkout/undo/label, files,
+//! The HTTP API (axum): sessions, tool calls, fork/history/diff/merge/checkout/undo/label, files,
 //! the event log and its SSE stream, health, metrics, the OpenAPI document, and the MCP
 //! Streamable HTTP service mounted at `/mcp`. JSON errors are `{"error": "..."}` with the
 //! status the failure calls for.
@@ -102,6 +102,7 @@ pub fn router(
         .route("/sessions/{id}/fork", post(fork))
         .route("/sessions/{id}/history", get(history))
         .route("/sessions/{id}/diff", get(diff))
+        .route("/sessions/{id}/merge", post(merge))
         .route("/sessions/{id}/checkout", post(checkout))
         .route("/sessions/{id}/undo", post(undo))
         .route("/sessions/{id}/label", post(label))
@@ -381,6 +382,41 @@ async fn diff(
             .blocking(move |sb| mcp::diff(sb, &against, &to, patch))
             .await?,
     ))
+}
+
+async fn merge(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Json<burrow_host::session::MergeOutcome>> {
+    let b: t::Merge = if body.is_empty() {
+        t::Merge::default()
+    } else {
+        parse(&body)?
+    };
+    let id = resolve(&app, id).await?;
+    let (sid, into) = (id.clone(), b.into.clone());
+    let dst = app
+        .core
+        .blocking(move |sb| sb.merge_destination(&sid, into.as_deref()))
+        .await?;
+    let out = app
+        .core
+        .serialised(&dst.clone(), move |sb| {
+            let base = match b.base {
+                Some(VersionKey::Number(n)) => Some(sb.version_of(&n.to_string())?),
+                Some(VersionKey::Label(l)) => Some(sb.version_of(&l)?),
+                None => None,
+            };
+            sb.merge(&burrow_host::session::MergeRequest {
+                source: &id,
+                into: Some(&dst),
+                base,
+                no_commit: b.no_commit,
+            })
+        })
+        .await?;
+    Ok(Json(out))
 }
 
 async fn checkout(

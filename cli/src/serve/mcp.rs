@@ -1,5 +1,5 @@
 //! The MCP server (official Rust SDK, `rmcp`): the Claude Code tools (Bash, Read, Write, Edit,
-//! MultiEdit, Glob, Grep) plus session tools (fork, list, history, diff, undo, checkout), over
+//! MultiEdit, Glob, Grep) plus session tools (fork, list, history, diff, merge, undo, checkout), over
 //! stdio (`burrow mcp`) or Streamable HTTP (`/mcp` of `burrow serve`). A connection works on
 //! one burrow session: the one named by `?session=` on the HTTP endpoint, else the server's
 //! default. Sessions live in the store, so a reconnecting client finds its files, shell state
@@ -74,7 +74,26 @@ pub struct CheckoutArgs {
     pub version: String,
 }
 
-const SESSION_TOOLS: &[&str] = &["fork", "list", "history", "diff", "undo", "checkout"];
+/// Merge another session's changes (a fork's, since it was forked or last merged) into this
+/// one as one new version. Lists the merged paths; conflicts as `CONFLICT <path>` lines,
+/// text conflicts written into the files with diff3-style markers.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergeArgs {
+    /// The session whose changes come in (id or name), typically a fork of this one.
+    pub source: String,
+    /// The common version (`42`, `v42` or a label); default: the version last merged from
+    /// the source, or the one it was forked at.
+    #[serde(default)]
+    pub base: Option<String>,
+    /// Only report what would merge and conflict; nothing changes.
+    #[serde(default)]
+    pub no_commit: bool,
+}
+
+const SESSION_TOOLS: &[&str] = &[
+    "fork", "list", "history", "diff", "merge", "undo", "checkout",
+];
 
 /// Every tool an MCP client sees: the Claude Code family, the memory tool, then the session
 /// tools.
@@ -99,6 +118,7 @@ pub fn tool_defs() -> Vec<ToolDef> {
         def::<ListArgs>("list", read),
         def::<HistoryArgs>("history", read),
         def::<DiffArgs>("diff", read),
+        def::<MergeArgs>("merge", write),
         def::<UndoArgs>("undo", destroy),
         def::<CheckoutArgs>("checkout", destroy),
     ]);
@@ -256,6 +276,21 @@ impl BurrowMcp {
                     .await
                     .map(|d| pretty(json!(d)))
             }
+            "merge" => {
+                let a: MergeArgs = parse(name, args)?;
+                let into = id.clone();
+                core.serialised(&id, move |sb| {
+                    let base = a.base.as_deref().map(|b| sb.version_of(b)).transpose()?;
+                    sb.merge(&burrow_host::session::MergeRequest {
+                        source: &a.source,
+                        into: Some(&into),
+                        base,
+                        no_commit: a.no_commit,
+                    })
+                })
+                .await
+                .map(|o| merge_text(&o))
+            }
             "undo" => {
                 let _: UndoArgs = parse(name, args)?;
                 let sid = id.clone();
@@ -369,4 +404,42 @@ pub async fn serve_stdio(core: Arc<Core>, session: String) -> Result<(), rmcp::R
         .map_err(rmcp::RmcpError::from)?;
     let _ = running.waiting().await;
     Ok(())
+}
+
+/// A merge's answer to an agent: each path on a line (`CONFLICT <path>` for conflicts), then
+/// what happened.
+fn merge_text(o: &burrow_host::session::MergeOutcome) -> String {
+    let mut lines: Vec<String> = o.merged.clone();
+    lines.extend(
+        o.conflicts
+            .iter()
+            .map(|c| format!("CONFLICT {} ({})", c.path, c.reason)),
+    );
+    lines.sort_by(|a, b| {
+        let key = |s: &str| s.strip_prefix("CONFLICT ").unwrap_or(s).to_string();
+        key(a).cmp(&key(b))
+    });
+    let summary = if !o.committed && o.merged.is_empty() && o.conflicts.is_empty() {
+        format!(
+            "nothing to merge from {} since version {}",
+            o.source, o.base
+        )
+    } else if !o.committed {
+        format!(
+            "would merge {} path(s) from {} with {} conflict(s); nothing changed",
+            o.merged.len(),
+            o.source,
+            o.conflicts.len()
+        )
+    } else {
+        format!(
+            "merged {} path(s) from {} as version {}, {} conflict(s)",
+            o.merged.len(),
+            o.source,
+            o.version,
+            o.conflicts.len()
+        )
+    };
+    lines.push(summary);
+    lines.join("\n")
 }

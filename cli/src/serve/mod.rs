@@ -75,6 +75,10 @@ pub struct Core {
     /// The store wakes `changed` for other processes' events too, so streams need not poll
     /// often.
     pub watched: std::sync::atomic::AtomicBool,
+    /// Tool calls on one session run at once, each committing onto the head the others left
+    /// (`burrow serve --concurrent-calls`, the worker's session threads); otherwise they
+    /// queue per session.
+    pub concurrent_calls: std::sync::atomic::AtomicBool,
 }
 
 impl Core {
@@ -86,6 +90,7 @@ impl Core {
             metrics: metrics::Metrics::default(),
             changed: Notify::new(),
             watched: std::sync::atomic::AtomicBool::new(false),
+            concurrent_calls: std::sync::atomic::AtomicBool::new(false),
         });
         let weak = Arc::downgrade(&core);
         let wake = Arc::new(move || {
@@ -127,6 +132,15 @@ impl Core {
     ) -> Result<T> {
         let lock = self.lock_of(id);
         let _turn = lock.lock().await;
+        self.concurrently(f).await
+    }
+
+    /// Runs work on a session beside its other calls (within the concurrency limit): the
+    /// store merges its commit onto whatever the others committed meanwhile.
+    pub async fn concurrently<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Sandbox) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
         let _permit = self
             .permits
             .acquire()
@@ -159,11 +173,16 @@ impl Core {
     ) -> Result<ToolOutput> {
         let started = Instant::now();
         let (sid, tool_name) = (id.to_string(), tool.to_string());
-        let r = self
-            .serialised(id, move |sb| {
-                sb.call_in(&sid, family, &tool_name, &input, shell.as_deref())
-            })
-            .await;
+        let run =
+            move |sb: &Sandbox| sb.call_in(&sid, family, &tool_name, &input, shell.as_deref());
+        let r = if self
+            .concurrent_calls
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            self.concurrently(run).await
+        } else {
+            self.serialised(id, run).await
+        };
         self.metrics
             .record_call(started.elapsed(), r.as_ref().map_or(true, |o| o.is_error));
         r

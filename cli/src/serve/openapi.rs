@@ -188,6 +188,16 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: "post",
+        path: "/sessions/{id}/merge",
+        operation_id: "mergeSession",
+        summary: "Merge this session's changes since {base?} (default: its fork point or last merge) into {into?} (default: its parent) as one new version; conflicts are listed and written into text files with diff3-style markers; {no_commit?} only reports.",
+        query: &[],
+        request: Body::Json(s::<t::Merge>),
+        status: 200,
+        response: Body::Json(s::<burrow_host::session::MergeOutcome>),
+    },
+    Route {
+        method: "post",
         path: "/sessions/{id}/checkout",
         operation_id: "checkoutVersion",
         summary: "Move the session to a version (a new version; nothing is lost): {version}.",
@@ -351,7 +361,7 @@ fn tag(path: &str) -> &'static str {
     let rest = path.strip_prefix("/sessions/{id}/").unwrap_or("");
     match rest.split('/').next().unwrap_or("") {
         _ if path == "/labels" => "versions",
-        "history" | "diff" | "checkout" | "undo" | "label" => "versions",
+        "history" | "diff" | "merge" | "checkout" | "undo" | "label" => "versions",
         "files" | "tree" | "export" => "files",
         "events" => "events",
         "call" | "net" => "calls",

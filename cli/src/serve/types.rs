@@ -117,6 +117,22 @@ pub enum VersionKey {
     Label(String),
 }
 
+/// `POST /sessions/{id}/merge`: merge this session's changes into another.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Merge {
+    /// The session to merge into (default: this session's parent).
+    #[serde(default)]
+    pub into: Option<String>,
+    /// The common version, a number or a label (default: the version last merged from this
+    /// session, or the one it was forked at).
+    #[serde(default)]
+    pub base: Option<VersionKey>,
+    /// Only report; the destination is left unchanged.
+    #[serde(default)]
+    pub no_commit: bool,
+}
+
 /// `POST /sessions/{id}/checkout`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

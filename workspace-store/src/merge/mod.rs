@@ -18,10 +18,11 @@ pub mod text;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::backend::VersionRow;
 use crate::error::{Error, Result};
 use crate::node::{Kind, PageRef};
 use crate::txn::{ROOT_INO, Txn};
-use crate::{Change, ChangeKind, Store, VersionId};
+use crate::{Change, ChangeKind, Quota, Store, VersionId};
 
 pub use text::{Labels, TextMerge, is_binary};
 
@@ -77,6 +78,8 @@ pub struct MergeReport {
     pub merged: Vec<String>,
     /// Paths in conflict, sorted.
     pub conflicts: Vec<Conflict>,
+    /// With [`MergeOptions::later_wins`]: paths both sides changed, now theirs.
+    pub replaced: Vec<String>,
 }
 
 /// How to merge.
@@ -87,6 +90,10 @@ pub struct MergeOptions<'a> {
     /// Merge the system area too (`/tmp`, `$HOME`, the shell's state): concurrent calls on
     /// one session do; merging a fork into its parent leaves the parent's own.
     pub system: bool,
+    /// A path both sides changed takes theirs whole, as the later of two writes on a real
+    /// filesystem does (concurrent calls): no conflict, no line merge; such paths are
+    /// listed in [`MergeReport::replaced`].
+    pub later_wins: bool,
 }
 
 /// A path's state in one version.
@@ -196,21 +203,29 @@ impl Store {
         theirs: VersionId,
         opts: MergeOptions<'_>,
     ) -> Result<MergeReport> {
-        let ours = txn.base();
-        let diff = |a, b| {
-            if opts.system {
-                self.diff_all(a, b)
-            } else {
-                self.diff(a, b)
-            }
-        };
-        let dt = diff(base, theirs)?;
-        let do_ = diff(base, ours)?;
+        let base = self.version(base)?;
+        let theirs = self.version(theirs)?;
+        self.merge_trees(txn, &base, &theirs, opts)
+    }
+
+    /// [`Store::merge_into`] of trees given as version rows (`theirs` perhaps a tree not
+    /// committed yet, its objects stored: an optimistic commit's).
+    pub(crate) fn merge_trees(
+        &self,
+        txn: &mut Txn,
+        base: &VersionRow,
+        theirs: &VersionRow,
+        opts: MergeOptions<'_>,
+    ) -> Result<MergeReport> {
+        let ours = self.version(txn.base())?;
+        let dt = self.diff_roots(&base.root, &theirs.root, opts.system)?;
+        let do_ = self.diff_roots(&base.root, &ours.root, opts.system)?;
+        let view = |row: &VersionRow| Txn::new(self.clone(), None, row.clone(), Quota::default());
         let mut m = Merger {
             txn,
-            base: self.view(base)?,
-            ours: self.view(ours)?,
-            theirs: self.view(theirs)?,
+            base: view(base)?,
+            ours: view(&ours)?,
+            theirs: view(theirs)?,
             opts,
             report: MergeReport::default(),
             rmdirs: Vec::new(),
@@ -291,7 +306,10 @@ impl Merger<'_> {
                 self.take_theirs(path, &t)?;
             } else {
                 let o = state(&mut self.ours, path)?;
-                if o != t {
+                if o != t && self.opts.later_wins {
+                    self.take_theirs(path, &t)?;
+                    self.report.replaced.push(path.to_string());
+                } else if o != t {
                     self.both_changed(path, &o, &t)?;
                 }
             }
@@ -307,6 +325,8 @@ impl Merger<'_> {
         }
         self.report.merged.sort();
         self.report.merged.dedup();
+        self.report.replaced.sort();
+        self.report.replaced.dedup();
         self.report.conflicts.sort_by(|a, b| a.path.cmp(&b.path));
         self.report.conflicts.dedup_by(|a, b| a.path == b.path);
         let conflicted: BTreeSet<&str> = self

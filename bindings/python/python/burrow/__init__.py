@@ -170,6 +170,42 @@ class Diff:
 
 
 @dataclass(frozen=True)
+class MergeConflict:
+    """A path a merge could not merge cleanly."""
+
+    path: str
+    #: ``content``, ``binary``, ``modify/delete``, ``file/directory``, ``symlink``, ``mode``,
+    #: ``rename/delete`` or ``rename/rename``.
+    reason: str
+    #: Conflicted regions written with diff3-style markers (``content`` conflicts only).
+    regions: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Merge:
+    """What :meth:`Session.merge` did (``burrow merge --json``)."""
+
+    source: str
+    into: str
+    base: int
+    #: The destination's head the merge started from.
+    ours: int
+    #: The source's head that was merged.
+    theirs: int
+    #: The destination's head afterwards.
+    version: int
+    #: Whether a new version was made (False with ``no_commit`` or nothing to merge).
+    committed: bool
+    merged: Sequence[str]
+    conflicts: Sequence[MergeConflict]
+
+    @property
+    def clean(self) -> bool:
+        """No conflicts."""
+        return not self.conflicts
+
+
+@dataclass(frozen=True)
 class ExportStats:
     files: int
     dirs: int
@@ -407,6 +443,37 @@ class Session:
         a, b, rows = self._core.diff(_key(other), self.id, all)
         return Diff(a, b, [Change(**r) for r in json.loads(rows)], self._core, all)
 
+    def merge(
+        self,
+        into: Optional[Target] = None,
+        *,
+        base: Optional[Union[int, str]] = None,
+        no_commit: bool = False,
+    ) -> Merge:
+        """Merges this session's changes since ``base`` (default: the version it was forked
+        at, or last merged) into ``into`` (default: the session it was forked from) as one new
+        version of ``into``, three-way as ``burrow merge`` does. Conflicted text files get
+        diff3-style markers; ``no_commit`` only reports."""
+        raw = json.loads(
+            self._core.merge(
+                self.id,
+                None if into is None else _key(into),
+                None if base is None else _key(base),
+                no_commit,
+            )
+        )
+        return Merge(
+            source=raw["source"],
+            into=raw["into"],
+            base=raw["base"],
+            ours=raw["ours"],
+            theirs=raw["theirs"],
+            version=raw["version"],
+            committed=raw["committed"],
+            merged=list(raw["merged"]),
+            conflicts=[MergeConflict(**c) for c in raw["conflicts"]],
+        )
+
     def undo(self) -> int:
         """Moves the session back to the tree before its last change, as a new version;
         returns the version whose tree it now has."""
@@ -504,6 +571,8 @@ __all__ = [
     "Event",
     "Change",
     "Diff",
+    "Merge",
+    "MergeConflict",
     "ExportStats",
     "GcReport",
     "FsckReport",

@@ -21,6 +21,7 @@ from . import (
     ExportStats,
     FsckReport,
     GcReport,
+    Merge,
     PathLike,
     Result,
     Sandbox,
@@ -118,6 +119,17 @@ class AsyncSession:
         if isinstance(other, AsyncSession):
             other = other.sync
         return await _off_loop(self.sync.diff, other, all=all)
+
+    async def merge(
+        self,
+        into: Union[Target, "AsyncSession", None] = None,
+        *,
+        base: Optional[Union[int, str]] = None,
+        no_commit: bool = False,
+    ) -> Merge:
+        if isinstance(into, AsyncSession):
+            into = into.sync
+        return await _off_loop(self.sync.merge, into, base=base, no_commit=no_commit)
 
     async def undo(self) -> int:
         return await _off_loop(self.sync.undo)
