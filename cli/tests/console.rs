@@ -362,6 +362,28 @@ async fn console_shows_sessions_timelines_diffs_and_acts_through_the_api() {
     })
     .await;
 
+    // 5b. Merge a fork back from its page: its file is then in alpha, the page on alpha.
+    goto(&c, &base, &format!("#/s/{f2}")).await;
+    c.wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css("#merge"))
+        .await
+        .expect("merge button")
+        .click()
+        .await
+        .expect("click merge");
+    until("the page to open the parent", || async {
+        c.current_url()
+            .await
+            .is_ok_and(|u| u.as_str().ends_with(&format!("#/s/{alpha}")))
+    })
+    .await;
+    let merged = api
+        .get(&format!("/sessions/{alpha}/tree"))
+        .await
+        .to_string();
+    assert!(merged.contains("other.txt"), "{merged}");
+
     // 6. With a token, the page without it is refused; with it, the list shows.
     let tdir = tempfile::tempdir().expect("tempdir");
     let guarded = start(&tdir.path().join("t.db"), &["--token", "s3cret-token"]);

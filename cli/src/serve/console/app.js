@@ -364,6 +364,14 @@ function actions(info) {
       toast(`Forked: ${r.ids.map(shortId).join(", ")}`, "info");
       location.hash = r.ids.length === 1 ? `#/s/${enc(r.ids[0])}` : "#/";
     }) }, "Fork"), n,
+    info.parent ? h("button", { type: "button", id: "merge", title: "Merge this fork's changes into the session it was forked from (undo there takes it back)", onclick: () => run("merge", async () => {
+      const r = await api(`${sessionPath(id)}/merge`, { method: "POST", body: {} });
+      const conflicts = r.conflicts.map((c) => `${c.path} (${c.reason})`);
+      toast(conflicts.length
+        ? `Merged ${r.merged.length} path(s) into ${shortId(r.into)} as v${r.version}; conflicts: ${conflicts.join(", ")}`
+        : `Merged ${r.merged.length} path(s) into ${shortId(r.into)} as v${r.version}`, conflicts.length ? undefined : "info");
+      location.hash = `#/s/${enc(r.into)}`;
+    }) }, "Merge into parent") : null,
     h("button", { type: "button", id: "label", onclick: () => run("label", async () => {
       const label = prompt("Label for the current version");
       if (!label) return;
