@@ -763,7 +763,7 @@ fn concurrent_processes_on_one_session_all_commit() {
                 .args([
                     "sh",
                     "s",
-                    &format!("echo {i} > f{i}.txt; echo {i} > shared.txt"),
+                    &format!("echo {i} > f{i}.txt; echo {i} > shared.txt; echo {i} >> log.txt"),
                 ])
                 .env("BURROW_CACHE", &b.cache)
                 .env_remove("BURROW_STORE")
@@ -781,9 +781,20 @@ fn concurrent_processes_on_one_session_all_commit() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let ls = b.ok(&["sh", "s", "ls f*.txt | wc -l; cat shared.txt"]);
+    let ls = b.ok(&[
+        "sh",
+        "s",
+        "ls f*.txt | wc -l; sort log.txt | tr '\\n' ' '; echo; cat shared.txt",
+    ]);
     let mut lines = ls.lines();
     assert_eq!(lines.next(), Some("8"), "{ls}");
+    // Appends all land, as O_APPEND writes do.
+    assert_eq!(
+        lines.next(),
+        Some("0 1 2 3 4 5 6 7 "),
+        "{ls}\n{}",
+        b.ok(&["log", "s"])
+    );
     // One of the writers' versions of the file both changed, whole.
     let shared: usize = lines.next().unwrap().parse().unwrap();
     assert!(shared < 8);

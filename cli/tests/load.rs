@@ -1,6 +1,6 @@
 //! Load and concurrency: 100 sessions x 100 calls at once through `burrow serve` on loopback
 //! (no errors; p50/p99 and the server's peak RSS printed), and two processes committing to
-//! the same session (each call wins or gets the documented conflict error; nothing corrupts).
+//! the same session (every call commits, every append lands, nothing corrupts).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -163,25 +163,19 @@ fn two_processes_committing_to_one_session_never_corrupt_it() {
             .collect();
         hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
-    let wins = results.iter().filter(|(ok, _)| *ok).count();
+    // Every call commits (a call that finds the head moved merges onto it) and every
+    // append lands, as on a filesystem.
     for (ok, err) in &results {
-        if !ok {
-            assert!(
-                err.contains("conflict") || err.contains("busy"),
-                "a losing call must say why: {err}"
-            );
-        }
+        assert!(ok, "a call failed: {err}");
     }
+    let wins = results.len();
     let log = burrow(&["cat", "shared", "log.txt"]);
     let lines = String::from_utf8_lossy(&log.stdout).lines().count();
-    assert_eq!(
-        lines, wins,
-        "every winning call and only those are in the log"
-    );
+    assert_eq!(lines, wins, "every call's line is in the log");
     assert!(burrow(&["fsck"]).status.success());
+    let merged = burrow(&["log", "shared", "--kind", "concurrent"]);
     eprintln!(
-        "concurrency: {} calls from 2 processes, {wins} committed, {} refused with a conflict",
-        results.len(),
-        results.len() - wins
+        "concurrency: {wins} calls from 2 processes, all committed, {} merged onto a moved head",
+        String::from_utf8_lossy(&merged.stdout).lines().count()
     );
 }

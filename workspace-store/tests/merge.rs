@@ -481,6 +481,8 @@ fn concurrent_commits_merge_onto_the_moved_head() {
     let mut t = s.begin("w").unwrap();
     t.write_file("shared", b"base\n").unwrap();
     t.write_file("doomed", b"x\n").unwrap();
+    t.write_file("log", b"start\n").unwrap();
+    t.write_file("notes", b"1\n2\n3\n4\n5\n").unwrap();
     t.commit().unwrap();
 
     // Two calls start from the same head.
@@ -493,6 +495,11 @@ fn concurrent_commits_merge_onto_the_moved_head() {
     second.write_file("b", b"from second\n").unwrap();
     second.write_file("shared", b"second\n").unwrap();
     second.unlink_at(ROOT_INO, "doomed").unwrap();
+    // Both append to one file, both edit other lines of another.
+    first.write_file("log", b"start\nfirst\n").unwrap();
+    second.write_file("log", b"start\nsecond\n").unwrap();
+    first.write_file("notes", b"one\n2\n3\n4\n5\n").unwrap();
+    second.write_file("notes", b"1\n2\n3\n4\nfive\n").unwrap();
     let c1 = first.commit_recording("tool", "{}").unwrap();
     let c2 = second.commit_recording("tool", "{}").unwrap();
     assert!(c2.changed && c2.version.0 > c1.version.0);
@@ -506,6 +513,12 @@ fn concurrent_commits_merge_onto_the_moved_head() {
         "the later write wins"
     );
     assert!(head.read_file("doomed").is_err());
+    assert_eq!(
+        head.read_file("log").unwrap(),
+        b"start\nfirst\nsecond\n",
+        "both appends land"
+    );
+    assert_eq!(head.read_file("notes").unwrap(), b"one\n2\n3\n4\nfive\n");
     // The second call's version sits on the first's: undoing it keeps the first's work.
     assert_eq!(s.version(c2.version).unwrap().parent, Some(c1.version));
     let events = s

@@ -183,7 +183,10 @@ pub(super) fn rollouts(cx: &mut Ctx, report: &mut dyn FnMut(&Measure)) -> R<()> 
 
 /// Bytes of the store's objects: pages and tree nodes.
 fn object_bytes(sb: &Sandbox) -> R<u64> {
-    let s = sb.store().stats().map_err(|e| BenchError::Other(e.to_string()))?;
+    let s = sb
+        .store()
+        .stats()
+        .map_err(|e| BenchError::Other(e.to_string()))?;
     Ok(s.page_bytes + s.node_bytes)
 }
 

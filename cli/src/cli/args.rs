@@ -370,8 +370,8 @@ pub struct ServeArgs {
     pub concurrency: Option<usize>,
     /// Run tool calls on one session at once instead of one after another: each commits
     /// onto the head the others left, paths only one call touched merge, and a file two
-    /// calls both changed keeps the later commit's version (two appends to one file keep
-    /// one); the `concurrent` event names such files.
+    /// calls both changed keeps the later commit's version, except that appends both land
+    /// and text edits that do not overlap merge; the `concurrent` event names such files.
     #[arg(long)]
     pub concurrent_calls: bool,
     /// Session used by /mcp clients that do not pass ?session= (created if missing).

@@ -91,8 +91,9 @@ pub struct MergeOptions<'a> {
     /// one session do; merging a fork into its parent leaves the parent's own.
     pub system: bool,
     /// A path both sides changed takes theirs whole, as the later of two writes on a real
-    /// filesystem does (concurrent calls): no conflict, no line merge; such paths are
-    /// listed in [`MergeReport::replaced`].
+    /// filesystem does (concurrent calls), listed in [`MergeReport::replaced`]; except that
+    /// appends by both to one file keep both (ours first) and text edits that merge
+    /// cleanly merge. No conflict is ever reported.
     pub later_wins: bool,
 }
 
@@ -307,8 +308,7 @@ impl Merger<'_> {
             } else {
                 let o = state(&mut self.ours, path)?;
                 if o != t && self.opts.later_wins {
-                    self.take_theirs(path, &t)?;
-                    self.report.replaced.push(path.to_string());
+                    self.later_wins(path, &o, &t)?;
                 } else if o != t {
                     self.both_changed(path, &o, &t)?;
                 }
@@ -402,6 +402,50 @@ impl Merger<'_> {
                 })?;
             }
         }
+        Ok(())
+    }
+
+    /// Both changed `path` and the later (theirs) wins, except where a filesystem would
+    /// keep both: appends by both to a file (as `O_APPEND` writes land one after the other:
+    /// ours', then theirs') and edits of a text file that merge without conflict.
+    fn later_wins(&mut self, path: &str, o: &State, t: &State) -> Result<()> {
+        if let (State::File { mode: om, .. }, State::File { mode: tm, .. }) = (o, t) {
+            let bb = match state(&mut self.base, path)? {
+                State::File { .. } => read(&mut self.base, path)?,
+                State::Absent => Vec::new(),
+                _ => return self.replace(path, t),
+            };
+            let ob = read(&mut self.ours, path)?;
+            let tb = read(&mut self.theirs, path)?;
+            let merged = if ob.starts_with(&bb) && tb.starts_with(&bb) {
+                let mut both = ob.clone();
+                both.extend_from_slice(&tb[bb.len()..]);
+                Some(both)
+            } else if !is_binary(&ob) && !is_binary(&tb) && !is_binary(&bb) {
+                let m = text::merge(&bb, &ob, &tb, self.opts.labels);
+                (m.conflicts == 0).then_some(m.bytes)
+            } else {
+                None
+            };
+            if let Some(bytes) = merged {
+                let ino = self.txn.write_file(path, &bytes)?;
+                // The later call's permission bits, unless only the earlier changed them.
+                let bmode = match state(&mut self.base, path)? {
+                    State::File { mode, .. } => Some(mode),
+                    _ => None,
+                };
+                let mode = if bmode == Some(*tm) { *om } else { *tm };
+                self.txn.set_mode(ino, mode)?;
+                self.report.merged.push(path.to_string());
+                return Ok(());
+            }
+        }
+        self.replace(path, t)
+    }
+
+    fn replace(&mut self, path: &str, t: &State) -> Result<()> {
+        self.take_theirs(path, t)?;
+        self.report.replaced.push(path.to_string());
         Ok(())
     }
 
