@@ -459,6 +459,48 @@ impl Store {
 
     /// Whether the catalog holds every object (so commits put nothing into a separate
     /// object store).
+    /// Stores a transaction's objects before a commit that will reference them (a
+    /// concurrent call's tree, merged onto a moved head), placed as [`Store::write_objects`]
+    /// would place them: a small commit's in the catalog (no PUT, no fence), anything
+    /// else through object storage with the sweep fence read first. Returns the fence and
+    /// the hashes the later commit must check against it (as a spill's).
+    pub(crate) fn put_detached(
+        &self,
+        objects: &[NewObject<'_>],
+        started: Option<gc::SweepState>,
+        spilled: &[Hash],
+    ) -> Result<(Option<gc::SweepState>, Vec<Hash>)> {
+        let pages = objects
+            .iter()
+            .filter(|o| o.kind == ObjectKind::Page)
+            .count();
+        let small =
+            spilled.is_empty() && started.is_none() && pages < backend::split::SMALL_COMMIT_PAGES;
+        match self.inner.with_catalog {
+            WithCatalog::All => {
+                self.objs().store.put_many(objects)?;
+                Ok((started, Vec::new()))
+            }
+            WithCatalog::Nodes if small => {
+                self.objs().store.put_small(objects)?;
+                Ok((None, Vec::new()))
+            }
+            _ => {
+                let fence = match started {
+                    Some(f) => Some(f),
+                    None => self.sweep_state()?,
+                };
+                self.objs().store.put_many(objects)?;
+                let put = if fence.is_some() {
+                    objects.iter().map(|o| o.hash).collect()
+                } else {
+                    Vec::new()
+                };
+                Ok((fence, put))
+            }
+        }
+    }
+
     pub(crate) fn colocated(&self) -> bool {
         self.inner.with_catalog == WithCatalog::All
     }

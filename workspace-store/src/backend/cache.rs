@@ -513,6 +513,13 @@ impl ObjectStore for Cached {
         Ok(())
     }
 
+    fn put_small(&self, objects: &[NewObject<'_>]) -> Result<()> {
+        self.remote.put_small(objects)?;
+        let run: Vec<_> = objects.iter().map(|o| (o.hash, o.kind, o.data)).collect();
+        self.shared.write(&run);
+        Ok(())
+    }
+
     fn put_many_behind(&self, objects: &[NewObject<'_>]) -> Result<PutTicket> {
         let ticket = self.remote.put_many_behind(objects)?;
         // Cached on a thread of its own (a hash names its bytes, whether the upload ends

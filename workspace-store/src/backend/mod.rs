@@ -63,6 +63,12 @@ pub trait ObjectStore: Send + Sync {
     /// (or why they are not). Until then reads of this store find them all the same. A
     /// store bounds how many such puts are under way (a new one waits for room). By
     /// default it is `put_many`.
+    /// Puts objects where a small commit's go (see [`split::Split`]): into the catalog's own
+    /// object table where the store keeps some there, else as [`ObjectStore::put_many`].
+    fn put_small(&self, objects: &[NewObject<'_>]) -> Result<()> {
+        self.put_many(objects)
+    }
+
     fn put_many_behind(&self, objects: &[NewObject<'_>]) -> Result<PutTicket> {
         self.put_many(objects).map(|()| PutTicket::done())
     }

@@ -58,6 +58,10 @@ impl ObjectStore for Split {
         self.catalog.put_many(&nodes)
     }
 
+    fn put_small(&self, objects: &[NewObject<'_>]) -> Result<()> {
+        self.catalog.put_many(objects)
+    }
+
     fn put_many_behind(&self, objects: &[NewObject<'_>]) -> Result<PutTicket> {
         let (nodes, pages) = by_kind(objects);
         let ticket = self.bucket.put_many_behind(&pages)?;

@@ -145,13 +145,9 @@ impl Txn {
                 // Another call committed first: this call's tree becomes "theirs" of a
                 // merge onto the new head (its objects stored as a spill's are).
                 let list = pending.list();
-                if !store.colocated() {
-                    self.fence = fence.or(store.sweep_state()?);
-                }
-                store.objs().store.put_many(&list)?;
-                if self.fence.is_some() {
-                    self.spilled.extend(list.iter().map(|o| o.hash));
-                }
+                let (fence, put) = store.put_detached(&list, fence, &self.spilled)?;
+                self.fence = fence;
+                self.spilled.extend(put);
                 drop(list);
                 pending.publish(store.objs());
                 let tree = VersionRow {
