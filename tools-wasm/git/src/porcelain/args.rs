@@ -1,0 +1,187 @@
+//! What every command of the porcelain shares about its command line and its ending: git's
+//! options reader ([`Args`]), the refusals and statuses git gives (usage errors 129, fatal
+//! errors 128, options burrow does not implement), and finding the repository.
+
+use sh_utility::Ctx;
+use sh_utility::io::Io;
+
+use crate::plumbing::repo::Repo;
+
+/// The version `git --version` reports: the git burrow's output follows, marked as burrow's.
+pub(crate) const VERSION: &str = "2.47.3.burrow";
+
+/// git's options reader for one command: `--name=value` and `--name value`, bundled short
+/// flags (`-qn`), a short option's value attached (`-bmain`) or next.
+pub struct Args<'a> {
+    args: &'a [String],
+    i: usize,
+    queue: std::collections::VecDeque<String>,
+    pending: Option<String>,
+    /// Short options that take a value.
+    valued: &'static str,
+}
+
+impl<'a> Args<'a> {
+    pub fn new(args: &'a [String]) -> Args<'a> {
+        Args::with_values(args, "b")
+    }
+
+    pub fn with_values(args: &'a [String], valued: &'static str) -> Args<'a> {
+        Args {
+            args,
+            i: 0,
+            queue: Default::default(),
+            pending: None,
+            valued,
+        }
+    }
+
+    pub(crate) fn next(&mut self) -> Option<String> {
+        self.pending = None;
+        if let Some(q) = self.queue.pop_front() {
+            return Some(q);
+        }
+        let a = self.args.get(self.i)?.clone();
+        self.i += 1;
+        if let Some(long) = a.strip_prefix("--")
+            && let Some((name, value)) = long.split_once('=')
+        {
+            self.pending = Some(value.to_string());
+            return Some(format!("--{name}"));
+        }
+        // Bundled short flags; `-10` (a count) stays whole.
+        if a.len() > 2
+            && a.starts_with('-')
+            && !a.starts_with("--")
+            && !a[1..].bytes().all(|b| b.is_ascii_digit())
+        {
+            let letters: Vec<char> = a[1..].chars().collect();
+            for (k, c) in letters.iter().enumerate() {
+                self.queue.push_back(format!("-{c}"));
+                if self.valued.contains(*c) {
+                    let rest: String = letters[k + 1..].iter().collect();
+                    if !rest.is_empty() {
+                        self.queue.push_back(rest);
+                    }
+                    break;
+                }
+            }
+            return self.queue.pop_front();
+        }
+        Some(a)
+    }
+
+    /// The value of the option just read.
+    pub fn value(&mut self, name: &str) -> Result<String, String> {
+        if let Some(v) = self.pending.take() {
+            return Ok(v);
+        }
+        if let Some(q) = self.queue.pop_front() {
+            return Ok(q);
+        }
+        match self.args.get(self.i) {
+            Some(v) => {
+                self.i += 1;
+                Ok(v.clone())
+            }
+            None => Err(format!("error: option `{name}' requires a value")),
+        }
+    }
+
+    /// The `=value` given to the option just read, if any.
+    pub fn pending_value(&mut self) -> Option<&str> {
+        self.pending.as_deref()
+    }
+
+    /// Fails when a flag was given a value (`--quiet=1`).
+    pub fn flag(&mut self, name: &str) -> Result<(), String> {
+        match self.pending.take() {
+            Some(_) => Err(format!("error: option `{name}' takes no value")),
+            None => Ok(()),
+        }
+    }
+
+    /// Everything after `--`.
+    pub fn rest(&mut self) -> Vec<String> {
+        let r = self.args[self.i..].to_vec();
+        self.i = self.args.len();
+        r
+    }
+
+    /// git's message for an option it does not know.
+    pub fn unknown(&self, s: &str) -> String {
+        match s.strip_prefix("--") {
+            Some(long) => format!("error: unknown option `{long}'"),
+            None => format!(
+                "error: unknown switch `{}'",
+                s.trim_start_matches('-').chars().next().unwrap_or('-')
+            ),
+        }
+    }
+}
+
+/// Prints a command's failure and gives git's status for it: 1 for an `error:` alone, 128
+/// when it is (or ends in) a `fatal:`.
+pub fn fail(io: &Io, e: &str) -> i32 {
+    io.eprint(&format!("{e}\n"));
+    if e.starts_with("error:") && !e.contains("\nfatal:") {
+        1
+    } else {
+        128
+    }
+}
+
+/// Refuses an option of git's that burrow's git does not implement (status 128).
+pub fn not_here(io: &Io, cmd: &str, arg: &str) -> i32 {
+    io.eprint(&format!(
+        "fatal: 'git {cmd} {arg}' is not supported in burrow\n"
+    ));
+    128
+}
+
+/// The repository the shell's working directory is in, with that directory, or git's
+/// refusal outside one (status 128).
+pub fn open_repo(sh: &dyn Ctx, io: &Io) -> Result<(Repo, std::path::PathBuf), i32> {
+    let cwd = std::path::PathBuf::from(&sh.cwd());
+    match Repo::discover(&cwd) {
+        Some(r) => Ok((r, cwd)),
+        None => {
+            io.eprint("fatal: not a git repository (or any of the parent directories): .git\n");
+            Err(128)
+        }
+    }
+}
+
+/// A usage error: the message, git's usage line, status 129.
+pub fn usage_error(io: &Io, msg: &str, usage: &str) -> i32 {
+    if !msg.is_empty() {
+        io.eprint(&format!("{msg}\n"));
+    }
+    io.eprint(&format!("usage: {usage}\n"));
+    129
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn options_read_as_git_reads_them() {
+        let v = strings(&["-qbmain", "--depth=1", "--branch", "dev", "url"]);
+        let mut a = Args::new(&v);
+        assert_eq!(a.next().as_deref(), Some("-q"));
+        assert_eq!(a.next().as_deref(), Some("-b"));
+        assert_eq!(a.value("branch").unwrap(), "main");
+        assert_eq!(a.next().as_deref(), Some("--depth"));
+        assert_eq!(a.value("depth").unwrap(), "1");
+        assert_eq!(a.next().as_deref(), Some("--branch"));
+        assert_eq!(a.value("branch").unwrap(), "dev");
+        assert_eq!(a.next().as_deref(), Some("url"));
+        assert_eq!(a.unknown("--frob"), "error: unknown option `frob'");
+        assert_eq!(a.unknown("-x"), "error: unknown switch `x'");
+    }
+}
