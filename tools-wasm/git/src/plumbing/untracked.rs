@@ -136,13 +136,28 @@ pub(crate) fn dir_entries(dir: &Path) -> Vec<(String, bool)> {
     names
 }
 
-/// Untracked files under `dir` (relative `rel`): whole untracked directories as `dir/`.
+/// What the untracked walk lists.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Listing {
+    /// As `status` shows them: an untracked directory whole, as `dir/`, when it holds a file
+    /// that is not ignored; a tracked one looked into.
+    Directories,
+    /// Every untracked file that is not ignored, one by one, nested repositories left out
+    /// (`ls-files -o --exclude-standard`; `stash -u`).
+    Files,
+}
+
+/// The untracked files under `dir` (`rel` from the top of the work tree), as `how` lists
+/// them, appended to `out` in the order of the walk (names sorted in each directory).
+/// `tracked` are the index's paths; `tracked_dirs` the directories that hold them (only
+/// [`Listing::Directories`] asks).
 pub(crate) fn untracked(
     dir: &Path,
     rel: &[u8],
     tracked: &HashSet<Vec<u8>>,
     tracked_dirs: &HashSet<Vec<u8>>,
     ign: &mut Ignores,
+    how: Listing,
     out: &mut Vec<Vec<u8>>,
 ) {
     let names = dir_entries(dir);
@@ -155,9 +170,15 @@ pub(crate) fn untracked(
         p.extend_from_slice(name.as_bytes());
         let full = dir.join(&name);
         if is_dir {
-            if tracked_dirs.contains(&p) {
+            if how != Listing::Directories {
+                // A nested repository is not this one's to list.
+                if !ign.ignored(&full, true) && !full.join(".git").exists() {
+                    p.push(b'/');
+                    untracked(&full, &p, tracked, tracked_dirs, ign, how, out);
+                }
+            } else if tracked_dirs.contains(&p) {
                 p.push(b'/');
-                untracked(&full, &p, tracked, tracked_dirs, ign, out);
+                untracked(&full, &p, tracked, tracked_dirs, ign, how, out);
             } else if !ign.ignored(&full, true) && has_untracked_file(&full, ign) {
                 p.push(b'/');
                 out.push(p);

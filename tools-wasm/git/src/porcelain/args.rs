@@ -18,7 +18,7 @@ pub struct Args<'a> {
     queue: std::collections::VecDeque<String>,
     pending: Option<String>,
     /// Short options that take a value.
-    valued: &'static str,
+    valued: String,
 }
 
 impl<'a> Args<'a> {
@@ -26,13 +26,13 @@ impl<'a> Args<'a> {
         Args::with_values(args, "b")
     }
 
-    pub fn with_values(args: &'a [String], valued: &'static str) -> Args<'a> {
+    pub fn with_values(args: &'a [String], valued: &str) -> Args<'a> {
         Args {
             args,
             i: 0,
             queue: Default::default(),
             pending: None,
-            valued,
+            valued: valued.to_string(),
         }
     }
 
@@ -117,6 +117,156 @@ impl<'a> Args<'a> {
                 s.trim_start_matches('-').chars().next().unwrap_or('-')
             ),
         }
+    }
+}
+
+/// A command's options, declared as git's parse-options declares them: one table per
+/// command, read by [`Spec::parse`] in the order given, so that every command reads
+/// `--name=value`, bundles and values the same way and refuses the same way.
+pub(crate) struct Spec<T: 'static> {
+    /// The command's name, for its refusals (`git NAME --x is not supported in burrow`).
+    pub name: &'static str,
+    /// git's usage text, printed after a usage error.
+    pub usage: &'static str,
+    pub options: &'static [Opt<T>],
+    /// git's options that burrow's git does not implement, separated by spaces: refused by
+    /// name with status 128 instead of being reported as unknown.
+    pub refused: &'static str,
+    /// An unknown option is answered with the usage alone, without git's "unknown option"
+    /// line (the sequencer's commands).
+    pub usage_alone: bool,
+}
+
+/// One option: its spellings (`-q/--quiet`, `--ff-only`; a short one takes a value
+/// attached, `-mMSG`, or next) and what it does to the command's options.
+pub(crate) struct Opt<T> {
+    pub names: &'static str,
+    pub takes: Takes<T>,
+}
+
+pub(crate) enum Takes<T> {
+    /// A switch: a value given to it (`--quiet=1`) is git's "takes no value".
+    Flag(fn(&mut T)),
+    /// A switch that may be given a value attached (`--abbrev=7`, `--dirty=-x`).
+    Optional(fn(&mut T, Option<String>) -> Result<(), Refusal>),
+    /// A value, attached or next (`-m MSG`, `--message=MSG`).
+    Value(fn(&mut T, String) -> Result<(), Refusal>),
+    /// A switch accepted without effect here (`--progress`: no terminal, no progress).
+    Ignored,
+}
+
+impl<T> Opt<T> {
+    pub const fn flag(names: &'static str, set: fn(&mut T)) -> Opt<T> {
+        Opt {
+            names,
+            takes: Takes::Flag(set),
+        }
+    }
+    pub const fn optional(
+        names: &'static str,
+        set: fn(&mut T, Option<String>) -> Result<(), Refusal>,
+    ) -> Opt<T> {
+        Opt {
+            names,
+            takes: Takes::Optional(set),
+        }
+    }
+    pub const fn value(
+        names: &'static str,
+        set: fn(&mut T, String) -> Result<(), Refusal>,
+    ) -> Opt<T> {
+        Opt {
+            names,
+            takes: Takes::Value(set),
+        }
+    }
+    pub const fn ignored(names: &'static str) -> Opt<T> {
+        Opt {
+            names,
+            takes: Takes::Ignored,
+        }
+    }
+
+    fn named(&self, arg: &str) -> bool {
+        self.names.split('/').any(|n| n == arg)
+    }
+
+    /// Its long name, as git's messages name the option.
+    fn long(&self) -> &'static str {
+        self.names
+            .split('/')
+            .find_map(|n| n.strip_prefix("--"))
+            .unwrap_or_else(|| self.names.trim_start_matches('-'))
+    }
+}
+
+/// Why an option stops the command.
+pub(crate) enum Refusal {
+    /// A usage error: the message, then the usage text (status 129).
+    Usage(String),
+    /// An option (or a value of one) burrow's git does not implement (status 128).
+    NotHere(String),
+}
+
+impl From<String> for Refusal {
+    fn from(e: String) -> Refusal {
+        Refusal::Usage(e)
+    }
+}
+
+impl<T> Spec<T> {
+    /// Reads `args` into `opts` and returns the operands (everything after `--` among them,
+    /// in order), or prints the refusal and returns its status.
+    pub(crate) fn parse(&self, args: &[String], opts: &mut T, io: &Io) -> Result<Vec<String>, i32> {
+        let valued: String = self
+            .options
+            .iter()
+            .filter(|o| matches!(o.takes, Takes::Value(_)))
+            .flat_map(|o| o.names.split('/'))
+            .filter_map(|n| n.strip_prefix('-').filter(|n| n.len() == 1))
+            .collect();
+        let mut a = Args::with_values(args, &valued);
+        let mut operands = Vec::new();
+        while let Some(arg) = a.next() {
+            let r = match self.options.iter().find(|o| o.named(&arg)) {
+                Some(o) => match &o.takes {
+                    Takes::Flag(set) => a.flag(o.long()).map(|_| set(opts)).map_err(Refusal::Usage),
+                    Takes::Optional(set) => {
+                        let v = a.pending_value().map(str::to_string);
+                        set(opts, v)
+                    }
+                    Takes::Value(set) => match a.value(o.long()) {
+                        Ok(v) => set(opts, v),
+                        Err(e) => Err(Refusal::Usage(e)),
+                    },
+                    Takes::Ignored => a.flag(o.long()).map_err(Refusal::Usage),
+                },
+                None if self.refused.split_whitespace().any(|r| r == arg) => {
+                    Err(Refusal::NotHere(arg))
+                }
+                None if arg == "--" => {
+                    operands.extend(a.rest());
+                    Ok(())
+                }
+                None if arg.starts_with('-') && arg != "-" => {
+                    Err(Refusal::Usage(if self.usage_alone {
+                        String::new()
+                    } else {
+                        a.unknown(&arg)
+                    }))
+                }
+                None => {
+                    operands.push(arg);
+                    Ok(())
+                }
+            };
+            match r {
+                Ok(()) => {}
+                Err(Refusal::Usage(e)) => return Err(usage_error(io, &e, self.usage)),
+                Err(Refusal::NotHere(arg)) => return Err(not_here(io, self.name, &arg)),
+            }
+        }
+        Ok(operands)
     }
 }
 

@@ -7,7 +7,7 @@ use foldhash::{HashMap, HashMapExt, HashSet};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Opt, Spec};
 use crate::plumbing::commit::ident_time;
 use crate::plumbing::index::worktree_change;
 use crate::plumbing::object::{Kind, Oid, hex};
@@ -59,61 +59,55 @@ struct Name {
     date: i64,
 }
 
+/// describe's options, as git's `describe.c` declares them.
+const SPEC: Spec<Opts> = Spec {
+    name: "describe",
+    usage: USAGE,
+    options: &[
+        Opt::flag("--tags", |o| o.tags = true),
+        Opt::flag("--no-tags", |o| o.tags = false),
+        Opt::flag("--long", |o| o.long = true),
+        Opt::flag("--no-long", |o| o.long = false),
+        Opt::flag("--always", |o| o.always = true),
+        Opt::flag("--no-always", |o| o.always = false),
+        Opt::flag("--exact-match", |o| o.exact = true),
+        Opt::flag("--no-exact-match", |o| o.exact = false),
+        Opt::optional("--abbrev", |o, v| {
+            o.abbrev =
+                match v {
+                    None => None,
+                    Some(v) => Some(v.parse::<usize>().map_err(|_| {
+                        "error: option `abbrev' expects a numerical value".to_string()
+                    })?),
+                };
+            Ok(())
+        }),
+        Opt::flag("--no-abbrev", |o| o.abbrev = Some(0)),
+        Opt::optional("--dirty", |o, v| {
+            o.dirty = Some(v.unwrap_or_else(|| "-dirty".into()));
+            Ok(())
+        }),
+        Opt::value("--match", |o, v| {
+            o.matches.push(v);
+            Ok(())
+        }),
+        Opt::flag("--no-match", |o| o.matches.clear()),
+        Opt::value("--exclude", |o, v| {
+            o.excludes.push(v);
+            Ok(())
+        }),
+        Opt::flag("--no-exclude", |o| o.excludes.clear()),
+    ],
+    refused: "--contains --all --first-parent --candidates --broken --debug",
+    usage_alone: false,
+};
+
 pub fn describe(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     let mut o = Opts::default();
-    let mut revs: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "--tags" => a.flag("tags").map(|_| o.tags = true),
-            "--no-tags" => a.flag("no-tags").map(|_| o.tags = false),
-            "--long" => a.flag("long").map(|_| o.long = true),
-            "--no-long" => a.flag("no-long").map(|_| o.long = false),
-            "--always" => a.flag("always").map(|_| o.always = true),
-            "--no-always" => a.flag("no-always").map(|_| o.always = false),
-            "--exact-match" => a.flag("exact-match").map(|_| o.exact = true),
-            "--no-exact-match" => a.flag("no-exact-match").map(|_| o.exact = false),
-            "--abbrev" => match a.pending_value().map(str::to_string) {
-                None => {
-                    o.abbrev = None;
-                    Ok(())
-                }
-                Some(v) => match v.parse::<usize>() {
-                    Ok(n) => {
-                        a.flag("abbrev").ok();
-                        o.abbrev = Some(n);
-                        Ok(())
-                    }
-                    Err(_) => Err("error: option `abbrev' expects a numerical value".to_string()),
-                },
-            },
-            "--no-abbrev" => a.flag("no-abbrev").map(|_| o.abbrev = Some(0)),
-            "--dirty" => {
-                o.dirty = Some(
-                    a.pending_value()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| "-dirty".into()),
-                );
-                a.flag("dirty").ok();
-                Ok(())
-            }
-            "--match" => a.value("match").map(|v| o.matches.push(v)),
-            "--no-match" => a.flag("no-match").map(|_| o.matches.clear()),
-            "--exclude" => a.value("exclude").map(|v| o.excludes.push(v)),
-            "--no-exclude" => a.flag("no-exclude").map(|_| o.excludes.clear()),
-            "--contains" | "--all" | "--first-parent" | "--candidates" | "--broken" | "--debug" => {
-                return super::args::not_here(io, "describe", &arg);
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                revs.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    let revs = match SPEC.parse(args, &mut o, io) {
+        Ok(revs) => revs,
+        Err(code) => return code,
+    };
     let (repo, _) = match super::args::open_repo(sh, io) {
         Ok(r) => r,
         Err(code) => return code,

@@ -18,7 +18,6 @@ use crate::plumbing::object::{Kind, Oid, hash};
 use crate::plumbing::pathspec::{ambiguous, in_scopes};
 use crate::plumbing::repo::{IndexEntry, Repo};
 use crate::plumbing::rev::resolve;
-
 pub(crate) use crate::plumbing::rev::scope_of;
 use crate::plumbing::text::prefix;
 use crate::plumbing::tree::tree_files;

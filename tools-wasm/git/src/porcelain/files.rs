@@ -8,45 +8,54 @@ use std::path::{Path, PathBuf};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Opt, Spec, usage_error};
 use crate::plumbing::checkout::{remove_entry, work_of};
 use crate::plumbing::index::{Index, index_map, save_index, worktree_change};
 use crate::plumbing::pathspec::{match_specs, spec_path};
 use crate::plumbing::repo::Repo;
 use crate::plumbing::tree::head_files;
 
+#[derive(Default)]
+struct Rm {
+    recursive: bool,
+    force: bool,
+    cached: bool,
+    quiet: bool,
+    dry: bool,
+    ignore_unmatch: bool,
+}
+
+/// rm's options, as git's `builtin/rm.c` declares them.
+const RM: Spec<Rm> = Spec {
+    name: "rm",
+    usage: "git rm [-f | --force] [-n] [-r] [--cached] [--ignore-unmatch]\n              [--quiet] [--pathspec-from-file=<file> [--pathspec-file-nul]]\n              [--] [<pathspec>...]",
+    options: &[
+        Opt::flag("-r", |o| o.recursive = true),
+        Opt::flag("-f/--force", |o| o.force = true),
+        Opt::flag("--cached", |o| o.cached = true),
+        Opt::flag("-q/--quiet", |o| o.quiet = true),
+        Opt::flag("-n/--dry-run", |o| o.dry = true),
+        Opt::flag("--ignore-unmatch", |o| o.ignore_unmatch = true),
+    ],
+    refused: "--pathspec-from-file --pathspec-file-nul --sparse",
+    usage_alone: false,
+};
+
 /// `git rm [-r] [-f] [--cached] [-q] [-n] [--ignore-unmatch] [--] PATHS`.
 pub fn rm(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git rm [-f | --force] [-n] [-r] [--cached] [--ignore-unmatch]\n              [--quiet] [--pathspec-from-file=<file> [--pathspec-file-nul]]\n              [--] [<pathspec>...]";
-    let (mut recursive, mut force, mut cached, mut quiet, mut dry, mut ignore_unmatch) =
-        (false, false, false, false, false, false);
-    let mut specs: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "-r" => a.flag("r").map(|_| recursive = true),
-            "-f" | "--force" => a.flag("force").map(|_| force = true),
-            "--cached" => a.flag("cached").map(|_| cached = true),
-            "-q" | "--quiet" => a.flag("quiet").map(|_| quiet = true),
-            "-n" | "--dry-run" => a.flag("dry-run").map(|_| dry = true),
-            "--ignore-unmatch" => a.flag("ignore-unmatch").map(|_| ignore_unmatch = true),
-            "--" => {
-                specs.extend(a.rest());
-                Ok(())
-            }
-            "--pathspec-from-file" | "--pathspec-file-nul" | "--sparse" => {
-                return super::args::not_here(io, "rm", &arg);
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                specs.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    let mut o = Rm::default();
+    let specs = match RM.parse(args, &mut o, io) {
+        Ok(specs) => specs,
+        Err(code) => return code,
+    };
+    let Rm {
+        recursive,
+        force,
+        cached,
+        quiet,
+        dry,
+        ignore_unmatch,
+    } = o;
     let (repo, cwd) = match super::args::open_repo(sh, io) {
         Ok(r) => r,
         Err(code) => return code,
@@ -174,38 +183,45 @@ fn do_rm(repo: &Repo, cwd: &Path, specs: &[String], o: &RmOpts, io: &Io) -> Resu
     Ok(0)
 }
 
+#[derive(Default)]
+struct Mv {
+    force: bool,
+    skip: bool,
+    dry: bool,
+    verbose: bool,
+}
+
+/// mv's options, as git's `builtin/mv.c` declares them.
+const MV: Spec<Mv> = Spec {
+    name: "mv",
+    usage: MV_USAGE,
+    options: &[
+        Opt::flag("-f/--force", |o| o.force = true),
+        Opt::flag("-k", |o| o.skip = true),
+        Opt::flag("-n/--dry-run", |o| o.dry = true),
+        Opt::flag("-v/--verbose", |o| o.verbose = true),
+    ],
+    refused: "--sparse",
+    usage_alone: false,
+};
+
+const MV_USAGE: &str = "git mv [-v] [-f] [-n] [-k] <source> <destination>\n   or: git mv [-v] [-f] [-n] [-k] <source>... <destination-directory>";
+
 /// `git mv [-f] [-k] [-n] [-v] SOURCE... DESTINATION`.
 pub fn mv(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git mv [-v] [-f] [-n] [-k] <source> <destination>\n   or: git mv [-v] [-f] [-n] [-k] <source>... <destination-directory>";
-    let (mut force, mut skip, mut dry, mut verbose) = (false, false, false, false);
-    let mut operands: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "-f" | "--force" => a.flag("force").map(|_| force = true),
-            "-k" => a.flag("k").map(|_| skip = true),
-            "-n" | "--dry-run" => a.flag("dry-run").map(|_| dry = true),
-            "-v" | "--verbose" => a.flag("verbose").map(|_| verbose = true),
-            "--" => {
-                operands.extend(a.rest());
-                Ok(())
-            }
-            "--sparse" => {
-                io.eprint("fatal: 'git mv --sparse' is not supported in burrow\n");
-                return 128;
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                operands.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    let mut o = Mv::default();
+    let operands = match MV.parse(args, &mut o, io) {
+        Ok(operands) => operands,
+        Err(code) => return code,
+    };
+    let Mv {
+        force,
+        skip,
+        dry,
+        verbose,
+    } = o;
     if operands.len() < 2 {
-        return usage_error(io, "", USAGE);
+        return usage_error(io, "", MV_USAGE);
     }
     let (repo, cwd) = match super::args::open_repo(sh, io) {
         Ok(r) => r,

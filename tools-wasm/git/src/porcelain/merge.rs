@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Opt, Spec};
 use crate::plumbing::checkout::{hard_reset, two_way, work_of};
 use crate::plumbing::index::{Files, Index, index_map, save_index};
 use crate::plumbing::merge::merge_trees;
@@ -232,52 +232,50 @@ pub(crate) fn merge_commit(
     Ok(0)
 }
 
+/// What merge's command line asks for.
+#[derive(Default)]
+struct Invocation {
+    opts: MergeOpts,
+    abort: bool,
+    cont: bool,
+}
+
+/// merge's options, as git's `builtin/merge.c` declares them.
+const SPEC: Spec<Invocation> = Spec {
+    name: "merge",
+    usage: "git merge [<options>] [<commit>...]\n   or: git merge --abort\n   or: git merge --continue",
+    options: &[
+        Opt::flag("--ff-only", |i| i.opts.ff_only = true),
+        Opt::flag("--no-ff", |i| i.opts.no_ff = true),
+        Opt::flag("--ff", |i| i.opts.no_ff = false),
+        Opt::flag("-q/--quiet", |i| i.opts.quiet = true),
+        Opt::value("-m/--message", |i, v| {
+            i.opts.message = Some(v);
+            Ok(())
+        }),
+        Opt::ignored("--no-edit"),
+        Opt::ignored("--stat"),
+        Opt::ignored("--no-progress"),
+        Opt::ignored("--progress"),
+        Opt::flag("--abort", |i| i.abort = true),
+        Opt::flag("--continue", |i| i.cont = true),
+    ],
+    refused: "-s --strategy -X --strategy-option --squash --no-commit --edit -e --allow-unrelated-histories --signoff -S --autostash --quit --log --verify-signatures -n --no-stat --into-name",
+    usage_alone: false,
+};
+
 /// `git merge [--ff | --no-ff | --ff-only] [-m MSG] [-q] BRANCH` and `git merge --abort`.
 pub fn merge(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git merge [<options>] [<commit>...]\n   or: git merge --abort\n   or: git merge --continue";
-    let mut o = MergeOpts::default();
-    let mut abort = false;
-    let mut cont = false;
-    let mut revs: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "m");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "--ff-only" => a.flag("ff-only").map(|_| o.ff_only = true),
-            "--no-ff" => a.flag("no-ff").map(|_| o.no_ff = true),
-            "--ff" => a.flag("ff").map(|_| o.no_ff = false),
-            "-q" | "--quiet" => a.flag("quiet").map(|_| o.quiet = true),
-            "-m" | "--message" => a.value("message").map(|v| o.message = Some(v)),
-            "--no-edit" | "--stat" | "--no-progress" | "--progress" => Ok(()),
-            "--abort" => a.flag("abort").map(|_| abort = true),
-            "--continue" => a.flag("continue").map(|_| cont = true),
-            "-s"
-            | "--strategy"
-            | "-X"
-            | "--strategy-option"
-            | "--squash"
-            | "--no-commit"
-            | "--edit"
-            | "-e"
-            | "--allow-unrelated-histories"
-            | "--signoff"
-            | "-S"
-            | "--autostash"
-            | "--quit"
-            | "--log"
-            | "--verify-signatures"
-            | "-n"
-            | "--no-stat"
-            | "--into-name" => return super::args::not_here(io, "merge", &arg),
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                revs.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    let mut inv = Invocation::default();
+    let revs = match SPEC.parse(args, &mut inv, io) {
+        Ok(revs) => revs,
+        Err(code) => return code,
+    };
+    let Invocation {
+        opts: o,
+        abort,
+        cont,
+    } = inv;
     let (repo, _) = match super::args::open_repo(sh, io) {
         Ok(r) => r,
         Err(code) => return code,

@@ -10,7 +10,7 @@ use foldhash::{HashSet, HashSetExt};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Opt, Spec};
 use super::sync::display_url;
 use crate::plumbing::commit::read_commit;
 use crate::plumbing::object::{Kind, Oid, hex, parse_tree};
@@ -40,50 +40,31 @@ struct PushOpts {
     quiet: bool,
 }
 
+/// push's options, as git's `builtin/push.c` declares them.
+const SPEC: Spec<PushOpts> = Spec {
+    name: "push",
+    usage: "git push [<options>] [<repository> [<refspec>...]]",
+    options: &[
+        Opt::flag("-f/--force", |o| o.force = true),
+        Opt::flag("-u/--set-upstream", |o| o.set_upstream = true),
+        Opt::flag("-d/--delete", |o| o.delete = true),
+        Opt::flag("--tags", |o| o.tags = true),
+        Opt::flag("-q/--quiet", |o| o.quiet = true),
+        Opt::ignored("-v/--verbose"),
+        Opt::ignored("--progress"),
+        Opt::ignored("--no-progress"),
+        Opt::ignored("--no-verify"),
+    ],
+    refused: "--all --branches --mirror --force-with-lease --atomic -n --dry-run --porcelain --prune --follow-tags -o --push-option --signed --recurse-submodules --thin --no-thin --receive-pack --exec --force-if-includes",
+    usage_alone: false,
+};
+
 pub fn push(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git push [<options>] [<repository> [<refspec>...]]";
     let mut o = PushOpts::default();
-    let mut operands: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "-f" | "--force" => a.flag("force").map(|_| o.force = true),
-            "-u" | "--set-upstream" => a.flag("set-upstream").map(|_| o.set_upstream = true),
-            "-d" | "--delete" => a.flag("delete").map(|_| o.delete = true),
-            "--tags" => a.flag("tags").map(|_| o.tags = true),
-            "-q" | "--quiet" => a.flag("quiet").map(|_| o.quiet = true),
-            "-v" | "--verbose" | "--progress" | "--no-progress" | "--no-verify" => Ok(()),
-            "--all"
-            | "--branches"
-            | "--mirror"
-            | "--force-with-lease"
-            | "--atomic"
-            | "-n"
-            | "--dry-run"
-            | "--porcelain"
-            | "--prune"
-            | "--follow-tags"
-            | "-o"
-            | "--push-option"
-            | "--signed"
-            | "--recurse-submodules"
-            | "--thin"
-            | "--no-thin"
-            | "--receive-pack"
-            | "--exec"
-            | "--force-if-includes" => {
-                return super::args::not_here(io, "push", &arg);
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                operands.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    let operands = match SPEC.parse(args, &mut o, io) {
+        Ok(operands) => operands,
+        Err(code) => return code,
+    };
     let (repo, _) = match super::args::open_repo(sh, io) {
         Ok(r) => r,
         Err(code) => return code,

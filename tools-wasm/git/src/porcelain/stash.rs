@@ -6,10 +6,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use foldhash::HashSet;
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Opt, Spec, usage_error};
 use crate::plumbing::checkout::{hard_reset, two_way, work_of};
 use crate::plumbing::commit::{ident, read_commit, subject};
 use crate::plumbing::index::{index_map, save_index, stage};
@@ -18,7 +19,7 @@ use crate::plumbing::object::{Kind, Oid, hex, parse_hex};
 use crate::plumbing::repo::{IndexEntry, Repo};
 use crate::plumbing::text::abbrev;
 use crate::plumbing::tree::{head_files, tree_files, write_trees};
-use crate::plumbing::untracked::{Ignores, dir_entries};
+use crate::plumbing::untracked::{Ignores, Listing, untracked};
 use crate::plumbing::write::{write_file, write_object};
 
 /// The stash reflog's entries, newest first: (commit, message).
@@ -95,8 +96,62 @@ fn stash_name(arg: Option<&String>, i: usize) -> String {
     }
 }
 
+const USAGE: &str = "git stash list [<log-options>]\n   or: git stash show [-u | --include-untracked | --only-untracked] [<diff-options>] [<stash>]\n   or: git stash drop [-q | --quiet] [<stash>]\n   or: git stash pop [--index] [-q | --quiet] [<stash>]\n   or: git stash apply [--index] [-q | --quiet] [<stash>]\n   or: git stash clear\n   or: git stash [push [-p | --patch] [-S | --staged] [-k | --[no-]keep-index] [-q | --quiet]\n          [-u | --include-untracked] [-a | --all] [(-m | --message) <message>]\n          [--pathspec-from-file=<file> [--pathspec-file-nul]]\n          [--] [<pathspec>...]]";
+
+/// What stash's command line asks for.
+#[derive(Default)]
+struct Opts {
+    quiet: bool,
+    message: Option<String>,
+    patch: bool,
+    /// `-u`: the untracked files that are not ignored.
+    untracked: Option<Listing>,
+}
+
+/// The options git's stash has that burrow's does not implement.
+const REFUSED: &str = "-u --include-untracked -a --all -k --keep-index --no-keep-index -S --staged -p --patch --index --only-untracked --pathspec-from-file";
+
+/// Each subcommand's options, as git's `builtin/stash.c` declares them.
+const PUSH: Spec<Opts> = Spec {
+    name: "stash push",
+    usage: USAGE,
+    options: &[
+        Opt::flag("-q/--quiet", |o| o.quiet = true),
+        Opt::value("-m/--message", |o, v| {
+            o.message = Some(v);
+            Ok(())
+        }),
+        Opt::flag("-u/--include-untracked", |o| {
+            o.untracked = Some(Listing::Files)
+        }),
+        Opt::flag("--no-include-untracked", |o| o.untracked = None),
+    ],
+    refused: REFUSED,
+    usage_alone: false,
+};
+
+const SHOW: Spec<Opts> = Spec {
+    name: "stash show",
+    usage: USAGE,
+    options: &[
+        Opt::flag("-q/--quiet", |o| o.quiet = true),
+        Opt::flag("-p/--patch", |o| o.patch = true),
+        Opt::ignored("--stat"),
+    ],
+    refused: REFUSED,
+    usage_alone: false,
+};
+
+/// list, apply, pop, drop and clear.
+const OTHERS: Spec<Opts> = Spec {
+    name: "stash",
+    usage: USAGE,
+    options: &[Opt::flag("-q/--quiet", |o| o.quiet = true)],
+    refused: REFUSED,
+    usage_alone: false,
+};
+
 pub fn stash(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git stash list [<log-options>]\n   or: git stash show [-u | --include-untracked | --only-untracked] [<diff-options>] [<stash>]\n   or: git stash drop [-q | --quiet] [<stash>]\n   or: git stash pop [--index] [-q | --quiet] [<stash>]\n   or: git stash apply [--index] [-q | --quiet] [<stash>]\n   or: git stash clear\n   or: git stash [push [-p | --patch] [-S | --staged] [-k | --[no-]keep-index] [-q | --quiet]\n          [-u | --include-untracked] [-a | --all] [(-m | --message) <message>]\n          [--pathspec-from-file=<file> [--pathspec-file-nul]]\n          [--] [<pathspec>...]]";
     let (sub, rest) = match args.split_first() {
         Some((s, r)) if !s.starts_with('-') => (s.as_str(), r),
         _ => ("push", args),
@@ -105,52 +160,47 @@ pub fn stash(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let mut quiet = false;
-    let mut message: Option<String> = None;
-    let mut patch = false;
-    let mut untracked = false;
-    let mut operands: Vec<String> = Vec::new();
-    let mut a = Args::with_values(rest, "m");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "-q" | "--quiet" => a.flag("quiet").map(|_| quiet = true),
-            "-m" | "--message" if sub == "push" || sub == "save" => {
-                a.value("message").map(|v| message = Some(v))
-            }
-            "-p" | "--patch" if sub == "show" => a.flag("patch").map(|_| patch = true),
-            "--stat" if sub == "show" => Ok(()),
-            "-u" | "--include-untracked" if sub == "push" => {
-                a.flag("include-untracked").map(|_| untracked = true)
-            }
-            "--no-include-untracked" if sub == "push" => {
-                a.flag("include-untracked").map(|_| untracked = false)
-            }
-            "-u"
-            | "--include-untracked"
-            | "-a"
-            | "--all"
-            | "-k"
-            | "--keep-index"
-            | "--no-keep-index"
-            | "-S"
-            | "--staged"
-            | "-p"
-            | "--patch"
-            | "--index"
-            | "--only-untracked"
-            | "--pathspec-from-file" => {
-                return super::args::not_here(io, &format!("stash {sub}"), &arg);
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                operands.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    let spec = match sub {
+        "push" => &PUSH,
+        // `save` is push with its words as the message.
+        "save" => &Spec {
+            name: "stash save",
+            ..PUSH
+        },
+        "show" => &SHOW,
+        "list" => &Spec {
+            name: "stash list",
+            ..OTHERS
+        },
+        "apply" => &Spec {
+            name: "stash apply",
+            ..OTHERS
+        },
+        "pop" => &Spec {
+            name: "stash pop",
+            ..OTHERS
+        },
+        "drop" => &Spec {
+            name: "stash drop",
+            ..OTHERS
+        },
+        "clear" => &Spec {
+            name: "stash clear",
+            ..OTHERS
+        },
+        _ => &OTHERS,
+    };
+    let mut o = Opts::default();
+    let operands = match spec.parse(rest, &mut o, io) {
+        Ok(operands) => operands,
+        Err(code) => return code,
+    };
+    let Opts {
+        quiet,
+        mut message,
+        patch,
+        untracked,
+    } = o;
     let r = match sub {
         "push" | "save" => {
             if sub == "save" && !operands.is_empty() {
@@ -191,7 +241,7 @@ fn push(
     repo: &Repo,
     message: Option<String>,
     quiet: bool,
-    include_untracked: bool,
+    include_untracked: Option<Listing>,
     io: &Io,
 ) -> Result<i32, String> {
     let work = work_of(repo)?;
@@ -219,10 +269,9 @@ fn push(
             && m.iter()
                 .all(|(p, e)| head_tree.get(p) == Some(&(e.mode, e.oid)))
     };
-    let untracked = if include_untracked {
-        untracked_files(repo, &work, &index)
-    } else {
-        Vec::new()
+    let untracked = match include_untracked {
+        Some(how) => untracked_files(repo, &work, &index, how),
+        None => Vec::new(),
     };
     if same(&index) && same(&worktree) && untracked.is_empty() {
         if !quiet {
@@ -293,46 +342,25 @@ fn push(
     Ok(0)
 }
 
-/// Every untracked file that is not ignored, one by one (git's `ls-files -o
-/// --exclude-standard`), for `push -u`.
+/// The untracked files `push -u` takes, one by one.
 fn untracked_files(
     repo: &Repo,
     work: &Path,
     index: &crate::plumbing::index::Index,
+    how: Listing,
 ) -> Vec<Vec<u8>> {
-    fn walk(
-        dir: &Path,
-        rel: &[u8],
-        index: &crate::plumbing::index::Index,
-        ign: &mut Ignores,
-        out: &mut Vec<Vec<u8>>,
-    ) {
-        let names = dir_entries(dir);
-        let pushed = ign.push_listed(dir, &names);
-        for (name, is_dir) in names {
-            if rel.is_empty() && name == ".git" {
-                continue;
-            }
-            let mut p = rel.to_vec();
-            p.extend_from_slice(name.as_bytes());
-            let full = dir.join(&name);
-            if is_dir {
-                // A nested repository is not git's to stash.
-                if !ign.ignored(&full, true) && !full.join(".git").exists() {
-                    p.push(b'/');
-                    walk(&full, &p, index, ign, out);
-                }
-            } else if !index.contains_key(&p) && !ign.ignored(&full, false) {
-                out.push(p);
-            }
-        }
-        if pushed {
-            ign.pop();
-        }
-    }
+    let tracked: HashSet<Vec<u8>> = index.keys().cloned().collect();
     let mut ign = Ignores::new(repo, work);
     let mut out = Vec::new();
-    walk(work, b"", index, &mut ign, &mut out);
+    untracked(
+        work,
+        b"",
+        &tracked,
+        &HashSet::default(),
+        &mut ign,
+        how,
+        &mut out,
+    );
     out.sort();
     out
 }

@@ -10,17 +10,15 @@ use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use sh_utility::io::Io;
 use sh_utility::sys::TreeStat;
 
+use super::args::{Opt, Spec};
 use crate::plumbing::commit::read_commit;
 use crate::plumbing::index::worktree_change;
 use crate::plumbing::object::{Kind, Oid};
 use crate::plumbing::refs::detached_from;
-use crate::plumbing::repo::{IndexEntry, Repo};
-
-use super::args::{Args, usage_error};
-pub(crate) use crate::plumbing::repo::{load_all, upstream_of};
+use crate::plumbing::repo::{IndexEntry, Repo, load_all, upstream_of};
 use crate::plumbing::text::{prefix, quote, relative, tracking_text};
 use crate::plumbing::tree::tree_files;
-use crate::plumbing::untracked::{Ignores, untracked, untracked_in_scopes};
+use crate::plumbing::untracked::{Ignores, Listing, untracked, untracked_in_scopes};
 use crate::plumbing::walk::tracking_of;
 
 // ----- status -----
@@ -159,6 +157,33 @@ pub(crate) fn status(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Resul
     status_as(repo, cwd, args, io, false)
 }
 
+#[derive(Default)]
+struct Opts {
+    short: bool,
+    porcelain: bool,
+    show_branch: bool,
+}
+
+/// status's options, as git's `builtin/commit.c` declares them.
+const SPEC: Spec<Opts> = Spec {
+    name: "status",
+    usage: "git status [<options>] [--] [<pathspec>...]",
+    options: &[
+        Opt::flag("-s/--short", |o| o.short = true),
+        Opt::optional("--porcelain", |o, v| {
+            o.porcelain = true;
+            match v.as_deref() {
+                None | Some("v1") => Ok(()),
+                Some(v) => Err(format!("fatal: unsupported porcelain version '{v}'").into()),
+            }
+        }),
+        Opt::flag("-b/--branch", |o| o.show_branch = true),
+        Opt::flag("--long", |o| o.short = false),
+    ],
+    refused: "",
+    usage_alone: false,
+};
+
 fn status_as(
     repo: &Repo,
     cwd: &Path,
@@ -166,38 +191,16 @@ fn status_as(
     io: &Io,
     for_commit: bool,
 ) -> Result<i32, String> {
-    const USAGE: &str = "git status [<options>] [--] [<pathspec>...]";
-    let mut short = false;
-    let mut porcelain = false;
-    let mut show_branch = false;
-    let mut paths: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "-s" | "--short" => a.flag("short").map(|_| short = true),
-            "--porcelain" => {
-                porcelain = true;
-                match a.pending_value() {
-                    None | Some("v1") => Ok(()),
-                    Some(v) => Err(format!("fatal: unsupported porcelain version '{v}'")),
-                }
-            }
-            "-b" | "--branch" => a.flag("branch").map(|_| show_branch = true),
-            "--long" => a.flag("long").map(|_| short = false),
-            "--" => {
-                paths.extend(a.rest());
-                Ok(())
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                paths.push(arg.clone());
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return Ok(usage_error(io, &e, USAGE));
-        }
-    }
+    let mut o = Opts::default();
+    let paths = match SPEC.parse(args, &mut o, io) {
+        Ok(paths) => paths,
+        Err(code) => return Ok(code),
+    };
+    let Opts {
+        short,
+        porcelain,
+        show_branch,
+    } = o;
     let Some(work) = repo.work.clone() else {
         return Err("fatal: this operation must be run in a work tree".into());
     };
@@ -308,6 +311,7 @@ fn status_as(
         &in_index,
         &tracked_dirs,
         &mut ign,
+        Listing::Directories,
         &mut new_files,
     );
     if !scopes.is_empty() {

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Opt, Refusal, Spec};
 use super::merge::{MergeOpts, merge_commit};
 use crate::plumbing::checkout::{two_way, work_of};
 use crate::plumbing::index::{index_map, save_index};
@@ -53,34 +53,47 @@ fn remote_url(repo: Option<&Repo>, name: &str) -> Option<String> {
     name.contains("://").then(|| name.to_string())
 }
 
+#[derive(Default)]
+struct LsRemote {
+    heads: bool,
+    tags: bool,
+    refs_only: bool,
+    quiet: bool,
+    exit_code: bool,
+    symref: bool,
+}
+
+/// ls-remote's options, as git's `builtin/ls-remote.c` declares them.
+const LS_REMOTE: Spec<LsRemote> = Spec {
+    name: "ls-remote",
+    usage: "git ls-remote [--branches] [--tags] [--refs] [--upload-pack=<exec>]\n              [-q | --quiet] [--exit-code] [--get-url] [--sort=<key>]\n              [--symref] [<repository> [<patterns>...]]",
+    options: &[
+        Opt::flag("--heads/--branches/-h/-b", |o| o.heads = true),
+        Opt::flag("--tags/-t", |o| o.tags = true),
+        Opt::flag("--refs", |o| o.refs_only = true),
+        Opt::flag("-q/--quiet", |o| o.quiet = true),
+        Opt::flag("--exit-code", |o| o.exit_code = true),
+        Opt::flag("--symref", |o| o.symref = true),
+    ],
+    refused: "--get-url --sort --upload-pack -o --server-option",
+    usage_alone: false,
+};
+
 /// `git ls-remote [--heads|--branches] [--tags] [--refs] [-q] [REMOTE [PATTERN...]]`.
 pub fn ls_remote(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git ls-remote [--branches] [--tags] [--refs] [--upload-pack=<exec>]\n              [-q | --quiet] [--exit-code] [--get-url] [--sort=<key>]\n              [--symref] [<repository> [<patterns>...]]";
-    let (mut heads, mut tags, mut refs_only, mut quiet, mut exit_code, mut symref) =
-        (false, false, false, false, false, false);
-    let mut operands: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "--heads" | "--branches" | "-h" | "-b" => a.flag("heads").map(|_| heads = true),
-            "--tags" | "-t" => a.flag("tags").map(|_| tags = true),
-            "--refs" => a.flag("refs").map(|_| refs_only = true),
-            "-q" | "--quiet" => a.flag("quiet").map(|_| quiet = true),
-            "--exit-code" => a.flag("exit-code").map(|_| exit_code = true),
-            "--symref" => a.flag("symref").map(|_| symref = true),
-            "--get-url" | "--sort" | "--upload-pack" | "-o" | "--server-option" => {
-                return super::args::not_here(io, "ls-remote", &arg);
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                operands.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    let mut o = LsRemote::default();
+    let operands = match LS_REMOTE.parse(args, &mut o, io) {
+        Ok(operands) => operands,
+        Err(code) => return code,
+    };
+    let LsRemote {
+        heads,
+        tags,
+        refs_only,
+        quiet,
+        exit_code,
+        symref,
+    } = o;
     let repo = Repo::discover(std::path::Path::new(&sh.cwd()));
     let (name, patterns) = match operands.split_first() {
         Some((n, p)) => (n.clone(), p.to_vec()),
@@ -352,53 +365,45 @@ pub(crate) fn fetch_remote(
     Ok(FetchResult { url, branches })
 }
 
+#[derive(Default)]
+struct Fetch {
+    quiet: bool,
+    prune: bool,
+    tags: bool,
+    all: bool,
+}
+
+/// fetch's options, as git's `builtin/fetch.c` declares them.
+const FETCH: Spec<Fetch> = Spec {
+    name: "fetch",
+    usage: "git fetch [<options>] [<repository> [<refspec>...]]\n   or: git fetch [<options>] <group>\n   or: git fetch --multiple [<options>] [(<repository> | <group>)...]\n   or: git fetch --all [<options>]",
+    options: &[
+        Opt::flag("-q/--quiet", |o| o.quiet = true),
+        Opt::flag("-p/--prune", |o| o.prune = true),
+        Opt::flag("-t/--tags", |o| o.tags = true),
+        Opt::flag("--all", |o| o.all = true),
+        Opt::ignored("-v/--verbose"),
+        Opt::ignored("--progress"),
+        Opt::ignored("--no-progress"),
+        Opt::ignored("--no-tags"),
+    ],
+    refused: "--depth --deepen --shallow-since --shallow-exclude --unshallow --dry-run -n --force -f --multiple --recurse-submodules --filter -j --jobs --prefetch --refetch -u --update-head-ok --set-upstream --append -a --atomic",
+    usage_alone: false,
+};
+
 /// `git fetch [-q] [--prune] [--tags] [--all] [REMOTE]`.
 pub fn fetch(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git fetch [<options>] [<repository> [<refspec>...]]\n   or: git fetch [<options>] <group>\n   or: git fetch --multiple [<options>] [(<repository> | <group>)...]\n   or: git fetch --all [<options>]";
-    let (mut quiet, mut prune, mut tags, mut all) = (false, false, false, false);
-    let mut operands: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "-q" | "--quiet" => a.flag("quiet").map(|_| quiet = true),
-            "-p" | "--prune" => a.flag("prune").map(|_| prune = true),
-            "-t" | "--tags" => a.flag("tags").map(|_| tags = true),
-            "--all" => a.flag("all").map(|_| all = true),
-            "-v" | "--verbose" | "--progress" | "--no-progress" | "--no-tags" => Ok(()),
-            "--depth"
-            | "--deepen"
-            | "--shallow-since"
-            | "--shallow-exclude"
-            | "--unshallow"
-            | "--dry-run"
-            | "-n"
-            | "--force"
-            | "-f"
-            | "--multiple"
-            | "--recurse-submodules"
-            | "--filter"
-            | "-j"
-            | "--jobs"
-            | "--prefetch"
-            | "--refetch"
-            | "-u"
-            | "--update-head-ok"
-            | "--set-upstream"
-            | "--append"
-            | "-a"
-            | "--atomic" => {
-                return super::args::not_here(io, "fetch", &arg);
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                operands.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    let mut o = Fetch::default();
+    let operands = match FETCH.parse(args, &mut o, io) {
+        Ok(operands) => operands,
+        Err(code) => return code,
+    };
+    let Fetch {
+        quiet,
+        prune,
+        tags,
+        all,
+    } = o;
     let (repo, _) = match super::args::open_repo(sh, io) {
         Ok(r) => r,
         Err(code) => return code,
@@ -473,64 +478,57 @@ hint: or --ff-only on the command line to override the configured default per
 hint: invocation.
 fatal: Need to specify how to reconcile divergent branches.";
 
-/// `git pull [-q] [--ff-only | --no-rebase | --ff | --no-ff] [REMOTE [BRANCH]]`.
-pub fn pull(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git pull [<options>] [<repository> [<refspec>...]]";
-    let mut o = MergeOpts::default();
-    let mut reconcile: Option<&str> = None;
-    let mut operands: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "-q" | "--quiet" => a.flag("quiet").map(|_| o.quiet = true),
-            "--ff-only" => a.flag("ff-only").map(|_| {
-                o.ff_only = true;
-                reconcile = Some("ff-only");
-            }),
-            "--no-rebase" => a.flag("no-rebase").map(|_| reconcile = Some("merge")),
-            "--ff" => a.flag("ff").map(|_| reconcile = Some("merge")),
-            "--no-ff" => a.flag("no-ff").map(|_| {
-                o.no_ff = true;
-                reconcile = Some("merge");
-            }),
-            "-v" | "--verbose" | "--progress" | "--no-progress" | "--no-edit" | "--stat" => Ok(()),
-            "-r" | "--rebase" => match a.pending_value() {
-                Some("false") => {
-                    reconcile = Some("merge");
-                    Ok(())
-                }
-                _ => return super::args::not_here(io, "pull", "--rebase"),
-            },
-            "--autostash"
-            | "--squash"
-            | "--no-commit"
-            | "-s"
-            | "--strategy"
-            | "-X"
-            | "--strategy-option"
-            | "--depth"
-            | "--unshallow"
-            | "--all"
-            | "--tags"
-            | "-t"
-            | "--prune"
-            | "-p"
-            | "--dry-run"
-            | "--recurse-submodules"
-            | "--edit"
-            | "-e" => {
-                return super::args::not_here(io, "pull", &arg);
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                operands.push(arg);
+#[derive(Default)]
+struct Pull {
+    merge: MergeOpts,
+    /// How divergent branches are reconciled, when the command line says.
+    reconcile: Option<&'static str>,
+}
+
+/// pull's options, as git's `builtin/pull.c` declares them.
+const PULL: Spec<Pull> = Spec {
+    name: "pull",
+    usage: "git pull [<options>] [<repository> [<refspec>...]]",
+    options: &[
+        Opt::flag("-q/--quiet", |o| o.merge.quiet = true),
+        Opt::flag("--ff-only", |o| {
+            o.merge.ff_only = true;
+            o.reconcile = Some("ff-only");
+        }),
+        Opt::flag("--no-rebase", |o| o.reconcile = Some("merge")),
+        Opt::flag("--ff", |o| o.reconcile = Some("merge")),
+        Opt::flag("--no-ff", |o| {
+            o.merge.no_ff = true;
+            o.reconcile = Some("merge");
+        }),
+        Opt::ignored("-v/--verbose"),
+        Opt::ignored("--progress"),
+        Opt::ignored("--no-progress"),
+        Opt::ignored("--no-edit"),
+        Opt::ignored("--stat"),
+        Opt::optional("-r/--rebase", |o, v| match v.as_deref() {
+            Some("false") => {
+                o.reconcile = Some("merge");
                 Ok(())
             }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+            _ => Err(Refusal::NotHere("--rebase".into())),
+        }),
+    ],
+    refused: "--autostash --squash --no-commit -s --strategy -X --strategy-option --depth --unshallow --all --tags -t --prune -p --dry-run --recurse-submodules --edit -e",
+    usage_alone: false,
+};
+
+/// `git pull [-q] [--ff-only | --no-rebase | --ff | --no-ff] [REMOTE [BRANCH]]`.
+pub fn pull(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
+    let mut o = Pull::default();
+    let operands = match PULL.parse(args, &mut o, io) {
+        Ok(operands) => operands,
+        Err(code) => return code,
+    };
+    let Pull {
+        merge: o,
+        reconcile,
+    } = o;
     let (repo, _) = match super::args::open_repo(sh, io) {
         Ok(r) => r,
         Err(code) => return code,
