@@ -8,29 +8,48 @@ use super::object::{Oid, hex};
 use super::repo::Repo;
 use super::walk::Tracking;
 
-/// A path as git prints it: in double quotes with C escapes when it has control characters,
-/// quotes, backslashes or bytes above ASCII (core.quotePath).
+/// A path as git prints it by default (core.quotePath on): in double quotes with C escapes
+/// when it has control characters, quotes, backslashes or bytes above ASCII.
 pub(crate) fn quote(path: &[u8]) -> String {
-    if !path
-        .iter()
-        .any(|&b| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x7f)
-    {
+    quote_as(path, true, false)
+}
+
+/// A path as git's `quote_c_style` writes it: quoted when it has control characters, `"` or
+/// a backslash, bytes above ASCII with `high` (core.quotePath, octal escapes), or a space with
+/// `space` (status's short and porcelain formats).
+pub(crate) fn quote_as(path: &[u8], high: bool, space: bool) -> String {
+    let needs = |b: u8| b < 0x20 || b == b'"' || b == b'\\' || b == 0x7f || (high && b >= 0x80);
+    if !path.iter().any(|&b| needs(b) || (space && b == b' ')) {
         return String::from_utf8_lossy(path).into_owned();
     }
-    let mut s = String::from("\"");
+    let mut bytes = vec![b'"'];
     for &b in path {
         match b {
-            b'"' => s.push_str("\\\""),
-            b'\\' => s.push_str("\\\\"),
-            b'\t' => s.push_str("\\t"),
-            b'\n' => s.push_str("\\n"),
-            b'\r' => s.push_str("\\r"),
-            0x20..=0x7e => s.push(b as char),
-            _ => s.push_str(&format!("\\{b:03o}")),
+            b'"' => bytes.extend_from_slice(b"\\\""),
+            b'\\' => bytes.extend_from_slice(b"\\\\"),
+            0x07 => bytes.extend_from_slice(b"\\a"),
+            0x08 => bytes.extend_from_slice(b"\\b"),
+            b'\t' => bytes.extend_from_slice(b"\\t"),
+            b'\n' => bytes.extend_from_slice(b"\\n"),
+            0x0b => bytes.extend_from_slice(b"\\v"),
+            0x0c => bytes.extend_from_slice(b"\\f"),
+            b'\r' => bytes.extend_from_slice(b"\\r"),
+            _ if needs(b) => bytes.extend_from_slice(format!("\\{b:03o}").as_bytes()),
+            _ => bytes.push(b),
         }
     }
-    s.push('"');
-    s
+    bytes.push(b'"');
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Whether core.quotePath is on (git's default): bytes above ASCII printed as octal escapes.
+pub(crate) fn quotes_high_bytes(repo: &Repo) -> bool {
+    !matches!(
+        repo.config("core.quotepath")
+            .map(|v| v.to_ascii_lowercase())
+            .as_deref(),
+        Some("false" | "no" | "off" | "0")
+    )
 }
 
 /// `path` (from the top of the work tree) relative to `cwd` (also from the top).
@@ -105,5 +124,9 @@ mod tests {
         assert_eq!(relative(b"README", b"src/x"), b"../../README");
         assert_eq!(quote(b"a b"), "a b");
         assert_eq!(quote("é".as_bytes()), "\"\\303\\251\"");
+        // status's short formats quote a space; core.quotePath=false leaves high bytes.
+        assert_eq!(quote_as(b"a b", true, true), "\"a b\"");
+        assert_eq!(quote_as("é".as_bytes(), false, true), "é");
+        assert_eq!(quote_as(b"t\tq\"\x07", false, false), "\"t\\tq\\\"\\a\"");
     }
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use foldhash::HashSet;
 
+use super::pathspec::{Pathspec, in_pathspecs};
 use super::repo::Repo;
 
 /// The ignore rules of one directory (its `.gitignore`).
@@ -145,6 +146,8 @@ pub(crate) enum Listing {
     /// Every untracked file that is not ignored, one by one, nested repositories left out
     /// (`ls-files -o --exclude-standard`; `stash -u`).
     Files,
+    /// Every untracked file, ignored ones too, nested repositories left out (`stash -a`).
+    FilesAndIgnored,
 }
 
 /// The untracked files under `dir` (`rel` from the top of the work tree), as `how` lists
@@ -162,6 +165,7 @@ pub(crate) fn untracked(
 ) {
     let names = dir_entries(dir);
     let pushed = ign.push_listed(dir, &names);
+    let with_ignored = how == Listing::FilesAndIgnored;
     for (name, is_dir) in names {
         if rel.is_empty() && name == ".git" {
             continue;
@@ -172,7 +176,7 @@ pub(crate) fn untracked(
         if is_dir {
             if how != Listing::Directories {
                 // A nested repository is not this one's to list.
-                if !ign.ignored(&full, true) && !full.join(".git").exists() {
+                if (with_ignored || !ign.ignored(&full, true)) && !full.join(".git").exists() {
                     p.push(b'/');
                     untracked(&full, &p, tracked, tracked_dirs, ign, how, out);
                 }
@@ -183,7 +187,52 @@ pub(crate) fn untracked(
                 p.push(b'/');
                 out.push(p);
             }
-        } else if !tracked.contains(&p) && !ign.ignored(&full, false) {
+        } else if !tracked.contains(&p) && (with_ignored || !ign.ignored(&full, false)) {
+            out.push(p);
+        }
+    }
+    if pushed {
+        ign.pop();
+    }
+}
+
+/// The untracked entries under `dir` that glob pathspecs select, as git's `dir.c` finds
+/// them: an untracked directory that a pathspec matches as `dir/` is shown whole (when it
+/// holds a file that is not ignored), any other is looked into; a file is shown when a
+/// pathspec matches it.
+pub(crate) fn untracked_matching(
+    dir: &Path,
+    rel: &[u8],
+    tracked: &HashSet<Vec<u8>>,
+    tracked_dirs: &HashSet<Vec<u8>>,
+    ign: &mut Ignores,
+    specs: &[Pathspec],
+    out: &mut Vec<Vec<u8>>,
+) {
+    let names = dir_entries(dir);
+    let pushed = ign.push_listed(dir, &names);
+    for (name, is_dir) in names {
+        if rel.is_empty() && name == ".git" {
+            continue;
+        }
+        let mut p = rel.to_vec();
+        p.extend_from_slice(name.as_bytes());
+        let full = dir.join(&name);
+        if is_dir {
+            let tracked_dir = tracked_dirs.contains(&p);
+            p.push(b'/');
+            if tracked_dir {
+                untracked_matching(&full, &p, tracked, tracked_dirs, ign, specs, out);
+            } else if !ign.ignored(&full, true) {
+                if in_pathspecs(specs, &p) {
+                    if has_untracked_file(&full, ign) {
+                        out.push(p);
+                    }
+                } else {
+                    untracked_matching(&full, &p, tracked, tracked_dirs, ign, specs, out);
+                }
+            }
+        } else if !tracked.contains(&p) && !ign.ignored(&full, false) && in_pathspecs(specs, &p) {
             out.push(p);
         }
     }

@@ -206,6 +206,8 @@ pub(crate) enum Refusal {
     Usage(String),
     /// An option (or a value of one) burrow's git does not implement (status 128).
     NotHere(String),
+    /// git's message alone, without the usage (status 129): a value the option refuses.
+    Alone(String),
 }
 
 impl From<String> for Refusal {
@@ -264,6 +266,10 @@ impl<T> Spec<T> {
                 Ok(()) => {}
                 Err(Refusal::Usage(e)) => return Err(usage_error(io, &e, self.usage)),
                 Err(Refusal::NotHere(arg)) => return Err(not_here(io, self.name, &arg)),
+                Err(Refusal::Alone(e)) => {
+                    io.eprint(&format!("{e}\n"));
+                    return Err(129);
+                }
             }
         }
         Ok(operands)
@@ -333,5 +339,85 @@ mod tests {
         assert_eq!(a.next().as_deref(), Some("url"));
         assert_eq!(a.unknown("--frob"), "error: unknown option `frob'");
         assert_eq!(a.unknown("-x"), "error: unknown switch `x'");
+    }
+
+    #[derive(Default, Debug, PartialEq)]
+    struct T {
+        quiet: bool,
+        message: Option<String>,
+        abbrev: Option<String>,
+    }
+
+    const SPEC: Spec<T> = Spec {
+        name: "x",
+        usage: "git x",
+        options: &[
+            Opt::flag("-q/--quiet", |t| t.quiet = true),
+            Opt::value("-m/--message", |t, v| {
+                t.message = Some(v);
+                Ok(())
+            }),
+            Opt::optional("--abbrev", |t, v| {
+                t.abbrev = v;
+                Ok(())
+            }),
+            Opt::ignored("--progress"),
+        ],
+        refused: "--frob -z",
+        usage_alone: false,
+    };
+
+    /// Parses `args` with [`SPEC`]: the options, the operands, and what went to stderr.
+    fn parse(args: &[&str]) -> (T, Result<Vec<String>, i32>, String) {
+        let (err, buf) = sh_utility::io::Sink::buffer();
+        let io = Io::new(
+            sh_utility::io::input(Vec::new()),
+            sh_utility::io::Sink::Null,
+            err,
+        );
+        let mut t = T::default();
+        let r = SPEC.parse(&strings(args), &mut t, &io);
+        let text = String::from_utf8_lossy(&buf.borrow()).into_owned();
+        (t, r, text)
+    }
+
+    #[test]
+    fn option_tables_read_as_git_reads_them() {
+        let (t, r, _) = parse(&["-qmhello", "a", "--abbrev=7", "--progress", "--", "-b"]);
+        assert_eq!(r, Ok(strings(&["a", "-b"])));
+        assert_eq!(
+            t,
+            T {
+                quiet: true,
+                message: Some("hello".into()),
+                abbrev: Some("7".into()),
+            }
+        );
+        let (_, r, e) = parse(&["--quiet=1"]);
+        assert_eq!(
+            (r, e.as_str()),
+            (
+                Err(129),
+                "error: option `quiet' takes no value\nusage: git x\n"
+            )
+        );
+        let (_, r, e) = parse(&["-m"]);
+        assert_eq!(
+            (r, e.lines().next()),
+            (Err(129), Some("error: option `message' requires a value"))
+        );
+        let (_, r, e) = parse(&["--frob=1"]);
+        assert_eq!(
+            (r, e.as_str()),
+            (
+                Err(128),
+                "fatal: 'git x --frob' is not supported in burrow\n"
+            )
+        );
+        let (_, r, e) = parse(&["--what"]);
+        assert_eq!(
+            (r, e.lines().next()),
+            (Err(129), Some("error: unknown option `what'"))
+        );
     }
 }

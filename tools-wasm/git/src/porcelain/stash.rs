@@ -104,7 +104,7 @@ struct Opts {
     quiet: bool,
     message: Option<String>,
     patch: bool,
-    /// `-u`: the untracked files that are not ignored.
+    /// `-u` (the untracked files that are not ignored) or `-a` (all of them).
     untracked: Option<Listing>,
 }
 
@@ -125,6 +125,7 @@ const PUSH: Spec<Opts> = Spec {
             o.untracked = Some(Listing::Files)
         }),
         Opt::flag("--no-include-untracked", |o| o.untracked = None),
+        Opt::flag("-a/--all", |o| o.untracked = Some(Listing::FilesAndIgnored)),
     ],
     refused: REFUSED,
     usage_alone: false,
@@ -342,7 +343,7 @@ fn push(
     Ok(0)
 }
 
-/// The untracked files `push -u` takes, one by one.
+/// The untracked files `push -u` (or, with ignored ones, `-a`) takes, one by one.
 fn untracked_files(
     repo: &Repo,
     work: &Path,

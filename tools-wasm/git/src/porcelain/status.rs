@@ -14,11 +14,14 @@ use super::args::{Opt, Spec};
 use crate::plumbing::commit::read_commit;
 use crate::plumbing::index::worktree_change;
 use crate::plumbing::object::{Kind, Oid};
+use crate::plumbing::pathspec::{Pathspec, in_pathspecs};
 use crate::plumbing::refs::detached_from;
 use crate::plumbing::repo::{IndexEntry, Repo, load_all, upstream_of};
-use crate::plumbing::text::{prefix, quote, relative, tracking_text};
+use crate::plumbing::text::{prefix, quote_as, quotes_high_bytes, relative, tracking_text};
 use crate::plumbing::tree::tree_files;
-use crate::plumbing::untracked::{Ignores, Listing, untracked, untracked_in_scopes};
+use crate::plumbing::untracked::{
+    Ignores, Listing, untracked, untracked_in_scopes, untracked_matching,
+};
 use crate::plumbing::walk::tracking_of;
 
 // ----- status -----
@@ -263,17 +266,13 @@ fn status_as(
             tracked_dirs.insert(d.to_vec());
         }
     }
-    // Pathspecs limit what is shown (a file, or a directory's contents), as in git.
-    if let Some(p) = paths.iter().find(|p| p.contains(['*', '?', '['])) {
-        return Err(format!(
-            "fatal: the glob pathspec '{p}' is not supported in burrow's git status"
-        ));
-    }
-    let scopes: Vec<Vec<u8>> = paths
-        .iter()
-        .map(|p| crate::plumbing::rev::scope_of(&prefix(repo, cwd), p))
-        .collect();
-    let wanted = |p: &[u8]| crate::plumbing::pathspec::in_scopes(&scopes, p);
+    // Pathspecs limit what is shown (a file, or a directory's contents; a glob, `*` matching
+    // `/`), as in git.
+    let pre = prefix(repo, cwd);
+    let specs: Vec<Pathspec> = paths.iter().map(|p| Pathspec::new(&pre, p)).collect();
+    let globs = specs.iter().any(Pathspec::is_glob);
+    let scopes: Vec<Vec<u8>> = specs.iter().map(|s| s.path().to_vec()).collect();
+    let wanted = |p: &[u8]| in_pathspecs(&specs, p);
     staged.retain(|p, _| wanted(p));
     unstaged.retain(|p, _| wanted(p));
     let unmerged: BTreeMap<Vec<u8>, &str> =
@@ -305,17 +304,29 @@ fn status_as(
     // The top's .gitignore is read by `untracked` itself.
     let mut ign = Ignores::new(repo, &work);
     let mut new_files = Vec::new();
-    untracked(
-        &work,
-        b"",
-        &in_index,
-        &tracked_dirs,
-        &mut ign,
-        Listing::Directories,
-        &mut new_files,
-    );
-    if !scopes.is_empty() {
-        new_files = untracked_in_scopes(&work, new_files, &scopes);
+    if globs {
+        untracked_matching(
+            &work,
+            b"",
+            &in_index,
+            &tracked_dirs,
+            &mut ign,
+            &specs,
+            &mut new_files,
+        );
+    } else {
+        untracked(
+            &work,
+            b"",
+            &in_index,
+            &tracked_dirs,
+            &mut ign,
+            Listing::Directories,
+            &mut new_files,
+        );
+        if !scopes.is_empty() {
+            new_files = untracked_in_scopes(&work, new_files, &scopes);
+        }
     }
 
     let branch_name = head_ref
@@ -330,7 +341,9 @@ fn status_as(
     } else {
         prefix(repo, cwd)
     };
-    let show = |p: &[u8]| quote(&relative(p, &pre));
+    // Short and porcelain lines quote a path with a space too (git's QUOTE_PATH_QUOTE_SP).
+    let high = quotes_high_bytes(repo);
+    let show = |p: &[u8]| quote_as(&relative(p, &pre), high, short || porcelain);
     if short || porcelain {
         let mut out = String::new();
         if show_branch {

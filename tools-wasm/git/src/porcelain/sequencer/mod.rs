@@ -76,26 +76,33 @@ fn label(action: Action, id: &Oid, c: &Commit) -> String {
     }
 }
 
-/// Applies commit `id` (or its reverse) to the index and the work tree at HEAD `head`
+/// One step: the commit it takes (or reverts) and the parent it is taken against (with
+/// `-m N`, a merge's Nth).
+struct Step<'a> {
+    action: Action,
+    id: &'a Oid,
+    commit: &'a Commit,
+    mainline: Option<usize>,
+}
+
+/// Applies a step's commit (or its reverse) to the index and the work tree at HEAD `head`
 /// (the index itself with `-n`). Errors are git's messages, before anything was written.
 fn apply(
     repo: &Repo,
-    action: Action,
-    id: &Oid,
-    c: &Commit,
+    step: &Step,
     head: Option<Oid>,
     no_commit: bool,
     io: &Io,
 ) -> Result<Applied, String> {
+    let &Step {
+        action,
+        id,
+        commit: c,
+        mainline,
+    } = step;
     let work = work_of(repo)?;
-    if c.parents.len() > 1 {
-        return Err(format!(
-            "error: commit {} is a merge but no -m option was given.",
-            hex(id)
-        ));
-    }
-    let parent = match c.parents.first() {
-        Some(p) => head_files(repo, Some(*p))?,
+    let parent = match mainline_parent(id, c, mainline)? {
+        Some(p) => head_files(repo, Some(p))?,
         None => Files::new(),
     };
     let mine = head_files(repo, Some(*id))?;
@@ -153,6 +160,25 @@ fn apply(
     Ok(Applied::Clean(write_trees(repo, &entries, 0)?))
 }
 
+/// The parent a step is taken against: the only one, or with `-m N` (git's mainline) the
+/// Nth of a merge; git's errors for a merge without `-m` and a parent it does not have.
+fn mainline_parent(id: &Oid, c: &Commit, mainline: Option<usize>) -> Result<Option<Oid>, String> {
+    match mainline {
+        None if c.parents.len() > 1 => Err(format!(
+            "error: commit {} is a merge but no -m option was given.",
+            hex(id)
+        )),
+        None => Ok(c.parents.first().copied()),
+        Some(m) => match c.parents.get(m.wrapping_sub(1)) {
+            Some(p) => Ok(Some(*p)),
+            None => Err(format!(
+                "error: commit {} does not have parent {m}",
+                hex(id)
+            )),
+        },
+    }
+}
+
 /// Whether the last paragraph of `msg` is a block of trailers (`Key: value` lines or an
 /// earlier "(cherry picked from commit ...)"), which `-x` then joins.
 fn ends_in_trailers(msg: &str) -> bool {
@@ -170,7 +196,13 @@ fn ends_in_trailers(msg: &str) -> bool {
 
 /// The message of a step's commit: the picked commit's (with `-x`'s line), or git's
 /// "Revert" / "Reapply" message.
-fn message_of(action: Action, id: &Oid, c: &Commit, record_origin: bool) -> String {
+fn message_of(
+    action: Action,
+    id: &Oid,
+    c: &Commit,
+    record_origin: bool,
+    mainline: Option<usize>,
+) -> String {
     match action {
         Action::Pick => {
             let mut m = c.message.clone();
@@ -193,10 +225,11 @@ fn message_of(action: Action, id: &Oid, c: &Commit, record_origin: bool) -> Stri
             };
             m.push_str(&format!("\n\nThis reverts commit {}", hex(id)));
             if c.parents.len() > 1 {
-                m.push_str(&format!(
-                    ", reversing\nchanges made to {}",
-                    hex(&c.parents[0])
-                ));
+                let p = c.parents[mainline
+                    .unwrap_or(1)
+                    .saturating_sub(1)
+                    .min(c.parents.len() - 1)];
+                m.push_str(&format!(", reversing\nchanges made to {}", hex(&p)));
             }
             m.push_str(".\n");
             m

@@ -9,8 +9,8 @@ use sh_utility::Ctx;
 use sh_utility::io::Io;
 
 use super::{
-    Action, Applied, apply, commit_summary, dirty_refusal, failed, first_line, message_of,
-    reset_to, unmerged_refusal,
+    Action, Applied, Step, apply, commit_summary, dirty_refusal, failed, first_line,
+    mainline_parent, message_of, reset_to, unmerged_refusal,
 };
 use crate::plumbing::checkout::{two_way, work_of};
 use crate::plumbing::commit::{ident, make_commit, read_commit, subject};
@@ -23,7 +23,7 @@ use crate::plumbing::state::{self, cherry_pick_head, revert_head, sequencer_dir}
 use crate::plumbing::text::abbrev;
 use crate::plumbing::tree::head_files;
 use crate::plumbing::write::write_file;
-use crate::porcelain::args::{Opt, Spec, usage_error};
+use crate::porcelain::args::{Opt, Refusal, Spec, usage_error};
 
 /// How the picks were asked for.
 #[derive(Clone, Copy, Default)]
@@ -35,6 +35,8 @@ struct Opts {
     record_origin: bool,
     /// `--ff`: a commit whose parent is HEAD is taken as it is.
     ff: bool,
+    /// `-m N`: a merge is taken against its Nth parent.
+    mainline: Option<usize>,
 }
 
 const PICK_USAGE: &str = "git cherry-pick [--edit] [-n] [-m <parent-number>] [-s] [-x] [--ff]
@@ -112,6 +114,15 @@ macro_rules! sequencer_options {
     ($($extra:expr,)*) => {
         &[
             Opt::flag("-n/--no-commit", |o| o.no_commit = true),
+            Opt::value("-m/--mainline", |o, v| match v.parse::<usize>() {
+                Ok(n) if n > 0 => {
+                    o.mainline = Some(n);
+                    Ok(())
+                }
+                _ => Err(Refusal::Alone(
+                    "error: option `mainline' expects a number greater than zero".into(),
+                )),
+            }),
             Opt::flag("--commit", |o| o.no_commit = false),
             $($extra,)*
             // burrow is never at a terminal: no editor, as git without one.
@@ -124,7 +135,7 @@ macro_rules! sequencer_options {
     };
 }
 
-const SEQUENCER_REFUSED: &str = "-e --edit -m --mainline -s --signoff -S --gpg-sign --cleanup --strategy -X --strategy-option --allow-empty --allow-empty-message --keep-redundant-commits --empty --rerere-autoupdate --no-rerere-autoupdate --reference";
+const SEQUENCER_REFUSED: &str = "-e --edit -s --signoff -S --gpg-sign --cleanup --strategy -X --strategy-option --allow-empty --allow-empty-message --keep-redundant-commits --empty --rerere-autoupdate --no-rerere-autoupdate --reference";
 
 const PICK: Spec<Opts> = Spec {
     name: "cherry-pick",
@@ -282,9 +293,38 @@ fn start(
         let head = repo.head().1.map(|h| hex(&h)).unwrap_or_default();
         write_file(&dir.join("head"), format!("{head}\n").as_bytes())?;
         write_file(&dir.join("abort-safety"), format!("{head}\n").as_bytes())?;
+        save_opts(repo, &o)?;
         save_todo(repo, &steps)?;
     }
     pick_all(sh, repo, o, steps, !single, io)
+}
+
+/// The options a continued sequence keeps, in `.git/sequencer/opts` as git writes them.
+fn save_opts(repo: &Repo, o: &Opts) -> Result<(), String> {
+    let mut t = String::new();
+    if o.record_origin {
+        t.push_str("\trecord-origin = true\n");
+    }
+    if let Some(m) = o.mainline {
+        t.push_str(&format!("\tmainline = {m}\n"));
+    }
+    if t.is_empty() {
+        return Ok(());
+    }
+    write_file(
+        &sequencer_dir(repo).join("opts"),
+        format!("[options]\n{t}").as_bytes(),
+    )
+}
+
+fn load_opts(repo: &Repo) -> Opts {
+    let text = std::fs::read_to_string(sequencer_dir(repo).join("opts")).unwrap_or_default();
+    let get = |k: &str| crate::plumbing::repo::config_get(&text, &format!("options.{k}"));
+    Opts {
+        record_origin: get("record-origin").as_deref() == Some("true"),
+        mainline: get("mainline").and_then(|m| m.parse().ok()),
+        ..Opts::default()
+    }
 }
 
 fn save_todo(repo: &Repo, steps: &[(Action, Oid)]) -> Result<(), String> {
@@ -374,7 +414,7 @@ fn pick_one(
         && o.ff
         && !o.no_commit
         && head.is_some()
-        && c.parents.first() == head.as_ref()
+        && mainline_parent(id, &c, o.mainline).ok().flatten() == head
     {
         let work = work_of(repo)?;
         let mut index = index_map(repo)?;
@@ -391,8 +431,14 @@ fn pick_one(
         set_head(sh, repo, head, *id, "cherry-pick: fast-forward")?;
         return Ok(0);
     }
-    let message = message_of(action, id, &c, o.record_origin);
-    let applied = apply(repo, action, id, &c, head, o.no_commit, io)?;
+    let message = message_of(action, id, &c, o.record_origin, o.mainline);
+    let step = Step {
+        action,
+        id,
+        commit: &c,
+        mainline: o.mainline,
+    };
+    let applied = apply(repo, &step, head, o.no_commit, io)?;
     let write_head = |name: &str| {
         write_file(
             &repo.git_dir.join(name),
@@ -506,7 +552,7 @@ fn seq_continue(sh: &dyn Ctx, repo: &Repo, action: Action, io: &Io) -> Result<i3
         return Ok(0);
     }
     let rest: Vec<(Action, Oid)> = steps.into_iter().skip(1).collect();
-    pick_all(sh, repo, Opts::default(), rest, true, io)
+    pick_all(sh, repo, load_opts(repo), rest, true, io)
 }
 
 /// The HEAD the sequencer left after its last step (`abort-safety`): HEAD moved since
@@ -568,7 +614,7 @@ fn seq_skip(sh: &dyn Ctx, repo: &Repo, action: Action, io: &Io) -> Result<i32, S
     }
     let steps = load_todo(repo)?;
     let rest: Vec<(Action, Oid)> = steps.into_iter().skip(1).collect();
-    pick_all(sh, repo, Opts::default(), rest, true, io)
+    pick_all(sh, repo, load_opts(repo), rest, true, io)
 }
 
 fn seq_abort(sh: &dyn Ctx, repo: &Repo, action: Action, io: &Io) -> Result<i32, String> {

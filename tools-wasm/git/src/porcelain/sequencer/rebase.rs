@@ -9,7 +9,7 @@ use foldhash::HashSet;
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::{Action, Applied, apply, commit_summary, first_line, reset_to};
+use super::{Action, Applied, Step, apply, commit_summary, first_line, reset_to};
 use crate::plumbing::checkout::{two_way, work_of};
 use crate::plumbing::commit::{make_commit, read_commit, subject};
 use crate::plumbing::index::{index_dirty, index_map, load_conflicts, save_index, worktree_change};
@@ -498,7 +498,18 @@ fn rebase_run(sh: &dyn Ctx, repo: &Repo, io: &Io) -> Result<i32, String> {
             ));
             Ok(1)
         };
-        let applied = match apply(repo, Action::Pick, &id, &c, head, false, io) {
+        let applied = match apply(
+            repo,
+            &Step {
+                action: Action::Pick,
+                id: &id,
+                commit: &c,
+                mainline: None,
+            },
+            head,
+            false,
+            io,
+        ) {
             Ok(a) => a,
             Err(e) => return stop(e),
         };
