@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use sh_utility::Ctx;
 use sh_utility::io::{Io, read_all};
 
-use super::args::{Args, usage_error};
+use super::args::{Opt, Spec};
 use crate::plumbing::checkout::{hard_reset, work_of};
 use crate::plumbing::commit::{make_commit, read_commit};
 use crate::plumbing::index::{index_dirty, index_map};
@@ -28,43 +28,7 @@ hint: Disable this message with \"git config advice.mergeConflict false\"\n";
 const NOT_RESUMING: &str = "fatal: Resolve operation not in progress, we are not resuming.";
 
 /// git's options that burrow's am leaves out.
-const NOT_HERE: &[&str] = &[
-    "-3",
-    "--3way",
-    "-s",
-    "--signoff",
-    "-k",
-    "--keep",
-    "--keep-non-patch",
-    "-m",
-    "--message-id",
-    "-c",
-    "--scissors",
-    "-i",
-    "--interactive",
-    "--show-current-patch",
-    "--quit",
-    "--committer-date-is-author-date",
-    "--ignore-date",
-    "--resolved",
-    "-r",
-    "--patch-format",
-    "--reject",
-    "--directory",
-    "--exclude",
-    "--include",
-    "-p",
-    "-C",
-    "--whitespace",
-    "--empty",
-    "--allow-empty",
-    "-S",
-    "--gpg-sign",
-    "--keep-cr",
-    "--no-keep-cr",
-    "--utf8",
-    "--no-utf8",
-];
+const NOT_HERE: &str = "-3 --3way -s --signoff -k --keep --keep-non-patch -m --message-id -c --scissors -i --interactive --show-current-patch --quit --committer-date-is-author-date --ignore-date --resolved -r --patch-format --reject --directory --exclude --include -p -C --whitespace --empty --allow-empty -S --gpg-sign --keep-cr --no-keep-cr --utf8 --no-utf8";
 
 /// One mail: the author, its date (`SECONDS ZONE`), the commit message and the patch.
 struct Mail {
@@ -86,36 +50,38 @@ fn state_dir(repo: &Repo) -> PathBuf {
     repo.git_dir.join("rebase-apply")
 }
 
+#[derive(Default)]
+struct Am {
+    /// `--continue`, `--skip` or `--abort`.
+    action: Option<&'static str>,
+    quiet: bool,
+}
+
+/// am's options, as git's `builtin/am.c` declares them.
+const SPEC: Spec<Am> = Spec {
+    name: "am",
+    usage: USAGE,
+    options: &[
+        Opt::flag("--continue", |o| o.action = Some("continue")),
+        Opt::flag("--skip", |o| o.action = Some("skip")),
+        Opt::flag("--abort", |o| o.action = Some("abort")),
+        Opt::flag("-q/--quiet", |o| o.quiet = true),
+    ],
+    refused: NOT_HERE,
+    usage_alone: false,
+};
+
 pub fn am(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     let (repo, _cwd) = match super::args::open_repo(sh, io) {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let mut action: Option<&str> = None;
-    let mut quiet = false;
-    let mut files: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "--continue" => a.flag("continue").map(|_| action = Some("continue")),
-            "--skip" => a.flag("skip").map(|_| action = Some("skip")),
-            "--abort" => a.flag("abort").map(|_| action = Some("abort")),
-            "-q" | "--quiet" => a.flag("quiet").map(|_| quiet = true),
-            "--" => {
-                files.extend(a.rest());
-                Ok(())
-            }
-            s if NOT_HERE.contains(&s) => return super::args::not_here(io, "am", s),
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                files.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    let mut o = Am::default();
+    let files = match SPEC.parse(args, &mut o, io) {
+        Ok(files) => files,
+        Err(code) => return code,
+    };
+    let Am { action, quiet } = o;
     let r = match action {
         Some(_) if !state_dir(&repo).is_dir() => Err(NOT_RESUMING.to_string()),
         Some("abort") => abort(sh, &repo),

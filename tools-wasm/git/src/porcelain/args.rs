@@ -22,10 +22,6 @@ pub struct Args<'a> {
 }
 
 impl<'a> Args<'a> {
-    pub fn new(args: &'a [String]) -> Args<'a> {
-        Args::with_values(args, "b")
-    }
-
     pub fn with_values(args: &'a [String], valued: &str) -> Args<'a> {
         Args {
             args,
@@ -220,6 +216,19 @@ impl<T> Spec<T> {
     /// Reads `args` into `opts` and returns the operands (everything after `--` among them,
     /// in order), or prints the refusal and returns its status.
     pub(crate) fn parse(&self, args: &[String], opts: &mut T, io: &Io) -> Result<Vec<String>, i32> {
+        let (mut operands, after) = self.parse_split(args, opts, io)?;
+        operands.extend(after.unwrap_or_default());
+        Ok(operands)
+    }
+
+    /// [`Spec::parse`] for a command that tells the operands before `--` from those after it
+    /// (`reset REV -- PATHS`): both lists, the second None without `--`.
+    pub(crate) fn parse_split(
+        &self,
+        args: &[String],
+        opts: &mut T,
+        io: &Io,
+    ) -> Result<(Vec<String>, Option<Vec<String>>), i32> {
         let valued: String = self
             .options
             .iter()
@@ -229,6 +238,7 @@ impl<T> Spec<T> {
             .collect();
         let mut a = Args::with_values(args, &valued);
         let mut operands = Vec::new();
+        let mut after = None;
         while let Some(arg) = a.next() {
             let r = match self.options.iter().find(|o| o.named(&arg)) {
                 Some(o) => match &o.takes {
@@ -247,7 +257,7 @@ impl<T> Spec<T> {
                     Err(Refusal::NotHere(arg))
                 }
                 None if arg == "--" => {
-                    operands.extend(a.rest());
+                    after = Some(a.rest());
                     Ok(())
                 }
                 None if arg.starts_with('-') && arg != "-" => {
@@ -272,7 +282,7 @@ impl<T> Spec<T> {
                 }
             }
         }
-        Ok(operands)
+        Ok((operands, after))
     }
 }
 
@@ -328,7 +338,7 @@ mod tests {
     #[test]
     fn options_read_as_git_reads_them() {
         let v = strings(&["-qbmain", "--depth=1", "--branch", "dev", "url"]);
-        let mut a = Args::new(&v);
+        let mut a = Args::with_values(&v, "b");
         assert_eq!(a.next().as_deref(), Some("-q"));
         assert_eq!(a.next().as_deref(), Some("-b"));
         assert_eq!(a.value("branch").unwrap(), "main");

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Opt, Spec, usage_error};
 use crate::plumbing::object::{Kind, Oid, hex, parse_tree};
 use crate::plumbing::pack::{self, Pack};
 use crate::plumbing::remote::{Ref, Remote};
@@ -15,6 +15,7 @@ use crate::plumbing::repo::{IndexEntry, write_index};
 
 const USAGE: &str = "git clone [<options>] [--] <repo> [<dir>]";
 
+#[derive(Default)]
 struct Opts {
     depth: Option<u32>,
     branch: Option<String>,
@@ -24,46 +25,35 @@ struct Opts {
     progress: bool,
 }
 
+/// clone's options, as git's `builtin/clone.c` declares them.
+const SPEC: Spec<Opts> = Spec {
+    name: "clone",
+    usage: USAGE,
+    options: &[
+        Opt::value("--depth", |o, v| {
+            o.depth = Some(positive(&v)?);
+            Ok(())
+        }),
+        Opt::value("-b/--branch", |o, v| {
+            o.branch = Some(v);
+            Ok(())
+        }),
+        Opt::flag("--single-branch", |o| o.single_branch = Some(true)),
+        Opt::flag("--no-single-branch", |o| o.single_branch = Some(false)),
+        Opt::flag("-n/--no-checkout", |o| o.no_checkout = true),
+        Opt::flag("-q/--quiet", |o| o.quiet = true),
+        Opt::flag("--progress", |o| o.progress = true),
+    ],
+    refused: "",
+    usage_alone: false,
+};
+
 pub fn clone(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    let mut o = Opts {
-        depth: None,
-        branch: None,
-        single_branch: None,
-        no_checkout: false,
-        quiet: false,
-        progress: false,
+    let mut o = Opts::default();
+    let operands = match SPEC.parse(args, &mut o, io) {
+        Ok(operands) => operands,
+        Err(code) => return code,
     };
-    let mut a = Args::new(args);
-    let mut operands = Vec::new();
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "--depth" => a
-                .value("depth")
-                .and_then(|v| positive(&v).map(|d| o.depth = Some(d))),
-            "-b" | "--branch" => a.value("branch").map(|v| o.branch = Some(v)),
-            "--single-branch" => a
-                .flag("single-branch")
-                .map(|_| o.single_branch = Some(true)),
-            "--no-single-branch" => a
-                .flag("no-single-branch")
-                .map(|_| o.single_branch = Some(false)),
-            "-n" | "--no-checkout" => a.flag("no-checkout").map(|_| o.no_checkout = true),
-            "-q" | "--quiet" => a.flag("quiet").map(|_| o.quiet = true),
-            "--progress" => a.flag("progress").map(|_| o.progress = true),
-            "--" => {
-                operands.extend(a.rest());
-                Ok(())
-            }
-            s if s.starts_with('-') && s.len() > 1 => Err(a.unknown(s)),
-            _ => {
-                operands.push(arg.clone());
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
     let Some(url) = operands.first() else {
         io.eprint("fatal: You must specify a repository to clone.\n\n");
         return usage_error(io, "", USAGE);

@@ -12,7 +12,7 @@ use sh_utility::Ctx;
 use sh_utility::io::Io;
 use sh_utility::sys::TreeStat;
 
-use super::args::{Args, usage_error};
+use super::args::{Args, Opt, Spec, usage_error};
 use crate::plumbing::checkout::{
     entry_from_tree, hard_reset, local_changes, merge_reset, remove_entry, two_way, work_of,
     write_entry,
@@ -554,47 +554,43 @@ fn checkout_paths(
 }
 
 /// `git restore [--source=REV] [--staged] [--worktree] [--] PATHS`.
+#[derive(Default)]
+struct Restore {
+    staged: bool,
+    worktree: bool,
+    source: Option<String>,
+}
+
+/// restore's options, as git's `builtin/checkout.c` declares them.
+const RESTORE: Spec<Restore> = Spec {
+    name: "restore",
+    usage: "git restore [<options>] [--source=<branch>] <file>...",
+    options: &[
+        Opt::flag("-S/--staged", |o| o.staged = true),
+        Opt::flag("-W/--worktree", |o| o.worktree = true),
+        Opt::value("-s/--source", |o, v| {
+            o.source = Some(v);
+            Ok(())
+        }),
+        Opt::ignored("-q/--quiet"),
+        Opt::ignored("--progress"),
+        Opt::ignored("--no-progress"),
+    ],
+    refused: "-p --patch -m --merge --ours --theirs --conflict --overlay --no-overlay --pathspec-from-file --recurse-submodules --ignore-unmerged",
+    usage_alone: false,
+};
+
 pub fn restore(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git restore [<options>] [--source=<branch>] <file>...";
-    let mut staged = false;
-    let mut worktree = false;
-    let mut source: Option<String> = None;
-    let mut specs: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "s");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "-S" | "--staged" => a.flag("staged").map(|_| staged = true),
-            "-W" | "--worktree" => a.flag("worktree").map(|_| worktree = true),
-            "-s" | "--source" => a.value("source").map(|v| source = Some(v)),
-            "-q" | "--quiet" | "--progress" | "--no-progress" => Ok(()),
-            "--" => {
-                specs.extend(a.rest());
-                Ok(())
-            }
-            "-p"
-            | "--patch"
-            | "-m"
-            | "--merge"
-            | "--ours"
-            | "--theirs"
-            | "--conflict"
-            | "--overlay"
-            | "--no-overlay"
-            | "--pathspec-from-file"
-            | "--recurse-submodules"
-            | "--ignore-unmerged" => {
-                return super::args::not_here(io, "restore", &arg);
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                specs.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    let mut o = Restore::default();
+    let specs = match RESTORE.parse(args, &mut o, io) {
+        Ok(specs) => specs,
+        Err(code) => return code,
+    };
+    let Restore {
+        staged,
+        mut worktree,
+        source,
+    } = o;
     let (repo, cwd) = match super::args::open_repo(sh, io) {
         Ok(r) => r,
         Err(code) => return code,
@@ -703,43 +699,34 @@ fn unstaged(work: &Path, index: &Index) -> String {
 }
 
 /// `git reset [--soft | --mixed | --hard | --merge] [REV]` and `git reset [REV] [--] PATHS`.
+#[derive(Default)]
+struct Reset {
+    mode: Option<&'static str>,
+    quiet: bool,
+}
+
+/// reset's options, as git's `builtin/reset.c` declares them.
+const RESET: Spec<Reset> = Spec {
+    name: "reset",
+    usage: "git reset [--mixed | --soft | --hard | --merge | --keep] [-q] [<commit>]\n   or: git reset [-q] [<tree-ish>] [--] <pathspec>...",
+    options: &[
+        Opt::flag("--soft", |o| o.mode = Some("soft")),
+        Opt::flag("--mixed", |o| o.mode = Some("mixed")),
+        Opt::flag("--hard", |o| o.mode = Some("hard")),
+        Opt::flag("--merge", |o| o.mode = Some("merge")),
+        Opt::flag("-q/--quiet", |o| o.quiet = true),
+    ],
+    refused: "--keep -p --patch -N --intent-to-add --pathspec-from-file --recurse-submodules",
+    usage_alone: false,
+};
+
 pub fn reset(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git reset [--mixed | --soft | --hard | --merge | --keep] [-q] [<commit>]\n   or: git reset [-q] [<tree-ish>] [--] <pathspec>...";
-    let mut mode: Option<&str> = None;
-    let mut quiet = false;
-    let mut positional: Vec<String> = Vec::new();
-    let mut dashdash: Option<Vec<String>> = None;
-    let mut a = Args::with_values(args, "");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "--soft" => a.flag("soft").map(|_| mode = Some("soft")),
-            "--mixed" => a.flag("mixed").map(|_| mode = Some("mixed")),
-            "--hard" => a.flag("hard").map(|_| mode = Some("hard")),
-            "--merge" => a.flag("merge").map(|_| mode = Some("merge")),
-            "-q" | "--quiet" => a.flag("quiet").map(|_| quiet = true),
-            "--" => {
-                dashdash = Some(a.rest());
-                Ok(())
-            }
-            "--keep"
-            | "-p"
-            | "--patch"
-            | "-N"
-            | "--intent-to-add"
-            | "--pathspec-from-file"
-            | "--recurse-submodules" => {
-                return super::args::not_here(io, "reset", &arg);
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                positional.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    let mut o = Reset::default();
+    let (positional, dashdash) = match RESET.parse_split(args, &mut o, io) {
+        Ok(split) => split,
+        Err(code) => return code,
+    };
+    let Reset { mode, quiet } = o;
     let (repo, cwd) = match super::args::open_repo(sh, io) {
         Ok(r) => r,
         Err(code) => return code,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Args, Opt, Spec, usage_error};
 use crate::plumbing::commit::{clean_message, global, ident, read_commit, strip_comments};
 use crate::plumbing::diff::summary;
 use crate::plumbing::index::{index_map, load_index, save_index, stage};
@@ -22,28 +22,41 @@ use crate::plumbing::tree::write_trees;
 use crate::plumbing::untracked::Ignores;
 use crate::plumbing::write::{init_layout, write_file, write_object};
 
+#[derive(Default)]
+struct Init {
+    quiet: bool,
+    branch: Option<String>,
+}
+
+const INIT_USAGE: &str = "git init [-q | --quiet] [--bare] [--template=<template-directory>]\n                [--separate-git-dir <git-dir>] [--object-format=<format>]\n                [--ref-format=<format>]\n                [-b <branch-name> | --initial-branch=<branch-name>]\n                [--shared[=<permissions>]] [<directory>]";
+
+/// init's options, as git's `builtin/init-db.c` declares them.
+const INIT: Spec<Init> = Spec {
+    name: "init",
+    usage: INIT_USAGE,
+    options: &[
+        Opt::flag("-q/--quiet", |o| o.quiet = true),
+        Opt::value("-b/--initial-branch", |o, v| {
+            o.branch = Some(v);
+            Ok(())
+        }),
+    ],
+    refused: "",
+    usage_alone: false,
+};
+
 pub fn init(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git init [-q | --quiet] [--bare] [--template=<template-directory>]\n                [--separate-git-dir <git-dir>] [--object-format=<format>]\n                [--ref-format=<format>]\n                [-b <branch-name> | --initial-branch=<branch-name>]\n                [--shared[=<permissions>]] [<directory>]";
-    let mut quiet = false;
-    let mut branch = None;
-    let mut dir = None;
-    let mut a = Args::new(args);
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "-q" | "--quiet" => a.flag("quiet").map(|_| quiet = true),
-            "-b" | "--initial-branch" => a.value("initial-branch").map(|v| branch = Some(v)),
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ if dir.is_none() => {
-                dir = Some(arg.clone());
-                Ok(())
-            }
-            _ => Err(String::new()),
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
+    let mut o = Init::default();
+    let operands = match INIT.parse(args, &mut o, io) {
+        Ok(operands) => operands,
+        Err(code) => return code,
+    };
+    if operands.len() > 1 {
+        return usage_error(io, "", INIT_USAGE);
     }
-    let top = sh.path(dir.as_deref().unwrap_or("."));
+    let Init { quiet, branch } = o;
+    let dir = operands.first();
+    let top = sh.path(dir.map_or(".", String::as_str));
     let git = top.join(".git");
     let shown = std::fs::canonicalize(&top).unwrap_or(top.clone());
     if git.join("HEAD").is_file() {
@@ -132,32 +145,33 @@ fn files_under(
     }
 }
 
+#[derive(Default)]
+struct Add {
+    all: bool,
+    update: bool,
+    force: bool,
+}
+
+/// add's options, as git's `builtin/add.c` declares them.
+const ADD: Spec<Add> = Spec {
+    name: "add",
+    usage: "git add [<options>] [--] <pathspec>...",
+    options: &[
+        Opt::flag("-A/--all", |o| o.all = true),
+        Opt::flag("-u/--update", |o| o.update = true),
+        Opt::flag("-f/--force", |o| o.force = true),
+    ],
+    refused: "",
+    usage_alone: false,
+};
+
 pub fn add(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git add [<options>] [--] <pathspec>...";
-    let mut all = false;
-    let mut update = false;
-    let mut force = false;
-    let mut specs = Vec::new();
-    let mut a = Args::new(args);
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "-A" | "--all" => a.flag("all").map(|_| all = true),
-            "-u" | "--update" => a.flag("update").map(|_| update = true),
-            "-f" | "--force" => a.flag("force").map(|_| force = true),
-            "--" => {
-                specs.extend(a.rest());
-                Ok(())
-            }
-            s if s.starts_with('-') && s.len() > 1 => Err(a.unknown(s)),
-            _ => {
-                specs.push(arg.clone());
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    let mut o = Add::default();
+    let specs = match ADD.parse(args, &mut o, io) {
+        Ok(specs) => specs,
+        Err(code) => return code,
+    };
+    let Add { all, update, force } = o;
     let cwd = PathBuf::from(&sh.cwd());
     let Some(repo) = Repo::discover(&cwd) else {
         io.eprint("fatal: not a git repository (or any of the parent directories): .git\n");
