@@ -562,9 +562,9 @@ fn denied_hosts_and_unsupported_commands_say_so() {
     assert_eq!(c, 0, "{err}");
     for (cmd, code, want) in [
         (
-            "git stash -a",
+            "git stash -k",
             128,
-            "fatal: 'git stash push -a' is not supported in burrow\n",
+            "fatal: 'git stash push -k' is not supported in burrow\n",
         ),
         (
             "git format-patch --cover-letter -1",

@@ -1,41 +1,19 @@
 //! sh-git: git for burrow's shell: clone, fetch and push over the session's wasi:http, and
 //! the porcelain agents type (see docs/SHELL.md).
 
-mod am;
-mod apply;
-mod blame;
-mod clone;
-mod date;
-mod describe;
-mod diff;
-mod files;
-mod for_each_ref;
-mod format_patch;
-mod graph;
-mod grep;
-mod log;
-mod ls_files;
-mod merge;
-mod object;
-mod pack;
+mod plumbing;
 mod porcelain;
-mod push;
-mod remote;
-mod repo;
-mod rev;
-mod sequencer;
-mod stash;
-mod state;
-mod sync;
-mod tag;
-mod worktree;
-mod write;
 
+use std::path::Path;
+
+use plumbing::repo::Repo;
+use porcelain::{
+    am, apply, args, blame, branch, clone, config, describe, diff, files, for_each_ref,
+    format_patch, grep, log, ls_files, merge, push, rev_parse, sequencer, stash, status, sync, tag,
+    worktree, write,
+};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
-
-/// The version `git --version` reports: the git burrow's output follows, marked as burrow's.
-pub const VERSION: &str = "2.47.3.burrow";
 
 /// git's commands that burrow's git does not implement (yet): they are refused by name
 /// instead of being reported as unknown.
@@ -123,7 +101,7 @@ pub fn git(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
             // No pager ever runs here.
             "--no-pager" | "-P" => i += 1,
             "--version" | "version" => {
-                io.print(&format!("git version {VERSION}\n"));
+                io.print(&format!("git version {}\n", args::VERSION));
                 return 0;
             }
             "--help" | "-h" => {
@@ -149,50 +127,94 @@ pub fn git(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     } else {
         sh
     };
-    repo::with_overrides(overrides, || dispatch(sh, cmd, rest, io))
+    plumbing::repo::with_overrides(overrides, || dispatch(sh, cmd, rest, io))
 }
 
+/// How a command of the table is run.
+enum Run {
+    /// The command reads its own command line and finds (or makes) its repository.
+    Own(fn(&dyn Ctx, &[String], &Io) -> i32),
+    /// The command runs in the repository of the working directory: outside one it is
+    /// git's "not a git repository" (128); an error it returns is printed, status 128.
+    InRepo(fn(&Repo, &Path, &[String], &Io) -> Result<i32, String>),
+}
+
+/// The commands burrow's git implements, each with the module that does it: the one place
+/// a new command is registered.
+const TABLE: &[(&str, Run)] = &[
+    ("clone", Run::Own(clone::clone)),
+    ("init", Run::Own(write::init)),
+    ("add", Run::Own(write::add)),
+    ("commit", Run::Own(write::commit)),
+    ("status", Run::InRepo(status::status)),
+    ("log", Run::InRepo(log::log)),
+    ("diff", Run::Own(diff::diff)),
+    ("show", Run::Own(diff::show)),
+    ("rev-parse", Run::InRepo(rev_parse::rev_parse)),
+    (
+        "branch",
+        Run::InRepo(|repo, _, args, io| branch::branch(repo, args, io)),
+    ),
+    (
+        "remote",
+        Run::InRepo(|repo, _, args, io| branch::remote(repo, args, io)),
+    ),
+    ("config", Run::Own(config::config)),
+    ("ls-files", Run::Own(ls_files::run)),
+    (
+        "checkout",
+        Run::Own(|sh, args, io| worktree::checkout_or_switch(sh, "checkout", args, io)),
+    ),
+    (
+        "switch",
+        Run::Own(|sh, args, io| worktree::checkout_or_switch(sh, "switch", args, io)),
+    ),
+    ("restore", Run::Own(worktree::restore)),
+    ("reset", Run::Own(worktree::reset)),
+    ("rm", Run::Own(files::rm)),
+    ("mv", Run::Own(files::mv)),
+    ("tag", Run::Own(tag::tag)),
+    ("merge", Run::Own(merge::merge)),
+    ("stash", Run::Own(stash::stash)),
+    ("fetch", Run::Own(sync::fetch)),
+    ("pull", Run::Own(sync::pull)),
+    ("ls-remote", Run::Own(sync::ls_remote)),
+    ("push", Run::Own(push::push)),
+    ("grep", Run::Own(grep::grep)),
+    ("blame", Run::Own(blame::blame)),
+    ("apply", Run::Own(apply::apply)),
+    ("am", Run::Own(am::am)),
+    ("format-patch", Run::Own(format_patch::format_patch)),
+    ("cherry-pick", Run::Own(sequencer::cherry_pick)),
+    ("revert", Run::Own(sequencer::revert)),
+    ("rebase", Run::Own(sequencer::rebase)),
+    ("describe", Run::Own(describe::describe)),
+    ("for-each-ref", Run::Own(for_each_ref::for_each_ref)),
+];
+
 fn dispatch(sh: &dyn Ctx, cmd: &str, rest: &[String], io: &Io) -> i32 {
-    match cmd {
-        "clone" => clone::clone(sh, rest, io),
-        "init" => write::init(sh, rest, io),
-        "diff" => diff::diff(sh, rest, io),
-        "show" => diff::show(sh, rest, io),
-        "add" => write::add(sh, rest, io),
-        "commit" => write::commit(sh, rest, io),
-        "checkout" | "switch" => worktree::checkout_or_switch(sh, cmd, rest, io),
-        "restore" => worktree::restore(sh, rest, io),
-        "reset" => worktree::reset(sh, rest, io),
-        "rm" => files::rm(sh, rest, io),
-        "merge" => merge::merge(sh, rest, io),
-        "fetch" => sync::fetch(sh, rest, io),
-        "pull" => sync::pull(sh, rest, io),
-        "ls-remote" => sync::ls_remote(sh, rest, io),
-        "push" => push::push(sh, rest, io),
-        "stash" => stash::stash(sh, rest, io),
-        "mv" => files::mv(sh, rest, io),
-        "tag" => tag::tag(sh, rest, io),
-        "grep" => grep::grep(sh, rest, io),
-        "blame" => blame::blame(sh, rest, io),
-        "apply" => apply::apply(sh, rest, io),
-        "am" => am::am(sh, rest, io),
-        "format-patch" => format_patch::format_patch(sh, rest, io),
-        "cherry-pick" => sequencer::cherry_pick(sh, rest, io),
-        "revert" => sequencer::revert(sh, rest, io),
-        "rebase" => sequencer::rebase(sh, rest, io),
-        "describe" => describe::describe(sh, rest, io),
-        "for-each-ref" => for_each_ref::for_each_ref(sh, rest, io),
-        "ls-files" => ls_files::run(sh, rest, io),
-        "status" | "log" | "rev-parse" | "branch" | "remote" | "config" => {
-            porcelain::run(sh, cmd, rest, io)
+    match TABLE.iter().find(|(name, _)| *name == cmd) {
+        Some((_, Run::Own(run))) => run(sh, rest, io),
+        Some((_, Run::InRepo(run))) => {
+            let (repo, cwd) = match args::open_repo(sh, io) {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            match run(&repo, &cwd, rest, io) {
+                Ok(code) => code,
+                Err(e) => {
+                    io.eprint(&format!("{e}\n"));
+                    128
+                }
+            }
         }
-        c if KNOWN.contains(&c) => {
-            io.eprint(&format!("git: '{c}' is not supported in burrow\n"));
+        None if KNOWN.contains(&cmd) => {
+            io.eprint(&format!("git: '{cmd}' is not supported in burrow\n"));
             1
         }
-        c => {
+        None => {
             io.eprint(&format!(
-                "git: '{c}' is not a git command. See 'git --help'.\n"
+                "git: '{cmd}' is not a git command. See 'git --help'.\n"
             ));
             1
         }
@@ -225,176 +247,3 @@ burrow's git implements these commands:
 
 Other git commands answer that they are not supported in burrow.
 ";
-
-/// git's options reader for one command: `--name=value` and `--name value`, bundled short
-/// flags (`-qn`), a short option's value attached (`-bmain`) or next.
-pub struct Args<'a> {
-    args: &'a [String],
-    i: usize,
-    queue: std::collections::VecDeque<String>,
-    pending: Option<String>,
-    /// Short options that take a value.
-    valued: &'static str,
-}
-
-impl<'a> Args<'a> {
-    pub fn new(args: &'a [String]) -> Args<'a> {
-        Args::with_values(args, "b")
-    }
-
-    pub fn with_values(args: &'a [String], valued: &'static str) -> Args<'a> {
-        Args {
-            args,
-            i: 0,
-            queue: Default::default(),
-            pending: None,
-            valued,
-        }
-    }
-
-    pub(crate) fn next(&mut self) -> Option<String> {
-        self.pending = None;
-        if let Some(q) = self.queue.pop_front() {
-            return Some(q);
-        }
-        let a = self.args.get(self.i)?.clone();
-        self.i += 1;
-        if let Some(long) = a.strip_prefix("--")
-            && let Some((name, value)) = long.split_once('=')
-        {
-            self.pending = Some(value.to_string());
-            return Some(format!("--{name}"));
-        }
-        // Bundled short flags; `-10` (a count) stays whole.
-        if a.len() > 2
-            && a.starts_with('-')
-            && !a.starts_with("--")
-            && !a[1..].bytes().all(|b| b.is_ascii_digit())
-        {
-            let letters: Vec<char> = a[1..].chars().collect();
-            for (k, c) in letters.iter().enumerate() {
-                self.queue.push_back(format!("-{c}"));
-                if self.valued.contains(*c) {
-                    let rest: String = letters[k + 1..].iter().collect();
-                    if !rest.is_empty() {
-                        self.queue.push_back(rest);
-                    }
-                    break;
-                }
-            }
-            return self.queue.pop_front();
-        }
-        Some(a)
-    }
-
-    /// The value of the option just read.
-    pub fn value(&mut self, name: &str) -> Result<String, String> {
-        if let Some(v) = self.pending.take() {
-            return Ok(v);
-        }
-        if let Some(q) = self.queue.pop_front() {
-            return Ok(q);
-        }
-        match self.args.get(self.i) {
-            Some(v) => {
-                self.i += 1;
-                Ok(v.clone())
-            }
-            None => Err(format!("error: option `{name}' requires a value")),
-        }
-    }
-
-    /// The `=value` given to the option just read, if any.
-    pub fn pending_value(&mut self) -> Option<&str> {
-        self.pending.as_deref()
-    }
-
-    /// Fails when a flag was given a value (`--quiet=1`).
-    pub fn flag(&mut self, name: &str) -> Result<(), String> {
-        match self.pending.take() {
-            Some(_) => Err(format!("error: option `{name}' takes no value")),
-            None => Ok(()),
-        }
-    }
-
-    /// Everything after `--`.
-    pub fn rest(&mut self) -> Vec<String> {
-        let r = self.args[self.i..].to_vec();
-        self.i = self.args.len();
-        r
-    }
-
-    /// git's message for an option it does not know.
-    pub fn unknown(&self, s: &str) -> String {
-        match s.strip_prefix("--") {
-            Some(long) => format!("error: unknown option `{long}'"),
-            None => format!(
-                "error: unknown switch `{}'",
-                s.trim_start_matches('-').chars().next().unwrap_or('-')
-            ),
-        }
-    }
-}
-
-/// Prints a command's failure and gives git's status for it: 1 for an `error:` alone, 128
-/// when it is (or ends in) a `fatal:`.
-pub fn fail(io: &Io, e: &str) -> i32 {
-    io.eprint(&format!("{e}\n"));
-    if e.starts_with("error:") && !e.contains("\nfatal:") {
-        1
-    } else {
-        128
-    }
-}
-
-/// Refuses an option of git's that burrow's git does not implement (status 128).
-pub fn not_here(io: &Io, cmd: &str, arg: &str) -> i32 {
-    io.eprint(&format!(
-        "fatal: 'git {cmd} {arg}' is not supported in burrow\n"
-    ));
-    128
-}
-
-/// The repository the shell's working directory is in, with that directory, or git's
-/// refusal outside one (status 128).
-pub fn open_repo(sh: &dyn Ctx, io: &Io) -> Result<(repo::Repo, std::path::PathBuf), i32> {
-    let cwd = std::path::PathBuf::from(&sh.cwd());
-    match repo::Repo::discover(&cwd) {
-        Some(r) => Ok((r, cwd)),
-        None => Err(worktree::not_a_repo(io)),
-    }
-}
-
-/// A usage error: the message, git's usage line, status 129.
-pub fn usage_error(io: &Io, msg: &str, usage: &str) -> i32 {
-    if !msg.is_empty() {
-        io.eprint(&format!("{msg}\n"));
-    }
-    io.eprint(&format!("usage: {usage}\n"));
-    129
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn strings(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn options_read_as_git_reads_them() {
-        let v = strings(&["-qbmain", "--depth=1", "--branch", "dev", "url"]);
-        let mut a = Args::new(&v);
-        assert_eq!(a.next().as_deref(), Some("-q"));
-        assert_eq!(a.next().as_deref(), Some("-b"));
-        assert_eq!(a.value("branch").unwrap(), "main");
-        assert_eq!(a.next().as_deref(), Some("--depth"));
-        assert_eq!(a.value("depth").unwrap(), "1");
-        assert_eq!(a.next().as_deref(), Some("--branch"));
-        assert_eq!(a.value("branch").unwrap(), "dev");
-        assert_eq!(a.next().as_deref(), Some("url"));
-        assert_eq!(a.unknown("--frob"), "error: unknown option `frob'");
-        assert_eq!(a.unknown("-x"), "error: unknown switch `x'");
-    }
-}
