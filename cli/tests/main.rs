@@ -10,9 +10,12 @@ mod common;
 mod fake_ma;
 #[path = "../../workspace-store/tests/pg/mod.rs"]
 mod pg;
+#[path = "../../workspace-store/tests/pgbouncer/mod.rs"]
+mod pgbouncer;
 #[path = "../../workspace-store/tests/s3/mod.rs"]
 mod s3;
 
+mod chaos;
 mod claude;
 mod claude_code_conformance;
 mod cli;

@@ -20,8 +20,13 @@
 //! the second mark, and one after it fails its guard with nothing written, waits for the
 //! sweep to end, puts its objects again, checks that the pages it spilled earlier survived
 //! (or fails the call with [`Error::Retry`]) and commits under the new state. Nothing
-//! depends on the grace period here. A sweep stops deleting at [`SWEEP_LIMIT`]; a GC that
-//! died mid-sweep leaves a deadline that expires on its own.
+//! depends on the grace period here. A sweep stops deleting at [`SWEEP_LIMIT`].
+//!
+//! The announcement is a lease: its deadline is [`LEASE`] ahead, and the GC renews it every
+//! [`RENEW_EVERY`] while it sweeps, and stops deleting [`LEASE_MARGIN`] before the last
+//! deadline it wrote (when it cannot renew: the catalog is unreachable). A GC that died
+//! mid-sweep (killed, or its database restarted under it) so holds commits that upload,
+//! and other GCs, for at most [`LEASE`], less than a commit waits ([`FENCE_WAIT`]).
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -89,6 +94,16 @@ pub(crate) fn mark(objs: &Objects, h: Hash, seen: &mut HashSet<Hash>) -> Result<
 pub(crate) const SWEEP_KEY: &str = "gc.sweep";
 /// How long one sweep of object storage may delete; what is left waits for the next run.
 pub(crate) const SWEEP_LIMIT: Duration = Duration::from_secs(600);
+
+/// How far ahead a sweep's announcement runs out unless renewed (see the module doc).
+pub(crate) const LEASE: Duration = Duration::from_secs(50);
+
+/// How long before its announcement may run out a sweep stops deleting: the longest a
+/// batch of deletes already under way may take.
+pub(crate) const LEASE_MARGIN: Duration = Duration::from_secs(30);
+
+/// How often a sweeping GC renews its announcement.
+const RENEW_EVERY: Duration = Duration::from_secs(5);
 /// How long a commit waits for a sweep to end before it gives up with [`Error::Retry`].
 pub(crate) const FENCE_WAIT: Duration = Duration::from_secs(60);
 
@@ -209,13 +224,50 @@ impl Store {
                 ));
             }
             let epoch = state.epoch + 1;
-            let until = now + (SWEEP_LIMIT + Duration::from_secs(60)).as_nanos() as i64;
+            let until = now + LEASE.as_nanos() as i64;
             let announced = format!("{epoch} {until}");
             if cat.swap_setting(SWEEP_KEY, raw.as_deref(), Some(&announced))? {
                 return Ok(Some(announced));
             }
         }
         Err(Error::Busy)
+    }
+
+    /// Renews the announcement `lease` holds (its value, and the instant before which it
+    /// was written to run out) every [`RENEW_EVERY`] until `done`; stops renewing when a
+    /// renewal fails, so that the sweep stops deleting in time (see the module doc).
+    fn renew_sweep(
+        &self,
+        lease: &std::sync::Mutex<(String, std::time::Instant)>,
+        done: &std::sync::atomic::AtomicBool,
+    ) {
+        let mut last = std::time::Instant::now();
+        while !done.load(std::sync::atomic::Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(50));
+            if last.elapsed() < RENEW_EVERY {
+                continue;
+            }
+            last = std::time::Instant::now();
+            let current = lease.lock().unwrap_or_else(|p| p.into_inner()).0.clone();
+            let epoch = current.split(' ').next().unwrap_or("0");
+            let next = format!("{epoch} {}", now_ns() + LEASE.as_nanos() as i64);
+            match self
+                .catalog()
+                .swap_setting(SWEEP_KEY, Some(&current), Some(&next))
+            {
+                Ok(true) => {
+                    *lease.lock().unwrap_or_else(|p| p.into_inner()) = (next, last + LEASE);
+                    self.objs().store.set_sweep_lease(Some(last + LEASE));
+                }
+                other => {
+                    tracing::warn!(
+                        ?other,
+                        "gc: could not renew the sweep's announcement; the sweep stops deleting before it runs out"
+                    );
+                    return;
+                }
+            }
+        }
     }
 
     fn end_sweep(&self, announced: &str) -> Result<()> {
@@ -303,11 +355,17 @@ impl Store {
             return Ok(None);
         }
         stats.versions_deleted = doomed.len() as u64;
+        // Before the announcement is written: the lease runs out no earlier than this.
+        let announcing = std::time::Instant::now();
         let announced = self.begin_sweep()?;
+        let lease = announced
+            .clone()
+            .map(|a| std::sync::Mutex::new((a, announcing + LEASE)));
         // Moving pages keeps the sweep announced, and commits that upload wait for it (at
         // most FENCE_WAIT): a third of that per GC, the rest on the next.
         let offload_for = FENCE_WAIT / 3;
-        let swept = (|| {
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let mut sweep = || {
             if announced.is_some() {
                 // Commits that landed between the mark and the announcement: from here on
                 // none that put objects into object storage can (their guard fails), so
@@ -322,15 +380,34 @@ impl Store {
             let deleted = store.delete_unreferenced(cutoff, &|h| seen.contains(h))?;
             // Small commits' pages into object storage while this sweep is announced, so
             // that no other sweep deletes from a listing made before they arrived.
-            let moved = match announced {
-                Some(_) => store.offload(std::time::Instant::now() + offload_for)?,
+            let moved = match &lease {
+                Some(l) => {
+                    let until = l.lock().unwrap_or_else(|p| p.into_inner()).1;
+                    let deadline =
+                        (std::time::Instant::now() + offload_for).min(until - LEASE_MARGIN);
+                    store.offload(deadline)?
+                }
                 None => 0,
             };
             Ok::<_, Error>((deleted, moved))
-        })();
-        if let Some(a) = &announced {
-            self.end_sweep(a)?;
-        }
+        };
+        let swept = match &lease {
+            Some(l) => {
+                let until = l.lock().unwrap_or_else(|p| p.into_inner()).1;
+                self.objs().store.set_sweep_lease(Some(until));
+                let swept = std::thread::scope(|sc| {
+                    sc.spawn(|| self.renew_sweep(l, &done));
+                    let swept = sweep();
+                    done.store(true, std::sync::atomic::Ordering::Relaxed);
+                    swept
+                });
+                self.objs().store.set_sweep_lease(None);
+                let current = l.lock().unwrap_or_else(|p| p.into_inner()).0.clone();
+                self.end_sweep(&current)?;
+                swept
+            }
+            None => sweep(),
+        };
         let ((objects, bytes), moved) = swept?;
         stats.objects_deleted = objects;
         stats.bytes_freed = bytes;

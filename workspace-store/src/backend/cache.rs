@@ -620,6 +620,10 @@ impl ObjectStore for Cached {
         self.remote.index_kind(kind)
     }
 
+    fn set_sweep_lease(&self, until: Option<std::time::Instant>) {
+        self.remote.set_sweep_lease(until)
+    }
+
     fn needs_sweep_fence(&self) -> bool {
         self.remote.needs_sweep_fence()
     }

@@ -146,6 +146,11 @@ pub trait ObjectStore: Send + Sync {
     fn needs_sweep_fence(&self) -> bool {
         false
     }
+    /// Until when this process's GC holds its sweep's announcement in the catalog (it
+    /// renews it while it sweeps; `None` once the sweep ended): deletes stop
+    /// [`crate::gc::LEASE_MARGIN`] before it, so that none runs once commits may take the
+    /// announcement for expired. By default there is nothing to stop.
+    fn set_sweep_lease(&self, _until: Option<std::time::Instant>) {}
     /// Where the objects live, as the store records it (`--objects`), without credentials;
     /// `None` for a catalog's own table.
     fn location(&self) -> Option<String> {

@@ -72,6 +72,8 @@ pub struct ObjectStorage {
     /// Where packed objects are; `None`: every object is loose.
     index: Option<Arc<dyn PackIndex>>,
     behind: Arc<Behind>,
+    /// The lease of a sweep this process's GC runs ([`ObjectStore::set_sweep_lease`]).
+    lease: std::sync::Mutex<Option<std::time::Instant>>,
 }
 
 /// The object storage client, built on a thread of its own. Building one loads the
@@ -389,6 +391,7 @@ impl ObjectStorage {
             location: url.to_string(),
             index: None,
             behind: Arc::default(),
+            lease: std::sync::Mutex::new(None),
         })
     }
 
@@ -638,14 +641,24 @@ impl ObjectStorage {
         })
     }
 
-    /// Deletes `keys` (with their sizes) until [`crate::gc::SWEEP_LIMIT`] after `started`;
+    /// Whether a sweep that began at `started` must stop deleting: at
+    /// [`crate::gc::SWEEP_LIMIT`], or [`crate::gc::LEASE_MARGIN`] before its announcement in
+    /// the catalog may expire (GC could not renew it: the catalog is unreachable).
+    fn sweep_time_up(&self, started: std::time::Instant) -> bool {
+        let lease = *self.lease.lock().unwrap_or_else(|p| p.into_inner());
+        started.elapsed() > crate::gc::SWEEP_LIMIT
+            || lease
+                .is_some_and(|until| std::time::Instant::now() + crate::gc::LEASE_MARGIN >= until)
+    }
+
+    /// Deletes `keys` (with their sizes) until [`ObjectStorage::sweep_time_up`];
     /// returns the sizes of those deleted.
     fn delete_keys(&self, keys: Vec<(Path, u64)>, started: std::time::Instant) -> Result<Vec<u64>> {
         let mut out = Vec::new();
         for chunk in keys.chunks(1000) {
             // What is left after the sweep's time is up waits for the next run: the fence
             // in the catalog expires soon after.
-            if started.elapsed() > crate::gc::SWEEP_LIMIT {
+            if self.sweep_time_up(started) {
                 tracing::warn!("gc sweep stopped at its time limit; run gc again");
                 break;
             }
@@ -752,7 +765,7 @@ impl ObjectStorage {
             if group_bytes < 4 * PACK_BYTES as u64 && sparse.peek().is_some() {
                 continue;
             }
-            if started.elapsed() > crate::gc::SWEEP_LIMIT {
+            if self.sweep_time_up(started) {
                 break;
             }
             let located: Vec<PackedObject> =
@@ -1100,6 +1113,10 @@ impl ObjectStore for ObjectStorage {
             );
         }
         Ok(out)
+    }
+
+    fn set_sweep_lease(&self, until: Option<std::time::Instant>) {
+        *self.lease.lock().unwrap_or_else(|p| p.into_inner()) = until;
     }
 
     fn needs_sweep_fence(&self) -> bool {

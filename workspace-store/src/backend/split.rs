@@ -171,6 +171,11 @@ impl ObjectStore for Split {
         Ok(all)
     }
 
+    fn set_sweep_lease(&self, until: Option<std::time::Instant>) {
+        self.bucket.set_sweep_lease(until);
+        self.catalog.set_sweep_lease(until);
+    }
+
     fn needs_sweep_fence(&self) -> bool {
         self.bucket.needs_sweep_fence() || self.catalog.needs_sweep_fence()
     }

@@ -408,6 +408,36 @@ impl Private {
         }
     }
 
+    /// A crash and a restart: `pg_ctl restart -m immediate` (every server process ends at
+    /// once, without a checkpoint or flushing the WAL buffers; the server recovers from its
+    /// WAL on start), and waits until it answers again. The server then runs under pg_ctl
+    /// with the options it was started with; [`Drop`] stops it by its pid file as before.
+    pub fn restart_immediate(&self) {
+        let log = self.server._dir.path().join("pg_ctl.log");
+        let out = as_owner(&self.server.bin, "pg_ctl")
+            .arg("-D")
+            .arg(&self.data)
+            .args(["restart", "-m", "immediate", "-w", "-t", "60", "-l"])
+            .arg(&log)
+            .stdin(Stdio::null())
+            .output()
+            .expect("pg_ctl runs");
+        assert!(
+            out.status.success(),
+            "pg_ctl restart -m immediate failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.server.psql("postgres", "SELECT 1").is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "PostgreSQL did not come back within 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Starts it again on the same data and port, and waits until it answers.
     pub fn restart(&self) {
         let postgres = format!(
