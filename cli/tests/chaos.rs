@@ -427,7 +427,7 @@ fn run(cfg: Config) -> Option<Report> {
                 while running() {
                     let s = (rng.next() % cfg.sessions as u64) as usize;
                     let id = ledger.id();
-                    let cmd = command(id, rng.next() % 8 == 0);
+                    let cmd = command(id, rng.next().is_multiple_of(8));
                     let (code, out, err) = env.run(fleet, &["sh", &session_name(s), &cmd]);
                     ledger.failed(code, &err);
                     let acked = code == Some(0) && out.contains(&format!("ack-{id}"));
@@ -482,7 +482,7 @@ fn run(cfg: Config) -> Option<Report> {
                     let id = ledger.id();
                     let r = client
                         .post(format!("{}/sessions/{}/call", serve.2, session_name(s)))
-                        .json(&json!({"tool": "bash", "input": {"command": command(id, rng.next() % 8 == 0)}}))
+                        .json(&json!({"tool": "bash", "input": {"command": command(id, rng.next().is_multiple_of(8))}}))
                         .send();
                     let acked = match r {
                         Ok(r) if r.status() == reqwest::StatusCode::OK => {
