@@ -93,7 +93,8 @@ pub struct MergeOptions<'a> {
     /// A path both sides changed takes theirs whole, as the later of two writes on a real
     /// filesystem does (concurrent calls), listed in [`MergeReport::replaced`]; except that
     /// appends by both to one file keep both (ours first) and text edits that merge
-    /// cleanly merge. No conflict is ever reported.
+    /// cleanly merge. Only renames still report conflicts (a rename against a deletion
+    /// keeps the renamed file, two renames keep both names).
     pub later_wins: bool,
 }
 
