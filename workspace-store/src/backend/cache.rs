@@ -505,18 +505,24 @@ impl Drop for Shared {
     }
 }
 
+impl Cached {
+    /// Writes objects just put to the remote into the local cache too.
+    fn remember(&self, objects: &[NewObject<'_>]) {
+        let run: Vec<_> = objects.iter().map(|o| (o.hash, o.kind, o.data)).collect();
+        self.shared.write(&run);
+    }
+}
+
 impl ObjectStore for Cached {
     fn put_many(&self, objects: &[NewObject<'_>]) -> Result<()> {
         self.remote.put_many(objects)?;
-        let run: Vec<_> = objects.iter().map(|o| (o.hash, o.kind, o.data)).collect();
-        self.shared.write(&run);
+        self.remember(objects);
         Ok(())
     }
 
     fn put_small(&self, objects: &[NewObject<'_>]) -> Result<()> {
         self.remote.put_small(objects)?;
-        let run: Vec<_> = objects.iter().map(|o| (o.hash, o.kind, o.data)).collect();
-        self.shared.write(&run);
+        self.remember(objects);
         Ok(())
     }
 

@@ -411,9 +411,9 @@ impl Merger<'_> {
     /// ours', then theirs') and edits of a text file that merge without conflict.
     fn later_wins(&mut self, path: &str, o: &State, t: &State) -> Result<()> {
         if let (State::File { mode: om, .. }, State::File { mode: tm, .. }) = (o, t) {
-            let bb = match state(&mut self.base, path)? {
-                State::File { .. } => read(&mut self.base, path)?,
-                State::Absent => Vec::new(),
+            let (bb, bmode) = match state(&mut self.base, path)? {
+                State::File { mode, .. } => (read(&mut self.base, path)?, Some(mode)),
+                State::Absent => (Vec::new(), None),
                 _ => return self.replace(path, t),
             };
             let ob = read(&mut self.ours, path)?;
@@ -431,10 +431,6 @@ impl Merger<'_> {
             if let Some(bytes) = merged {
                 let ino = self.txn.write_file(path, &bytes)?;
                 // The later call's permission bits, unless only the earlier changed them.
-                let bmode = match state(&mut self.base, path)? {
-                    State::File { mode, .. } => Some(mode),
-                    _ => None,
-                };
                 let mode = if bmode == Some(*tm) { *om } else { *tm };
                 self.txn.set_mode(ino, mode)?;
                 self.report.merged.push(path.to_string());
