@@ -27,16 +27,19 @@
 //! deadline it wrote (when it cannot renew: the catalog is unreachable). A GC that died
 //! mid-sweep (killed, or its database restarted under it) so holds commits that upload,
 //! and other GCs, for at most [`LEASE`], less than a commit waits ([`FENCE_WAIT`]).
+//!
+//! A GC that loses the store server (a database restart or failover, a pooler refusing
+//! logins meanwhile, object storage unreachable) tries again for up to [`RECONNECT_FOR`]
+//! with what it has marked, and takes over the announcement it could not withdraw rather
+//! than waiting for it to run out.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
 use crate::backend::{Guard, RefSnapshot, now_ns};
 use crate::error::{Error, Result};
-use crate::hamt;
-use crate::node::{Hash, Node};
+use crate::node::{Hamt, Hash, Node};
 use crate::objects::Objects;
-use crate::pagetable;
 use crate::{Store, VersionId};
 
 /// Which versions GC keeps.
@@ -63,30 +66,100 @@ pub struct GcStats {
     pub pages_offloaded: u64,
 }
 
-/// Marks `h` and everything below it; `seen` makes shared subtrees cost once.
-pub(crate) fn mark(objs: &Objects, h: Hash, seen: &mut HashSet<Hash>) -> Result<()> {
-    if h.is_zero() || !seen.insert(h) {
-        return Ok(());
-    }
-    match &*objs.node(&h)? {
-        Node::Dir { listing, .. } => {
-            let mut pages = Vec::new();
-            hamt::pages(objs, listing, &mut pages)?;
-            seen.extend(pages);
-            let mut entries = Vec::new();
-            hamt::entries(&Default::default(), objs, listing, &mut entries)?;
-            for e in entries {
-                mark(objs, e.node, seen)?;
+/// How many objects one read of the mark asks the store for.
+const MARK_BATCH: usize = 1024;
+
+/// What an object the mark has yet to read is.
+#[derive(Clone, Copy)]
+enum Unread {
+    Inode,
+    /// A directory listing's trie page.
+    Trie,
+    /// A file's page table at this depth (above 0: 0 is a data page, never read).
+    Table(u8),
+}
+
+/// Marks `roots` and everything below them; `seen` makes shared subtrees cost once. The
+/// walk goes level by level and reads each level's nodes in batches (one round trip to a
+/// store server per [`MARK_BATCH`] nodes instead of one per node).
+pub(crate) fn mark(
+    objs: &Objects,
+    roots: impl IntoIterator<Item = Hash>,
+    seen: &mut HashSet<Hash>,
+) -> Result<()> {
+    let mut level: Vec<(Hash, Unread)> = roots
+        .into_iter()
+        .filter(|h| !h.is_zero() && !seen.contains(h))
+        .map(|h| (h, Unread::Inode))
+        .collect();
+    while !level.is_empty() {
+        let mut below = Vec::new();
+        for batch in level.chunks(MARK_BATCH) {
+            let unread: Vec<Hash> = batch
+                .iter()
+                .map(|(h, _)| *h)
+                .filter(|h| !seen.contains(h))
+                .collect();
+            objs.prefetch(&unread)?;
+            for &(h, what) in batch {
+                if !seen.insert(h) {
+                    continue;
+                }
+                let node = objs.node(&h)?;
+                let mut push = |h: Hash, what: Unread| {
+                    if !h.is_zero() && !seen.contains(&h) {
+                        match what {
+                            Unread::Table(0) => {
+                                seen.insert(h);
+                            }
+                            _ => below.push((h, what)),
+                        }
+                    }
+                };
+                match (what, &*node) {
+                    (Unread::Inode, Node::Dir { listing: l, .. })
+                    | (Unread::Trie, Node::Trie(l)) => match l {
+                        Hamt::Bucket(entries) => {
+                            for e in entries {
+                                push(e.node, Unread::Inode);
+                            }
+                        }
+                        Hamt::Trie { children, .. } => {
+                            for (_, c) in children {
+                                push(*c, Unread::Trie);
+                            }
+                        }
+                    },
+                    (Unread::Inode, Node::File { pages, .. }) => {
+                        push(pages.root, Unread::Table(pages.depth));
+                    }
+                    (Unread::Inode, Node::Symlink { .. }) => {}
+                    (Unread::Table(d), Node::Table(children)) => {
+                        for c in children {
+                            push(*c, Unread::Table(d - 1));
+                        }
+                    }
+                    (Unread::Inode, _) => {
+                        return Err(Error::Corrupt(format!(
+                            "{} is a page, not an inode",
+                            h.to_hex()
+                        )));
+                    }
+                    (Unread::Trie, _) => {
+                        return Err(Error::Corrupt(format!("{} is not a trie page", h.to_hex())));
+                    }
+                    (Unread::Table(_), _) => {
+                        return Err(Error::Corrupt(format!(
+                            "{} is not a page table",
+                            h.to_hex()
+                        )));
+                    }
+                }
             }
-            Ok(())
         }
-        Node::File { pages, .. } => pagetable::walk(objs, *pages, &mut |h, _| Ok(seen.insert(h))),
-        Node::Symlink { .. } => Ok(()),
-        Node::Table(_) | Node::Trie(_) => Err(Error::Corrupt(format!(
-            "{} is a page, not an inode",
-            h.to_hex()
-        ))),
+        level = below;
     }
+    Ok(())
 }
 
 /// The catalog setting of the sweep fence: `"EPOCH"` between sweeps, `"EPOCH UNTIL"` (a
@@ -104,6 +177,9 @@ pub(crate) const LEASE_MARGIN: Duration = Duration::from_secs(30);
 
 /// How often a sweeping GC renews its announcement.
 const RENEW_EVERY: Duration = Duration::from_secs(5);
+/// How long a GC keeps trying again after losing the store server (a restart, a failover,
+/// a pooler refusing logins while the server comes back) before it reports the error.
+const RECONNECT_FOR: Duration = Duration::from_secs(60);
 /// How long a commit waits for a sweep to end before it gives up with [`Error::Retry`].
 pub(crate) const FENCE_WAIT: Duration = Duration::from_secs(60);
 
@@ -209,7 +285,9 @@ impl Store {
     }
 
     /// Announces a sweep (see the module doc); returns the setting to restore at the end.
-    fn begin_sweep(&self) -> Result<Option<String>> {
+    /// An announcement equal to `held` (this run's own, left by a try that lost its
+    /// connection) is replaced rather than waited for.
+    fn begin_sweep(&self, held: Option<&str>) -> Result<Option<String>> {
         if !self.objs().store.needs_sweep_fence() {
             return Ok(None);
         }
@@ -218,7 +296,7 @@ impl Store {
             let raw = cat.setting(SWEEP_KEY)?;
             let now = now_ns();
             let state = SweepState::parse(raw.clone(), now);
-            if state.active {
+            if state.active && (held.is_none() || raw.as_deref() != held) {
                 return Err(Error::Retry(
                     "another garbage collection is sweeping this store's object storage".into(),
                 ));
@@ -282,6 +360,46 @@ impl Store {
     /// belong to a transaction still running elsewhere); pass `Duration::ZERO` only when no
     /// other transaction can be running.
     pub fn gc(&self, retention: Retention, grace: Duration) -> Result<GcStats> {
+        // Objects written after the first look are spared, however many looks it takes.
+        let cutoff = now_ns() - grace.as_nanos() as i64;
+        let mut seen = HashSet::new();
+        let mut held = None;
+        let (mut checked, mut moved) = (false, 0);
+        let lost_since = std::time::Instant::now();
+        let mut backoff = Duration::from_millis(200);
+        loop {
+            let attempt = if checked {
+                self.try_gc(retention, cutoff, &mut seen, &mut held)
+            } else {
+                self.check_gc().and_then(|()| {
+                    checked = true;
+                    self.try_gc(retention, cutoff, &mut seen, &mut held)
+                })
+            };
+            match attempt {
+                Ok(Some(stats)) => return Ok(stats),
+                Ok(None) => {
+                    moved += 1;
+                    if moved >= 50 {
+                        return Err(Error::Busy);
+                    }
+                }
+                // The database restarted, failed over or cut the connection: what was marked
+                // stays marked (an extra mark only keeps an object one run longer), and an
+                // announcement this run wrote is taken over by the next try.
+                Err(Error::Server(why)) if lost_since.elapsed() < RECONNECT_FOR => {
+                    tracing::warn!(%why, "gc: lost the store server; trying again");
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// What GC checks once before its first mark: that it may sweep, and the index
+    /// offloading reads by.
+    fn check_gc(&self) -> Result<()> {
         if self.objs().store.needs_sweep_fence() && !self.catalog().flushes_writes()? {
             return Err(Error::Config(
                 "synchronous_commit is off for this store's PostgreSQL connections, so a \
@@ -297,22 +415,17 @@ impl Store {
         if let Err(e) = self.objs().store.prepare_offload() {
             tracing::warn!(error = %e, "gc: could not build the index offloading reads by");
         }
-        // Objects written after the first look are spared, however many looks it takes.
-        let cutoff = now_ns() - grace.as_nanos() as i64;
-        let mut seen = HashSet::new();
-        for _ in 0..50 {
-            if let Some(stats) = self.try_gc(retention, cutoff, &mut seen)? {
-                return Ok(stats);
-            }
-        }
-        Err(Error::Busy)
+        Ok(())
     }
 
+    /// One mark and sweep. `held` is an announcement this run wrote and could not withdraw
+    /// (its connection was lost): the next try takes it over instead of waiting it out.
     fn try_gc(
         &self,
         retention: Retention,
         cutoff: i64,
         seen: &mut HashSet<Hash>,
+        held: &mut Option<String>,
     ) -> Result<Option<GcStats>> {
         let cat = self.catalog();
         let (heads, labels, versions) = (cat.heads()?, cat.labels()?, cat.versions()?);
@@ -333,11 +446,8 @@ impl Store {
                 cur = by_id.get(&id).and_then(|v| v.parent);
             }
         }
-        for v in &versions {
-            if keep.contains(&v.id) {
-                mark(self.objs(), v.root, seen)?;
-            }
-        }
+        let kept = versions.iter().filter(|v| keep.contains(&v.id));
+        mark(self.objs(), kept.map(|v| v.root), seen)?;
         let mut stats = GcStats {
             versions_kept: keep.len() as u64,
             ..Default::default()
@@ -357,7 +467,10 @@ impl Store {
         stats.versions_deleted = doomed.len() as u64;
         // Before the announcement is written: the lease runs out no earlier than this.
         let announcing = std::time::Instant::now();
-        let announced = self.begin_sweep()?;
+        let announced = self.begin_sweep(held.as_deref())?;
+        if announced.is_some() {
+            held.clone_from(&announced);
+        }
         let lease = announced
             .clone()
             .map(|a| std::sync::Mutex::new((a, announcing + LEASE)));
@@ -372,9 +485,7 @@ impl Store {
                 // marking these makes the mark complete. Commits that put nothing there
                 // (their objects are the catalog's) reference only such objects and what
                 // their base version, marked here or made by such a commit, references.
-                for v in cat.versions()? {
-                    mark(self.objs(), v.root, seen)?;
-                }
+                mark(self.objs(), cat.versions()?.iter().map(|v| v.root), seen)?;
             }
             let store = &self.objs().store;
             let deleted = store.delete_unreferenced(cutoff, &|h| seen.contains(h))?;
@@ -403,7 +514,9 @@ impl Store {
                 });
                 self.objs().store.set_sweep_lease(None);
                 let current = l.lock().unwrap_or_else(|p| p.into_inner()).0.clone();
+                *held = Some(current.clone());
                 self.end_sweep(&current)?;
+                *held = None;
                 swept
             }
             None => sweep(),

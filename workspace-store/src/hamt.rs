@@ -78,18 +78,6 @@ pub(crate) fn entries(
     Ok(())
 }
 
-/// Hashes of the trie pages below `h` (for GC and fsck).
-pub(crate) fn pages(objs: &Objects, h: &Hamt, out: &mut Vec<Hash>) -> Result<()> {
-    if let Hamt::Trie { children, .. } = h {
-        let p = Pending::default();
-        for (_, c) in children {
-            out.push(*c);
-            pages(objs, &child(&p, objs, c)?, out)?;
-        }
-    }
-    Ok(())
-}
-
 /// Builds the canonical trie of `list` at `lvl`.
 fn build(pending: &mut Pending, mut list: Vec<Entry>, lvl: usize) -> Hamt {
     if list.len() <= BUCKET_MAX || lvl >= MAX_LEVEL {

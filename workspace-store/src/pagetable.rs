@@ -125,38 +125,3 @@ fn rebuild(
     }
     Ok(pending.put_node(Node::Table(children)))
 }
-
-/// Every page hash reachable from `pages` (for GC and fsck), plus every table page.
-pub(crate) fn walk(
-    objs: &Objects,
-    pages: PageRef,
-    f: &mut dyn FnMut(Hash, bool) -> Result<bool>,
-) -> Result<()> {
-    fn go(
-        objs: &Objects,
-        h: Hash,
-        d: u8,
-        f: &mut dyn FnMut(Hash, bool) -> Result<bool>,
-    ) -> Result<()> {
-        if h.is_zero() {
-            return Ok(());
-        }
-        // `f` returns false when the object was already seen: skip its subtree.
-        if !f(h, d == 0)? || d == 0 {
-            return Ok(());
-        }
-        match &*objs.node(&h)? {
-            Node::Table(v) => {
-                for c in v {
-                    go(objs, *c, d - 1, f)?;
-                }
-                Ok(())
-            }
-            _ => Err(Error::Corrupt(format!(
-                "{} is not a page table",
-                h.to_hex()
-            ))),
-        }
-    }
-    go(objs, pages.root, pages.depth, f)
-}

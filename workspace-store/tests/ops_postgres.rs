@@ -509,6 +509,40 @@ fn a_restarted_server_fails_calls_cleanly_then_they_recover() {
     assert!(s.fsck().unwrap().is_clean());
 }
 
+/// A GC that finds the server gone (restarted, failed over, a pooler refusing logins while
+/// it comes back) tries again with what it has and finishes once the server answers, instead
+/// of failing the run (cron-style GCs under a busy fleet otherwise rarely complete).
+#[test]
+fn gc_rides_out_a_server_restart() {
+    let Some(private) = pg::Private::start() else {
+        return;
+    };
+    let url = private.server.fresh_db();
+    let s = Store::open_postgres(&url, Options::default()).unwrap();
+    s.create_workspace("w").unwrap();
+    for i in 0..3 {
+        let mut t = s.begin("w").unwrap();
+        t.write_file("f", format!("version {i}").as_bytes())
+            .unwrap();
+        t.commit().unwrap();
+    }
+    private.stop();
+    let gc = std::thread::scope(|sc| {
+        let gc = sc.spawn(|| s.gc(burrow_store::Retention::LastN(1), Duration::ZERO));
+        std::thread::sleep(Duration::from_millis(1500));
+        private.restart();
+        gc.join().unwrap()
+    });
+    let stats = gc.expect("the GC finishes once the server is back");
+    assert_eq!(stats.versions_kept, 1, "{stats:?}");
+    assert!(stats.versions_deleted >= 3, "{stats:?}");
+    let mut t = s.begin("w").unwrap();
+    assert_eq!(t.read_file("f").unwrap(), b"version 2");
+    t.write_file("g", b"after").unwrap();
+    t.commit().unwrap();
+    assert!(s.fsck().unwrap().is_clean());
+}
+
 /// Which commits wait for the server's WAL flush, seen through a synchronous standby that
 /// never connects: a commit made with `synchronous_commit` on then waits for that standby
 /// (for ever), one made with it off returns at once. At the default durability a tool call's
