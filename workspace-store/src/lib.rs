@@ -63,7 +63,9 @@ pub use txn::{
     SYSTEM_DIR, SetTime, Stat, Txn, is_system_path,
 };
 
-use backend::{Catalog, NewObject, NewVersion, ObjectKind, ObjectStore, sqlite::Sqlite};
+use backend::{
+    Catalog, CatalogCapabilities, NewObject, NewVersion, ObjectKind, ObjectStore, sqlite::Sqlite,
+};
 use node::{Hamt, Meta, Node};
 use objects::{Objects, Pending};
 
@@ -181,7 +183,7 @@ pub struct Store {
 
 struct Inner {
     objs: Objects,
-    catalog: Arc<dyn Catalog>,
+    catalog: Arc<dyn CatalogCapabilities>,
     /// Which objects the catalog holds itself: those a commit writes in the catalog's
     /// transaction instead of putting them into object storage first.
     with_catalog: WithCatalog,
@@ -243,7 +245,7 @@ impl Store {
         // The catalog, its own object table, its index of packed objects (where it keeps
         // one) and its kind.
         type Parts = (
-            Arc<dyn Catalog>,
+            Arc<dyn CatalogCapabilities>,
             Arc<dyn ObjectStore>,
             Option<Arc<dyn backend::PackIndex>>,
             &'static str,
@@ -358,7 +360,7 @@ impl Store {
     /// `path` is only what [`Store::path`] reports.
     pub fn with_backends(
         objects: Arc<dyn ObjectStore>,
-        catalog: Arc<dyn Catalog>,
+        catalog: Arc<dyn CatalogCapabilities>,
         path: impl Into<PathBuf>,
         opts: Options,
     ) -> Store {
@@ -382,7 +384,7 @@ impl Store {
         &self.inner.objs
     }
 
-    pub(crate) fn catalog(&self) -> &dyn Catalog {
+    pub(crate) fn catalog(&self) -> &dyn CatalogCapabilities {
         &*self.inner.catalog
     }
 

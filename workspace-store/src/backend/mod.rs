@@ -4,7 +4,10 @@
 //!   nodes, named by their BLAKE3 hash);
 //! - a [`Catalog`] holds everything that names or orders them: versions, heads (the only
 //!   mutable pointers, moved by compare-and-swap), labels, workspace metadata and the event
-//!   log.
+//!   log. What every catalog must do is [`Catalog`]; what one may do better (one round trip
+//!   for a call's first read, events recorded behind the call, waking other processes'
+//!   event streams, telling its size and durability) is [`CatalogCapabilities`], whose
+//!   every method has a default that is right for any backend.
 //!
 //! Because objects never change, the object store needs no coordination beyond
 //! put-if-absent; every consistency question is the catalog's. The SQLite file
@@ -372,19 +375,6 @@ pub trait Catalog: Send + Sync {
     fn heads(&self) -> Result<Vec<HeadRow>>;
     /// A head and the version it points at, read together.
     fn head_version(&self, name: &str) -> Result<(HeadRow, VersionRow)>;
-    /// [`Catalog::head_version`] and the workspace's metadata ([`Catalog::meta`]): what
-    /// every tool call reads first. A networked catalog answers in one round trip.
-    fn head_version_meta(
-        &self,
-        name: &str,
-    ) -> Result<(
-        HeadRow,
-        VersionRow,
-        std::collections::BTreeMap<String, String>,
-    )> {
-        let (h, v) = self.head_version(name)?;
-        Ok((h, v, self.meta(name)?))
-    }
     /// A workspace's lineage from its head, newest first, at most `limit`; it ends early at a
     /// version GC has collected.
     fn lineage(&self, name: &str, limit: usize) -> Result<Vec<VersionRow>>;
@@ -433,13 +423,6 @@ pub trait Catalog: Send + Sync {
     fn find_by_meta(&self, key: &str, value: &str) -> Result<Option<String>>;
     /// Appends an event and marks the workspace active; returns its sequence number.
     fn append_event(&self, event: &NewEvent<'_>) -> Result<i64>;
-    /// [`Catalog::append_event`] for an event whose sequence number nobody waits for: it may
-    /// return before the event is stored. The event is stored before this catalog reads the
-    /// log, deletes a workspace or versions, or is dropped; one that then fails to be stored
-    /// is logged. By default it is `append_event`.
-    fn record_event(&self, event: &NewEvent<'_>) -> Result<()> {
-        self.append_event(event).map(|_| ())
-    }
     fn events(&self, filter: &EventFilter) -> Result<Vec<Event>>;
 
     // --- garbage collection ---
@@ -447,33 +430,6 @@ pub trait Catalog: Send + Sync {
     /// name, sorted); returns false, deleting nothing, if one moved. Any move counts: a
     /// checkout to an old version reuses that version's tree, which GC may not have marked.
     fn delete_versions(&self, seen: &RefSnapshot, doomed: &[VersionId]) -> Result<bool>;
-    /// Gives unused space back to the filesystem, where that means something.
-    fn compact(&self) -> Result<()>;
-    /// Bytes the catalog (and objects it holds) take on local disk, if it is local.
-    fn disk_bytes(&self) -> Option<u64>;
-    /// Bytes the catalog's own tables take (indexes included, objects it may also hold
-    /// excluded), where the backend can tell; what an idle session costs in the catalog.
-    fn catalog_bytes(&self) -> Result<Option<u64>> {
-        Ok(None)
-    }
-
-    /// Calls `wake` (from a thread of the backend's) whenever any process appends events to
-    /// this catalog, so event streams need not poll; returns false (and never calls it)
-    /// where the backend cannot tell, and streams keep polling. A wake may be spurious or
-    /// cover several events; after a lost connection the watcher reconnects and wakes once.
-    fn watch(&self, _wake: std::sync::Arc<dyn Fn() + Send + Sync>) -> Result<bool> {
-        Ok(false)
-    }
-
-    /// Whether this catalog's own writes outside tool calls' commits (GC's, the pack index's,
-    /// a session's deletion) are flushed before they return. GC deletes from object storage
-    /// on the strength of such writes (versions deleted, a pack's entries moved, then the
-    /// objects or the old pack deleted), so it refuses to sweep object storage when they are
-    /// not. (The SQLite file makes GC's writes durable whatever the store's durability.)
-    fn flushes_writes(&self) -> Result<bool> {
-        Ok(true)
-    }
-
     // --- store-wide settings ---
     /// A store-wide setting (where the objects live, the GC sweep state).
     fn setting(&self, key: &str) -> Result<Option<String>>;
@@ -489,6 +445,68 @@ pub trait Catalog: Send + Sync {
     /// Writes `dump` into this catalog, which must be empty, in one transaction, keeping
     /// version ids and event sequence numbers (later ones continue after them).
     fn restore(&self, dump: &CatalogDump) -> Result<()>;
+}
+
+/// What a catalog may do beyond [`Catalog`]. Every method has a default that is right for
+/// any backend (a slower path, or "cannot tell"); a backend overrides those it does better,
+/// and one with only the required part writes `impl CatalogCapabilities for X {}`. The store
+/// holds its catalog as this trait.
+pub trait CatalogCapabilities: Catalog {
+    // --- faster paths ---
+    /// [`Catalog::head_version`] and the workspace's metadata ([`Catalog::meta`]): what
+    /// every tool call reads first. A networked catalog answers in one round trip.
+    fn head_version_meta(
+        &self,
+        name: &str,
+    ) -> Result<(
+        HeadRow,
+        VersionRow,
+        std::collections::BTreeMap<String, String>,
+    )> {
+        let (h, v) = self.head_version(name)?;
+        Ok((h, v, self.meta(name)?))
+    }
+    /// [`Catalog::append_event`] for an event whose sequence number nobody waits for: it may
+    /// return before the event is stored. The event is stored before this catalog reads the
+    /// log, deletes a workspace or versions, or is dropped; one that then fails to be stored
+    /// is logged. By default it is `append_event`.
+    fn record_event(&self, event: &NewEvent<'_>) -> Result<()> {
+        self.append_event(event).map(|_| ())
+    }
+
+    // --- space ---
+    /// Gives unused space back to the filesystem, where that means something.
+    fn compact(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Bytes the catalog (and objects it holds) take on local disk, if it is local.
+    fn disk_bytes(&self) -> Option<u64> {
+        None
+    }
+    /// Bytes the catalog's own tables take (indexes included, objects it may also hold
+    /// excluded), where the backend can tell; what an idle session costs in the catalog.
+    fn catalog_bytes(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
+    // --- other processes ---
+    /// Calls `wake` (from a thread of the backend's) whenever any process appends events to
+    /// this catalog, so event streams need not poll; returns false (and never calls it)
+    /// where the backend cannot tell, and streams keep polling. A wake may be spurious or
+    /// cover several events; after a lost connection the watcher reconnects and wakes once.
+    fn watch(&self, _wake: std::sync::Arc<dyn Fn() + Send + Sync>) -> Result<bool> {
+        Ok(false)
+    }
+
+    // --- durability ---
+    /// Whether this catalog's own writes outside tool calls' commits (GC's, the pack index's,
+    /// a session's deletion) are flushed before they return. GC deletes from object storage
+    /// on the strength of such writes (versions deleted, a pack's entries moved, then the
+    /// objects or the old pack deleted), so it refuses to sweep object storage when they are
+    /// not. (The SQLite file makes GC's writes durable whatever the store's durability.)
+    fn flushes_writes(&self) -> Result<bool> {
+        Ok(true)
+    }
 }
 
 /// Now, in nanoseconds since the Unix epoch (the unit of every time the store records).

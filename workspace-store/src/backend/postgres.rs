@@ -42,8 +42,8 @@ use std::future::Future;
 use tokio_postgres::Row;
 
 use super::{
-    Catalog, CatalogDump, CommitRecord, Guard, HeadRow, NewObject, NewVersion, ObjectKind,
-    ObjectStore, PackIndex, PackedObject, RefSnapshot, VersionRow, now_ns,
+    Catalog, CatalogCapabilities, CatalogDump, CommitRecord, Guard, HeadRow, NewObject, NewVersion,
+    ObjectKind, ObjectStore, PackIndex, PackedObject, RefSnapshot, VersionRow, now_ns,
 };
 use crate::error::{Error, Result};
 use crate::event::{Event, EventFilter, NewEvent};

@@ -12,8 +12,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::now_ns;
 use super::{
-    Catalog, CatalogDump, CommitRecord, Guard, HeadRow, NewObject, NewVersion, ObjectKind,
-    ObjectStore, RefSnapshot, VersionRow,
+    Catalog, CatalogCapabilities, CatalogDump, CommitRecord, Guard, HeadRow, NewObject, NewVersion,
+    ObjectKind, ObjectStore, RefSnapshot, VersionRow,
 };
 use crate::error::{Error, Result};
 use crate::event::{Event, EventFilter, NewEvent};
@@ -1078,17 +1078,6 @@ impl Catalog for Sqlite {
         })
     }
 
-    fn compact(&self) -> Result<()> {
-        self.lock_writer().execute_batch("VACUUM")?;
-        Ok(())
-    }
-
-    fn disk_bytes(&self) -> Option<u64> {
-        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        let wal = PathBuf::from(format!("{}-wal", self.path.display()));
-        Some(size(&self.path) + size(&wal))
-    }
-
     fn dump(&self) -> Result<CatalogDump> {
         self.read(|c| {
             // One read transaction: one snapshot for every table.
@@ -1192,6 +1181,19 @@ impl Catalog for Sqlite {
             }
             Ok(())
         })
+    }
+}
+
+impl CatalogCapabilities for Sqlite {
+    fn compact(&self) -> Result<()> {
+        self.lock_writer().execute_batch("VACUUM")?;
+        Ok(())
+    }
+
+    fn disk_bytes(&self) -> Option<u64> {
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let wal = PathBuf::from(format!("{}-wal", self.path.display()));
+        Some(size(&self.path) + size(&wal))
     }
 }
 

@@ -1,5 +1,7 @@
 //! The PostgreSQL backend as the [`Catalog`]: versions, heads, labels, commits, metadata,
-//! the event log, GC's version deletion, settings, dump and restore.
+//! the event log, GC's version deletion, settings, dump and restore; and the capabilities it
+//! has beyond those ([`CatalogCapabilities`]): one round trip per call's first read, events
+//! recorded behind the call, LISTEN/NOTIFY, its tables' size and durability.
 
 use super::*;
 
@@ -35,38 +37,6 @@ impl Catalog for Postgres {
 
     fn head_version(&self, name: &str) -> Result<(HeadRow, VersionRow)> {
         self.head_version_meta(name).map(|(h, v, _)| (h, v))
-    }
-
-    fn head_version_meta(
-        &self,
-        name: &str,
-    ) -> Result<(HeadRow, VersionRow, BTreeMap<String, String>)> {
-        let pc = self.reader()?;
-        pc.driver().block(async {
-            let row = pc
-                .query_opt(&HEAD_VERSION_META, &[&name])
-                .await
-                .map_err(server)?
-                .ok_or_else(|| Error::NoWorkspace(name.to_string()))?;
-            let h = to_head(&row);
-            if row.get::<_, Option<i64>>(6).is_none() {
-                return Err(Error::NoVersion(h.version));
-            }
-            let v = VersionRow {
-                id: VersionId(row.get(6)),
-                root: hash_of(row.get::<_, &[u8]>(7))?,
-                parent: row.get::<_, Option<i64>>(8).map(VersionId),
-                workspace: row.get(9),
-                time: row.get(10),
-                message: row.get(11),
-                next_ino: row.get::<_, i64>(12) as u64,
-                bytes: row.get::<_, i64>(13) as u64,
-                entries: row.get::<_, i64>(14) as u64,
-            };
-            let keys: Vec<String> = row.get::<_, Option<Vec<String>>>(15).unwrap_or_default();
-            let vals: Vec<String> = row.get::<_, Option<Vec<String>>>(16).unwrap_or_default();
-            Ok((h, v, keys.into_iter().zip(vals).collect()))
-        })
     }
 
     fn lineage(&self, name: &str, limit: usize) -> Result<Vec<VersionRow>> {
@@ -464,63 +434,6 @@ impl Catalog for Postgres {
         })
     }
 
-    /// The event of a call that changed nothing (the same version before and after) is sent
-    /// without waiting for its answer, with the durability [`Catalog::append_event`] gives it:
-    /// the call's own round trip is then the head's query alone. The connection's next use
-    /// reads the answer on the way (one of this process's calls that follows on the same
-    /// connection is numbered after it), and reading the log, deleting a workspace, GC and
-    /// dropping the store wait for every such answer first. Another process reading the log
-    /// may see the event a fraction of a millisecond after the call returned; one that fails
-    /// (the database gone) is logged rather than reported to the call. `Durability::Full`
-    /// waits, as every other event does.
-    fn record_event(&self, e: &NewEvent<'_>) -> Result<()> {
-        let NewEvent {
-            workspace,
-            kind,
-            before,
-            after,
-            data,
-        } = *e;
-        let changed_nothing = self.relaxed_event(e);
-        if !changed_nothing {
-            return self.append_event(e).map(|_| ());
-        }
-        let pc = self.client()?;
-        // Prepared now (once per connection) so that the statement goes out at once; or,
-        // when statements are not prepared, sent unnamed with its types.
-        let st = match self.pool.prepares() {
-            true => Some(
-                pc.driver()
-                    .block(async { pc.statement(APPEND_EVENT).await.map_err(server) })?,
-            ),
-            false => None,
-        };
-        let client = pc.shared_client();
-        let (workspace, kind, data) = (workspace.to_string(), kind.to_string(), data.to_string());
-        let (before, after, now) = (before.map(|v| v.0), after.map(|v| v.0), now_ns());
-        pc.defer(Box::pin(async move {
-            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
-                &workspace,
-                &now,
-                &kind,
-                &before,
-                &after,
-                &data,
-                &EVENTS_CHANNEL,
-                &true,
-            ];
-            match st {
-                Some(st) => client.execute(&st, &params).await,
-                None => {
-                    client
-                        .execute_typed(APPEND_EVENT, &pooler::typed(APPEND_EVENT, &params))
-                        .await
-                }
-            }
-        }));
-        Ok(())
-    }
-
     fn events(&self, filter: &EventFilter) -> Result<Vec<Event>> {
         // Events sent without waiting are in the table before it is read or cleared.
         self.pool.settle_idle();
@@ -602,90 +515,6 @@ impl Catalog for Postgres {
             .map_err(server)?;
             finish(tx, true).await
         })
-    }
-
-    fn compact(&self) -> Result<()> {
-        // VACUUM cannot run inside a transaction; autovacuum does this work anyway.
-        let pc = self.client()?;
-        pc.driver()
-            .block(async { pc.batch_execute("VACUUM objects").await.map_err(server) })
-    }
-
-    fn disk_bytes(&self) -> Option<u64> {
-        None
-    }
-
-    fn catalog_bytes(&self) -> Result<Option<u64>> {
-        let pc = self.client()?;
-        pc.driver().block(async {
-            let row = pc
-                .query_one(
-                    "SELECT sum(pg_total_relation_size(t))::BIGINT FROM unnest(ARRAY[
-                        'versions', 'heads', 'labels', 'workspace_meta', 'events', 'burrow_meta'
-                     ]::regclass[]) AS t",
-                    &[],
-                )
-                .await
-                .map_err(server)?;
-            Ok(row.get::<_, Option<i64>>(0).map(|b| b as u64))
-        })
-    }
-
-    fn flushes_writes(&self) -> Result<bool> {
-        let pc = self.client()?;
-        pc.driver().block(async {
-            let row = pc
-                .query_one("SELECT current_setting('synchronous_commit') <> 'off'", &[])
-                .await
-                .map_err(server)?;
-            Ok(row.get(0))
-        })
-    }
-
-    fn watch(&self, wake: std::sync::Arc<dyn Fn() + Send + Sync>) -> Result<bool> {
-        use futures::StreamExt;
-        // Behind a pooler in transaction mode, a LISTEN would last one transaction on some
-        // server session: no listener, and event streams poll.
-        if self.pooler.transaction {
-            tracing::info!(
-                "the store URL says pool_mode=transaction: no LISTEN for other processes' \
-                 events, event streams poll (a session-mode or direct URL wakes them at once)"
-            );
-            return Ok(false);
-        }
-        let (config, tls) = (self.target.config.clone(), self.target.tls.clone());
-        // A connection of its own that LISTENs, on the backend's runtime, reconnecting when
-        // it is lost (a restarted server), with a wake after each (re)connect for what was
-        // missed meanwhile.
-        self.rt().spawn(async move {
-            loop {
-                if let Ok((client, mut conn)) = config.connect(tls.clone()).await {
-                    let on_message = wake.clone();
-                    let driver = tokio::spawn(async move {
-                        let mut messages =
-                            futures::stream::poll_fn(move |cx| conn.poll_message(cx));
-                        while let Some(m) = messages.next().await {
-                            match m {
-                                Ok(tokio_postgres::AsyncMessage::Notification(_)) => on_message(),
-                                Ok(_) => {}
-                                Err(_) => break,
-                            }
-                        }
-                    });
-                    if client
-                        .batch_execute(&format!("LISTEN {EVENTS_CHANNEL}"))
-                        .await
-                        .is_ok()
-                    {
-                        wake();
-                    }
-                    let _ = driver.await;
-                    drop(client);
-                }
-                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            }
-        });
-        Ok(true)
     }
 
     fn dump(&self) -> Result<CatalogDump> {
@@ -843,5 +672,176 @@ impl Catalog for Postgres {
             .map_err(server)?;
             finish(tx, ()).await
         })
+    }
+}
+
+impl CatalogCapabilities for Postgres {
+    fn head_version_meta(
+        &self,
+        name: &str,
+    ) -> Result<(HeadRow, VersionRow, BTreeMap<String, String>)> {
+        let pc = self.reader()?;
+        pc.driver().block(async {
+            let row = pc
+                .query_opt(&HEAD_VERSION_META, &[&name])
+                .await
+                .map_err(server)?
+                .ok_or_else(|| Error::NoWorkspace(name.to_string()))?;
+            let h = to_head(&row);
+            if row.get::<_, Option<i64>>(6).is_none() {
+                return Err(Error::NoVersion(h.version));
+            }
+            let v = VersionRow {
+                id: VersionId(row.get(6)),
+                root: hash_of(row.get::<_, &[u8]>(7))?,
+                parent: row.get::<_, Option<i64>>(8).map(VersionId),
+                workspace: row.get(9),
+                time: row.get(10),
+                message: row.get(11),
+                next_ino: row.get::<_, i64>(12) as u64,
+                bytes: row.get::<_, i64>(13) as u64,
+                entries: row.get::<_, i64>(14) as u64,
+            };
+            let keys: Vec<String> = row.get::<_, Option<Vec<String>>>(15).unwrap_or_default();
+            let vals: Vec<String> = row.get::<_, Option<Vec<String>>>(16).unwrap_or_default();
+            Ok((h, v, keys.into_iter().zip(vals).collect()))
+        })
+    }
+
+    /// The event of a call that changed nothing (the same version before and after) is sent
+    /// without waiting for its answer, with the durability [`Catalog::append_event`] gives it:
+    /// the call's own round trip is then the head's query alone. The connection's next use
+    /// reads the answer on the way (one of this process's calls that follows on the same
+    /// connection is numbered after it), and reading the log, deleting a workspace, GC and
+    /// dropping the store wait for every such answer first. Another process reading the log
+    /// may see the event a fraction of a millisecond after the call returned; one that fails
+    /// (the database gone) is logged rather than reported to the call. `Durability::Full`
+    /// waits, as every other event does.
+    fn record_event(&self, e: &NewEvent<'_>) -> Result<()> {
+        let NewEvent {
+            workspace,
+            kind,
+            before,
+            after,
+            data,
+        } = *e;
+        let changed_nothing = self.relaxed_event(e);
+        if !changed_nothing {
+            return self.append_event(e).map(|_| ());
+        }
+        let pc = self.client()?;
+        // Prepared now (once per connection) so that the statement goes out at once; or,
+        // when statements are not prepared, sent unnamed with its types.
+        let st = match self.pool.prepares() {
+            true => Some(
+                pc.driver()
+                    .block(async { pc.statement(APPEND_EVENT).await.map_err(server) })?,
+            ),
+            false => None,
+        };
+        let client = pc.shared_client();
+        let (workspace, kind, data) = (workspace.to_string(), kind.to_string(), data.to_string());
+        let (before, after, now) = (before.map(|v| v.0), after.map(|v| v.0), now_ns());
+        pc.defer(Box::pin(async move {
+            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+                &workspace,
+                &now,
+                &kind,
+                &before,
+                &after,
+                &data,
+                &EVENTS_CHANNEL,
+                &true,
+            ];
+            match st {
+                Some(st) => client.execute(&st, &params).await,
+                None => {
+                    client
+                        .execute_typed(APPEND_EVENT, &pooler::typed(APPEND_EVENT, &params))
+                        .await
+                }
+            }
+        }));
+        Ok(())
+    }
+
+    fn compact(&self) -> Result<()> {
+        // VACUUM cannot run inside a transaction; autovacuum does this work anyway.
+        let pc = self.client()?;
+        pc.driver()
+            .block(async { pc.batch_execute("VACUUM objects").await.map_err(server) })
+    }
+
+    fn catalog_bytes(&self) -> Result<Option<u64>> {
+        let pc = self.client()?;
+        pc.driver().block(async {
+            let row = pc
+                .query_one(
+                    "SELECT sum(pg_total_relation_size(t))::BIGINT FROM unnest(ARRAY[
+                        'versions', 'heads', 'labels', 'workspace_meta', 'events', 'burrow_meta'
+                     ]::regclass[]) AS t",
+                    &[],
+                )
+                .await
+                .map_err(server)?;
+            Ok(row.get::<_, Option<i64>>(0).map(|b| b as u64))
+        })
+    }
+
+    fn flushes_writes(&self) -> Result<bool> {
+        let pc = self.client()?;
+        pc.driver().block(async {
+            let row = pc
+                .query_one("SELECT current_setting('synchronous_commit') <> 'off'", &[])
+                .await
+                .map_err(server)?;
+            Ok(row.get(0))
+        })
+    }
+
+    fn watch(&self, wake: std::sync::Arc<dyn Fn() + Send + Sync>) -> Result<bool> {
+        use futures::StreamExt;
+        // Behind a pooler in transaction mode, a LISTEN would last one transaction on some
+        // server session: no listener, and event streams poll.
+        if self.pooler.transaction {
+            tracing::info!(
+                "the store URL says pool_mode=transaction: no LISTEN for other processes' \
+                 events, event streams poll (a session-mode or direct URL wakes them at once)"
+            );
+            return Ok(false);
+        }
+        let (config, tls) = (self.target.config.clone(), self.target.tls.clone());
+        // A connection of its own that LISTENs, on the backend's runtime, reconnecting when
+        // it is lost (a restarted server), with a wake after each (re)connect for what was
+        // missed meanwhile.
+        self.rt().spawn(async move {
+            loop {
+                if let Ok((client, mut conn)) = config.connect(tls.clone()).await {
+                    let on_message = wake.clone();
+                    let driver = tokio::spawn(async move {
+                        let mut messages =
+                            futures::stream::poll_fn(move |cx| conn.poll_message(cx));
+                        while let Some(m) = messages.next().await {
+                            match m {
+                                Ok(tokio_postgres::AsyncMessage::Notification(_)) => on_message(),
+                                Ok(_) => {}
+                                Err(_) => break,
+                            }
+                        }
+                    });
+                    if client
+                        .batch_execute(&format!("LISTEN {EVENTS_CHANNEL}"))
+                        .await
+                        .is_ok()
+                    {
+                        wake();
+                    }
+                    let _ = driver.await;
+                    drop(client);
+                }
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+        });
+        Ok(true)
     }
 }
