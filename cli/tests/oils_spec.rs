@@ -1,7 +1,7 @@
 //! burrow's shell against an outside suite: the Oils project's spec tests
-//! (oils-for-unix/oils, `spec/*.test.sh`, Apache-2.0), vendored for the categories agents
-//! touch under `fixtures/oils-spec/` (see its README). Each case runs through burrow's shell
-//! in a fresh fork of a session and is compared with what the suite expects of bash: stdout,
+//! (oils-for-unix/oils, `spec/*.test.sh`, Apache-2.0), vendored under `fixtures/oils-spec/`:
+//! every file of the suite that compares bash but the interactive ones (see its README). Each
+//! case runs through burrow's shell in a fresh fork of a session and is compared with what the suite expects of bash: stdout,
 //! stderr where the case gives it, and the exit status (0 unless given). Cases the suite marks
 //! as a bug or not implemented in bash (`BUG bash`, `N-I bash`), and files that do not compare
 //! bash, are left out. The pass rate per category and overall is printed.
