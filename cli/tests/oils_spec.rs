@@ -1,10 +1,11 @@
 //! burrow's shell against an outside suite: the Oils project's spec tests
 //! (oils-for-unix/oils, `spec/*.test.sh`, Apache-2.0), vendored under `fixtures/oils-spec/`:
 //! every file of the suite that compares bash but the interactive ones (see its README). Each
-//! case runs through burrow's shell in a fresh fork of a session and is compared with what the suite expects of bash: stdout,
-//! stderr where the case gives it, and the exit status (0 unless given). Cases the suite marks
-//! as a bug or not implemented in bash (`BUG bash`, `N-I bash`), and files that do not compare
-//! bash, are left out. The pass rate per category and overall is printed.
+//! case runs through burrow's shell in a fresh fork of a session and is compared with what the
+//! suite expects of bash: stdout, stderr where the case gives it, and the exit status (0
+//! unless given). Cases the suite marks as a bug or not implemented in bash (`BUG bash`,
+//! `N-I bash`), and files that do not compare bash, are left out. The pass rate per category
+//! and overall is printed.
 //!
 //! `fixtures/oils-spec/known-failures.txt` lists every failing case with why it fails; the test
 //! fails on a failure not listed and on a listed case that now passes, so the list stays true.
