@@ -124,7 +124,9 @@ const SPEC: Spec<Opts> = Spec {
                 None => 7,
                 Some(v) => v
                     .parse::<usize>()
-                    .map_err(|_| "error: option `abbrev' expects a numerical value".to_string())?
+                    .map_err(|_| {
+                        Refusal::Alone("error: option `abbrev' expects a numerical value".into())
+                    })?
                     .clamp(4, 40),
             });
             Ok(())

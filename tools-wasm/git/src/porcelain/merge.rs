@@ -4,7 +4,6 @@
 //! does), the unmerged index stages and MERGE_HEAD/MERGE_MSG that `commit` concludes and
 //! `merge --abort` undoes.
 
-
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 

@@ -44,7 +44,7 @@ const SPEC: Spec<Opts> = Spec {
             o.lines = match v {
                 None => 1,
                 Some(v) => v.parse().map_err(|_| {
-                    Refusal::Usage("error: switch `n' expects a numerical value".into())
+                    Refusal::Alone("error: switch `n' expects a numerical value".into())
                 })?,
             };
             Ok(())

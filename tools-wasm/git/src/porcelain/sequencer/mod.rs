@@ -11,7 +11,6 @@
 mod pick;
 mod rebase;
 
-
 pub(crate) use pick::{cherry_pick, revert};
 pub(crate) use rebase::rebase;
 use sh_utility::io::Io;
