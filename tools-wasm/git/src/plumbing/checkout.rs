@@ -233,6 +233,29 @@ pub(crate) fn two_way(
     Ok(())
 }
 
+/// Moves the index and the work tree from commit `from`'s files (None: none) to `to`'s, as a
+/// fast-forward or a checkout moves them: [`two_way`], refusing local changes it would lose
+/// (`op` names the command in git's message), then the index saved.
+pub(crate) fn move_tree(
+    repo: &Repo,
+    work: &Path,
+    from: Option<Oid>,
+    to: Oid,
+    op: &str,
+) -> Result<(), String> {
+    let mut index = index_map(repo)?;
+    two_way(
+        repo,
+        work,
+        &head_files(repo, from)?,
+        &head_files(repo, Some(to))?,
+        &mut index,
+        false,
+        op,
+    )?;
+    super::index::save_index(repo, &index)
+}
+
 /// What differs between the new HEAD's files and the work tree after a switch, as
 /// checkout lists it (`M\tpath`).
 pub(crate) fn local_changes(work: &Path, to: &Files, index: &Index) -> String {

@@ -227,6 +227,33 @@ impl Merged {
             &super::repo::write_index(&entries),
         )
     }
+
+    /// git's refusal of a merge (up to its "Aborting") when a file it rewrites from `ours`
+    /// (HEAD's files, or the index's) has local changes, before anything is written.
+    pub(crate) fn local_changes(&self, work: &Path, ours: &Files, index: &Index) -> Option<String> {
+        let mut tree = sh_utility::sys::TreeStat::new(work);
+        let dirty: BTreeSet<&Vec<u8>> = self
+            .files
+            .keys()
+            .chain(ours.keys())
+            .filter(|p| self.files.get(*p) != ours.get(*p) || self.contents.contains_key(*p))
+            .filter(|p| {
+                index
+                    .get(*p)
+                    .is_some_and(|e| super::index::worktree_change(&mut tree, e).is_some())
+            })
+            .collect();
+        if !dirty.is_empty() {
+            let list: String = dirty
+                .iter()
+                .map(|p| format!("\t{}\n", String::from_utf8_lossy(p)))
+                .collect();
+            return Some(format!(
+                "error: Your local changes to the following files would be overwritten by merge:\n{list}Please commit your changes or stash them before you merge.\nAborting"
+            ));
+        }
+        None
+    }
 }
 
 pub(crate) fn merge_trees(

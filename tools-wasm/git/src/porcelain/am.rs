@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use sh_utility::Ctx;
 use sh_utility::io::{Io, read_all};
 
-use super::args::{Opt, Spec};
+use super::args::{Opt, Spec, Unknown};
 use crate::plumbing::checkout::{hard_reset, work_of};
 use crate::plumbing::commit::{make_commit, read_commit};
 use crate::plumbing::index::{index_dirty, index_map};
@@ -68,7 +68,8 @@ const SPEC: Spec<Am> = Spec {
         Opt::flag("-q/--quiet", |o| o.quiet = true),
     ],
     refused: NOT_HERE,
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 pub fn am(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {

@@ -14,7 +14,7 @@ use sh_coreutils::patch::{Hunk, header_name, hunk_header, locate, read_hunk, spl
 use sh_utility::Ctx;
 use sh_utility::io::{Io, read_all};
 
-use super::args::{Args, usage_error};
+use super::args::{Opt, Refusal, Spec, Unknown};
 use crate::plumbing::diff::changed_line;
 use crate::plumbing::index::{index_map, save_index};
 use crate::plumbing::object::Kind;
@@ -105,80 +105,78 @@ pub fn apply(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     }
 }
 
+/// What `git apply` was asked for.
+struct Opts {
+    target: Target,
+    check: bool,
+    stat: bool,
+    numstat: bool,
+    summary: bool,
+    /// `--apply`: apply as well as report.
+    apply_too: bool,
+    reverse: bool,
+    strip: usize,
+    verbose: bool,
+    allow_empty: bool,
+}
+
+const SPEC: Spec<Opts> = Spec {
+    name: "apply",
+    usage: USAGE,
+    options: &[
+        Opt::flag("--cached", |o| o.target = Target::Index),
+        Opt::flag("--index", |o| o.target = Target::Both),
+        Opt::flag("--check", |o| o.check = true),
+        Opt::flag("--stat", |o| o.stat = true),
+        Opt::flag("--numstat", |o| o.numstat = true),
+        Opt::flag("--summary", |o| o.summary = true),
+        Opt::flag("--apply", |o| o.apply_too = true),
+        Opt::flag("-R/--reverse", |o| o.reverse = true),
+        Opt::flag("-v/--verbose", |o| o.verbose = true),
+        Opt::flag("-q/--quiet", |o| o.verbose = false),
+        Opt::flag("--allow-empty", |o| o.allow_empty = true),
+        Opt::number("-p", |o, n| o.strip = n),
+        Opt::optional("--whitespace", |_, v| match v.as_deref() {
+            Some("nowarn" | "warn") => Ok(()),
+            _ => Err(Refusal::Fatal(
+                "fatal: 'git apply --whitespace' with this value is not supported in burrow".into(),
+            )),
+        }),
+    ],
+    refused: "--3way -3 --reject --directory --include --exclude --recount --unidiff-zero --inaccurate-eof -C --no-add --intent-to-add -N --ignore-whitespace --ignore-space-change --binary --allow-binary-replacement -z --build-fake-ancestor",
+    unknown: Unknown::Usage,
+    help: &[],
+};
+
 fn run(sh: &dyn Ctx, args: &[String], io: &Io) -> Result<i32, String> {
-    let mut target = Target::WorkTree;
-    let mut check = false;
-    let (mut stat, mut numstat, mut summary, mut apply_too) = (false, false, false, false);
-    let mut reverse = false;
-    let mut strip = 1usize;
-    let mut verbose = false;
-    let mut allow_empty = false;
-    let mut inputs: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "p");
-    while let Some(arg) = a.next() {
-        let r: Result<(), String> = match arg.as_str() {
-            "--cached" => a.flag("cached").map(|_| target = Target::Index),
-            "--index" => a.flag("index").map(|_| target = Target::Both),
-            "--check" => a.flag("check").map(|_| check = true),
-            "--stat" => a.flag("stat").map(|_| stat = true),
-            "--numstat" => a.flag("numstat").map(|_| numstat = true),
-            "--summary" => a.flag("summary").map(|_| summary = true),
-            "--apply" => a.flag("apply").map(|_| apply_too = true),
-            "-R" | "--reverse" => a.flag("reverse").map(|_| reverse = true),
-            "-v" | "--verbose" => a.flag("verbose").map(|_| verbose = true),
-            "-q" | "--quiet" => a.flag("quiet").map(|_| verbose = false),
-            "--allow-empty" => a.flag("allow-empty").map(|_| allow_empty = true),
-            "-p" => a.value("p").and_then(|v| {
-                strip = v
-                    .parse()
-                    .map_err(|_| "error: option `p' expects a numerical value".to_string())?;
-                Ok(())
-            }),
-            "--whitespace" => match a.pending_value() {
-                Some("nowarn") | Some("warn") => Ok(()),
-                _ => {
-                    return Err(format!(
-                        "fatal: 'git apply {arg}' with this value is not supported in burrow"
-                    ));
-                }
-            },
-            "--3way"
-            | "-3"
-            | "--reject"
-            | "--directory"
-            | "--include"
-            | "--exclude"
-            | "--recount"
-            | "--unidiff-zero"
-            | "--inaccurate-eof"
-            | "-C"
-            | "--no-add"
-            | "--intent-to-add"
-            | "-N"
-            | "--ignore-whitespace"
-            | "--ignore-space-change"
-            | "--binary"
-            | "--allow-binary-replacement"
-            | "-z"
-            | "--build-fake-ancestor" => {
-                return Err(format!(
-                    "fatal: 'git apply {arg}' is not supported in burrow"
-                ));
-            }
-            "--" => {
-                inputs.extend(a.rest());
-                Ok(())
-            }
-            s if s.starts_with('-') && s != "-" => Err(a.unknown(s)),
-            _ => {
-                inputs.push(arg.clone());
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return Ok(usage_error(io, &e, USAGE));
-        }
-    }
+    let mut o = Opts {
+        target: Target::WorkTree,
+        check: false,
+        stat: false,
+        numstat: false,
+        summary: false,
+        apply_too: false,
+        reverse: false,
+        strip: 1,
+        verbose: false,
+        allow_empty: false,
+    };
+    let mut inputs = match SPEC.parse(args, &mut o, io) {
+        Ok(v) => v,
+        Err(code) => return Ok(code),
+    };
+    let Opts {
+        target,
+        check,
+        stat,
+        numstat,
+        summary,
+        apply_too,
+        reverse,
+        strip,
+        verbose,
+        allow_empty,
+    } = o;
     let cwd = PathBuf::from(&sh.cwd());
     let repo = Repo::discover(&cwd);
     if target != Target::WorkTree && repo.is_none() {

@@ -11,32 +11,38 @@ use crate::plumbing::repo::Repo;
 pub(crate) const VERSION: &str = "2.47.3.burrow";
 
 /// git's options reader for one command: `--name=value` and `--name value`, bundled short
-/// flags (`-qn`), a short option's value attached (`-bmain`) or next.
-pub struct Args<'a> {
+/// flags (`-qn`), a short option's value attached (`-bmain`) or next, a short option's
+/// optional value attached only (`-n3`).
+struct Args<'a> {
     args: &'a [String],
     i: usize,
-    queue: std::collections::VecDeque<String>,
+    /// Options still to come from a bundle, each with the value attached to it.
+    queue: std::collections::VecDeque<(String, Option<String>)>,
     pending: Option<String>,
     /// Short options that take a value.
     valued: String,
+    /// Short options that may take a value attached.
+    optional: String,
 }
 
 impl<'a> Args<'a> {
-    pub fn with_values(args: &'a [String], valued: &str) -> Args<'a> {
+    fn new(args: &'a [String], valued: String, optional: String) -> Args<'a> {
         Args {
             args,
             i: 0,
             queue: Default::default(),
             pending: None,
-            valued: valued.to_string(),
+            valued,
+            optional,
         }
     }
 
-    pub(crate) fn next(&mut self) -> Option<String> {
-        self.pending = None;
-        if let Some(q) = self.queue.pop_front() {
+    fn next(&mut self) -> Option<String> {
+        if let Some((q, v)) = self.queue.pop_front() {
+            self.pending = v;
             return Some(q);
         }
+        self.pending = None;
         let a = self.args.get(self.i)?.clone();
         self.i += 1;
         if let Some(long) = a.strip_prefix("--")
@@ -53,72 +59,67 @@ impl<'a> Args<'a> {
         {
             let letters: Vec<char> = a[1..].chars().collect();
             for (k, c) in letters.iter().enumerate() {
-                self.queue.push_back(format!("-{c}"));
-                if self.valued.contains(*c) {
+                if self.valued.contains(*c) || self.optional.contains(*c) {
                     let rest: String = letters[k + 1..].iter().collect();
-                    if !rest.is_empty() {
-                        self.queue.push_back(rest);
-                    }
+                    self.queue
+                        .push_back((format!("-{c}"), Some(rest).filter(|r| !r.is_empty())));
                     break;
                 }
+                self.queue.push_back((format!("-{c}"), None));
             }
-            return self.queue.pop_front();
+            return self.next();
         }
         Some(a)
     }
 
-    /// The value of the option just read.
-    pub fn value(&mut self, name: &str) -> Result<String, String> {
+    /// The value of the option just read, attached or next; None after the last argument.
+    fn value(&mut self) -> Option<String> {
         if let Some(v) = self.pending.take() {
-            return Ok(v);
+            return Some(v);
         }
-        if let Some(q) = self.queue.pop_front() {
-            return Ok(q);
-        }
-        match self.args.get(self.i) {
-            Some(v) => {
-                self.i += 1;
-                Ok(v.clone())
-            }
-            None => Err(format!("error: option `{name}' requires a value")),
-        }
+        let v = self.args.get(self.i)?.clone();
+        self.i += 1;
+        Some(v)
     }
 
-    /// The `=value` given to the option just read, if any.
-    pub fn pending_value(&mut self) -> Option<&str> {
-        self.pending.as_deref()
-    }
-
-    /// Fails when a flag was given a value (`--quiet=1`).
-    pub fn flag(&mut self, name: &str) -> Result<(), String> {
-        match self.pending.take() {
-            Some(_) => Err(format!("error: option `{name}' takes no value")),
-            None => Ok(()),
-        }
-    }
-
-    /// Everything after `--`.
-    pub fn rest(&mut self) -> Vec<String> {
+    /// Everything not read yet.
+    fn rest(&mut self) -> Vec<String> {
         let r = self.args[self.i..].to_vec();
         self.i = self.args.len();
         r
     }
+}
 
-    /// git's message for an option it does not know.
-    pub fn unknown(&self, s: &str) -> String {
-        match s.strip_prefix("--") {
-            Some(long) => format!("error: unknown option `{long}'"),
-            None => format!(
-                "error: unknown switch `{}'",
-                s.trim_start_matches('-').chars().next().unwrap_or('-')
-            ),
-        }
+/// How git's messages name an option as it was spelled: `switch `m'` or `option `message'`.
+fn spelled(arg: &str) -> String {
+    match arg.strip_prefix("--") {
+        Some(long) => format!("option `{long}'"),
+        None => format!("switch `{}'", arg.trim_start_matches('-')),
     }
+}
+
+/// git's message for an option it does not know.
+fn unknown(s: &str) -> String {
+    match s.strip_prefix("--") {
+        Some(long) => format!("error: unknown option `{long}'"),
+        None => format!(
+            "error: unknown switch `{}'",
+            s.trim_start_matches('-').chars().next().unwrap_or('-')
+        ),
+    }
+}
+
+/// The refusal of the commands that read revision options (`log`, `format-patch`) rather
+/// than git's parse-options, for an option they do not know: status 128.
+pub(crate) fn unrecognized(arg: &str) -> (String, i32) {
+    (format!("fatal: unrecognized argument: {arg}"), 128)
 }
 
 /// A command's options, declared as git's parse-options declares them: one table per
 /// command, read by [`Spec::parse`] in the order given, so that every command reads
-/// `--name=value`, bundles and values the same way and refuses the same way.
+/// `--name=value`, bundles and values the same way and refuses the same way. What the
+/// options mean together (modes that exclude each other, options that need another) is
+/// checked by the command after parsing, from the values parsed.
 pub(crate) struct Spec<T: 'static> {
     /// The command's name, for its refusals (`git NAME --x is not supported in burrow`).
     pub name: &'static str,
@@ -128,9 +129,51 @@ pub(crate) struct Spec<T: 'static> {
     /// git's options that burrow's git does not implement, separated by spaces: refused by
     /// name with status 128 instead of being reported as unknown.
     pub refused: &'static str,
-    /// An unknown option is answered with the usage alone, without git's "unknown option"
-    /// line (the sequencer's commands).
-    pub usage_alone: bool,
+    /// What an option that is neither declared nor refused gets.
+    pub unknown: Unknown,
+    /// The options' help git prints under the usage, section after section (none for most
+    /// commands: their usage text is whole).
+    pub help: &'static [&'static [Help]],
+}
+
+/// One option's line of git's help under a usage: how it is spelled (`-n, --no-commit`,
+/// `--[no-]cleanup <mode>`) and what it does.
+pub(crate) struct Help(pub &'static str, pub &'static str);
+
+/// git's usage text: the synopsis, then (after an empty line) each option's help laid out
+/// as git's `usage_with_options` lays it out, from column 26, on a line of its own below
+/// an option spelled longer than that.
+fn usage_text(synopsis: &str, help: &[&[Help]]) -> String {
+    const WIDTH: usize = 26;
+    let mut out = synopsis.to_string();
+    if !help.is_empty() {
+        out.push_str("\n\n");
+    }
+    for Help(option, what) in help.iter().copied().flatten() {
+        let spelled = format!("    {option}");
+        let n = spelled.chars().count();
+        out.push_str(&spelled);
+        if n < WIDTH {
+            out.push_str(&" ".repeat(WIDTH - n));
+        } else {
+            out.push('\n');
+            out.push_str(&" ".repeat(WIDTH));
+        }
+        out.push_str(what);
+        out.push('\n');
+    }
+    out
+}
+
+/// The answer to an option a command does not know.
+pub(crate) enum Unknown {
+    /// git's "unknown option" line, then the usage (status 129).
+    Usage,
+    /// The usage alone, without git's "unknown option" line (the sequencer's commands).
+    UsageAlone,
+    /// The command's own message for the option as given, and its status (`git log` reads
+    /// revision options, not parse-options: `fatal: unrecognized argument: --x`, 128).
+    Own(fn(&str) -> (String, i32)),
 }
 
 /// One option: its spellings (`-q/--quiet`, `--ff-only`; a short one takes a value
@@ -143,10 +186,23 @@ pub(crate) struct Opt<T> {
 pub(crate) enum Takes<T> {
     /// A switch: a value given to it (`--quiet=1`) is git's "takes no value".
     Flag(fn(&mut T)),
-    /// A switch that may be given a value attached (`--abbrev=7`, `--dirty=-x`).
+    /// A switch and its negation `--no-NAME` (git's OPT_BOOL): true, then false.
+    Bool(fn(&mut T, bool)),
+    /// A switch that may be given a value attached (`--abbrev=7`, `--dirty=-x`, `-n3`).
     Optional(fn(&mut T, Option<String>) -> Result<(), Refusal>),
     /// A value, attached or next (`-m MSG`, `--message=MSG`).
     Value(fn(&mut T, String) -> Result<(), Refusal>),
+    /// A value, attached or next, or this one when the option is the last argument
+    /// (`--merged [<commit>]`, git's PARSE_OPT_LASTARG_DEFAULT).
+    ValueOr(&'static str, fn(&mut T, String)),
+    /// A whole number, attached or next (git's OPT_INTEGER): anything else is git's
+    /// "expects a numerical value".
+    Number(fn(&mut T, usize)),
+    /// `-NUM` (`log -3`): named `-<n>`, given the digits.
+    Count(fn(&mut T, &str)),
+    /// One of the command's modes (git's OPT_CMDMODE): two different ones are refused as
+    /// git refuses them.
+    Mode(fn(&mut T)),
     /// A switch accepted without effect here (`--progress`: no terminal, no progress).
     Ignored,
 }
@@ -156,6 +212,12 @@ impl<T> Opt<T> {
         Opt {
             names,
             takes: Takes::Flag(set),
+        }
+    }
+    pub const fn bool(names: &'static str, set: fn(&mut T, bool)) -> Opt<T> {
+        Opt {
+            names,
+            takes: Takes::Bool(set),
         }
     }
     pub const fn optional(
@@ -176,6 +238,34 @@ impl<T> Opt<T> {
             takes: Takes::Value(set),
         }
     }
+    pub const fn value_or(
+        names: &'static str,
+        default: &'static str,
+        set: fn(&mut T, String),
+    ) -> Opt<T> {
+        Opt {
+            names,
+            takes: Takes::ValueOr(default, set),
+        }
+    }
+    pub const fn number(names: &'static str, set: fn(&mut T, usize)) -> Opt<T> {
+        Opt {
+            names,
+            takes: Takes::Number(set),
+        }
+    }
+    pub const fn count(set: fn(&mut T, &str)) -> Opt<T> {
+        Opt {
+            names: "-<n>",
+            takes: Takes::Count(set),
+        }
+    }
+    pub const fn mode(names: &'static str, set: fn(&mut T)) -> Opt<T> {
+        Opt {
+            names,
+            takes: Takes::Mode(set),
+        }
+    }
     pub const fn ignored(names: &'static str) -> Opt<T> {
         Opt {
             names,
@@ -183,16 +273,30 @@ impl<T> Opt<T> {
         }
     }
 
-    fn named(&self, arg: &str) -> bool {
-        self.names.split('/').any(|n| n == arg)
+    /// Whether `arg` names this option: Some(false) for the negation of a [`Takes::Bool`].
+    fn named(&self, arg: &str) -> Option<bool> {
+        if let Takes::Count(_) = self.takes {
+            let digits = arg.strip_prefix('-')?;
+            return (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .then_some(true);
+        }
+        if self.names.split('/').any(|n| n == arg) {
+            return Some(true);
+        }
+        let negated = arg.strip_prefix("--no-")?;
+        (matches!(self.takes, Takes::Bool(_))
+            && self
+                .names
+                .split('/')
+                .any(|n| n.strip_prefix("--") == Some(negated)))
+        .then_some(false)
     }
 
-    /// Its long name, as git's messages name the option.
-    fn long(&self) -> &'static str {
+    /// Its short spellings, for the reader's bundles.
+    fn letters(&self) -> impl Iterator<Item = &'static str> {
         self.names
             .split('/')
-            .find_map(|n| n.strip_prefix("--"))
-            .unwrap_or_else(|| self.names.trim_start_matches('-'))
+            .filter_map(|n| n.strip_prefix('-').filter(|n| n.len() == 1))
     }
 }
 
@@ -204,6 +308,9 @@ pub(crate) enum Refusal {
     NotHere(String),
     /// git's message alone, without the usage (status 129): a value the option refuses.
     Alone(String),
+    /// A failure of the command's (status 128 for a `fatal:`, 1 for an `error:`), as
+    /// [`fail`] gives it: a value git reads and refuses (`--date=nope`), a file unread.
+    Fatal(String),
 }
 
 impl From<String> for Refusal {
@@ -211,6 +318,22 @@ impl From<String> for Refusal {
         Refusal::Usage(e)
     }
 }
+
+/// What the reader does with an operand (a command's own reading of them, as `git log`
+/// tells revisions from paths).
+pub(crate) enum Next {
+    /// Keep it among the operands and read on.
+    Operand,
+    /// The command kept it; read on.
+    Taken,
+    /// Keep it, and options end here: what follows is operands (and after `--`, the second
+    /// list), as git's PARSE_OPT_STOP_AT_NON_OPTION.
+    Stop,
+}
+
+/// The operands [`Spec::parse_split`] returns: those before `--`, and those after it (None
+/// without `--`).
+pub(crate) type Operands = (Vec<String>, Option<Vec<String>>);
 
 impl<T> Spec<T> {
     /// Reads `args` into `opts` and returns the operands (everything after `--` among them,
@@ -228,62 +351,185 @@ impl<T> Spec<T> {
         args: &[String],
         opts: &mut T,
         io: &Io,
-    ) -> Result<(Vec<String>, Option<Vec<String>>), i32> {
-        let valued: String = self
-            .options
-            .iter()
-            .filter(|o| matches!(o.takes, Takes::Value(_)))
-            .flat_map(|o| o.names.split('/'))
-            .filter_map(|n| n.strip_prefix('-').filter(|n| n.len() == 1))
-            .collect();
-        let mut a = Args::with_values(args, &valued);
+    ) -> Result<Operands, i32> {
+        self.parse_with(args, opts, io, &mut |_, _| Ok(Next::Operand))
+    }
+
+    /// [`Spec::parse_split`] with the command reading each operand as it comes.
+    pub(crate) fn parse_with(
+        &self,
+        args: &[String],
+        opts: &mut T,
+        io: &Io,
+        operand: &mut dyn FnMut(&mut T, &str) -> Result<Next, Refusal>,
+    ) -> Result<Operands, i32> {
+        let letters = |valued: bool| -> String {
+            self.options
+                .iter()
+                .filter(|o| match o.takes {
+                    Takes::Value(_) | Takes::ValueOr(..) | Takes::Number(_) => valued,
+                    Takes::Optional(_) => !valued,
+                    _ => false,
+                })
+                .flat_map(Opt::letters)
+                .collect()
+        };
+        let mut a = Args::new(args, letters(true), letters(false));
         let mut operands = Vec::new();
-        let mut after = None;
+        let mut mode: Option<(String, &'static str)> = None;
         while let Some(arg) = a.next() {
-            let r = match self.options.iter().find(|o| o.named(&arg)) {
-                Some(o) => match &o.takes {
-                    Takes::Flag(set) => a.flag(o.long()).map(|_| set(opts)).map_err(Refusal::Usage),
-                    Takes::Optional(set) => {
-                        let v = a.pending_value().map(str::to_string);
-                        set(opts, v)
-                    }
-                    Takes::Value(set) => match a.value(o.long()) {
-                        Ok(v) => set(opts, v),
-                        Err(e) => Err(Refusal::Usage(e)),
-                    },
-                    Takes::Ignored => a.flag(o.long()).map_err(Refusal::Usage),
-                },
+            let r = match self.options.iter().find_map(|o| Some((o, o.named(&arg)?))) {
+                Some((o, on)) => self.take(o, on, &arg, &mut a, &mut mode, opts),
                 None if self.refused.split_whitespace().any(|r| r == arg) => {
                     Err(Refusal::NotHere(arg))
                 }
-                None if arg == "--" => {
-                    after = Some(a.rest());
-                    Ok(())
-                }
-                None if arg.starts_with('-') && arg != "-" => {
-                    Err(Refusal::Usage(if self.usage_alone {
-                        String::new()
-                    } else {
-                        a.unknown(&arg)
-                    }))
-                }
-                None => {
-                    operands.push(arg);
-                    Ok(())
-                }
+                None if arg == "--" => return Ok((operands, Some(a.rest()))),
+                None if arg.starts_with('-') && arg != "-" => match self.unknown {
+                    Unknown::Usage => Err(Refusal::Usage(unknown(&arg))),
+                    Unknown::UsageAlone => Err(Refusal::Usage(String::new())),
+                    Unknown::Own(said) => {
+                        let given = match a.pending.take() {
+                            Some(v) => format!("{arg}={v}"),
+                            None => arg,
+                        };
+                        let (e, code) = said(&given);
+                        io.eprint(&format!("{e}\n"));
+                        return Err(code);
+                    }
+                },
+                None => match operand(opts, &arg) {
+                    Ok(Next::Taken) => Ok(()),
+                    Ok(Next::Operand) => {
+                        operands.push(arg);
+                        Ok(())
+                    }
+                    Ok(Next::Stop) => {
+                        operands.push(arg);
+                        let mut rest = a.rest().into_iter();
+                        while let Some(o) = rest.next() {
+                            if o == "--" {
+                                return Ok((operands, Some(rest.collect())));
+                            }
+                            operands.push(o);
+                        }
+                        return Ok((operands, None));
+                    }
+                    Err(e) => Err(e),
+                },
             };
             match r {
                 Ok(()) => {}
-                Err(Refusal::Usage(e)) => return Err(usage_error(io, &e, self.usage)),
+                Err(Refusal::Usage(e)) => return Err(self.usage_error(io, &e)),
                 Err(Refusal::NotHere(arg)) => return Err(not_here(io, self.name, &arg)),
                 Err(Refusal::Alone(e)) => {
                     io.eprint(&format!("{e}\n"));
                     return Err(129);
                 }
+                Err(Refusal::Fatal(e)) => return Err(fail(io, &e)),
             }
         }
-        Ok((operands, after))
+        Ok((operands, None))
     }
+
+    /// A usage error: the message, then the command's usage (status 129).
+    pub(crate) fn usage_error(&self, io: &Io, msg: &str) -> i32 {
+        usage_error(io, msg, &usage_text(self.usage, self.help))
+    }
+
+    /// Reads one option given as `arg` (`on`: not its negation) into `opts`.
+    fn take(
+        &self,
+        o: &Opt<T>,
+        on: bool,
+        arg: &str,
+        a: &mut Args,
+        mode: &mut Option<(String, &'static str)>,
+        opts: &mut T,
+    ) -> Result<(), Refusal> {
+        let no_value = |a: &mut Args| match a.pending.take() {
+            Some(_) => Err(Refusal::Alone(format!(
+                "error: {} takes no value",
+                spelled(arg)
+            ))),
+            None => Ok(()),
+        };
+        let value = |a: &mut Args| {
+            a.value()
+                .ok_or_else(|| Refusal::Alone(format!("error: {} requires a value", spelled(arg))))
+        };
+        match &o.takes {
+            Takes::Flag(set) => no_value(a).map(|_| set(opts)),
+            Takes::Bool(set) => no_value(a).map(|_| set(opts, on)),
+            Takes::Optional(set) => set(opts, a.pending.take()),
+            Takes::Value(set) => set(opts, value(a)?),
+            Takes::ValueOr(default, set) => {
+                set(opts, a.value().unwrap_or_else(|| default.to_string()));
+                Ok(())
+            }
+            Takes::Number(set) => {
+                let v = value(a)?;
+                let n = v.parse().map_err(|_| {
+                    Refusal::Alone(format!("error: {} expects a numerical value", spelled(arg)))
+                })?;
+                set(opts, n);
+                Ok(())
+            }
+            Takes::Count(set) => {
+                set(opts, &arg[1..]);
+                Ok(())
+            }
+            Takes::Mode(set) => {
+                no_value(a)?;
+                if let Some((first, names)) = mode.as_ref()
+                    && *names != o.names
+                {
+                    return Err(Refusal::Alone(format!(
+                        "error: options '{arg}' and '{first}' cannot be used together"
+                    )));
+                }
+                *mode = Some((arg.to_string(), o.names));
+                set(opts);
+                Ok(())
+            }
+            Takes::Ignored => no_value(a),
+        }
+    }
+}
+
+/// A value an option sets (`--format`, `-o`), for its table.
+pub(crate) fn set<V>(slot: &mut V, v: V) -> Result<(), Refusal> {
+    *slot = v;
+    Ok(())
+}
+
+/// A value an option adds to a list (`--author`, `--sort`, `-m`), for its table.
+pub(crate) fn push<V>(list: &mut Vec<V>, v: V) -> Result<(), Refusal> {
+    list.push(v);
+    Ok(())
+}
+
+/// A message given on the command line (`-m TEXT`, `-F FILE`), read in order once the
+/// options are.
+pub(crate) enum Message {
+    Text(String),
+    File(String),
+}
+
+/// The messages' texts, each file read from the shell's working directory; a file that
+/// cannot be read is refused with `unreadable` (given its name and why).
+pub(crate) fn read_messages(
+    sh: &dyn Ctx,
+    messages: &[Message],
+    unreadable: fn(&str, &str) -> String,
+) -> Result<Vec<String>, String> {
+    messages
+        .iter()
+        .map(|m| match m {
+            Message::Text(t) => Ok(t.clone()),
+            Message::File(f) => std::fs::read_to_string(sh.path(f))
+                .map_err(|e| unreadable(f, &sh_utility::format::io_msg(&e))),
+        })
+        .collect()
 }
 
 /// Prints a command's failure and gives git's status for it: 1 for an `error:` alone, 128
@@ -318,12 +564,15 @@ pub fn open_repo(sh: &dyn Ctx, io: &Io) -> Result<(Repo, std::path::PathBuf), i3
     }
 }
 
-/// A usage error: the message, git's usage line, status 129.
+/// A usage error: the message, git's usage line (none for a command whose misuse git names
+/// without it: an empty usage), status 129.
 pub fn usage_error(io: &Io, msg: &str, usage: &str) -> i32 {
     if !msg.is_empty() {
         io.eprint(&format!("{msg}\n"));
     }
-    io.eprint(&format!("usage: {usage}\n"));
+    if !usage.is_empty() {
+        io.eprint(&format!("usage: {usage}\n"));
+    }
     129
 }
 
@@ -337,18 +586,21 @@ mod tests {
 
     #[test]
     fn options_read_as_git_reads_them() {
-        let v = strings(&["-qbmain", "--depth=1", "--branch", "dev", "url"]);
-        let mut a = Args::with_values(&v, "b");
+        let v = strings(&["-qbmain", "-n3", "--depth=1", "--branch", "dev", "url"]);
+        let mut a = Args::new(&v, "b".into(), "n".into());
         assert_eq!(a.next().as_deref(), Some("-q"));
         assert_eq!(a.next().as_deref(), Some("-b"));
-        assert_eq!(a.value("branch").unwrap(), "main");
+        assert_eq!(a.value().as_deref(), Some("main"));
+        assert_eq!(a.next().as_deref(), Some("-n"));
+        assert_eq!(a.pending.take().as_deref(), Some("3"));
         assert_eq!(a.next().as_deref(), Some("--depth"));
-        assert_eq!(a.value("depth").unwrap(), "1");
+        assert_eq!(a.value().as_deref(), Some("1"));
         assert_eq!(a.next().as_deref(), Some("--branch"));
-        assert_eq!(a.value("branch").unwrap(), "dev");
+        assert_eq!(a.value().as_deref(), Some("dev"));
         assert_eq!(a.next().as_deref(), Some("url"));
-        assert_eq!(a.unknown("--frob"), "error: unknown option `frob'");
-        assert_eq!(a.unknown("-x"), "error: unknown switch `x'");
+        assert_eq!(a.value(), None);
+        assert_eq!(unknown("--frob"), "error: unknown option `frob'");
+        assert_eq!(unknown("-x"), "error: unknown switch `x'");
     }
 
     #[derive(Default, Debug, PartialEq)]
@@ -374,7 +626,8 @@ mod tests {
             Opt::ignored("--progress"),
         ],
         refused: "--frob -z",
-        usage_alone: false,
+        unknown: Unknown::Usage,
+        help: &[],
     };
 
     /// Parses `args` with [`SPEC`]: the options, the operands, and what went to stderr.
@@ -406,15 +659,12 @@ mod tests {
         let (_, r, e) = parse(&["--quiet=1"]);
         assert_eq!(
             (r, e.as_str()),
-            (
-                Err(129),
-                "error: option `quiet' takes no value\nusage: git x\n"
-            )
+            (Err(129), "error: option `quiet' takes no value\n")
         );
         let (_, r, e) = parse(&["-m"]);
         assert_eq!(
             (r, e.lines().next()),
-            (Err(129), Some("error: option `message' requires a value"))
+            (Err(129), Some("error: switch `m' requires a value"))
         );
         let (_, r, e) = parse(&["--frob=1"]);
         assert_eq!(
@@ -428,6 +678,136 @@ mod tests {
         assert_eq!(
             (r, e.lines().next()),
             (Err(129), Some("error: unknown option `what'"))
+        );
+    }
+
+    /// The options of git's kinds beyond flags and values, as one table.
+    #[derive(Default, Debug, PartialEq)]
+    struct K {
+        cached: Option<bool>,
+        lines: Option<usize>,
+        context: usize,
+        count: Option<String>,
+        merged: Vec<String>,
+        mode: Vec<&'static str>,
+    }
+
+    const KINDS: Spec<K> = Spec {
+        name: "k",
+        usage: "git k",
+        options: &[
+            Opt::bool("-c/--cached", |k, on| k.cached = Some(on)),
+            Opt::optional("-n", |k, v| {
+                k.lines = Some(v.map_or(1, |v| v.parse().unwrap_or(0)));
+                Ok(())
+            }),
+            Opt::number("-C/--context", |k, n| k.context = n),
+            Opt::count(|k, n| k.count = Some(n.to_string())),
+            Opt::value_or("--merged", "HEAD", |k, v| k.merged.push(v)),
+            Opt::mode("--get", |k| k.mode.push("get")),
+            Opt::mode("-l/--list", |k| k.mode.push("list")),
+        ],
+        refused: "",
+        unknown: Unknown::Own(unrecognized),
+        help: &[&[
+            Help("-c, --[no-]cached", "cached"),
+            Help("-C, --context <n>", "lines"),
+        ]],
+    };
+
+    /// Parses `args` with [`KINDS`], reading operands with `operand`.
+    fn kinds(
+        args: &[&str],
+        operand: &mut dyn FnMut(&mut K, &str) -> Result<Next, Refusal>,
+    ) -> (K, Result<Operands, i32>, String) {
+        let (err, buf) = sh_utility::io::Sink::buffer();
+        let io = Io::new(
+            sh_utility::io::input(Vec::new()),
+            sh_utility::io::Sink::Null,
+            err,
+        );
+        let mut k = K::default();
+        let r = KINDS.parse_with(&strings(args), &mut k, &io, operand);
+        let text = String::from_utf8_lossy(&buf.borrow()).into_owned();
+        (k, r, text)
+    }
+
+    #[test]
+    fn option_kinds_read_as_git_reads_them() {
+        let mut keep = |_: &mut K, _: &str| Ok(Next::Operand);
+        let (k, r, _) = kinds(
+            &[
+                "-cn3",
+                "--no-cached",
+                "-C2",
+                "-12",
+                "--merged",
+                "x",
+                "a",
+                "--merged",
+            ],
+            &mut keep,
+        );
+        assert_eq!(r, Ok((strings(&["a"]), None)));
+        assert_eq!(
+            k,
+            K {
+                cached: Some(false),
+                lines: Some(3),
+                context: 2,
+                count: Some("12".into()),
+                merged: strings(&["x", "HEAD"]),
+                mode: vec![],
+            }
+        );
+        let (_, r, e) = kinds(&["-C", "x"], &mut keep);
+        assert_eq!(
+            (r, e.as_str()),
+            (Err(129), "error: switch `C' expects a numerical value\n")
+        );
+        assert_eq!(
+            usage_text(KINDS.usage, KINDS.help),
+            "git k\n\n    -c, --[no-]cached     cached\n    -C, --context <n>     lines\n"
+        );
+        let (k, r, e) = kinds(&["--get", "--get", "-l"], &mut keep);
+        assert_eq!(
+            (k.mode, r, e.as_str()),
+            (
+                vec!["get", "get"],
+                Err(129),
+                "error: options '-l' and '--get' cannot be used together\n"
+            )
+        );
+        let (_, r, e) = kinds(&["--frob=1"], &mut keep);
+        assert_eq!(
+            (r, e.as_str()),
+            (Err(128), "fatal: unrecognized argument: --frob=1\n")
+        );
+    }
+
+    #[test]
+    fn an_operand_can_end_the_options() {
+        let mut stop = |_: &mut K, _: &str| Ok(Next::Stop);
+        let (k, r, _) = kinds(&["-c", "pat", "-c", "rev", "--", "-n"], &mut stop);
+        assert_eq!(
+            (k.cached, r),
+            (
+                Some(true),
+                Ok((strings(&["pat", "-c", "rev"]), Some(strings(&["-n"]))))
+            )
+        );
+        let mut taken = |k: &mut K, a: &str| {
+            k.merged.push(a.to_string());
+            Ok(Next::Taken)
+        };
+        let (k, r, _) = kinds(&["a", "-c", "b", "--", "c"], &mut taken);
+        assert_eq!(
+            (k.merged, k.cached, r),
+            (
+                strings(&["a", "b"]),
+                Some(true),
+                Ok((vec![], Some(strings(&["c"]))))
+            )
         );
     }
 }

@@ -14,7 +14,7 @@ use foldhash::{HashMap, HashMapExt};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Opt, Spec, Unknown, push, usage_error};
 use crate::plumbing::commit::{ident_name_email, ident_time, read_commit, subject};
 use crate::plumbing::date::iso_date;
 use crate::plumbing::diff::lines as split_lines;
@@ -65,60 +65,52 @@ pub fn blame(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     }
 }
 
+/// What blame was asked for: how to show it, and the `-L` ranges.
+#[derive(Default)]
+struct Opts {
+    show: Show,
+    ranges: Vec<String>,
+}
+
+const SPEC: Spec<Opts> = Spec {
+    name: "blame",
+    usage: USAGE,
+    options: &[
+        Opt::flag("-s", |o| o.show.suppress = true),
+        Opt::flag("-e/--show-email", |o| o.show.email = true),
+        Opt::flag("-l", |o| o.show.long = true),
+        Opt::flag("-n/--show-number", |o| o.show.number = true),
+        Opt::flag("-f/--show-name", |o| o.show.name = true),
+        Opt::flag("-t", |o| o.show.raw_time = true),
+        Opt::flag("--root", |o| o.show.root = true),
+        Opt::flag("-p/--porcelain", |o| o.show.porcelain = true),
+        Opt::flag("--line-porcelain", |o| {
+            o.show.porcelain = true;
+            o.show.line_porcelain = true;
+        }),
+        Opt::value("-L", |o, v| push(&mut o.ranges, v)),
+        Opt::ignored("--no-color"),
+    ],
+    refused: "-w -M -C --reverse --first-parent -c --incremental --date --abbrev --contents -S --ignore-rev --ignore-revs-file --minimal --progress --score-debug",
+    unknown: Unknown::Usage,
+    help: &[],
+};
+
 fn run(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
-    let mut show = Show::default();
-    let mut ranges: Vec<String> = Vec::new();
-    let mut operands: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "L");
-    while let Some(arg) = a.next() {
-        let r: Result<(), String> = match arg.as_str() {
-            "-s" => a.flag("s").map(|_| show.suppress = true),
-            "-e" | "--show-email" => a.flag("show-email").map(|_| show.email = true),
-            "-l" => a.flag("l").map(|_| show.long = true),
-            "-n" | "--show-number" => a.flag("show-number").map(|_| show.number = true),
-            "-f" | "--show-name" => a.flag("show-name").map(|_| show.name = true),
-            "-t" => a.flag("t").map(|_| show.raw_time = true),
-            "--root" => a.flag("root").map(|_| show.root = true),
-            "-p" | "--porcelain" => a.flag("porcelain").map(|_| show.porcelain = true),
-            "--line-porcelain" => a.flag("line-porcelain").map(|_| {
-                show.porcelain = true;
-                show.line_porcelain = true;
-            }),
-            "-L" => a.value("L").map(|v| ranges.push(v)),
-            "--no-color" => Ok(()),
-            "--" => {
-                operands.push("--".into());
-                operands.extend(a.rest());
-                Ok(())
-            }
-            "-w" | "-M" | "-C" | "--reverse" | "--first-parent" | "-c" | "--incremental"
-            | "--date" | "--abbrev" | "--contents" | "-S" | "--ignore-rev"
-            | "--ignore-revs-file" | "--minimal" | "--progress" | "--score-debug" => {
-                return Err(format!(
-                    "fatal: 'git blame {arg}' is not supported in burrow"
-                ));
-            }
-            s if s.starts_with('-') && s.len() > 1 => Err(a.unknown(s)),
-            _ => {
-                operands.push(arg.clone());
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return Ok(usage_error(io, &e, USAGE));
-        }
-    }
+    let mut o = Opts::default();
+    let operands = match SPEC.parse_split(args, &mut o, io) {
+        Ok(v) => v,
+        Err(code) => return Ok(code),
+    };
+    let Opts { show, ranges } = o;
     // [REV] [--] FILE
-    let (rev, file) = match operands.iter().position(|o| o == "--") {
-        Some(k) => {
-            let rest = &operands[k + 1..];
-            match (&operands[..k], rest) {
-                ([], [f]) => (None, f.clone()),
-                ([r], [f]) => (Some(r.clone()), f.clone()),
-                _ => return Ok(usage_error(io, "", USAGE)),
-            }
-        }
-        None => match operands.as_slice() {
+    let (rev, file) = match operands {
+        (before, Some(after)) => match (before.as_slice(), after.as_slice()) {
+            ([], [f]) => (None, f.clone()),
+            ([r], [f]) => (Some(r.clone()), f.clone()),
+            _ => return Ok(usage_error(io, "", USAGE)),
+        },
+        (operands, None) => match operands.as_slice() {
             [f] => (None, f.clone()),
             [r, f] => (Some(r.clone()), f.clone()),
             _ => return Ok(usage_error(io, "", USAGE)),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Opt, Spec, usage_error};
+use super::args::{Opt, Spec, Unknown, set, usage_error};
 use crate::plumbing::object::{Kind, Oid, hex, parse_tree};
 use crate::plumbing::pack::{self, Pack};
 use crate::plumbing::remote::{Ref, Remote};
@@ -30,14 +30,8 @@ const SPEC: Spec<Opts> = Spec {
     name: "clone",
     usage: USAGE,
     options: &[
-        Opt::value("--depth", |o, v| {
-            o.depth = Some(positive(&v)?);
-            Ok(())
-        }),
-        Opt::value("-b/--branch", |o, v| {
-            o.branch = Some(v);
-            Ok(())
-        }),
+        Opt::value("--depth", |o, v| set(&mut o.depth, Some(positive(&v)?))),
+        Opt::value("-b/--branch", |o, v| set(&mut o.branch, Some(v))),
         Opt::flag("--single-branch", |o| o.single_branch = Some(true)),
         Opt::flag("--no-single-branch", |o| o.single_branch = Some(false)),
         Opt::flag("-n/--no-checkout", |o| o.no_checkout = true),
@@ -45,7 +39,8 @@ const SPEC: Spec<Opts> = Spec {
         Opt::flag("--progress", |o| o.progress = true),
     ],
     refused: "",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 pub fn clone(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {

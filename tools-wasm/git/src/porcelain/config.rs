@@ -6,6 +6,7 @@ use std::path::Path;
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
+use super::args::{Next, Opt, Spec, Unknown};
 use crate::plumbing::repo::Repo;
 
 /// `git config`, in the repository of the working directory if there is one.
@@ -14,27 +15,56 @@ pub(crate) fn config(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     config_in(sh, Repo::discover(&cwd).as_ref(), args, io)
 }
 
+/// What `git config` was asked for.
+#[derive(Default)]
+struct Opts {
+    global: bool,
+    local: bool,
+    unset: bool,
+    list: bool,
+}
+
+const SPEC: Spec<Opts> = Spec {
+    name: "config",
+    // git's config names the misuse without its usage.
+    usage: "",
+    options: &[
+        Opt::flag("--global", |o| o.global = true),
+        Opt::flag("--local", |o| o.local = true),
+        Opt::mode("--get", |_| {}),
+        Opt::mode("--unset", |o| o.unset = true),
+        Opt::mode("-l/--list", |o| o.list = true),
+    ],
+    refused: "",
+    unknown: Unknown::Own(|arg| (format!("git: 'config {arg}' is not supported in burrow"), 1)),
+    help: &[],
+};
+
 /// `git config`: get (`KEY`, `--get KEY`), set (`KEY VALUE`), `--unset KEY` and
 /// `--list`, in the repository's `.git/config` or with `--global` in `$HOME/.gitconfig`.
 fn config_in(sh: &dyn Ctx, repo: Option<&Repo>, args: &[String], io: &Io) -> i32 {
-    let mut global = false;
-    let mut unset = false;
-    let mut list = false;
-    let mut rest: Vec<&String> = Vec::new();
-    for a in args {
-        match a.as_str() {
-            "--global" => global = true,
-            "--local" => global = false,
-            "--get" => {}
-            "--unset" => unset = true,
-            "-l" | "--list" => list = true,
-            s if s.starts_with('-') => {
-                io.eprint(&format!("git: 'config {s}' is not supported in burrow\n"));
-                return 1;
-            }
-            _ => rest.push(a),
+    let mut o = Opts::default();
+    // Options end at the first operand (`git config KEY --global` sets KEY to `--global`).
+    // The operands are the arguments from the first one on, as given (a `--` among them is
+    // a value); a `--` before them ends the options.
+    let rest = match SPEC.parse_with(args, &mut o, io, &mut |_, _| Ok(Next::Stop)) {
+        Ok((first, Some(after))) if first.is_empty() => after,
+        Ok((first, after)) => {
+            let n = first.len() + after.map_or(0, |a| a.len() + 1);
+            args[args.len() - n..].to_vec()
         }
+        Err(code) => return code,
+    };
+    if o.global && o.local {
+        io.eprint("error: only one config file at a time\n");
+        return 129;
     }
+    let Opts {
+        global,
+        unset,
+        list,
+        ..
+    } = o;
     let home = sh.get("HOME").unwrap_or("/home/agent").to_string();
     let global_path = Path::new(&home).join(".gitconfig");
     let global_text = std::fs::read_to_string(&global_path).unwrap_or_default();
@@ -82,7 +112,7 @@ fn config_in(sh: &dyn Ctx, repo: Option<&Repo>, args: &[String], io: &Io) -> i32
                 None => return 5,
             }
         } else {
-            crate::plumbing::repo::config_set(text, key, rest[1])
+            crate::plumbing::repo::config_set(text, key, &rest[1])
         };
         if let Err(e) = std::fs::write(&target, new) {
             io.eprint(&format!(

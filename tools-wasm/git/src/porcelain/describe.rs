@@ -7,7 +7,7 @@ use foldhash::{HashMap, HashMapExt, HashSet};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Opt, Spec};
+use super::args::{Opt, Spec, Unknown, set};
 use crate::plumbing::commit::ident_time;
 use crate::plumbing::index::worktree_change;
 use crate::plumbing::object::{Kind, Oid, hex};
@@ -84,8 +84,7 @@ const SPEC: Spec<Opts> = Spec {
         }),
         Opt::flag("--no-abbrev", |o| o.abbrev = Some(0)),
         Opt::optional("--dirty", |o, v| {
-            o.dirty = Some(v.unwrap_or_else(|| "-dirty".into()));
-            Ok(())
+            set(&mut o.dirty, Some(v.unwrap_or_else(|| "-dirty".into())))
         }),
         Opt::value("--match", |o, v| {
             o.matches.push(v);
@@ -99,7 +98,8 @@ const SPEC: Spec<Opts> = Spec {
         Opt::flag("--no-exclude", |o| o.excludes.clear()),
     ],
     refused: "--contains --all --first-parent --candidates --broken --debug",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 pub fn describe(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {

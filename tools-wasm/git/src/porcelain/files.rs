@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Opt, Spec, usage_error};
+use super::args::{Opt, Spec, Unknown, usage_error};
 use crate::plumbing::checkout::{remove_entry, work_of};
 use crate::plumbing::index::{Index, index_map, save_index, worktree_change};
 use crate::plumbing::pathspec::{match_specs, spec_path};
@@ -38,7 +38,8 @@ const RM: Spec<Rm> = Spec {
         Opt::flag("--ignore-unmatch", |o| o.ignore_unmatch = true),
     ],
     refused: "--pathspec-from-file --pathspec-file-nul --sparse",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 /// `git rm [-r] [-f] [--cached] [-q] [-n] [--ignore-unmatch] [--] PATHS`.
@@ -202,7 +203,8 @@ const MV: Spec<Mv> = Spec {
         Opt::flag("-v/--verbose", |o| o.verbose = true),
     ],
     refused: "--sparse",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 const MV_USAGE: &str = "git mv [-v] [-f] [-n] [-k] <source> <destination>\n   or: git mv [-v] [-f] [-n] [-k] <source>... <destination-directory>";

@@ -12,7 +12,7 @@ use foldhash::HashSet;
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Opt, Spec, Unknown, push, set, usage_error};
 use crate::plumbing::commit::ident_time;
 use crate::plumbing::date::{git_date, parse_date_style, show_date};
 use crate::plumbing::object::{Kind, Oid, hex, parse_commit};
@@ -537,70 +537,35 @@ struct Opts {
     patterns: Vec<String>,
 }
 
+const SPEC: Spec<Opts> = Spec {
+    name: "for-each-ref",
+    usage: USAGE,
+    options: &[
+        Opt::value("--format", |o, v| set(&mut o.format, Some(v))),
+        Opt::flag("--no-format", |o| o.format = None),
+        Opt::value("--sort", |o, v| push(&mut o.sorts, v)),
+        Opt::flag("--no-sort", |o| o.sorts.clear()),
+        Opt::number("--count", |o, n| o.count = Some(n)),
+        Opt::value("--points-at", |o, v| push(&mut o.points_at, v)),
+        // The next word is the commit, whatever it is; HEAD when there is none.
+        Opt::value_or("--merged", "HEAD", |o, v| o.merged.push(v)),
+        Opt::value_or("--no-merged", "HEAD", |o, v| o.no_merged.push(v)),
+        Opt::value_or("--contains", "HEAD", |o, v| o.contains.push(v)),
+        Opt::value_or("--no-contains", "HEAD", |o, v| o.no_contains.push(v)),
+        Opt::value("--exclude", |o, v| push(&mut o.excludes, v)),
+        Opt::ignored("--no-color"),
+    ],
+    refused: "-s --shell -p --perl --python --tcl --omit-empty --color --ignore-case --stdin --include-root-refs",
+    unknown: Unknown::Usage,
+    help: &[],
+};
+
 pub fn for_each_ref(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     let mut o = Opts::default();
-    let mut a = Args::with_values(args, "");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "--format" => a.value("format").map(|v| o.format = Some(v)),
-            "--no-format" => a.flag("no-format").map(|_| o.format = None),
-            "--sort" => a.value("sort").map(|v| o.sorts.push(v)),
-            "--no-sort" => a.flag("no-sort").map(|_| o.sorts.clear()),
-            "--count" => a.value("count").and_then(|v| {
-                v.parse::<usize>()
-                    .map(|n| o.count = Some(n))
-                    .map_err(|_| "error: option `count' expects a numerical value".to_string())
-            }),
-            "--points-at" => a.value("points-at").map(|v| o.points_at.push(v)),
-            // The next word is the commit, whatever it is; HEAD when there is none.
-            "--merged" => {
-                o.merged
-                    .push(a.value("merged").unwrap_or_else(|_| "HEAD".into()));
-                Ok(())
-            }
-            // The next word is the commit, whatever it is; HEAD when there is none.
-            "--no-merged" => {
-                o.no_merged
-                    .push(a.value("no-merged").unwrap_or_else(|_| "HEAD".into()));
-                Ok(())
-            }
-            // The next word is the commit, whatever it is; HEAD when there is none.
-            "--contains" => {
-                o.contains
-                    .push(a.value("contains").unwrap_or_else(|_| "HEAD".into()));
-                Ok(())
-            }
-            // The next word is the commit, whatever it is; HEAD when there is none.
-            "--no-contains" => {
-                o.no_contains
-                    .push(a.value("no-contains").unwrap_or_else(|_| "HEAD".into()));
-                Ok(())
-            }
-            "--exclude" => a.value("exclude").map(|v| o.excludes.push(v)),
-            "-s"
-            | "--shell"
-            | "-p"
-            | "--perl"
-            | "--python"
-            | "--tcl"
-            | "--omit-empty"
-            | "--color"
-            | "--ignore-case"
-            | "--stdin"
-            | "--include-root-refs" => {
-                return super::args::not_here(io, "for-each-ref", &arg);
-            }
-            "--no-color" => a.flag("no-color"),
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                o.patterns.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    o.patterns = match SPEC.parse(args, &mut o, io) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let (repo, _) = match super::args::open_repo(sh, io) {
         Ok(r) => r,
         Err(code) => return code,

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Next, Opt, Refusal, Spec, Unknown, set, unrecognized};
 use crate::plumbing::commit::{ident_name_email, ident_time, read_commit, resolve_commit};
 use crate::plumbing::date::{parse_date_style, show_date};
 use crate::plumbing::object::{Commit, Kind, Oid, hex};
@@ -19,103 +19,77 @@ use crate::plumbing::tree::tree_files;
 
 const USAGE: &str = "git format-patch [<options>] [<since> | <revision-range>]";
 
-/// Options git has that burrow's format-patch leaves out: refused by name.
-const NOT_HERE: &[&str] = &[
-    "--cover-letter",
-    "--thread",
-    "--no-thread",
-    "--in-reply-to",
-    "--attach",
-    "--inline",
-    "--no-attach",
-    "-k",
-    "--keep-subject",
-    "--to",
-    "--cc",
-    "--from",
-    "--base",
-    "--range-diff",
-    "--interdiff",
-    "--rfc",
-    "-v",
-    "--reroll-count",
-    "--binary",
-    "--no-binary",
-    "--zero-commit",
-    "--suffix",
-    "--root",
-    "--filename-max-length",
-    "--notes",
-    "--signature-file",
-    "--progress",
-    "--start-number",
-    "--numbered-files",
-    "-s",
-    "--signoff",
-    "--add-header",
-    "--ignore-if-in-upstream",
-    "--always",
-    "--encode-email-headers",
-    "-M",
-    "-C",
-    "-U",
-    "--unified",
-];
+/// What format-patch was asked for.
+struct Opts {
+    count: Option<usize>,
+    numbered: Option<bool>,
+    prefix: String,
+    stdout: bool,
+    dir: Option<String>,
+    /// The diffstat: `--stat --summary` by default, `--stat` alone when asked for, none.
+    stat: Option<bool>,
+    signature: Option<String>,
+    quiet: bool,
+}
+
+const SPEC: Spec<Opts> = Spec {
+    name: "format-patch",
+    usage: USAGE,
+    options: &[
+        Opt::count(|o, n| o.count = n.parse().ok()),
+        Opt::flag("-n/--numbered", |o| o.numbered = Some(true)),
+        Opt::flag("-N/--no-numbered", |o| o.numbered = Some(false)),
+        Opt::value("--subject-prefix", |o, v| set(&mut o.prefix, v)),
+        Opt::flag("--stdout", |o| o.stdout = true),
+        Opt::value("-o/--output-directory", |o, v| set(&mut o.dir, Some(v))),
+        Opt::flag("--stat", |o| o.stat = Some(false)),
+        Opt::flag("--no-stat/-p/--no-patch-stat", |o| o.stat = None),
+        Opt::value("--signature", |o, v| set(&mut o.signature, Some(v))),
+        Opt::flag("--no-signature", |o| o.signature = None),
+        Opt::flag("-q/--quiet", |o| o.quiet = true),
+    ],
+    // Options git has that burrow's format-patch leaves out.
+    refused: "--cover-letter --thread --no-thread --in-reply-to --attach --inline --no-attach -k --keep-subject --to --cc --from --base --range-diff --interdiff --rfc -v --reroll-count --binary --no-binary --zero-commit --suffix --root --filename-max-length --notes --signature-file --progress --start-number --numbered-files -s --signoff --add-header --ignore-if-in-upstream --always --encode-email-headers -M -C -U --unified",
+    // format-patch reads revision options: git's refusal is the revision reader's.
+    unknown: Unknown::Own(unrecognized),
+    help: &[],
+};
 
 pub fn format_patch(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     let (repo, cwd) = match super::args::open_repo(sh, io) {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let mut count: Option<usize> = None;
-    let mut numbered: Option<bool> = None;
-    let mut prefix = "PATCH".to_string();
-    let mut stdout = false;
-    let mut dir: Option<String> = None;
-    // The diffstat: `--stat --summary` by default, `--stat` alone when asked for, none.
-    let mut stat = Some(true);
-    let mut signature = Some(super::args::VERSION.to_string());
-    let mut quiet = false;
-    let mut revs: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "o");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            s if s.len() > 1
-                && s.starts_with('-')
-                && s[1..].bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                count = s[1..].parse().ok();
-                Ok(())
-            }
-            "-n" | "--numbered" => a.flag("numbered").map(|_| numbered = Some(true)),
-            "-N" | "--no-numbered" => a.flag("no-numbered").map(|_| numbered = Some(false)),
-            "--subject-prefix" => a.value("subject-prefix").map(|v| prefix = v),
-            "--stdout" => a.flag("stdout").map(|_| stdout = true),
-            "-o" | "--output-directory" => a.value("output-directory").map(|v| dir = Some(v)),
-            "--stat" => a.flag("stat").map(|_| stat = Some(false)),
-            "--no-stat" | "-p" | "--no-patch-stat" => a.flag("no-stat").map(|_| stat = None),
-            "--signature" => a.value("signature").map(|v| signature = Some(v)),
-            "--no-signature" => a.flag("no-signature").map(|_| signature = None),
-            "-q" | "--quiet" => a.flag("quiet").map(|_| quiet = true),
-            "--" => {
-                if !a.rest().is_empty() {
-                    return super::args::not_here(io, "format-patch", "-- <path>");
-                }
-                Ok(())
-            }
-            s if NOT_HERE.contains(&s) => {
-                return super::args::not_here(io, "format-patch", s);
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                revs.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
+    let mut o = Opts {
+        count: None,
+        numbered: None,
+        prefix: "PATCH".to_string(),
+        stdout: false,
+        dir: None,
+        stat: Some(true),
+        signature: Some(super::args::VERSION.to_string()),
+        quiet: false,
+    };
+    let revs = match SPEC.parse_with(args, &mut o, io, &mut |_, arg| match arg {
+        "-" => Err(Refusal::Fatal(unrecognized(arg).0)),
+        _ => Ok(Next::Operand),
+    }) {
+        Ok((_, Some(paths))) if !paths.is_empty() => {
+            return super::args::not_here(io, "format-patch", "-- <path>");
         }
-    }
+        Ok((revs, _)) => revs,
+        Err(code) => return code,
+    };
+    let Opts {
+        count,
+        numbered,
+        prefix,
+        stdout,
+        dir,
+        stat,
+        signature,
+        quiet,
+    } = o;
     if stdout && dir.is_some() {
         io.eprint(
             "fatal: options '--stdout' and '--output-directory ...' cannot be used together\n",

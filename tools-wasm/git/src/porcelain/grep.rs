@@ -10,7 +10,7 @@ use sh_coreutils::text::{Anchor, Report, Syntax, Target, build_regex};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Next, Opt, Refusal, Spec, Unknown, push};
 use crate::plumbing::commit::read_commit;
 use crate::plumbing::index::load_index;
 use crate::plumbing::object::{Kind, Oid};
@@ -22,30 +22,77 @@ use crate::plumbing::tree::tree_files;
 
 const USAGE: &str = "git grep [<options>] [-e] <pattern> [<rev>...] [[--] <path>...]";
 
-/// Options of git grep that burrow's does not implement (refused by name).
-const NOT_HERE: &[&str] = &[
-    "--no-index",
-    "--untracked",
-    "--exclude-standard",
-    "--recurse-submodules",
-    "--and",
-    "--or",
-    "--not",
-    "(",
-    ")",
-    "--all-match",
-    "-p",
-    "--show-function",
-    "-W",
-    "--function-context",
-    "--heading",
-    "--break",
-    "--column",
-    "--max-depth",
-    "--textconv",
-    "-O",
-    "--open-files-in-pager",
-];
+/// What grep was asked for.
+struct Opts {
+    patterns: Vec<Pattern>,
+    syntax: Syntax,
+    anchor: Anchor,
+    icase: bool,
+    cached: bool,
+    full_name: bool,
+    report: Report,
+}
+
+/// A pattern given: `-e PATTERN`, or `-f FILE` (a pattern a line).
+enum Pattern {
+    Given(String),
+    File(String),
+}
+
+const SPEC: Spec<Opts> = Spec {
+    name: "grep",
+    usage: USAGE,
+    options: &[
+        Opt::value("-e", |o, v| push(&mut o.patterns, Pattern::Given(v))),
+        Opt::value("-f", |o, v| push(&mut o.patterns, Pattern::File(v))),
+        Opt::flag("-i/--ignore-case", |o| o.icase = true),
+        Opt::flag("-w/--word-regexp", |o| o.anchor = Anchor::Word),
+        Opt::flag("-v/--invert-match", |o| o.report.invert = true),
+        Opt::flag("-E/--extended-regexp", |o| o.syntax = Syntax::Extended),
+        Opt::flag("-G/--basic-regexp", |o| o.syntax = Syntax::Basic),
+        Opt::flag("-F/--fixed-strings", |o| o.syntax = Syntax::Fixed),
+        Opt::flag("-P/--perl-regexp", |o| o.syntax = Syntax::Perl),
+        Opt::flag("-n/--line-number", |o| o.report.numbers = true),
+        Opt::flag("--no-line-number", |o| o.report.numbers = false),
+        Opt::flag("-h", |o| o.report.names = false),
+        Opt::flag("-H", |o| o.report.names = true),
+        Opt::flag("--full-name", |o| o.full_name = true),
+        Opt::flag("-l/--files-with-matches/--name-only", |o| {
+            o.report.files_with = true
+        }),
+        Opt::flag("-L/--files-without-match", |o| {
+            o.report.files_without = true
+        }),
+        Opt::flag("-c/--count", |o| o.report.count = true),
+        Opt::flag("-o/--only-matching", |o| o.report.only_matching = true),
+        Opt::flag("-q/--quiet", |o| o.report.quiet = true),
+        Opt::flag("-z/--null", |o| o.report.null = true),
+        Opt::flag("-a/--text", |o| o.report.text = true),
+        Opt::flag("-I", |o| o.report.skip_binary = true),
+        Opt::ignored("-r/--recursive/--no-color/--index"),
+        Opt::optional("--color", |_, v| match v.as_deref() {
+            None | Some("never" | "auto") => Ok(()),
+            Some(_) => Err(Refusal::NotHere("--color".into())),
+        }),
+        Opt::flag("--cached", |o| o.cached = true),
+        Opt::value("--threads", |_, _| Ok(())),
+        Opt::number("-A/--after-context", |o, n| o.report.after = n),
+        Opt::number("-B/--before-context", |o, n| o.report.before = n),
+        Opt::number("-C/--context", |o, n| {
+            o.report.before = n;
+            o.report.after = n;
+        }),
+        Opt::number("-m/--max-count", |o, n| o.report.max = Some(n)),
+        Opt::count(|o, n| {
+            let n: usize = n.parse().unwrap_or(0);
+            o.report.before = n;
+            o.report.after = n;
+        }),
+    ],
+    refused: "--no-index --untracked --exclude-standard --recurse-submodules --and --or --not ( ) --all-match -p --show-function -W --function-context --heading --break --column --max-depth --textconv -O --open-files-in-pager",
+    unknown: Unknown::Usage,
+    help: &[],
+};
 
 pub fn grep(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     let (repo, cwd) = match super::args::open_repo(sh, io) {
@@ -65,142 +112,62 @@ fn run(
     args: &[String],
     io: &Io,
 ) -> Result<i32, String> {
+    let mut o = Opts {
+        patterns: Vec::new(),
+        syntax: Syntax::Basic,
+        anchor: Anchor::None,
+        icase: false,
+        cached: false,
+        full_name: false,
+        report: Report {
+            names: true,
+            numbers: false,
+            invert: false,
+            only_matching: false,
+            files_with: false,
+            files_without: false,
+            count: false,
+            count_zero: false,
+            quiet: false,
+            before: 0,
+            after: 0,
+            max: None,
+            null: false,
+            text: false,
+            skip_binary: false,
+            binary_note_of: None,
+        },
+    };
+    // Options end at the first operand, as git's parser stops there: what follows is
+    // revisions and paths (`--` still starts the paths).
+    let (operands, paths) = match SPEC.parse_with(args, &mut o, io, &mut |_, _| Ok(Next::Stop)) {
+        Ok(v) => v,
+        Err(code) => return Ok(code),
+    };
+    let dashdash = paths.is_some();
+    let paths = paths.unwrap_or_default();
+    let Opts {
+        patterns,
+        syntax,
+        anchor,
+        icase,
+        cached,
+        full_name,
+        report,
+    } = o;
     let mut pats: Vec<String> = Vec::new();
-    let mut syntax = Syntax::Basic;
-    let mut anchor = Anchor::None;
-    let mut icase = false;
-    let mut cached = false;
-    let mut full_name = false;
-    let mut report = Report {
-        names: true,
-        numbers: false,
-        invert: false,
-        only_matching: false,
-        files_with: false,
-        files_without: false,
-        count: false,
-        count_zero: false,
-        quiet: false,
-        before: 0,
-        after: 0,
-        max: None,
-        null: false,
-        text: false,
-        skip_binary: false,
-        binary_note_of: None,
-    };
-    let mut operands: Vec<String> = Vec::new();
-    let mut paths: Vec<String> = Vec::new();
-    let mut dashdash = false;
-    let mut a = Args::with_values(args, "efABCm");
-    let number = |v: String, name: &str| -> Result<usize, String> {
-        v.parse()
-            .map_err(|_| format!("error: option `{name}' expects a numerical value"))
-    };
-    while let Some(arg) = a.next() {
-        let r: Result<(), String> = match arg.as_str() {
-            "-e" => a.value("e").map(|v| pats.push(v)),
-            "-f" => a.value("f").and_then(|v| {
-                let text = sh_utility::sys::read(sh.path(&v)).map_err(|e| {
+    for p in patterns {
+        match p {
+            Pattern::Given(p) => pats.push(p),
+            Pattern::File(f) => {
+                let text = sh_utility::sys::read(sh.path(&f)).map_err(|e| {
                     format!(
-                        "fatal: cannot open '{v}': {}",
+                        "fatal: cannot open '{f}': {}",
                         sh_utility::format::io_msg(&e)
                     )
                 })?;
                 pats.extend(String::from_utf8_lossy(&text).lines().map(str::to_string));
-                Ok(())
-            }),
-            "-i" | "--ignore-case" => a.flag("ignore-case").map(|_| icase = true),
-            "-w" | "--word-regexp" => a.flag("word-regexp").map(|_| anchor = Anchor::Word),
-            "-v" | "--invert-match" => a.flag("invert-match").map(|_| report.invert = true),
-            "-E" | "--extended-regexp" => {
-                a.flag("extended-regexp").map(|_| syntax = Syntax::Extended)
             }
-            "-G" | "--basic-regexp" => a.flag("basic-regexp").map(|_| syntax = Syntax::Basic),
-            "-F" | "--fixed-strings" => a.flag("fixed-strings").map(|_| syntax = Syntax::Fixed),
-            "-P" | "--perl-regexp" => a.flag("perl-regexp").map(|_| syntax = Syntax::Perl),
-            "-n" | "--line-number" => a.flag("line-number").map(|_| report.numbers = true),
-            "--no-line-number" => a.flag("no-line-number").map(|_| report.numbers = false),
-            "-h" => a.flag("h").map(|_| report.names = false),
-            "-H" => a.flag("H").map(|_| report.names = true),
-            "--full-name" => a.flag("full-name").map(|_| full_name = true),
-            "-l" | "--files-with-matches" | "--name-only" => a
-                .flag("files-with-matches")
-                .map(|_| report.files_with = true),
-            "-L" | "--files-without-match" => a
-                .flag("files-without-match")
-                .map(|_| report.files_without = true),
-            "-c" | "--count" => a.flag("count").map(|_| report.count = true),
-            "-o" | "--only-matching" => {
-                a.flag("only-matching").map(|_| report.only_matching = true)
-            }
-            "-q" | "--quiet" => a.flag("quiet").map(|_| report.quiet = true),
-            "-z" | "--null" => a.flag("null").map(|_| report.null = true),
-            "-a" | "--text" => a.flag("text").map(|_| report.text = true),
-            "-I" => a.flag("I").map(|_| report.skip_binary = true),
-            "-r" | "--recursive" | "--no-color" | "--index" => Ok(()),
-            "--color" => match a.pending_value() {
-                None | Some("never") | Some("auto") => Ok(()),
-                Some(_) => {
-                    return Err("fatal: 'git grep --color' is not supported in burrow".into());
-                }
-            },
-            "--cached" => a.flag("cached").map(|_| cached = true),
-            "--threads" => a.value("threads").map(|_| ()),
-            "-A" | "--after-context" => a.value("A").and_then(|v| {
-                report.after = number(v, "after-context")?;
-                Ok(())
-            }),
-            "-B" | "--before-context" => a.value("B").and_then(|v| {
-                report.before = number(v, "before-context")?;
-                Ok(())
-            }),
-            "-C" | "--context" => a.value("C").and_then(|v| {
-                let n = number(v, "context")?;
-                report.before = n;
-                report.after = n;
-                Ok(())
-            }),
-            "-m" | "--max-count" => a.value("m").and_then(|v| {
-                report.max = Some(number(v, "max-count")?);
-                Ok(())
-            }),
-            s if s.len() > 1
-                && s.starts_with('-')
-                && s[1..].bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                let n: usize = s[1..].parse().unwrap_or(0);
-                report.before = n;
-                report.after = n;
-                Ok(())
-            }
-            "--" => {
-                dashdash = true;
-                paths.extend(a.rest());
-                Ok(())
-            }
-            s if NOT_HERE.contains(&s) => {
-                return Err(format!("fatal: 'git grep {s}' is not supported in burrow"));
-            }
-            s if s.starts_with('-') && s != "-" => Err(a.unknown(s)),
-            // Options end at the first operand, as git's parser stops there: what follows
-            // is revisions and paths (`--` still starts the paths).
-            _ => {
-                operands.push(arg.clone());
-                let mut rest = a.rest().into_iter();
-                for o in rest.by_ref() {
-                    if o == "--" {
-                        dashdash = true;
-                        break;
-                    }
-                    operands.push(o);
-                }
-                paths.extend(rest);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return Ok(usage_error(io, &e, USAGE));
         }
     }
     let mut operands = operands.into_iter();

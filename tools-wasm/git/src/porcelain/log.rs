@@ -19,11 +19,11 @@ use std::path::Path;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Next, Opt, Refusal, Spec, Unknown, push, set, unrecognized};
 use super::graph::Graph;
 use crate::plumbing::commit::{ident_name_email, ident_time, read_commit, subject};
 use crate::plumbing::date::{DateMode, DateStyle, parse_date_style, read_date, show_date};
-use crate::plumbing::diff::{Format, commit_diff, parse_format};
+use crate::plumbing::diff::{Format, commit_diff};
 use crate::plumbing::object::{Commit, Kind, Oid, hex, parse_tree};
 use crate::plumbing::pathspec::{Pathspec, ambiguous};
 use crate::plumbing::repo::Repo;
@@ -91,31 +91,149 @@ fn matcher(pattern: &str, icase: bool) -> Result<regex::Regex, String> {
         .map_err(|_| format!("fatal: command line, '{pattern}': Invalid regular expression"))
 }
 
-/// Options of git log that burrow's does not implement (named as such when given).
-const LOG_OPTIONS_NOT_HERE: &[&str] = &[
-    "--shortstat",
-    "--numstat",
-    "--branches",
-    "--tags",
-    "--remotes",
-    "--decorate-refs",
-    "--decorate-refs-exclude",
-    "--clear-decorations",
-    "--follow",
-    "--color",
-    "--author-date-order",
-    "--left-right",
-    "--cherry-pick",
-    "-S",
-    "-G",
-    "--source",
-    "--full-history",
-    "--simplify-by-decoration",
-    "-L",
-    "-m",
-    "--cc",
-    "-c",
-];
+/// What log (or show) was asked for.
+struct Opts {
+    max: Option<usize>,
+    skip: usize,
+    pretty: Pretty,
+    abbrev_commit: bool,
+    diff: Option<Format>,
+    revs: Vec<String>,
+    /// An operand was a path: all that follow are paths.
+    path_seen: bool,
+    all: bool,
+    reverse: bool,
+    merges: Option<bool>,
+    authors: Vec<String>,
+    greps: Vec<String>,
+    committers: Vec<String>,
+    all_match: bool,
+    invert_grep: bool,
+    /// The date limits as given: they are read after the options (a date burrow cannot read
+    /// is fatal, 128, not a usage error).
+    since: Option<String>,
+    since_filter: Option<String>,
+    until: Option<String>,
+    style: DateStyle,
+    icase: bool,
+    first_parent: bool,
+    graph: bool,
+    order: Order,
+    decorate: Option<Decorate>,
+}
+
+/// `-n`/`--skip`: a count, as git's revision options read it.
+fn count(v: &str) -> Result<usize, Refusal> {
+    v.parse()
+        .map_err(|_| Refusal::Fatal(format!("fatal: '{v}': not an integer")))
+}
+
+const SPEC: Spec<Opts> = Spec {
+    name: "log",
+    usage: "git log [<options>] [<revision-range>] [[--] <path>...]",
+    options: &[
+        Opt::flag("--all", |o| o.all = true),
+        Opt::flag("--oneline", |o| {
+            o.pretty = Pretty::Oneline { abbreviated: true }
+        }),
+        Opt::flag("--abbrev-commit", |o| o.abbrev_commit = true),
+        Opt::flag("--reverse", |o| o.reverse = true),
+        Opt::flag("--first-parent", |o| o.first_parent = true),
+        Opt::flag("--graph", |o| o.graph = true),
+        Opt::flag("--no-graph", |o| o.graph = false),
+        Opt::flag("--topo-order", |o| o.order = Order::Topo),
+        Opt::flag("--date-order", |o| o.order = Order::TopoDate),
+        Opt::optional("--decorate", |o, v| {
+            o.decorate = match v.as_deref() {
+                None | Some("short") => Some(Decorate::Short),
+                Some("full") => Some(Decorate::Full),
+                Some("no" | "auto") => None,
+                Some(v) => {
+                    return Err(Refusal::Fatal(format!(
+                        "fatal: invalid --decorate option: {v}"
+                    )));
+                }
+            };
+            Ok(())
+        }),
+        Opt::flag("--no-decorate", |o| o.decorate = None),
+        Opt::flag("--merges", |o| o.merges = Some(true)),
+        Opt::flag("--no-merges", |o| o.merges = Some(false)),
+        Opt::flag("-i/--regexp-ignore-case", |o| o.icase = true),
+        Opt::value("--author", |o, v| push(&mut o.authors, v)),
+        Opt::value("--grep", |o, v| push(&mut o.greps, v)),
+        Opt::value("--committer", |o, v| push(&mut o.committers, v)),
+        Opt::flag("--all-match", |o| o.all_match = true),
+        Opt::flag("--invert-grep", |o| o.invert_grep = true),
+        Opt::value("--since/--after", |o, v| set(&mut o.since, Some(v))),
+        Opt::value("--since-as-filter", |o, v| {
+            set(&mut o.since_filter, Some(v))
+        }),
+        Opt::value("--until/--before", |o, v| set(&mut o.until, Some(v))),
+        // Seconds since the epoch; the last of these and --since/--until wins.
+        Opt::value("--max-age", |o, v| set(&mut o.since, Some(format!("@{v}")))),
+        Opt::value("--min-age", |o, v| set(&mut o.until, Some(format!("@{v}")))),
+        // A bad date format is fatal (128), not a usage error.
+        Opt::value("--date", |o, v| {
+            set(&mut o.style, parse_date_style(&v).map_err(Refusal::Fatal)?)
+        }),
+        Opt::flag("--relative-date", |o| {
+            o.style = DateStyle {
+                mode: DateMode::Relative,
+                local: false,
+            }
+        }),
+        Opt::value("-n/--max-count", |o, v| set(&mut o.max, Some(count(&v)?))),
+        Opt::value("--skip", |o, v| set(&mut o.skip, count(&v)?)),
+        Opt::count(|o, n| o.max = n.parse().ok()),
+        Opt::flag("-s/--no-patch", |o| o.diff = None),
+        Opt::flag("-p/--patch/-u", |o| o.diff = Some(Format::Patch)),
+        Opt::flag("--stat", |o| o.diff = Some(Format::Stat)),
+        Opt::flag("--name-only", |o| o.diff = Some(Format::NameOnly)),
+        Opt::flag("--name-status", |o| o.diff = Some(Format::NameStatus)),
+        // A bad format is fatal (128), not a usage error.
+        Opt::value("--format/--pretty", |o, v| {
+            set(&mut o.pretty, parse_pretty(&v).map_err(Refusal::Fatal)?)
+        }),
+        // There is no terminal to colour for.
+        Opt::ignored("--no-color"),
+    ],
+    refused: "--shortstat --numstat --branches --tags --remotes --decorate-refs --decorate-refs-exclude --clear-decorations --follow --color --author-date-order --left-right --cherry-pick -S -G --source --full-history --simplify-by-decoration -L -m --cc -c",
+    // git log reads revision options, not parse-options: its refusal is this.
+    unknown: Unknown::Own(unrecognized),
+    help: &[],
+};
+
+/// Reads one of log's operands: a revision (kept), or the first path (after which all are
+/// paths), which must exist when no `--` comes first unless it has wildcards (git's
+/// looks_like_pathspec).
+fn operand(repo: &Repo, cwd: &Path, pre: &[u8], o: &mut Opts, s: &str) -> Result<Next, Refusal> {
+    if s == "-" {
+        return Err(Refusal::Fatal(unrecognized(s).0));
+    }
+    if is_revision(repo, s, pre) {
+        o.revs.push(s.to_string());
+        return Ok(Next::Taken);
+    }
+    if !s.contains(['*', '?', '[']) && cwd.join(s).symlink_metadata().is_err() {
+        // git says what is wrong with a name it can tell is meant as a revision
+        // (`HEAD:nope`), after what it printed trying it (twice: as a revision, then to
+        // diagnose it).
+        let e = crate::plumbing::rev::lookup(repo, s, pre)
+            .err()
+            .unwrap_or_default();
+        let tried: String = e.errors.iter().map(|l| format!("{l}\n")).collect();
+        let mut msg = if e.dies.is_some() {
+            tried
+        } else {
+            tried.repeat(2)
+        };
+        msg.push_str(&e.dies.or(e.fatal).unwrap_or_else(|| ambiguous(s)));
+        return Err(Refusal::Fatal(msg));
+    }
+    o.path_seen = true;
+    Ok(Next::Stop)
+}
 
 pub(crate) fn log(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
     log_or_show(repo, cwd, args, io, Mode::Log)
@@ -134,25 +252,83 @@ fn log_or_show(
     io: &Io,
     mode: Mode,
 ) -> Result<i32, String> {
-    const USAGE: &str = "git log [<options>] [<revision-range>] [[--] <path>...]";
-    let mut max: Option<usize> = None;
-    let mut skip = 0usize;
-    let mut pretty = Pretty::Header(Level::Medium);
-    let mut abbrev_commit = false;
-    let mut diff: Option<Format> = (mode == Mode::Show).then_some(Format::Patch);
-    let mut revs = Vec::new();
-    let mut paths: Vec<String> = Vec::new();
-    let mut all = false;
-    let mut reverse = false;
-    let mut merges: Option<bool> = None;
-    let mut authors: Vec<String> = Vec::new();
-    let mut greps: Vec<String> = Vec::new();
-    let mut committers: Vec<String> = Vec::new();
-    let mut all_match = false;
-    let mut invert_grep = false;
-    let (mut since_text, mut since_filter_text, mut until_text) = (None, None, None);
-    let mut dates = Dates {
+    let mut o = Opts {
+        max: None,
+        skip: 0,
+        pretty: Pretty::Header(Level::Medium),
+        abbrev_commit: false,
+        diff: (mode == Mode::Show).then_some(Format::Patch),
+        revs: Vec::new(),
+        path_seen: false,
+        all: false,
+        reverse: false,
+        merges: None,
+        authors: Vec::new(),
+        greps: Vec::new(),
+        committers: Vec::new(),
+        all_match: false,
+        invert_grep: false,
+        since: None,
+        since_filter: None,
+        until: None,
         style: DateStyle::default(),
+        icase: false,
+        first_parent: false,
+        graph: false,
+        order: Order::Date,
+        // log.decorate=auto (the default) decorates only on a terminal, which burrow's
+        // output never is.
+        decorate: match repo.config("log.decorate").as_deref() {
+            Some("short" | "true" | "yes" | "on" | "1") => Some(Decorate::Short),
+            Some("full") => Some(Decorate::Full),
+            _ => None,
+        },
+    };
+    let pre = prefix(repo, cwd);
+    let (operands, after) = match SPEC.parse_with(args, &mut o, io, &mut |o, arg| {
+        operand(repo, cwd, &pre, o, arg)
+    }) {
+        Ok(v) => v,
+        Err(code) => return Ok(code),
+    };
+    // After the first path everything is a path (`--` among them left out).
+    let paths: Vec<String> = if o.path_seen {
+        operands
+            .into_iter()
+            .chain(after.unwrap_or_default())
+            .filter(|p| p != "--")
+            .collect()
+    } else {
+        after.unwrap_or_default()
+    };
+    let Opts {
+        max,
+        skip,
+        pretty,
+        abbrev_commit,
+        diff,
+        revs,
+        all,
+        reverse,
+        merges,
+        authors,
+        greps,
+        committers,
+        all_match,
+        invert_grep,
+        since: since_text,
+        since_filter: since_filter_text,
+        until: until_text,
+        style,
+        icase,
+        first_parent,
+        graph,
+        mut order,
+        decorate,
+        ..
+    } = o;
+    let dates = Dates {
+        style,
         now: sh_utility::time::now(),
         mailmap: repo
             .work
@@ -161,163 +337,10 @@ fn log_or_show(
             || repo.config("mailmap.file").is_some()
             || repo.config("mailmap.blob").is_some(),
     };
-    let mut icase = false;
-    let mut limits = Limits::default();
-    let mut graph = false;
-    let mut order = Order::Date;
-    // log.decorate=auto (the default) decorates only on a terminal, which burrow's output
-    // never is.
-    let mut decorate = match repo.config("log.decorate").as_deref() {
-        Some("short" | "true" | "yes" | "on" | "1") => Some(Decorate::Short),
-        Some("full") => Some(Decorate::Full),
-        _ => None,
+    let mut limits = Limits {
+        first_parent,
+        ..Limits::default()
     };
-    let pre = prefix(repo, cwd);
-    let mut a = Args::with_values(args, "n");
-    let count = |v: &str| -> Result<usize, String> {
-        v.parse()
-            .map_err(|_| format!("fatal: '{v}': not an integer"))
-    };
-    while let Some(arg) = a.next() {
-        let mut format = Format::Patch;
-        let r: Result<(), String> = match arg.as_str() {
-            "--all" => a.flag("all").map(|_| all = true),
-            "--oneline" => a.flag("oneline").map(|_| {
-                pretty = Pretty::Oneline { abbreviated: true };
-            }),
-            "--abbrev-commit" => a.flag("abbrev-commit").map(|_| abbrev_commit = true),
-            "--reverse" => a.flag("reverse").map(|_| reverse = true),
-            "--first-parent" => a.flag("first-parent").map(|_| limits.first_parent = true),
-            "--graph" => a.flag("graph").map(|_| graph = true),
-            "--no-graph" => a.flag("no-graph").map(|_| graph = false),
-            "--topo-order" => a.flag("topo-order").map(|_| order = Order::Topo),
-            "--date-order" => a.flag("date-order").map(|_| order = Order::TopoDate),
-            "--decorate" => {
-                decorate = match a.pending_value() {
-                    None | Some("short") => Some(Decorate::Short),
-                    Some("full") => Some(Decorate::Full),
-                    Some("no" | "auto") => None,
-                    Some(v) => return Err(format!("fatal: invalid --decorate option: {v}")),
-                };
-                Ok(())
-            }
-            "--no-decorate" => a.flag("no-decorate").map(|_| decorate = None),
-            "--merges" => a.flag("merges").map(|_| merges = Some(true)),
-            "--no-merges" => a.flag("no-merges").map(|_| merges = Some(false)),
-            "-i" | "--regexp-ignore-case" => a.flag("regexp-ignore-case").map(|_| icase = true),
-            "--author" => a.value("author").map(|v| authors.push(v)),
-            "--grep" => a.value("grep").map(|v| greps.push(v)),
-            "--committer" => a.value("committer").map(|v| committers.push(v)),
-            "--all-match" => a.flag("all-match").map(|_| all_match = true),
-            "--invert-grep" => a.flag("invert-grep").map(|_| invert_grep = true),
-            // Dates are read after the options: one that burrow cannot read is fatal (128),
-            // not a usage error.
-            "--since" | "--after" => a.value("since").map(|v| since_text = Some(v)),
-            "--since-as-filter" => a
-                .value("since-as-filter")
-                .map(|v| since_filter_text = Some(v)),
-            "--until" | "--before" => a.value("until").map(|v| until_text = Some(v)),
-            // Seconds since the epoch; the last of these and --since/--until wins.
-            "--max-age" => a
-                .value("max-age")
-                .map(|v| since_text = Some(format!("@{v}"))),
-            "--min-age" => a
-                .value("min-age")
-                .map(|v| until_text = Some(format!("@{v}"))),
-            // A bad date format is fatal (128), not a usage error.
-            "--date" => match a.value("date") {
-                Ok(v) => {
-                    dates.style = parse_date_style(&v)?;
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            },
-            "--relative-date" => a.flag("relative-date").map(|_| {
-                dates.style = DateStyle {
-                    mode: DateMode::Relative,
-                    local: false,
-                };
-            }),
-            "-n" | "--max-count" => a.value("max-count").and_then(|v| {
-                max = Some(count(&v)?);
-                Ok(())
-            }),
-            "--skip" => a.value("skip").and_then(|v| {
-                skip = count(&v)?;
-                Ok(())
-            }),
-            "-s" | "--no-patch" => a.flag("no-patch").map(|_| diff = None),
-            s if parse_format(s, &mut format) => {
-                diff = Some(format);
-                Ok(())
-            }
-            // A bad format is fatal (128), not a usage error.
-            "--format" | "--pretty" => match a.value("format") {
-                Ok(v) => {
-                    pretty = parse_pretty(&v)?;
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            },
-            "--" => {
-                paths.extend(a.rest());
-                Ok(())
-            }
-            s if s.len() > 1
-                && s.starts_with('-')
-                && s[1..].bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                max = s[1..].parse().ok();
-                Ok(())
-            }
-            // There is no terminal to colour for.
-            "--no-color" => Ok(()),
-            s if LOG_OPTIONS_NOT_HERE
-                .iter()
-                .any(|o| s == *o || s.strip_prefix(o).is_some_and(|r| r.starts_with('='))) =>
-            {
-                return Err(format!("fatal: 'git log {s}' is not supported in burrow"));
-            }
-            // git log reads revision options, not parse-options: its refusal is this.
-            s if s.starts_with('-') => {
-                return Err(format!("fatal: unrecognized argument: {s}"));
-            }
-            s if is_revision(repo, s, &pre) => {
-                revs.push(arg.clone());
-                Ok(())
-            }
-            // Not a revision: a path, which must exist when no `--` comes first unless it
-            // has wildcards (git's looks_like_pathspec).
-            s => {
-                if !s.contains(['*', '?', '[']) && cwd.join(s).symlink_metadata().is_err() {
-                    // git says what is wrong with a name it can tell is meant as a revision
-                    // (`HEAD:nope`), after what it printed trying it (twice: as a revision,
-                    // then to diagnose it).
-                    let e = crate::plumbing::rev::lookup(repo, s, &pre)
-                        .err()
-                        .unwrap_or_default();
-                    let tried: String = e.errors.iter().map(|l| format!("{l}\n")).collect();
-                    let mut msg = if e.dies.is_some() {
-                        tried
-                    } else {
-                        tried.repeat(2)
-                    };
-                    msg.push_str(&e.dies.or(e.fatal).unwrap_or_else(|| ambiguous(s)));
-                    return Err(msg);
-                }
-                paths.push(arg.clone());
-                for rest in a.rest() {
-                    if rest != "--" {
-                        paths.push(rest);
-                    }
-                }
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return Ok(usage_error(io, &e, USAGE));
-        }
-    }
     let date = |t: Option<String>| t.map(|v| read_date(&v, dates.now)).transpose();
     limits.since = date(since_text)?;
     let since_filter = date(since_filter_text)?;

@@ -11,7 +11,7 @@ use foldhash::{HashSet, HashSetExt};
 use sh_utility::io::Io;
 use sh_utility::sys::TreeStat;
 
-use super::args::usage_error;
+use super::args::{Opt, Refusal, Spec, Unknown, push};
 use crate::plumbing::index::worktree_change;
 use crate::plumbing::object::hex;
 use crate::plumbing::pathspec::Pathspec;
@@ -100,86 +100,60 @@ pub fn run(sh: &dyn sh_utility::ctx::Ctx, args: &[String], io: &Io) -> i32 {
     }
 }
 
+const SPEC: Spec<Opts> = Spec {
+    name: "ls-files",
+    usage: USAGE,
+    options: &[
+        Opt::bool("-c/--cached", |o, on| o.cached = on),
+        Opt::bool("-d/--deleted", |o, on| o.deleted = on),
+        Opt::bool("-m/--modified", |o, on| o.modified = on),
+        Opt::bool("-o/--others", |o, on| o.others = on),
+        Opt::bool("-i/--ignored", |o, on| o.ignored = on),
+        Opt::bool("-s/--stage", |o, on| o.stage = on),
+        Opt::bool("-u/--unmerged", |o, on| o.unmerged = on),
+        Opt::bool("--directory", |o, on| o.directory = on),
+        // The option's sense is inverted: --no-empty-directory hides them.
+        Opt::bool("--empty-directory", |o, on| o.no_empty_directory = !on),
+        Opt::flag("-t", |o| o.tags = true),
+        Opt::flag("-z", |o| o.nul = true),
+        Opt::flag("--full-name", |o| o.full_name = true),
+        Opt::bool("--error-unmatch", |o, on| o.error_unmatch = on),
+        Opt::bool("--deduplicate", |o, on| o.deduplicate = on),
+        Opt::optional("--abbrev", |o, v| {
+            o.abbrev = Some(match v {
+                None => 7,
+                Some(v) => v
+                    .parse::<usize>()
+                    .map_err(|_| {
+                        Refusal::Alone("error: option `abbrev' expects a numerical value".into())
+                    })?
+                    .clamp(4, 40),
+            });
+            Ok(())
+        }),
+        Opt::flag("--no-abbrev", |o| o.abbrev = None),
+        Opt::flag("--exclude-standard", |o| o.standard = true),
+        Opt::value("-x/--exclude", |o, v| push(&mut o.patterns, v)),
+        Opt::value("-X/--exclude-from", |o, v| push(&mut o.exclude_files, v)),
+        Opt::value("--exclude-per-directory", |o, v| match v.as_str() {
+            ".gitignore" => {
+                o.per_dir = true;
+                Ok(())
+            }
+            _ => Err(Refusal::NotHere("--exclude-per-directory".into())),
+        }),
+    ],
+    refused: "-v -f -k --killed --eol --resolve-undo --with-tree --recurse-submodules --debug --format --sparse",
+    unknown: Unknown::Usage,
+    help: &[],
+};
+
 fn ls_files(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
     let mut o = Opts::default();
-    let mut specs: Vec<String> = Vec::new();
-    let mut a = super::args::Args::with_values(args, "xX");
-    while let Some(arg) = a.next() {
-        let on = !arg.starts_with("--no-");
-        let r = match arg.as_str() {
-            "-c" | "--cached" | "--no-cached" => a.flag("cached").map(|_| o.cached = on),
-            "-d" | "--deleted" | "--no-deleted" => a.flag("deleted").map(|_| o.deleted = on),
-            "-m" | "--modified" | "--no-modified" => a.flag("modified").map(|_| o.modified = on),
-            "-o" | "--others" | "--no-others" => a.flag("others").map(|_| o.others = on),
-            "-i" | "--ignored" | "--no-ignored" => a.flag("ignored").map(|_| o.ignored = on),
-            "-s" | "--stage" | "--no-stage" => a.flag("stage").map(|_| o.stage = on),
-            "-u" | "--unmerged" | "--no-unmerged" => a.flag("unmerged").map(|_| o.unmerged = on),
-            "--directory" | "--no-directory" => a.flag("directory").map(|_| o.directory = on),
-            // The option's sense is inverted: --no-empty-directory hides them.
-            "--empty-directory" | "--no-empty-directory" => a
-                .flag("empty-directory")
-                .map(|_| o.no_empty_directory = !on),
-            "-t" => a.flag("t").map(|_| o.tags = true),
-            "-z" => a.flag("z").map(|_| o.nul = true),
-            "--full-name" => a.flag("full-name").map(|_| o.full_name = true),
-            "--error-unmatch" | "--no-error-unmatch" => {
-                a.flag("error-unmatch").map(|_| o.error_unmatch = on)
-            }
-            "--deduplicate" | "--no-deduplicate" => {
-                a.flag("deduplicate").map(|_| o.deduplicate = on)
-            }
-            "--abbrev" => match a.pending_value() {
-                None => {
-                    o.abbrev = Some(7);
-                    Ok(())
-                }
-                Some(v) => match v.parse::<usize>() {
-                    Ok(n) => {
-                        o.abbrev = Some(n.clamp(4, 40));
-                        Ok(())
-                    }
-                    Err(_) => Err("error: option `abbrev' expects a numerical value".to_string()),
-                },
-            },
-            "--no-abbrev" => a.flag("no-abbrev").map(|_| o.abbrev = None),
-            "--exclude-standard" => a.flag("exclude-standard").map(|_| o.standard = true),
-            "-x" | "--exclude" => a.value("exclude").map(|v| o.patterns.push(v)),
-            "-X" | "--exclude-from" => a.value("exclude-from").map(|v| o.exclude_files.push(v)),
-            "--exclude-per-directory" => match a.value("exclude-per-directory") {
-                Ok(v) if v == ".gitignore" => {
-                    o.per_dir = true;
-                    Ok(())
-                }
-                Ok(_) => return Err(not_here(&arg)),
-                Err(e) => Err(e),
-            },
-            "--" => {
-                specs.extend(a.rest());
-                Ok(())
-            }
-            "-v"
-            | "-f"
-            | "-k"
-            | "--killed"
-            | "--eol"
-            | "--resolve-undo"
-            | "--with-tree"
-            | "--recurse-submodules"
-            | "--debug"
-            | "--format"
-            | "--sparse" => {
-                return Err(not_here(&arg));
-            }
-            s if s.starts_with('-') && s.len() > 1 => Err(a.unknown(s)),
-            _ => {
-                specs.push(arg.clone());
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return Ok(usage_error(io, &e, USAGE));
-        }
-    }
+    let specs = match SPEC.parse(args, &mut o, io) {
+        Ok(v) => v,
+        Err(code) => return Ok(code),
+    };
     if o.unmerged {
         o.stage = true;
     }
@@ -339,10 +313,6 @@ fn ls_files(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
         return Ok(1);
     }
     Ok(0)
-}
-
-fn not_here(arg: &str) -> String {
-    format!("fatal: 'git ls-files {arg}' is not supported in burrow")
 }
 
 /// The exclude rules asked for: `-x` patterns above everything, then (deepest first) the

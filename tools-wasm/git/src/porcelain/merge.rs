@@ -4,12 +4,10 @@
 //! does), the unmerged index stages and MERGE_HEAD/MERGE_MSG that `commit` concludes and
 //! `merge --abort` undoes.
 
-use std::collections::BTreeSet;
-
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Opt, Spec};
+use super::args::{Opt, Spec, Unknown, set};
 use crate::plumbing::checkout::{hard_reset, two_way, work_of};
 use crate::plumbing::index::{Files, Index, index_map, save_index};
 use crate::plumbing::merge::merge_trees;
@@ -131,28 +129,8 @@ pub(crate) fn merge_commit(
     };
     let merged = merge_trees(repo, &base_files, &ours_files, &theirs_files, "HEAD", label)?;
     // Local changes to files the merge rewrites refuse it, before anything is written.
-    let mut tree = sh_utility::sys::TreeStat::new(&work);
-    let dirty: Vec<&Vec<u8>> = merged
-        .files
-        .keys()
-        .chain(ours_files.keys())
-        .filter(|p| merged.files.get(*p) != ours_files.get(*p) || merged.contents.contains_key(*p))
-        .filter(|p| {
-            index
-                .get(*p)
-                .is_some_and(|e| crate::plumbing::index::worktree_change(&mut tree, e).is_some())
-        })
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    if !dirty.is_empty() {
-        let list: String = dirty
-            .iter()
-            .map(|p| format!("\t{}\n", String::from_utf8_lossy(p)))
-            .collect();
-        io.eprint(&format!(
-            "error: Your local changes to the following files would be overwritten by merge:\n{list}Please commit your changes or stash them before you merge.\nAborting\nMerge with strategy ort failed.\n"
-        ));
+    if let Some(e) = merged.local_changes(&work, &ours_files, &index) {
+        io.eprint(&format!("{e}\nMerge with strategy ort failed.\n"));
         return Ok(2);
     }
     two_way(
@@ -249,10 +227,7 @@ const SPEC: Spec<Invocation> = Spec {
         Opt::flag("--no-ff", |i| i.opts.no_ff = true),
         Opt::flag("--ff", |i| i.opts.no_ff = false),
         Opt::flag("-q/--quiet", |i| i.opts.quiet = true),
-        Opt::value("-m/--message", |i, v| {
-            i.opts.message = Some(v);
-            Ok(())
-        }),
+        Opt::value("-m/--message", |i, v| set(&mut i.opts.message, Some(v))),
         Opt::ignored("--no-edit"),
         Opt::ignored("--stat"),
         Opt::ignored("--no-progress"),
@@ -261,7 +236,8 @@ const SPEC: Spec<Invocation> = Spec {
         Opt::flag("--continue", |i| i.cont = true),
     ],
     refused: "-s --strategy -X --strategy-option --squash --no-commit --edit -e --allow-unrelated-histories --signoff -S --autostash --quit --log --verify-signatures -n --no-stat --into-name",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 /// `git merge [--ff | --no-ff | --ff-only] [-m MSG] [-q] BRANCH` and `git merge --abort`.

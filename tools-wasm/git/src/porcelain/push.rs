@@ -10,7 +10,7 @@ use foldhash::{HashSet, HashSetExt};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Opt, Spec};
+use super::args::{Opt, Spec, Unknown};
 use super::sync::display_url;
 use crate::plumbing::commit::read_commit;
 use crate::plumbing::object::{Kind, Oid, hex, parse_tree};
@@ -56,7 +56,8 @@ const SPEC: Spec<PushOpts> = Spec {
         Opt::ignored("--no-verify"),
     ],
     refused: "--all --branches --mirror --force-with-lease --atomic -n --dry-run --porcelain --prune --follow-tags -o --push-option --signed --recurse-submodules --thin --no-thin --receive-pack --exec --force-if-includes",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 pub fn push(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {

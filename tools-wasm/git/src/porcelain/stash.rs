@@ -10,7 +10,7 @@ use foldhash::HashSet;
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Opt, Spec, usage_error};
+use super::args::{Opt, Spec, Unknown, set, usage_error};
 use crate::plumbing::checkout::{hard_reset, two_way, work_of};
 use crate::plumbing::commit::{ident, read_commit, subject};
 use crate::plumbing::index::{index_map, save_index, stage};
@@ -117,10 +117,7 @@ const PUSH: Spec<Opts> = Spec {
     usage: USAGE,
     options: &[
         Opt::flag("-q/--quiet", |o| o.quiet = true),
-        Opt::value("-m/--message", |o, v| {
-            o.message = Some(v);
-            Ok(())
-        }),
+        Opt::value("-m/--message", |o, v| set(&mut o.message, Some(v))),
         Opt::flag("-u/--include-untracked", |o| {
             o.untracked = Some(Listing::Files)
         }),
@@ -128,7 +125,8 @@ const PUSH: Spec<Opts> = Spec {
         Opt::flag("-a/--all", |o| o.untracked = Some(Listing::FilesAndIgnored)),
     ],
     refused: REFUSED,
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 const SHOW: Spec<Opts> = Spec {
@@ -140,7 +138,8 @@ const SHOW: Spec<Opts> = Spec {
         Opt::ignored("--stat"),
     ],
     refused: REFUSED,
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 /// list, apply, pop, drop and clear.
@@ -149,7 +148,8 @@ const OTHERS: Spec<Opts> = Spec {
     usage: USAGE,
     options: &[Opt::flag("-q/--quiet", |o| o.quiet = true)],
     refused: REFUSED,
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 pub fn stash(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {

@@ -10,7 +10,7 @@ use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use sh_utility::io::Io;
 use sh_utility::sys::TreeStat;
 
-use super::args::{Opt, Spec};
+use super::args::{Opt, Spec, Unknown};
 use crate::plumbing::commit::read_commit;
 use crate::plumbing::index::worktree_change;
 use crate::plumbing::object::{Kind, Oid};
@@ -184,7 +184,8 @@ const SPEC: Spec<Opts> = Spec {
         Opt::flag("--long", |o| o.short = false),
     ],
     refused: "",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 fn status_as(

@@ -8,16 +8,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Opt, Refusal, Spec};
+use super::args::{Opt, Refusal, Spec, Unknown};
 use super::merge::{MergeOpts, merge_commit};
-use crate::plumbing::checkout::{two_way, work_of};
-use crate::plumbing::index::{index_map, save_index};
+use crate::plumbing::checkout::{move_tree, work_of};
 use crate::plumbing::object::{Oid, hex};
 use crate::plumbing::pack;
 use crate::plumbing::remote::{Ref, Remote};
 use crate::plumbing::repo::Repo;
 use crate::plumbing::text::abbrev;
-use crate::plumbing::tree::head_files;
 use crate::plumbing::walk::merge_base;
 use crate::plumbing::write::write_file;
 
@@ -76,7 +74,8 @@ const LS_REMOTE: Spec<LsRemote> = Spec {
         Opt::flag("--symref", |o| o.symref = true),
     ],
     refused: "--get-url --sort --upload-pack -o --server-option",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 /// `git ls-remote [--heads|--branches] [--tags] [--refs] [-q] [REMOTE [PATTERN...]]`.
@@ -388,7 +387,8 @@ const FETCH: Spec<Fetch> = Spec {
         Opt::ignored("--no-tags"),
     ],
     refused: "--depth --deepen --shallow-since --shallow-exclude --unshallow --dry-run -n --force -f --multiple --recurse-submodules --filter -j --jobs --prefetch --refetch -u --update-head-ok --set-upstream --append -a --atomic",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 /// `git fetch [-q] [--prune] [--tags] [--all] [REMOTE]`.
@@ -515,7 +515,8 @@ const PULL: Spec<Pull> = Spec {
         }),
     ],
     refused: "--autostash --squash --no-commit -s --strategy -X --strategy-option --depth --unshallow --all --tags -t --prune -p --dry-run --recurse-submodules --edit -e",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 /// `git pull [-q] [--ff-only | --no-rebase | --ff | --no-ff] [REMOTE [BRANCH]]`.
@@ -602,18 +603,7 @@ fn do_pull(
     let name = format!("branch '{merge_branch}' of {}", short_url(&fetched.url));
     let Some(ours) = head else {
         // An unborn branch (an empty clone): the fetched branch is checked out.
-        let to = head_files(repo, Some(theirs))?;
-        let mut index = index_map(repo)?;
-        two_way(
-            repo,
-            &work,
-            &Default::default(),
-            &to,
-            &mut index,
-            false,
-            "merge",
-        )?;
-        save_index(repo, &index)?;
+        move_tree(repo, &work, None, theirs, "merge")?;
         let r = head_ref.unwrap_or_else(|| "HEAD".into());
         write_file(
             &repo.git_dir.join(r),

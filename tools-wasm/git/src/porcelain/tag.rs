@@ -4,7 +4,7 @@
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, usage_error};
+use super::args::{Message, Opt, Refusal, Spec, Unknown, push, read_messages};
 use crate::plumbing::commit::{clean_message, ident, subject};
 use crate::plumbing::object::{Kind, hex};
 use crate::plumbing::refs::{remove_ref, valid_branch};
@@ -13,53 +13,67 @@ use crate::plumbing::rev::resolve;
 use crate::plumbing::text::abbrev;
 use crate::plumbing::write::{write_file, write_object};
 
+/// What `git tag` was asked for.
+#[derive(Default)]
+struct Opts {
+    list: bool,
+    delete: bool,
+    annotate: bool,
+    force: bool,
+    /// `-n[<num>]`: lines of each annotation listed.
+    lines: usize,
+    /// `-m` texts and `-F` files, in order.
+    messages: Vec<Message>,
+}
+
+const USAGE: &str = "git tag [-a | -s | -u <key-id>] [-f] [-m <msg> | -F <file>] [-e]\n        [(--trailer <token>[(=|:)<value>])...]\n        <tagname> [<commit> | <object>]\n   or: git tag -d <tagname>...\n   or: git tag [-n[<num>]] -l [--contains <commit>] [--no-contains <commit>]\n        [--points-at <object>] [--column[=<options>] | --no-column]\n        [--create-reflog] [--sort=<key>] [--format=<format>]\n        [--merged <commit>] [--no-merged <commit>] [<pattern>...]\n   or: git tag -v [--format=<format>] <tagname>...";
+
+const SPEC: Spec<Opts> = Spec {
+    name: "tag",
+    usage: USAGE,
+    options: &[
+        Opt::flag("-l/--list", |o| o.list = true),
+        Opt::flag("-d/--delete", |o| o.delete = true),
+        Opt::flag("-a/--annotate", |o| o.annotate = true),
+        Opt::flag("-f/--force", |o| o.force = true),
+        Opt::value("-m/--message", |o, v| {
+            push(&mut o.messages, Message::Text(v))
+        }),
+        Opt::value("-F/--file", |o, v| push(&mut o.messages, Message::File(v))),
+        Opt::optional("-n", |o, v| {
+            o.lines = match v {
+                None => 1,
+                Some(v) => v.parse().map_err(|_| {
+                    Refusal::Alone("error: switch `n' expects a numerical value".into())
+                })?,
+            };
+            Ok(())
+        }),
+    ],
+    refused: "-s --sign -u --local-user -v --verify --contains --no-contains --points-at --merged --no-merged --sort --format --column -e --edit --trailer --cleanup --create-reflog -i --ignore-case",
+    unknown: Unknown::Usage,
+    help: &[],
+};
+
 pub fn tag(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git tag [-a | -s | -u <key-id>] [-f] [-m <msg> | -F <file>] [-e]\n        [(--trailer <token>[(=|:)<value>])...]\n        <tagname> [<commit> | <object>]\n   or: git tag -d <tagname>...\n   or: git tag [-n[<num>]] -l [--contains <commit>] [--no-contains <commit>]\n        [--points-at <object>] [--column[=<options>] | --no-column]\n        [--create-reflog] [--sort=<key>] [--format=<format>]\n        [--merged <commit>] [--no-merged <commit>] [<pattern>...]\n   or: git tag -v [--format=<format>] <tagname>...";
-    let (mut list, mut delete, mut annotate, mut force, mut lines) =
-        (false, false, false, false, 0usize);
-    let mut messages: Vec<String> = Vec::new();
-    let mut operands: Vec<String> = Vec::new();
-    let mut a = Args::with_values(args, "mF");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "-l" | "--list" => a.flag("list").map(|_| list = true),
-            "-d" | "--delete" => a.flag("delete").map(|_| delete = true),
-            "-a" | "--annotate" => a.flag("annotate").map(|_| annotate = true),
-            "-f" | "--force" => a.flag("force").map(|_| force = true),
-            "-m" | "--message" => a.value("message").map(|v| messages.push(v)),
-            "-F" | "--file" => a.value("file").and_then(|f| {
-                std::fs::read_to_string(sh.path(&f))
-                    .map(|t| messages.push(t))
-                    .map_err(|e| format!("fatal: could not open or read '{f}': {e}"))
-            }),
-            "-n" => {
-                lines = 1;
-                Ok(())
-            }
-            s if s.starts_with("-n") && s[2..].bytes().all(|b| b.is_ascii_digit()) => {
-                lines = s[2..].parse().unwrap_or(1);
-                Ok(())
-            }
-            "--" => {
-                operands.extend(a.rest());
-                Ok(())
-            }
-            "-s" | "--sign" | "-u" | "--local-user" | "-v" | "--verify" | "--contains"
-            | "--no-contains" | "--points-at" | "--merged" | "--no-merged" | "--sort"
-            | "--format" | "--column" | "-e" | "--edit" | "--trailer" | "--cleanup"
-            | "--create-reflog" | "-i" | "--ignore-case" => {
-                return super::args::not_here(io, "tag", &arg);
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                operands.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, USAGE);
-        }
-    }
+    let mut o = Opts::default();
+    let operands = match SPEC.parse(args, &mut o, io) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    let unreadable = |f: &str, e: &str| format!("fatal: could not open or read '{f}': {e}");
+    let messages = match read_messages(sh, &o.messages, unreadable) {
+        Ok(m) => m,
+        Err(e) => return super::args::fail(io, &e),
+    };
+    let Opts {
+        list,
+        delete,
+        mut annotate,
+        force,
+        lines,
+        ..
+    } = o;
     let (repo, _) = match super::args::open_repo(sh, io) {
         Ok(r) => r,
         Err(code) => return code,

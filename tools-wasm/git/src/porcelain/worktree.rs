@@ -12,7 +12,7 @@ use sh_utility::Ctx;
 use sh_utility::io::Io;
 use sh_utility::sys::TreeStat;
 
-use super::args::{Args, Opt, Spec, usage_error};
+use super::args::{Opt, Refusal, Spec, Unknown, set};
 use crate::plumbing::checkout::{
     entry_from_tree, hard_reset, local_changes, merge_reset, remove_entry, two_way, work_of,
     write_entry,
@@ -107,67 +107,65 @@ struct Switch {
     track: Option<bool>,
 }
 
+/// The options checkout and switch share, as git's `builtin/checkout.c` declares them.
+macro_rules! switch_options {
+    ($($extra:expr,)*) => {
+        &[
+            $($extra,)*
+            Opt::flag("-f/--force/--discard-changes", |o| o.force = true),
+            Opt::flag("-q/--quiet", |o| o.quiet = true),
+            Opt::flag("--detach", |o| o.detach = true),
+            Opt::flag("-t/--track", |o| o.track = Some(true)),
+            Opt::flag("--no-track", |o| o.track = Some(false)),
+            Opt::ignored("--progress/--no-progress"),
+        ]
+    };
+}
+
+/// `-b`/`-c`: a branch made at the commit checked out.
+fn create(o: &mut Switch, name: String) -> Result<(), Refusal> {
+    o.new_branch = Some((name, false));
+    Ok(())
+}
+
+/// `-B`/`-C`: a branch made, or reset if it exists, at the commit checked out.
+fn force_create(o: &mut Switch, name: String) -> Result<(), Refusal> {
+    o.new_branch = Some((name, true));
+    Ok(())
+}
+
+const SWITCH_REFUSED: &str = "-m --merge -p --patch --orphan --ours --theirs --conflict -l --guess --no-guess --overlay --no-overlay --recurse-submodules --pathspec-from-file --ignore-other-worktrees";
+
+const CHECKOUT: Spec<Switch> = Spec {
+    name: "checkout",
+    usage: "git checkout [<options>] <branch>\n   or: git checkout [<options>] [<branch>] -- <file>...",
+    options: switch_options![Opt::value("-b", create), Opt::value("-B", force_create),],
+    refused: SWITCH_REFUSED,
+    unknown: Unknown::Usage,
+    help: &[],
+};
+
+const SWITCH: Spec<Switch> = Spec {
+    name: "switch",
+    usage: "git switch [<options>] [<branch>]",
+    options: switch_options![
+        Opt::value("-c/--create", create),
+        Opt::value("-C/--force-create", force_create),
+        Opt::flag("-d", |o| o.detach = true),
+    ],
+    refused: SWITCH_REFUSED,
+    unknown: Unknown::Usage,
+    help: &[],
+};
+
 pub fn checkout_or_switch(sh: &dyn Ctx, cmd: &str, args: &[String], io: &Io) -> i32 {
     let is_switch = cmd == "switch";
-    let usage = if is_switch {
-        "git switch [<options>] [<branch>]"
-    } else {
-        "git checkout [<options>] <branch>\n   or: git checkout [<options>] [<branch>] -- <file>..."
-    };
     let mut o = Switch::default();
-    let mut positional: Vec<String> = Vec::new();
-    let mut dashdash: Option<Vec<String>> = None;
-    let mut a = Args::with_values(args, if is_switch { "cC" } else { "bB" });
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "-b" | "-c" | "--create" if (arg == "-b") != is_switch => {
-                a.value(&arg).map(|v| o.new_branch = Some((v, false)))
-            }
-            "-B" | "-C" | "--force-create" if (arg == "-B") != is_switch => {
-                a.value(&arg).map(|v| o.new_branch = Some((v, true)))
-            }
-            "-f" | "--force" | "--discard-changes" => a.flag("force").map(|_| o.force = true),
-            "-q" | "--quiet" => a.flag("quiet").map(|_| o.quiet = true),
-            "--detach" => a.flag("detach").map(|_| o.detach = true),
-            "-d" if is_switch => a.flag("detach").map(|_| o.detach = true),
-            "-t" | "--track" => a.flag("track").map(|_| o.track = Some(true)),
-            "--no-track" => a.flag("no-track").map(|_| o.track = Some(false)),
-            "--progress" | "--no-progress" => Ok(()),
-            "--" => {
-                dashdash = Some(a.rest());
-                Ok(())
-            }
-            "-m"
-            | "--merge"
-            | "-p"
-            | "--patch"
-            | "--orphan"
-            | "--ours"
-            | "--theirs"
-            | "--conflict"
-            | "-l"
-            | "--guess"
-            | "--no-guess"
-            | "--overlay"
-            | "--no-overlay"
-            | "--recurse-submodules"
-            | "--pathspec-from-file"
-            | "--ignore-other-worktrees" => {
-                io.eprint(&format!(
-                    "fatal: 'git {cmd} {arg}' is not supported in burrow\n"
-                ));
-                return 128;
-            }
-            s if s.starts_with('-') && s != "-" => Err(a.unknown(s)),
-            _ => {
-                positional.push(arg);
-                Ok(())
-            }
-        };
-        if let Err(e) = r {
-            return usage_error(io, &e, usage);
-        }
-    }
+    let spec = if is_switch { &SWITCH } else { &CHECKOUT };
+    let (positional, dashdash) = match spec.parse_split(args, &mut o, io) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
     let (repo, cwd) = match super::args::open_repo(sh, io) {
         Ok(r) => r,
         Err(code) => return code,
@@ -568,16 +566,14 @@ const RESTORE: Spec<Restore> = Spec {
     options: &[
         Opt::flag("-S/--staged", |o| o.staged = true),
         Opt::flag("-W/--worktree", |o| o.worktree = true),
-        Opt::value("-s/--source", |o, v| {
-            o.source = Some(v);
-            Ok(())
-        }),
+        Opt::value("-s/--source", |o, v| set(&mut o.source, Some(v))),
         Opt::ignored("-q/--quiet"),
         Opt::ignored("--progress"),
         Opt::ignored("--no-progress"),
     ],
     refused: "-p --patch -m --merge --ours --theirs --conflict --overlay --no-overlay --pathspec-from-file --recurse-submodules --ignore-unmerged",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 pub fn restore(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
@@ -717,7 +713,8 @@ const RESET: Spec<Reset> = Spec {
         Opt::flag("-q/--quiet", |o| o.quiet = true),
     ],
     refused: "--keep -p --patch -N --intent-to-add --pathspec-from-file --recurse-submodules",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 pub fn reset(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {

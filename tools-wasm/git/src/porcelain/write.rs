@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Args, Opt, Spec, usage_error};
+use super::args::{Message, Opt, Refusal, Spec, Unknown, push, read_messages, set, usage_error};
 use crate::plumbing::commit::{clean_message, global, ident, read_commit, strip_comments};
 use crate::plumbing::diff::summary;
 use crate::plumbing::index::{index_map, load_index, save_index, stage};
@@ -36,13 +36,11 @@ const INIT: Spec<Init> = Spec {
     usage: INIT_USAGE,
     options: &[
         Opt::flag("-q/--quiet", |o| o.quiet = true),
-        Opt::value("-b/--initial-branch", |o, v| {
-            o.branch = Some(v);
-            Ok(())
-        }),
+        Opt::value("-b/--initial-branch", |o, v| set(&mut o.branch, Some(v))),
     ],
     refused: "",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 pub fn init(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
@@ -162,7 +160,8 @@ const ADD: Spec<Add> = Spec {
         Opt::flag("-f/--force", |o| o.force = true),
     ],
     refused: "",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 pub fn add(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
@@ -294,51 +293,66 @@ fn add_paths(
     Ok(0)
 }
 
+/// What `git commit` was asked for.
+#[derive(Default)]
+struct CommitOpts {
+    /// `-m` texts and `-F` files, in order.
+    messages: Vec<Message>,
+    all: bool,
+    allow_empty: bool,
+    quiet: bool,
+    amend: Amend,
+    date: Option<String>,
+}
+
+const COMMIT: Spec<CommitOpts> = Spec {
+    name: "commit",
+    usage: "git commit [-a | --interactive | --patch] [-s] [-v] [-u<mode>] [--amend]\n                  [--dry-run] [(-c | -C | --squash) <commit> | --fixup [(amend|reword):]<commit>]\n                  [-F <file> | -m <msg>] [--reset-author] [--allow-empty]\n                  [--allow-empty-message] [--no-verify] [-e] [--author=<author>]\n                  [--date=<date>] [--cleanup=<mode>] [--[no-]status]\n                  [-i | -o] [--pathspec-from-file=<file> [--pathspec-file-nul]]\n                  [(--trailer <token>[(=|:)<value>])...] [-S[<keyid>]]\n                  [--] [<pathspec>...]",
+    options: &[
+        Opt::value("-m/--message", |o, v| {
+            push(&mut o.messages, Message::Text(v))
+        }),
+        Opt::value("-F/--file", |o, v| push(&mut o.messages, Message::File(v))),
+        Opt::flag("-a/--all", |o| o.all = true),
+        Opt::flag("--allow-empty", |o| o.allow_empty = true),
+        Opt::flag("-q/--quiet", |o| o.quiet = true),
+        Opt::flag("--amend", |o| o.amend.on = true),
+        Opt::flag("--no-edit", |o| o.amend.no_edit = true),
+        Opt::flag("--reset-author", |o| o.amend.reset_author = true),
+        Opt::value("--date", |o, v| set(&mut o.date, Some(v))),
+    ],
+    refused: "--fixup --squash -c -C --author -S --signoff -s --interactive --patch -p --trailer",
+    unknown: Unknown::Usage,
+    help: &[],
+};
+
 pub fn commit(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    const USAGE: &str = "git commit [-a | --interactive | --patch] [-s] [-v] [-u<mode>] [--amend]\n                  [--dry-run] [(-c | -C | --squash) <commit> | --fixup [(amend|reword):]<commit>]\n                  [-F <file> | -m <msg>] [--reset-author] [--allow-empty]\n                  [--allow-empty-message] [--no-verify] [-e] [--author=<author>]\n                  [--date=<date>] [--cleanup=<mode>] [--[no-]status]\n                  [-i | -o] [--pathspec-from-file=<file> [--pathspec-file-nul]]\n                  [(--trailer <token>[(=|:)<value>])...] [-S[<keyid>]]\n                  [--] [<pathspec>...]";
-    let mut messages: Vec<String> = Vec::new();
-    let mut all = false;
-    let mut allow_empty = false;
-    let mut quiet = false;
-    let mut amend = Amend::default();
-    let mut date: Option<String> = None;
-    let mut a = Args::with_values(args, "mF");
-    while let Some(arg) = a.next() {
-        let r = match arg.as_str() {
-            "-m" | "--message" => a.value("message").map(|v| messages.push(v)),
-            "-F" | "--file" => a.value("file").and_then(|f| {
-                std::fs::read_to_string(sh.path(&f))
-                    .map(|t| messages.push(t))
-                    .map_err(|e| format!("fatal: could not read log file '{f}': {e}"))
-            }),
-            "-a" | "--all" => a.flag("all").map(|_| all = true),
-            "--allow-empty" => a.flag("allow-empty").map(|_| allow_empty = true),
-            "-q" | "--quiet" => a.flag("quiet").map(|_| quiet = true),
-            "--amend" => a.flag("amend").map(|_| amend.on = true),
-            "--no-edit" => a.flag("no-edit").map(|_| amend.no_edit = true),
-            "--reset-author" => a.flag("reset-author").map(|_| amend.reset_author = true),
-            "--date" => a.value("date").map(|v| date = Some(v)),
-            "--fixup" | "--squash" | "-c" | "-C" | "--author" | "-S" | "--signoff" | "-s"
-            | "--interactive" | "--patch" | "-p" | "--trailer" => {
-                io.eprint(&format!(
-                    "fatal: 'git commit {arg}' is not supported in burrow\n"
-                ));
-                return 128;
-            }
-            s if s.starts_with('-') => Err(a.unknown(s)),
-            _ => {
-                io.eprint("fatal: 'git commit <pathspec>' is not supported in burrow\n");
-                return 128;
-            }
-        };
-        if let Err(e) = r {
-            if e.starts_with("fatal:") {
-                io.eprint(&format!("{e}\n"));
-                return 128;
-            }
-            return usage_error(io, &e, USAGE);
+    let mut o = CommitOpts::default();
+    let pathspecs = COMMIT.parse_with(args, &mut o, io, &mut |_, _| {
+        Err(Refusal::Fatal(
+            "fatal: 'git commit <pathspec>' is not supported in burrow".into(),
+        ))
+    });
+    match pathspecs {
+        Ok((_, Some(after))) if !after.is_empty() => {
+            return super::args::not_here(io, "commit", "<pathspec>");
         }
+        Ok(_) => {}
+        Err(code) => return code,
     }
+    let unreadable = |f: &str, e: &str| format!("fatal: could not read log file '{f}': {e}");
+    let messages = match read_messages(sh, &o.messages, unreadable) {
+        Ok(m) => m,
+        Err(e) => return super::args::fail(io, &e),
+    };
+    let CommitOpts {
+        all,
+        allow_empty,
+        quiet,
+        amend,
+        date,
+        ..
+    } = o;
     let cwd = PathBuf::from(&sh.cwd());
     let Some(repo) = Repo::discover(&cwd) else {
         io.eprint("fatal: not a git repository (or any of the parent directories): .git\n");

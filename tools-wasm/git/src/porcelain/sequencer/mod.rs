@@ -11,8 +11,6 @@
 mod pick;
 mod rebase;
 
-use std::collections::BTreeSet;
-
 pub(crate) use pick::{cherry_pick, revert};
 pub(crate) use rebase::rebase;
 use sh_utility::io::Io;
@@ -20,7 +18,7 @@ use sh_utility::io::Io;
 use crate::plumbing::checkout::{hard_reset, two_way, work_of};
 use crate::plumbing::commit::{ident_name_email, ident_time, read_commit, subject};
 use crate::plumbing::date::git_date;
-use crate::plumbing::index::{Files, index_files, index_map, save_index, worktree_change};
+use crate::plumbing::index::{Files, index_files, index_map, save_index};
 use crate::plumbing::merge::merge_trees;
 use crate::plumbing::object::{Commit, Oid, hex};
 use crate::plumbing::repo::{IndexEntry, Repo};
@@ -118,26 +116,8 @@ fn apply(
     };
     let merged = merge_trees(repo, &base, &ours, &theirs, "HEAD", &label(action, id, c))?;
     // Local changes to files the merge rewrites refuse it, as merge refuses them.
-    let mut tree = sh_utility::sys::TreeStat::new(&work);
-    let dirty: BTreeSet<&Vec<u8>> = merged
-        .files
-        .keys()
-        .chain(ours.keys())
-        .filter(|p| merged.files.get(*p) != ours.get(*p) || merged.contents.contains_key(*p))
-        .filter(|p| {
-            index
-                .get(*p)
-                .is_some_and(|e| worktree_change(&mut tree, e).is_some())
-        })
-        .collect();
-    if !dirty.is_empty() {
-        let list: String = dirty
-            .iter()
-            .map(|p| format!("\t{}\n", String::from_utf8_lossy(p)))
-            .collect();
-        return Err(format!(
-            "error: Your local changes to the following files would be overwritten by merge:\n{list}Please commit your changes or stash them before you merge.\nAborting"
-        ));
+    if let Some(e) = merged.local_changes(&work, &ours, &index) {
+        return Err(e);
     }
     two_way(
         repo,

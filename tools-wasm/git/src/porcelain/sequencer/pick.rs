@@ -12,9 +12,9 @@ use super::{
     Action, Applied, Step, apply, commit_summary, dirty_refusal, failed, first_line,
     mainline_parent, message_of, reset_to, unmerged_refusal,
 };
-use crate::plumbing::checkout::{two_way, work_of};
+use crate::plumbing::checkout::{move_tree, work_of};
 use crate::plumbing::commit::{ident, make_commit, read_commit, subject};
-use crate::plumbing::index::{index_dirty, index_map, load_conflicts, save_index};
+use crate::plumbing::index::{index_dirty, load_conflicts};
 use crate::plumbing::object::{Oid, hex};
 use crate::plumbing::refs::set_head;
 use crate::plumbing::repo::Repo;
@@ -23,7 +23,7 @@ use crate::plumbing::state::{self, cherry_pick_head, revert_head, sequencer_dir}
 use crate::plumbing::text::abbrev;
 use crate::plumbing::tree::head_files;
 use crate::plumbing::write::write_file;
-use crate::porcelain::args::{Opt, Refusal, Spec, usage_error};
+use crate::porcelain::args::{Help, Opt, Refusal, Spec, Unknown};
 
 /// How the picks were asked for.
 #[derive(Clone, Copy, Default)]
@@ -39,65 +39,62 @@ struct Opts {
     mainline: Option<usize>,
 }
 
-const PICK_USAGE: &str = "git cherry-pick [--edit] [-n] [-m <parent-number>] [-s] [-x] [--ff]
-                       [-S[<keyid>]] <commit>...
-   or: git cherry-pick (--continue | --skip | --abort | --quit)
+const PICK_USAGE: &str = "git cherry-pick [--edit] [-n] [-m <parent-number>] [-s] [-x] [--ff]\n                       [-S[<keyid>]] <commit>...\n   or: git cherry-pick (--continue | --skip | --abort | --quit)";
 
-    --quit                end revert or cherry-pick sequence
-    --continue            resume revert or cherry-pick sequence
-    --abort               cancel revert or cherry-pick sequence
-    --skip                skip current commit and continue
-    --[no-]cleanup <mode> how to strip spaces and #comments from message
-    -n, --no-commit       don't automatically commit
-    --commit              opposite of --no-commit
-    -e, --[no-]edit       edit the commit message
-    -s, --[no-]signoff    add a Signed-off-by trailer
-    -m, --[no-]mainline <parent-number>
-                          select mainline parent
-    --[no-]rerere-autoupdate
-                          update the index with reused conflict resolution if possible
-    --[no-]strategy <strategy>
-                          merge strategy
-    -X, --[no-]strategy-option <option>
-                          option for merge strategy
-    -S, --[no-]gpg-sign[=<key-id>]
-                          GPG sign commit
-    -x                    append commit name
-    --[no-]ff             allow fast-forward
-    --[no-]allow-empty    preserve initially empty commits
-    --[no-]allow-empty-message
-                          allow commits with empty messages
-    --[no-]keep-redundant-commits
-                          deprecated: use --empty=keep instead
-    --empty (stop|drop|keep)
-                          how to handle commits that become empty
-";
+const REVERT_USAGE: &str = "git revert [--[no-]edit] [-n] [-m <parent-number>] [-s] [-S[<keyid>]] <commit>...\n   or: git revert (--continue | --skip | --abort | --quit)";
 
-const REVERT_USAGE: &str =
-    "git revert [--[no-]edit] [-n] [-m <parent-number>] [-s] [-S[<keyid>]] <commit>...
-   or: git revert (--continue | --skip | --abort | --quit)
+/// The options' help cherry-pick and revert share, as git's `builtin/revert.c` declares them.
+const SEQUENCER_HELP: &[Help] = &[
+    Help("--quit", "end revert or cherry-pick sequence"),
+    Help("--continue", "resume revert or cherry-pick sequence"),
+    Help("--abort", "cancel revert or cherry-pick sequence"),
+    Help("--skip", "skip current commit and continue"),
+    Help(
+        "--[no-]cleanup <mode>",
+        "how to strip spaces and #comments from message",
+    ),
+    Help("-n, --no-commit", "don't automatically commit"),
+    Help("--commit", "opposite of --no-commit"),
+    Help("-e, --[no-]edit", "edit the commit message"),
+    Help("-s, --[no-]signoff", "add a Signed-off-by trailer"),
+    Help(
+        "-m, --[no-]mainline <parent-number>",
+        "select mainline parent",
+    ),
+    Help(
+        "--[no-]rerere-autoupdate",
+        "update the index with reused conflict resolution if possible",
+    ),
+    Help("--[no-]strategy <strategy>", "merge strategy"),
+    Help(
+        "-X, --[no-]strategy-option <option>",
+        "option for merge strategy",
+    ),
+    Help("-S, --[no-]gpg-sign[=<key-id>]", "GPG sign commit"),
+];
 
-    --quit                end revert or cherry-pick sequence
-    --continue            resume revert or cherry-pick sequence
-    --abort               cancel revert or cherry-pick sequence
-    --skip                skip current commit and continue
-    --[no-]cleanup <mode> how to strip spaces and #comments from message
-    -n, --no-commit       don't automatically commit
-    --commit              opposite of --no-commit
-    -e, --[no-]edit       edit the commit message
-    -s, --[no-]signoff    add a Signed-off-by trailer
-    -m, --[no-]mainline <parent-number>
-                          select mainline parent
-    --[no-]rerere-autoupdate
-                          update the index with reused conflict resolution if possible
-    --[no-]strategy <strategy>
-                          merge strategy
-    -X, --[no-]strategy-option <option>
-                          option for merge strategy
-    -S, --[no-]gpg-sign[=<key-id>]
-                          GPG sign commit
-    --[no-]reference      use the 'reference' format to refer to commits
-";
+const PICK_HELP: &[Help] = &[
+    Help("-x", "append commit name"),
+    Help("--[no-]ff", "allow fast-forward"),
+    Help("--[no-]allow-empty", "preserve initially empty commits"),
+    Help(
+        "--[no-]allow-empty-message",
+        "allow commits with empty messages",
+    ),
+    Help(
+        "--[no-]keep-redundant-commits",
+        "deprecated: use --empty=keep instead",
+    ),
+    Help(
+        "--empty (stop|drop|keep)",
+        "how to handle commits that become empty",
+    ),
+];
+
+const REVERT_HELP: &[Help] = &[Help(
+    "--[no-]reference",
+    "use the 'reference' format to refer to commits",
+)];
 
 /// `git cherry-pick`.
 pub fn cherry_pick(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
@@ -146,7 +143,8 @@ const PICK: Spec<Opts> = Spec {
         Opt::flag("--no-ff", |o| o.ff = false),
     ],
     refused: SEQUENCER_REFUSED,
-    usage_alone: true,
+    unknown: Unknown::UsageAlone,
+    help: &[SEQUENCER_HELP, PICK_HELP],
 };
 
 const REVERT: Spec<Opts> = Spec {
@@ -154,13 +152,14 @@ const REVERT: Spec<Opts> = Spec {
     usage: REVERT_USAGE,
     options: sequencer_options![],
     refused: SEQUENCER_REFUSED,
-    usage_alone: true,
+    unknown: Unknown::UsageAlone,
+    help: &[SEQUENCER_HELP, REVERT_HELP],
 };
 
 fn run(sh: &dyn Ctx, action: Action, args: &[String], io: &Io) -> i32 {
-    let (spec, usage) = match action {
-        Action::Pick => (&PICK, PICK_USAGE),
-        Action::Revert => (&REVERT, REVERT_USAGE),
+    let spec = match action {
+        Action::Pick => &PICK,
+        Action::Revert => &REVERT,
     };
     let mut o = Opts::default();
     let revs = match spec.parse(args, &mut o, io) {
@@ -169,7 +168,7 @@ fn run(sh: &dyn Ctx, action: Action, args: &[String], io: &Io) -> i32 {
     };
     let sub = o.sub;
     if sub.is_none() && revs.is_empty() {
-        return usage_error(io, "", usage);
+        return spec.usage_error(io, "");
     }
     let (repo, _) = match crate::porcelain::args::open_repo(sh, io) {
         Ok(r) => r,
@@ -416,18 +415,7 @@ fn pick_one(
         && head.is_some()
         && mainline_parent(id, &c, o.mainline).ok().flatten() == head
     {
-        let work = work_of(repo)?;
-        let mut index = index_map(repo)?;
-        two_way(
-            repo,
-            &work,
-            &head_files(repo, head)?,
-            &head_files(repo, Some(*id))?,
-            &mut index,
-            false,
-            "merge",
-        )?;
-        save_index(repo, &index)?;
+        move_tree(repo, &work_of(repo)?, head, *id, "merge")?;
         set_head(sh, repo, head, *id, "cherry-pick: fast-forward")?;
         return Ok(0);
     }

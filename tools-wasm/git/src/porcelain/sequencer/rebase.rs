@@ -10,9 +10,9 @@ use sh_utility::Ctx;
 use sh_utility::io::Io;
 
 use super::{Action, Applied, Step, apply, commit_summary, first_line, reset_to};
-use crate::plumbing::checkout::{two_way, work_of};
+use crate::plumbing::checkout::{move_tree, work_of};
 use crate::plumbing::commit::{make_commit, read_commit, subject};
-use crate::plumbing::index::{index_dirty, index_map, load_conflicts, save_index, worktree_change};
+use crate::plumbing::index::{index_dirty, index_map, load_conflicts, worktree_change};
 use crate::plumbing::object::{Commit, Oid, hex};
 use crate::plumbing::refs::{reflog, set_head};
 use crate::plumbing::repo::{IndexEntry, Repo};
@@ -21,7 +21,7 @@ use crate::plumbing::state::rebase_dir;
 use crate::plumbing::text::abbrev;
 use crate::plumbing::tree::{head_files, write_trees};
 use crate::plumbing::write::write_file;
-use crate::porcelain::args::{Opt, Spec, usage_error};
+use crate::porcelain::args::{Opt, Spec, Unknown, set, usage_error};
 
 const REBASE_USAGE: &str = "git rebase [-i] [options] [--exec <cmd>] [--onto <newbase> | --keep-base] [<upstream> [<branch>]]
    or: git rebase [-i] [options] [--exec <cmd>] [--onto <newbase>] --root [<branch>]
@@ -113,17 +113,15 @@ const REBASE: Spec<RebaseOpts> = Spec {
         Opt::ignored("--no-autosquash"),
         Opt::ignored("--no-verify"),
         Opt::ignored("--verify"),
-        Opt::value("--onto", |o, v| {
-            o.onto = Some(v);
-            Ok(())
-        }),
+        Opt::value("--onto", |o, v| set(&mut o.onto, Some(v))),
         Opt::flag("--continue", |o| o.sub = Some("continue")),
         Opt::flag("--abort", |o| o.sub = Some("abort")),
         Opt::flag("--skip", |o| o.sub = Some("skip")),
         Opt::flag("--quit", |o| o.sub = Some("quit")),
     ],
     refused: "-i --interactive --edit-todo --show-current-patch --apply --keep-base --signoff --committer-date-is-author-date --reset-author-date -C --ignore-whitespace --whitespace --rerere-autoupdate --empty --autosquash --update-refs -S --gpg-sign --autostash -x --exec -r --rebase-merges --fork-point -s --strategy -X --strategy-option --root --reschedule-failed-exec --reapply-cherry-picks --no-reapply-cherry-picks",
-    usage_alone: false,
+    unknown: Unknown::Usage,
+    help: &[],
 };
 
 /// `git rebase [--onto NEWBASE] [UPSTREAM [BRANCH]]` and `--continue`, `--skip`,
@@ -374,18 +372,7 @@ fn rebase_start(
         &repo.git_dir.join("ORIG_HEAD"),
         format!("{}\n", hex(&orig)).as_bytes(),
     )?;
-    let mut index = index;
-    let from = head_files(repo, head)?;
-    two_way(
-        repo,
-        &work,
-        &from,
-        &head_files(repo, Some(onto))?,
-        &mut index,
-        false,
-        "checkout",
-    )?;
-    save_index(repo, &index)?;
+    move_tree(repo, &work, head, onto, "checkout")?;
     write_file(
         &repo.git_dir.join("HEAD"),
         format!("{}\n", hex(&onto)).as_bytes(),
@@ -410,17 +397,7 @@ fn switch_branch(
     msg: &str,
 ) -> Result<(), String> {
     let head = repo.head().1;
-    let mut index = index_map(repo)?;
-    two_way(
-        repo,
-        work,
-        &head_files(repo, head)?,
-        &head_files(repo, Some(id))?,
-        &mut index,
-        false,
-        "checkout",
-    )?;
-    save_index(repo, &index)?;
+    move_tree(repo, work, head, id, "checkout")?;
     write_file(
         &repo.git_dir.join("HEAD"),
         format!("ref: {full}\n").as_bytes(),
@@ -469,18 +446,7 @@ fn rebase_run(sh: &dyn Ctx, repo: &Repo, io: &Io) -> Result<i32, String> {
         let c = read_commit(repo, &id)?;
         let head = repo.head().1;
         if !force && c.parents.first() == head.as_ref() {
-            let work = work_of(repo)?;
-            let mut index = index_map(repo)?;
-            two_way(
-                repo,
-                &work,
-                &head_files(repo, head)?,
-                &head_files(repo, Some(id))?,
-                &mut index,
-                false,
-                "merge",
-            )?;
-            save_index(repo, &index)?;
+            move_tree(repo, &work_of(repo)?, head, id, "merge")?;
             set_head(
                 sh,
                 repo,
