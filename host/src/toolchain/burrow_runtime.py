@@ -270,6 +270,8 @@ class Popen:
                 raise _unsupported("executable= (the program is found as argv[0])")
             if not argv:
                 raise IndexError("list index out of range")
+            if argv[0] == "" and _sys.executable == "":
+                argv[0] = "python3"  # [sys.executable, ...]: this interpreter has no path
             arg0 = None
             script = " ".join(map(_quote, argv))
         import errno
