@@ -1000,7 +1000,10 @@ fn urllib_and_http_client_through_the_egress() {
         out.starts_with("-- http\n200 OK text/plain b'hello\\n'\nPOST /echo\n"),
         "{out}"
     );
-    assert!(out.contains("-- https\n200 OK text/plain b'hello\\n'\n"), "{out}");
+    assert!(
+        out.contains("-- https\n200 OK text/plain b'hello\\n'\n"),
+        "{out}"
+    );
     if let Some(py) = native_python() {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("http_snippet.py");
@@ -1015,11 +1018,22 @@ fn urllib_and_http_client_through_the_egress() {
         // The user agent names the version: 3.12.0 here, the native one's there.
         let agent = |s: &str| {
             s.lines()
-                .map(|l| if l.starts_with("user-agent:") { "user-agent: ..." } else { l })
+                .map(|l| {
+                    if l.starts_with("user-agent:") {
+                        "user-agent: ..."
+                    } else {
+                        l
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join("\n")
         };
-        assert_eq!(agent(&out), agent(&native), "native stderr: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            agent(&out),
+            agent(&native),
+            "native stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
 
     // One `net` event per request, allowed, with the rule: the requests went through the

@@ -72,7 +72,10 @@ pub const PYTHON: Spec = Spec {
             "lib/sitecustomize.py",
             include_str!("toolchain/sitecustomize.py"),
         ),
-        ("lib/_burrow.py", include_str!("toolchain/burrow_runtime.py")),
+        (
+            "lib/_burrow.py",
+            include_str!("toolchain/burrow_runtime.py"),
+        ),
     ],
     finish: Some(finish_python),
 };

@@ -44,7 +44,10 @@ fn lock(c: &Shared) -> MutexGuard<'_, Channel> {
 pub fn serve(chan: &Shared, handler: Option<&Arc<dyn Handler>>) -> Result<(), wasmtime::Error> {
     let (request, overflow) = {
         let mut c = lock(chan);
-        (std::mem::take(&mut c.request), std::mem::take(&mut c.overflow))
+        (
+            std::mem::take(&mut c.request),
+            std::mem::take(&mut c.overflow),
+        )
     };
     let reply = match handler {
         _ if overflow => error_reply(&format!(
