@@ -800,3 +800,328 @@ fn pip_installs_pure_python_wheels_from_an_index() {
     let (_, out, _) = sh(&sb, &fork, "pip freeze");
     assert!(out.contains("delta==3.1"), "{out}");
 }
+
+/// What the HTTP snippet's server answers: `/hello`, `HEAD /hello`, `POST /echo` (the
+/// request's method, path, chosen headers and body), `/missing` (404), `/redirect` (302 to
+/// `/hello`), `/chunked` (a chunked body), `/json`. Every response closes its connection and
+/// carries no date, so native CPython and burrow's see the same bytes.
+fn http_answer<S: std::io::Read + std::io::Write>(s: &mut S) {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && s.read(&mut byte).unwrap_or(0) == 1 {
+        head.push(byte[0]);
+    }
+    let text = String::from_utf8_lossy(&head).into_owned();
+    let mut words = text.split_whitespace();
+    let (method, path) = (
+        words.next().unwrap_or("").to_string(),
+        words.next().unwrap_or("/").to_string(),
+    );
+    let header = |name: &str| {
+        text.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+    };
+    let length: usize = header("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    let _ = s.read_exact(&mut body);
+    let plain = |status: &str, ct: &str, body: &[u8]| {
+        let mut r = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: {ct}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        if method != "HEAD" {
+            r.extend_from_slice(body);
+        }
+        r
+    };
+    let reply = match path.as_str() {
+        "/hello" => plain("200 OK", "text/plain", b"hello\n"),
+        "/echo" => {
+            let mut b = format!("{method} {path}\n").into_bytes();
+            for h in ["content-type", "content-length", "x-test", "user-agent"] {
+                b.extend_from_slice(format!("{h}: {:?}\n", header(h)).as_bytes());
+            }
+            b.extend_from_slice(&body);
+            b.push(b'\n');
+            plain("200 OK", "text/plain", &b)
+        }
+        "/redirect" => {
+            b"HTTP/1.1 302 Found\r\nlocation: /hello\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                .to_vec()
+        }
+        "/chunked" => b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n5\r\nhello\r\n7\r\n chunks\r\n0\r\n\r\n".to_vec(),
+        "/json" => plain("200 OK", "application/json", br#"{"ok": true, "n": [1, 2]}"#),
+        _ => plain("404 Not Found", "text/plain", b"not found"),
+    };
+    let _ = s.write_all(&reply);
+    let _ = s.flush();
+}
+
+/// An HTTP server ([`http_answer`]) on 127.0.0.1, and an HTTPS one with a certificate for
+/// 127.0.0.1 from a throwaway CA: (http port, https port, the CA's PEM).
+fn serve_http_and_https() -> (u16, u16, String) {
+    let plain = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let http_port = plain.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in plain.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            std::thread::spawn(move || http_answer(&mut conn));
+        }
+    });
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
+        .unwrap()
+        .signed_by(&key, &ca_cert, &ca_key)
+        .unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+        )
+        .unwrap();
+    let config = std::sync::Arc::new(config);
+    let tls = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let https_port = tls.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in tls.incoming() {
+            let Ok(tcp) = conn else { continue };
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let Ok(c) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let mut s = rustls::StreamOwned::new(c, tcp);
+                http_answer(&mut s);
+                s.conn.send_close_notify();
+                let _ = s.flush();
+            });
+        }
+    });
+    (http_port, https_port, ca_cert.pem())
+}
+
+/// What the HTTP test runs, natively and in burrow, with the two servers' base URLs as
+/// arguments: urllib and http.client over HTTP and HTTPS.
+const HTTP_SNIPPET: &str = r#"
+import http.client, json, ssl, sys, urllib.error, urllib.parse, urllib.request
+for base in sys.argv[1:]:
+    print("--", base.split(":")[0])
+    with urllib.request.urlopen(base + "/hello", timeout=30) as r:
+        print(r.status, r.reason, r.headers["content-type"], r.read())
+    req = urllib.request.Request(base + "/echo", data=b"payload",
+                                 headers={"X-Test": "1", "Content-Type": "text/plain"})
+    print(urllib.request.urlopen(req).read().decode(), end="")
+    try:
+        urllib.request.urlopen(base + "/missing")
+    except urllib.error.HTTPError as e:
+        print("HTTPError", e.code, e.reason, e.read())
+    with urllib.request.urlopen(base + "/redirect") as r:
+        print(r.status, r.url == base + "/hello", r.read())
+    print(urllib.request.urlopen(base + "/chunked").read())
+    print(json.load(urllib.request.urlopen(base + "/json")))
+    u = urllib.parse.urlsplit(base)
+    cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+    c = cls(u.hostname, u.port, timeout=30)
+    c.request("HEAD", "/hello")
+    r = c.getresponse()
+    print(r.status, r.getheader("content-length"), r.read())
+    c.request("PUT", "/echo", body="put body", headers={"Content-Type": "text/x"})
+    r = c.getresponse()
+    print(r.status, r.read().decode(), end="")
+    c.close()
+print(ssl.create_default_context().verify_mode == ssl.CERT_REQUIRED)
+"#;
+
+#[test]
+fn urllib_and_http_client_through_the_egress() {
+    let Some(tc) = toolchains() else { return };
+    let (http_port, https_port, ca_pem) = serve_http_and_https();
+    let tmp = tempfile::tempdir().unwrap();
+    let ca = tmp.path().join("ca.pem");
+    std::fs::write(&ca, &ca_pem).unwrap();
+    let operator = burrow_host::net::Operator::new(Some(ca.as_path()), None).unwrap();
+    let sb = Sandbox::open_with(
+        tmp.path().join("s.db"),
+        SandboxConfig {
+            cache_dir: Some(burrow_host::session::default_cache_dir()),
+            toolchains: Some(tc),
+            limits: burrow_host::Limits {
+                egress: std::sync::Arc::new(operator),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    )
+    .expect("sandbox");
+    let id = sb.create(None).unwrap().id;
+    sb.put_file(&id, "http_snippet.py", HTTP_SNIPPET.as_bytes())
+        .unwrap();
+    let urls = format!("http://127.0.0.1:{http_port} https://127.0.0.1:{https_port}");
+    let cmd = format!("python3 http_snippet.py {urls}");
+
+    // Denied by default, as curl is: urllib's URLError carries the policy's reason.
+    let (code, _, err) = sh(&sb, &id, &cmd);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!(
+            "urllib.error.URLError: <urlopen error [Errno 2] burrow: network access to 127.0.0.1 is denied: this session has no network rule (allow it with `burrow net SESSION --allow 127.0.0.1:{http_port}`)>"
+        )),
+        "{err}"
+    );
+
+    let mut policy = burrow_host::net::NetPolicy::default();
+    policy
+        .allow(&[
+            format!("127.0.0.1:{http_port}"),
+            format!("127.0.0.1:{https_port}"),
+        ])
+        .unwrap();
+    sb.set_net(&id, policy).unwrap();
+    let (code, out, err) = sh(&sb, &id, &cmd);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("-- http\n200 OK text/plain b'hello\\n'\nPOST /echo\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("-- https\n200 OK text/plain b'hello\\n'\n"),
+        "{out}"
+    );
+    if let Some(py) = native_python() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("http_snippet.py");
+        std::fs::write(&script, HTTP_SNIPPET).unwrap();
+        let o = std::process::Command::new(&py)
+            .arg(&script)
+            .args(urls.split(' '))
+            .env("SSL_CERT_FILE", &ca)
+            .output()
+            .unwrap();
+        let native = String::from_utf8_lossy(&o.stdout).into_owned();
+        // The user agent names the version: 3.12.0 here, the native one's there.
+        let agent = |s: &str| {
+            s.lines()
+                .map(|l| {
+                    if l.starts_with("user-agent:") {
+                        "user-agent: ..."
+                    } else {
+                        l
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(
+            agent(&out),
+            agent(&native),
+            "native stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+
+    // One `net` event per request, allowed, with the rule: the requests went through the
+    // session's egress as curl's do.
+    let events = sb.log(&id, 0, 1000).unwrap();
+    let net: Vec<_> = events.iter().filter(|e| e.kind == "net").collect();
+    assert!(
+        net.iter().any(|e| e.data.contains(r#""scheme":"https""#)
+            && e.data.contains(r#""allowed":true"#)
+            && e.data.contains(r#""path":"/json""#)),
+        "{net:?}"
+    );
+    assert!(net.iter().any(|e| e.data.contains(r#""allowed":false"#)));
+}
+
+#[test]
+fn subprocess_runs_in_the_call_and_refuses_what_it_cannot_do() {
+    let Some(tc) = toolchains() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let sb = sandbox(tmp.path(), tc);
+    let id = sb.create(None).unwrap().id;
+    sb.put_file(&id, "keep.txt", b"before\n").unwrap();
+    // What a child writes is the call's: seen by python at once, kept with the call.
+    let (code, out, err) = sh(
+        &sb,
+        &id,
+        "python3 -c 'import subprocess; subprocess.run(\"echo made > made.txt\", shell=True); print(open(\"made.txt\").read(), end=\"\")'; cat made.txt",
+    );
+    assert_eq!((code, out.as_str()), (0, "made\nmade\n"), "{err}");
+    // A child of a child: python started from python, through the shell.
+    let (code, out, err) = sh(
+        &sb,
+        &id,
+        "python3 -c 'import subprocess; print(subprocess.check_output([\"python3\", \"-c\", \"print(6 * 7)\"]))'",
+    );
+    assert_eq!((code, out.as_str()), (0, "b'42\\n'\n"), "{err}");
+    // What cannot be done is refused by name, never ignored.
+    for (arg, name) in [
+        ("preexec_fn=lambda: None", "preexec_fn"),
+        ("start_new_session=True", "start_new_session"),
+        ("pass_fds=(3,)", "pass_fds"),
+        ("user=0", "user"),
+    ] {
+        let (_, out, err) = sh(
+            &sb,
+            &id,
+            &format!(
+                "python3 -c 'import subprocess\ntry: subprocess.run([\"true\"], {arg})\nexcept OSError as e: print(e)'"
+            ),
+        );
+        assert_eq!(
+            out,
+            format!(
+                "[Errno 58] burrow: subprocess does not support {name} (a child is not an operating-system process)\n"
+            ),
+            "{err}"
+        );
+    }
+    let (_, out, err) = sh(
+        &sb,
+        &id,
+        "python3 -c 'import subprocess\np = subprocess.Popen([\"true\"])\ntry: p.kill()\nexcept OSError as e: print(e)\nprint(p.wait())'",
+    );
+    assert_eq!(
+        out,
+        "[Errno 58] burrow: subprocess does not support signals to a child that has not run (it runs when waited for)\n0\n",
+        "{err}"
+    );
+    // A timeout the script gives stops the child, as on Linux; the call goes on.
+    let (code, out, err) = sh(
+        &sb,
+        &id,
+        "python3 -c 'import subprocess\ntry: subprocess.run([\"sleep\", \"30\"], timeout=0.5)\nexcept subprocess.TimeoutExpired as e: print(\"timed out\", e.timeout)'",
+    );
+    assert_eq!((code, out.as_str()), (0, "timed out 0.5\n"), "{err}");
+    // The call's own timeout ends everything, children included, and rolls it all back.
+    let before = sb.info(&id).unwrap().version;
+    let r = sb.sh_limited(
+        &id,
+        "python3 -c 'import subprocess; subprocess.run(\"echo changed > keep.txt; sleep 60\", shell=True)'",
+        b"",
+        "bash",
+        Some(Duration::from_secs(3)),
+    );
+    match r {
+        Ok(r) => assert_eq!(r.report.exit_code, 124, "a timed-out call reports 124"),
+        Err(e) => assert!(e.to_string().contains("time"), "{e}"),
+    }
+    assert_eq!(sb.info(&id).unwrap().version, before);
+    assert_eq!(sb.cat(&id, "keep.txt").unwrap(), b"before\n");
+}

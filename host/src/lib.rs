@@ -22,7 +22,7 @@ pub mod toolchain;
 pub mod tools;
 
 pub use runtime::{adapt, engine, limits, run, wasi_fs};
-pub(crate) use runtime::{output, process};
+pub(crate) use runtime::{control, output, process};
 
 pub use engine::{Engine, EngineConfig, Program};
 pub use limits::Limits;

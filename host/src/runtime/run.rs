@@ -30,6 +30,7 @@ pub struct RunState {
 
 /// The context a run hands to the programs it starts: the same engine, transaction, mounts
 /// and limits, the wall-clock deadline of the whole call, and how deep the nesting is.
+#[derive(Clone)]
 pub(crate) struct Parent {
     pub engine: Engine,
     /// The program running (what `program::caller` starts again).
@@ -43,6 +44,8 @@ pub(crate) struct Parent {
     pub egress: crate::net::Egress,
     /// Programs of this call running alongside their callers now (streaming stages).
     pub stages: Arc<std::sync::atomic::AtomicUsize>,
+    /// The session's shell, which runs what a guest asks `/dev/burrow` to spawn.
+    pub shell: Option<Program>,
 }
 
 impl RunState {
@@ -91,6 +94,10 @@ pub struct RunOptions {
     /// are given the guest sees only these, not the composed root (see
     /// [`crate::wasi_fs::Preopen`]).
     pub preopens: Vec<crate::wasi_fs::Preopen>,
+    /// The session's shell component, which runs the commands a guest asks `/dev/burrow` to
+    /// start (CPython's `subprocess`); passed on to the programs this one starts. None: such
+    /// requests are refused.
+    pub shell: Option<Program>,
 }
 
 /// The outcome of a run that ended normally (any exit code).
@@ -280,6 +287,22 @@ impl Engine {
             }
         }
         let quota_hit = fs.quota_hit.clone();
+        let parent = Parent {
+            engine: self.clone(),
+            program: program.clone(),
+            txn: shared.clone(),
+            mounts: opts.mounts.clone(),
+            preopens: opts.preopens.clone(),
+            limits: limits.clone(),
+            deadline,
+            depth,
+            egress: egress.clone(),
+            stages: stages.clone(),
+            shell: opts.shell.clone(),
+        };
+        fs.set_control(Arc::new(crate::control::Services {
+            parent: parent.clone(),
+        }));
         let state = RunState {
             wasi: b.build(),
             table: ResourceTable::new(),
@@ -292,18 +315,7 @@ impl Engine {
                 memory_hit: false,
                 table_hit: false,
             },
-            parent: Parent {
-                engine: self.clone(),
-                program: program.clone(),
-                txn: shared.clone(),
-                mounts: opts.mounts.clone(),
-                preopens: opts.preopens.clone(),
-                limits: limits.clone(),
-                deadline,
-                depth,
-                egress: egress.clone(),
-                stages: stages.clone(),
-            },
+            parent,
         };
         let mut store = wasmtime::Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);

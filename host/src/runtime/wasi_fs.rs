@@ -34,6 +34,7 @@ mod bindings {
     });
 }
 
+pub(crate) mod control;
 mod mounts;
 mod synth;
 
@@ -245,6 +246,8 @@ pub struct FsState {
     preopens: Option<Vec<(Ino, String)>>,
     /// The run's standard streams, behind `/dev/stdin`, `/dev/stdout` and `/dev/stderr`.
     stdio: Option<Stdio>,
+    /// What serves `/dev/burrow` (`control.rs`).
+    control: Option<Arc<dyn control::Handler>>,
 }
 
 /// What `/dev/stdin`, `/dev/stdout` and `/dev/stderr` reach.
@@ -427,6 +430,7 @@ impl FsState {
             open: 0,
             preopens: explicit,
             stdio: None,
+            control: None,
         })
     }
 }
@@ -435,6 +439,11 @@ impl FsState {
     /// Connects the standard-stream devices to the run's own streams.
     pub(crate) fn set_stdio(&mut self, stdio: Stdio) {
         self.stdio = Some(stdio);
+    }
+
+    /// Serves `/dev/burrow` with `handler`.
+    pub(crate) fn set_control(&mut self, handler: Arc<dyn control::Handler>) {
+        self.control = Some(handler);
     }
 }
 
@@ -486,6 +495,8 @@ pub struct Descriptor {
     /// Set for the root of a system mount (index in `FsState::system`): its inode is the
     /// mount's, once the directory exists.
     lazy: Option<usize>,
+    /// Set for an open `/dev/burrow`: its request and reply.
+    channel: Option<control::Shared>,
 }
 
 impl Descriptor {
@@ -498,6 +509,7 @@ impl Descriptor {
             host: None,
             synth: None,
             lazy: None,
+            channel: None,
         }
     }
 
@@ -511,6 +523,7 @@ impl Descriptor {
 
     fn synth(node: Synth) -> Descriptor {
         let dev = matches!(node, Synth::Dev(..));
+        let channel = matches!(node, Synth::Dev(_, Dev::Burrow)).then(control::Shared::default);
         Descriptor {
             ino: 0,
             dir: matches!(node, Synth::Dir(_)),
@@ -519,6 +532,7 @@ impl Descriptor {
             host: None,
             synth: Some(node),
             lazy: None,
+            channel,
         }
     }
 
@@ -531,6 +545,7 @@ impl Descriptor {
             host: Some(node),
             synth: None,
             lazy: None,
+            channel: None,
         }
     }
 }
@@ -871,6 +886,10 @@ impl types::HostDescriptor for WasiFsView<'_> {
                 Synth::Dev(_, Dev::Stdout | Dev::Stderr) => {
                     return Err(ErrorCode::BadDescriptor.into());
                 }
+                Synth::Dev(_, Dev::Burrow) => match self.table.get(&fd)?.channel.clone() {
+                    Some(c) => Box::new(control::Replies(c)),
+                    None => return Err(ErrorCode::BadDescriptor.into()),
+                },
                 Synth::Dev(_, d) => Box::new(SynthInput::Dev(d)),
             };
             return Ok(self.table.push(s)?);
@@ -923,7 +942,10 @@ impl types::HostDescriptor for WasiFsView<'_> {
     }
 
     fn sync(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
-        self.desc(&fd)?;
+        // On `/dev/burrow`, the request written so far is served now.
+        if let Some(c) = self.desc(&fd)?.channel.clone() {
+            return control::serve(&c, self.fs.control.as_ref()).map_err(FsError::Trap);
+        }
         Ok(())
     }
 
@@ -1029,6 +1051,13 @@ impl types::HostDescriptor for WasiFsView<'_> {
                     let end = start.saturating_add(len).min(data.len());
                     Ok((data[start..end].to_vec(), end == data.len()))
                 }
+                Synth::Dev(_, Dev::Burrow) => match self.table.get(&fd)?.channel.as_ref() {
+                    Some(c) => {
+                        let (b, end) = control::read(c, len);
+                        Ok((b.to_vec(), end))
+                    }
+                    None => Err(ErrorCode::BadDescriptor.into()),
+                },
                 Synth::Dev(_, d) => Ok(dev_read(d, len)),
             };
         }
@@ -1055,6 +1084,13 @@ impl types::HostDescriptor for WasiFsView<'_> {
     fn write(&mut self, fd: Resource<Descriptor>, buf: Vec<u8>, offset: u64) -> FsResult<u64> {
         if let Some(n) = self.synth(&fd)? {
             return match n {
+                Synth::Dev(_, Dev::Burrow) => match self.table.get(&fd)?.channel.as_ref() {
+                    Some(c) => {
+                        control::write(c, &buf);
+                        Ok(buf.len() as u64)
+                    }
+                    None => Err(ErrorCode::BadDescriptor.into()),
+                },
                 Synth::Dev(..) => Ok(buf.len() as u64),
                 Synth::Dir(_) => Err(ErrorCode::BadDescriptor.into()),
                 Synth::File(..) => Err(ErrorCode::Access.into()),
@@ -1496,6 +1532,13 @@ impl WasiFsView<'_> {
                     Ok(self.table.push(s)?)
                 }
                 Synth::Dev(_, Dev::Stdin) => Err(ErrorCode::BadDescriptor.into()),
+                Synth::Dev(_, Dev::Burrow) => match self.table.get(&fd)?.channel.clone() {
+                    Some(c) => {
+                        let s: OutputStream = Box::new(control::Requests(c));
+                        Ok(self.table.push(s)?)
+                    }
+                    None => Err(ErrorCode::BadDescriptor.into()),
+                },
                 Synth::Dev(..) => {
                     let s: OutputStream = Box::new(DevNull);
                     Ok(self.table.push(s)?)
@@ -1545,7 +1588,7 @@ fn synth_hash(path: &str) -> MetadataHashValue {
 /// Reads from a device: nothing (`null`), zeros, or random bytes.
 fn dev_read(d: Dev, len: usize) -> (Vec<u8>, bool) {
     match d {
-        Dev::Null | Dev::Stdin | Dev::Stdout | Dev::Stderr => (Vec::new(), true),
+        Dev::Null | Dev::Stdin | Dev::Stdout | Dev::Stderr | Dev::Burrow => (Vec::new(), true),
         Dev::Zero => (vec![0; len], false),
         Dev::Random => {
             // The operating system's CSPRNG, as Linux's /dev/urandom: guests make keys with it.

@@ -6,6 +6,8 @@
 #   this file runs, and the name as typed in BURROW_PYTHON_ARGV0 for sys.argv[0].)
 # - The session's own packages (what `pip install` puts in ~/.local) are a site directory,
 #   persisted, forked and undone with the session.
+# - `_burrow` (next to this file) gives `subprocess`, `os.system` and HTTP(S) through
+#   `http.client`/`urllib` a way out through the host's `/dev/burrow`.
 import os as _os
 import site as _site
 import sys as _sys
@@ -25,3 +27,4 @@ _site.addsitedir(
     )
 )
 del _os, _site, _sys, _pwd, _argv0
+import _burrow  # noqa: E402,F401

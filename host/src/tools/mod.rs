@@ -459,6 +459,10 @@ impl Toolbox {
             ..Default::default()
         };
         let sh = self.program(&self.sh, (SH_WASM, SH_CWASM, SH_HASH))?;
+        let opts = RunOptions {
+            shell: Some(sh.clone()),
+            ..opts
+        };
         self.engine.run_txn(sh, txn, &opts)
     }
 }

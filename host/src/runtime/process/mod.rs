@@ -135,6 +135,7 @@ impl RunState {
             limits,
             mounts: parent.mounts.clone(),
             preopens: parent.preopens.clone(),
+            shell: parent.shell.clone(),
         };
         tracing::debug!(program = %program.hash, depth, "starting a program from a program");
         Ok(Ok((program, opts, depth)))
@@ -292,6 +293,6 @@ fn installed_path(
     (real.starts_with(&root) && meta.is_file()).then_some((real, meta.len()))
 }
 
-fn child_failed(e: RunError) -> wasmtime::Error {
+pub(crate) fn child_failed(e: RunError) -> wasmtime::Error {
     wasmtime::Error::new(ChildFailed(Mutex::new(Some(e))))
 }

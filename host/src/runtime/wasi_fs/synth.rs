@@ -24,6 +24,8 @@ pub(crate) enum Dev {
     Stdin,
     Stdout,
     Stderr,
+    /// `/dev/burrow`: the host's control device (`control.rs`), each open a channel.
+    Burrow,
 }
 
 /// A synthetic node.
@@ -115,7 +117,8 @@ const ETC: [&str; 7] = [
     "resolv.conf",
     "timezone",
 ];
-const DEV: [(&str, Dev); 7] = [
+const DEV: [(&str, Dev); 8] = [
+    ("burrow", Dev::Burrow),
     ("null", Dev::Null),
     ("random", Dev::Random),
     ("stderr", Dev::Stderr),
@@ -325,7 +328,7 @@ mod tests {
         assert_eq!(
             names("/dev"),
             [
-                "fd", "null", "random", "stderr", "stdin", "stdout", "urandom", "zero"
+                "burrow", "fd", "null", "random", "stderr", "stdin", "stdout", "urandom", "zero"
             ]
         );
         assert_eq!(names("/dev/fd"), ["0", "1", "2"]);
