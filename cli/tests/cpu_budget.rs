@@ -119,7 +119,7 @@ fn assert_stopped(sb: &burrow_host::Sandbox, files: &[(&str, &[u8])], command: &
     assert_eq!(sb.info(&id).unwrap().version, head, "{command}");
     assert_eq!(sb.cat(&id, "keep.txt").unwrap(), b"before\n", "{command}");
     assert!(sb.cat(&id, "spin.txt").is_err(), "{command}");
-    let data = last_event(&sb, &id);
+    let data = last_event(sb, &id);
     assert_eq!(data["cpu_budget"], budget, "{data}");
     assert!(
         data["fuel"].as_u64().is_some_and(|f| f >= budget),
