@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::json;
 
+mod fuel;
 pub mod git;
 mod just_bash;
 mod pipe;
@@ -258,6 +259,7 @@ pub fn run(cfg: BenchConfig, report: &mut dyn FnMut(&Measure)) -> R<Vec<Measure>
         out: Vec::new(),
     };
     per_call(&mut cx, report)?;
+    fuel::fuel(&mut cx, report)?;
     resume(&mut cx, report)?;
     fork(&mut cx, report)?;
     search_and_io(&mut cx, report)?;

@@ -21,6 +21,7 @@ mod claude_code_conformance;
 mod cli;
 mod conformance;
 mod console;
+mod cpu_budget;
 mod crash;
 mod differential;
 mod escape;

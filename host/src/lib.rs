@@ -25,6 +25,6 @@ pub use runtime::{adapt, engine, limits, run, wasi_fs};
 pub(crate) use runtime::{control, output, process};
 
 pub use engine::{Engine, EngineConfig, Program};
-pub use limits::Limits;
+pub use limits::{CpuBudget, Limits};
 pub use run::{RunError, RunOptions, RunReport, RunResult};
 pub use session::{Family, Sandbox, SandboxConfig, SessionError, SessionInfo};

@@ -65,6 +65,16 @@ pub const MA_SKILLS_KEY: &str = "managed_agents_skills";
 /// The Managed Agents memory stores' sync state (kept by the worker).
 pub const MA_MEMORY_KEY: &str = "managed_agents_memory";
 
+/// What one call may set of its own limits instead of its session's (see
+/// [`Sandbox::sh_call`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallLimits {
+    /// The call's wall-clock limit.
+    pub timeout: Option<std::time::Duration>,
+    /// The call's CPU budget, in fuel units (see [`Settings::cpu_budget`]).
+    pub cpu_budget: Option<u64>,
+}
+
 /// A check run before a call's changes commit (see [`Sandbox::call_checked`]).
 pub type PreCommit<'a> = Box<dyn FnOnce(&mut Txn, &ToolOutput) -> Result<(), String> + Send + 'a>;
 
@@ -85,6 +95,13 @@ pub struct Settings {
     /// Memory limit of a call, in MiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mib: Option<usize>,
+    /// CPU budget of a call, in wasmtime fuel units (about one per WebAssembly instruction
+    /// executed, across every program the call runs). A call that uses more is stopped and
+    /// rolled back; the fuel each call used is in its event. Absent: no budget, and calls
+    /// run unmetered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub cpu_budget: Option<u64>,
     /// The network policy (no rule: no network).
     #[serde(default, skip_serializing_if = "is_default_net")]
     pub net: crate::net::NetPolicy,
@@ -269,6 +286,25 @@ fn check_name(name: &str) -> Result<()> {
 
 pub use burrow_store::is_postgres_url;
 
+/// A CPU budget of 0 would refuse every call: refused itself.
+fn check_budget(budget: Option<u64>) -> Result<()> {
+    if budget == Some(0) {
+        return Err(SessionError::Invalid(
+            "the CPU budget must be at least 1 fuel unit".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// What a call's event records of its CPU budget: the budget and the fuel the call used
+/// (nothing for a call without a budget, which runs unmetered).
+fn record_fuel(data: &mut Value, limits: &Limits) {
+    if let Some(cpu) = &limits.cpu {
+        data["cpu_budget"] = json!(cpu.budget());
+        data["fuel"] = json!(cpu.used());
+    }
+}
+
 impl Sandbox {
     /// Opens (creating if needed) the store at `path`.
     pub fn open(path: impl AsRef<Path>) -> Result<Sandbox> {
@@ -336,6 +372,7 @@ impl Sandbox {
             cache_dir: self.config.cache_dir.clone(),
             no_pooling: !self.config.pooling,
             compile_builtins: self.config.compile_builtins,
+            metered: false,
         })?);
         let mut tb = Toolbox::new(engine)?;
         if let Some(dir) = &self.config.tool_layer {
@@ -372,6 +409,7 @@ impl Sandbox {
             .normalise()
             .map_err(|e| SessionError::Invalid(e.to_string()))?;
         let settings = &settings;
+        check_budget(settings.cpu_budget)?;
         if let Some(n) = name {
             check_name(n)?;
             if self.store.find_by_meta("name", n)?.is_some() {
@@ -432,6 +470,13 @@ impl Sandbox {
         self.config.default_net = net;
     }
 
+    /// Sets the CPU budget (fuel units) of every call in a session that sets none (each
+    /// call gets a meter of its own); None: such calls run unmetered. It is
+    /// [`SandboxConfig::limits`]' `cpu`.
+    pub fn set_default_cpu_budget(&mut self, budget: Option<u64>) {
+        self.config.limits.cpu = budget.map(crate::limits::CpuBudget::new);
+    }
+
     /// A session's settings.
     pub fn settings(&self, id: &str) -> Result<Settings> {
         Ok(settings_in(&self.store.meta(id)?))
@@ -446,6 +491,11 @@ impl Sandbox {
         if let Some(m) = settings.memory_mib {
             limits.memory = m << 20;
         }
+        // A meter of the call's own: the session's budget, else the sandbox's.
+        limits.cpu = match settings.cpu_budget {
+            Some(b) => Some(crate::limits::CpuBudget::new(b)),
+            None => limits.cpu.as_ref().map(crate::limits::CpuBudget::fresh),
+        };
         limits.network = std::sync::Arc::new(settings.net.clone());
         // A secret's placeholder, never its value: the egress layer swaps it in for the
         // secret's hosts.
@@ -746,7 +796,7 @@ impl Sandbox {
             outcome.output = ToolOutput::error(text);
         }
         let record = |output: &ToolOutput, error: Option<String>| {
-            json!({
+            let mut data = json!({
                 "tool": tool,
                 "family": family,
                 "input": input,
@@ -755,8 +805,9 @@ impl Sandbox {
                 "error": error,
                 "started": start_ns,
                 "duration_us": started.elapsed().as_micros() as u64,
-            })
-            .to_string()
+            });
+            record_fuel(&mut data, &limits);
+            data.to_string()
         };
         match result {
             Ok(outcome) => {
@@ -828,8 +879,13 @@ impl Sandbox {
     }
 
     fn run_here(&self, id: &str, wasm: &[u8], opts: &RunOptions) -> Result<RunResult> {
+        check_budget(
+            opts.limits
+                .cpu
+                .as_ref()
+                .map(crate::limits::CpuBudget::budget),
+        )?;
         let tb = self.toolbox()?;
-        let program = tb.engine().load(wasm)?;
         let name = opts.program_name.clone();
         // The session's environment first; the caller's own variables win.
         let (limits, mut env) = self.call_env(&self.settings(id)?);
@@ -839,20 +895,29 @@ impl Sandbox {
             limits: Limits {
                 network: limits.network,
                 net: limits.net,
+                // The caller's budget on a meter of this call's own.
+                cpu: opts
+                    .limits
+                    .cpu
+                    .as_ref()
+                    .map(crate::limits::CpuBudget::fresh),
                 ..opts.limits.clone()
             },
             ..opts.clone()
         };
+        let engine = tb.engine().for_limits(&opts.limits)?;
+        let program = engine.load(wasm)?;
         let started = Instant::now();
         let txn = self.store.begin(id)?;
         let base = txn.base();
-        match tb.engine().run_txn(&program, txn, opts) {
+        match engine.run_txn(&program, txn, opts) {
             Ok((mut txn, report)) => {
                 txn.set_message(format!("run {name}"));
-                let data = json!({
+                let mut data = json!({
                     "tool": "run", "program": name, "args": opts.args,
                     "exit_code": report.exit_code, "duration_us": started.elapsed().as_micros() as u64,
                 });
+                record_fuel(&mut data, &opts.limits);
                 txn.merge_if_moved();
                 let c = txn.commit_recording("run", &data.to_string())?;
                 Ok(RunResult {
@@ -862,7 +927,8 @@ impl Sandbox {
                 })
             }
             Err(e) => {
-                let data = json!({ "tool": "run", "program": name, "error": e.to_string() });
+                let mut data = json!({ "tool": "run", "program": name, "error": e.to_string() });
+                record_fuel(&mut data, &opts.limits);
                 self.store
                     .record_event(id, "run", Some(base), Some(base), &data.to_string())?;
                 Err(e.into())
@@ -892,7 +958,26 @@ impl Sandbox {
         tool: &str,
         timeout: Option<std::time::Duration>,
     ) -> Result<RunResult> {
-        on_deep_stack(|| self.sh_here(id, command, stdin, tool, timeout))
+        let limits = CallLimits {
+            timeout,
+            ..Default::default()
+        };
+        self.sh_call(id, command, stdin, tool, limits)
+    }
+
+    /// [`Sandbox::sh_with`] with the call's own limits where `limits` sets them: a
+    /// wall-clock limit, a CPU budget (a call stopped by either leaves the session
+    /// unchanged).
+    pub fn sh_call(
+        &self,
+        id: &str,
+        command: &str,
+        stdin: &[u8],
+        tool: &str,
+        limits: CallLimits,
+    ) -> Result<RunResult> {
+        check_budget(limits.cpu_budget)?;
+        on_deep_stack(|| self.sh_here(id, command, stdin, tool, limits))
     }
 
     fn sh_here(
@@ -901,24 +986,28 @@ impl Sandbox {
         command: &str,
         stdin: &[u8],
         tool: &str,
-        timeout: Option<std::time::Duration>,
+        call: CallLimits,
     ) -> Result<RunResult> {
         let tb = self.toolbox()?;
         let started = Instant::now();
         let txn = self.store.begin(id)?;
         let base = txn.base();
         let (mut limits, env) = self.call_env(&self.settings(id)?);
-        if let Some(t) = timeout {
+        if let Some(t) = call.timeout {
             limits.timeout = t;
+        }
+        if let Some(b) = call.cpu_budget {
+            limits.cpu = Some(crate::limits::CpuBudget::new(b));
         }
         match tb.shell_input(txn, command, false, &limits, &env, stdin.to_vec()) {
             Ok((mut txn, report)) => {
                 txn.set_message(tool.to_string());
-                let data = json!({
+                let mut data = json!({
                     "tool": tool, "input": { "command": command }, "exit_code": report.exit_code,
                     "is_error": report.exit_code != 0,
                     "duration_us": started.elapsed().as_micros() as u64,
                 });
+                record_fuel(&mut data, &limits);
                 txn.merge_if_moved();
                 let c = txn.commit_recording("tool", &data.to_string())?;
                 Ok(RunResult {
@@ -928,7 +1017,8 @@ impl Sandbox {
                 })
             }
             Err(e) => {
-                let data = json!({ "tool": tool, "input": { "command": command }, "error": e.to_string(), "is_error": true });
+                let mut data = json!({ "tool": tool, "input": { "command": command }, "error": e.to_string(), "is_error": true });
+                record_fuel(&mut data, &limits);
                 self.store
                     .record_event(id, "tool", Some(base), Some(base), &data.to_string())?;
                 Err(e.into())

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub use burrow_host::session::CallLimits;
 use burrow_host::session::{Family, SandboxConfig, SessionError, Settings};
 use burrow_host::{RunError, Sandbox};
 use burrow_store::{ChangeKind, Retention};
@@ -44,6 +45,7 @@ impl From<SessionError> for Failure {
                 | RunError::Table(_)
                 | RunError::Output(_)
                 | RunError::Quota(_)
+                | RunError::CpuBudget(_)
                 | RunError::Trap(_),
             ) => "CallFailed",
             SessionError::Store(S::NotFound) => "FileNotFound",
@@ -117,6 +119,20 @@ pub fn duration(
     }
 }
 
+/// A CPU budget given by a language: a positive whole number of fuel units (`name` is the
+/// parameter's name there).
+pub fn cpu_budget(value: Option<f64>, name: &str) -> Res<Option<u64>> {
+    match value {
+        None => Ok(None),
+        Some(v) if v.is_finite() && v >= 1.0 && v.fract() == 0.0 && v <= u64::MAX as f64 => {
+            Ok(Some(v as u64))
+        }
+        Some(v) => Err(invalid(format!(
+            "{name} must be a positive whole number of fuel units, got {v}"
+        ))),
+    }
+}
+
 /// The store the CLI uses when none is given (`$XDG_DATA_HOME/burrow/burrow.db`).
 pub fn default_store_path() -> String {
     burrow_host::session::default_store_path()
@@ -128,6 +144,8 @@ pub fn default_store_path() -> String {
 #[derive(Debug, Clone)]
 pub struct ShOutcome {
     pub exit_code: i32,
+    /// With a CPU budget: the fuel the call used.
+    pub fuel: Option<u64>,
     pub stdout: Vec<u8>,
     pub stderr: Vec<u8>,
     pub version_before: i64,
@@ -144,6 +162,8 @@ pub struct NewSession {
     pub family: Option<String>,
     pub timeout: Option<Duration>,
     pub memory_mib: Option<usize>,
+    /// CPU budget of each call, in fuel units.
+    pub cpu_budget: Option<u64>,
 }
 
 /// A burrow store, open in this process.
@@ -189,6 +209,7 @@ impl Core {
             family: new.family.as_deref().map(family).transpose()?,
             timeout_ms: new.timeout.map(|t| t.as_millis() as u64),
             memory_mib: new.memory_mib,
+            cpu_budget: new.cpu_budget,
             env: new.env.into_iter().collect(),
             ..Default::default()
         };
@@ -229,18 +250,11 @@ impl Core {
         self.serialised(id, |sb| Ok(sb.delete(id)?))
     }
 
-    /// A shell command as one version.
-    pub fn sh(
-        &self,
-        id: &str,
-        command: &str,
-        stdin: &[u8],
-        timeout: Option<Duration>,
-    ) -> Res<ShOutcome> {
-        let r = self.serialised(id, |sb| {
-            Ok(sb.sh_limited(id, command, stdin, "sh", timeout)?)
-        })?;
+    /// A shell command as one version, with its own limits where `limits` sets them.
+    pub fn sh(&self, id: &str, command: &str, stdin: &[u8], limits: CallLimits) -> Res<ShOutcome> {
+        let r = self.serialised(id, |sb| Ok(sb.sh_call(id, command, stdin, "sh", limits)?))?;
         Ok(ShOutcome {
+            fuel: r.report.fuel,
             exit_code: r.report.exit_code,
             stdout: r.report.stdout,
             stderr: r.report.stderr,

@@ -270,6 +270,7 @@ impl Core {
             family: options.family,
             timeout: milliseconds(options.timeout_ms)?,
             memory_mib: options.memory_mib.map(|m| m as usize),
+            cpu_budget: None,
         };
         self.submit(ticket, move |c| c.create(new), Answer::Text);
         Ok(())
@@ -318,7 +319,13 @@ impl Core {
         let stdin: Vec<u8> = stdin.map(|b| b.to_vec()).unwrap_or_default();
         self.submit(
             ticket,
-            move |c| c.sh(&id, &command, &stdin, timeout),
+            move |c| {
+                let limits = burrow_embed::CallLimits {
+                    timeout,
+                    ..Default::default()
+                };
+                c.sh(&id, &command, &stdin, limits)
+            },
             |r| {
                 Answer::Sh(ShOutcome {
                     exit_code: r.exit_code,

@@ -37,8 +37,20 @@ fn seconds(s: Option<f64>) -> PyResult<Option<Duration>> {
     burrow_embed::duration(s, "timeout", "seconds", 1.0).map_err(raise)
 }
 
-/// What `Core::sh` returns: exit code, stdout, stderr, version before, version after.
-type ShOutcome<'py> = (i32, Bound<'py, PyBytes>, Bound<'py, PyBytes>, i64, i64);
+fn fuel(b: Option<f64>) -> PyResult<Option<u64>> {
+    burrow_embed::cpu_budget(b, "cpu_budget").map_err(raise)
+}
+
+/// What `Core::sh` returns: exit code, stdout, stderr, version before, version after, and
+/// the fuel the call used (None without a CPU budget).
+type ShOutcome<'py> = (
+    i32,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    i64,
+    i64,
+    Option<u64>,
+);
 
 /// A burrow store, open in this process (`burrow.Sandbox` wraps it).
 #[pyclass(frozen, module = "burrow._burrow")]
@@ -62,7 +74,7 @@ impl Core {
     }
 
     /// Creates a session; returns its info as JSON.
-    #[pyo3(signature = (name, allow_net, secrets, env, family_name, timeout, memory_mib))]
+    #[pyo3(signature = (name, allow_net, secrets, env, family_name, timeout, memory_mib, cpu_budget=None))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         &self,
@@ -74,6 +86,7 @@ impl Core {
         family_name: Option<String>,
         timeout: Option<f64>,
         memory_mib: Option<usize>,
+        cpu_budget: Option<f64>,
     ) -> PyResult<String> {
         let new = NewSession {
             name,
@@ -83,6 +96,7 @@ impl Core {
             family: family_name,
             timeout: seconds(timeout)?,
             memory_mib,
+            cpu_budget: fuel(cpu_budget)?,
         };
         detached(py, || self.core.create(new))
     }
@@ -112,7 +126,7 @@ impl Core {
     }
 
     /// A shell command as one version: (exit code, stdout, stderr, version before, after).
-    #[pyo3(signature = (id, command, stdin, timeout))]
+    #[pyo3(signature = (id, command, stdin, timeout, cpu_budget=None))]
     fn sh<'py>(
         &self,
         py: Python<'py>,
@@ -120,15 +134,20 @@ impl Core {
         command: &str,
         stdin: &[u8],
         timeout: Option<f64>,
+        cpu_budget: Option<f64>,
     ) -> PyResult<ShOutcome<'py>> {
-        let timeout = seconds(timeout)?;
-        let r = detached(py, || self.core.sh(id, command, stdin, timeout))?;
+        let limits = burrow_embed::CallLimits {
+            timeout: seconds(timeout)?,
+            cpu_budget: fuel(cpu_budget)?,
+        };
+        let r = detached(py, || self.core.sh(id, command, stdin, limits))?;
         Ok((
             r.exit_code,
             PyBytes::new(py, &r.stdout),
             PyBytes::new(py, &r.stderr),
             r.version_before,
             r.version_after,
+            r.fuel,
         ))
     }
 

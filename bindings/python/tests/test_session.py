@@ -69,6 +69,34 @@ def test_sh_timeout_leaves_the_session_unchanged(s):
         s.sh("true", timeout=-1)
 
 
+def test_cpu_budget_meters_and_stops_calls(sb):
+    s = sb.create("metered", cpu_budget=10**10)
+    assert s.info().settings["cpu_budget"] == 10**10
+    r = s.sh("echo hi > a.txt; cat a.txt")
+    assert r.stdout == "hi\n" and r.fuel is not None and r.fuel > 0
+    assert s.sh("true").fuel > 0  # every call of the session is metered
+    s.write("keep.txt", "before\n")
+    v = s.info().version
+    # A call's own budget replaces the session's; past it the call is stopped and rolled
+    # back, as a timed-out one is.
+    with pytest.raises(
+        burrow.CallFailed,
+        match=r"cpu budget: the call used more than its budget of 5000000 fuel units",
+    ):
+        s.sh("echo changed > keep.txt; while true; do :; done", cpu_budget=5_000_000)
+    assert s.read("keep.txt") == "before\n"
+    assert s.info().version == v
+    last = s.log()[-1]
+    assert last.data["cpu_budget"] == 5_000_000 and last.data["fuel"] >= 5_000_000
+    # Without a budget, no fuel is counted.
+    plain = sb.create()
+    assert plain.sh("true").fuel is None
+    with pytest.raises(burrow.InvalidInput, match="cpu_budget must be a positive whole number"):
+        plain.sh("true", cpu_budget=0)
+    with pytest.raises(burrow.InvalidInput, match="cpu_budget must be a positive whole number"):
+        sb.create(cpu_budget=-5)
+
+
 def test_files(s):
     v1 = s.write("a/b/notes.md", "hello\nworld\n")
     assert s.read("a/b/notes.md") == "hello\nworld\n"

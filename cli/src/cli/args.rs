@@ -75,6 +75,11 @@ pub struct PolicyArgs {
     /// `[http://|https://]HOST[:PORT]` (no scheme: https only; no port: the default one).
     #[arg(long, value_name = "NAME@HOSTS")]
     pub secret: Vec<String>,
+    /// CPU budget of each tool call in sessions that set none, in wasmtime fuel units
+    /// (about one per WebAssembly instruction): a call past it is stopped and rolled back.
+    /// Default: none (calls run unmetered).
+    #[arg(long, value_name = "FUEL", value_parser = clap::value_parser!(u64).range(1..))]
+    pub cpu_budget: Option<u64>,
 }
 
 impl PolicyArgs {
@@ -229,6 +234,10 @@ pub struct RunArgs {
     /// Linear memory limit in MiB.
     #[arg(long, default_value_t = 1024)]
     pub memory_mib: usize,
+    /// CPU budget in wasmtime fuel units (about one per WebAssembly instruction): past it
+    /// the run is stopped and rolled back (exit 125); the fuel used goes into its event.
+    #[arg(long, value_name = "FUEL", value_parser = clap::value_parser!(u64).range(1..))]
+    pub cpu_budget: Option<u64>,
     /// Let the guest read a host directory: HOST:GUEST:ro (read-only is the only mode).
     #[arg(long, value_parser = parse_mount)]
     pub mount: Vec<burrow_host::wasi_fs::Mount>,
@@ -549,6 +558,11 @@ pub struct SessionNewArgs {
     /// Memory limit of each call, in MiB.
     #[arg(long)]
     pub memory_mib: Option<usize>,
+    /// CPU budget of each call, in wasmtime fuel units (about one per WebAssembly
+    /// instruction, across every program the call runs): a call past it is stopped and
+    /// rolled back; `burrow log` shows the fuel each call used.
+    #[arg(long, value_name = "FUEL", value_parser = clap::value_parser!(u64).range(1..))]
+    pub cpu_budget: Option<u64>,
     /// Let guests reach a destination (repeatable): `example.com`, `*.example.com`,
     /// `host:8443`, `10.0.0.0/8`, `https://api.github.com`, `GET,HEAD@pypi.org`, or a
     /// preset (`@pypi`, `@npm`, `@crates`, `@github`). Without any, no network.

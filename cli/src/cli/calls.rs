@@ -53,6 +53,7 @@ pub(super) fn run(sb: &Sandbox, a: RunArgs) -> anyhow::Result<ExitCode> {
         workspace,
         timeout,
         memory_mib,
+        cpu_budget,
         mount,
         preopen,
         targets,
@@ -76,6 +77,7 @@ pub(super) fn run(sb: &Sandbox, a: RunArgs) -> anyhow::Result<ExitCode> {
         limits: Limits {
             timeout,
             memory: memory_mib << 20,
+            cpu: cpu_budget.map(burrow_host::CpuBudget::new),
             ..Limits::default()
         },
         mounts: mount,
@@ -93,7 +95,8 @@ pub(super) fn sh(sb: &Sandbox, a: ShArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints a run's output and turns its outcome into the process's exit code: the guest's own
-/// code, 124 for a timeout and 125 for a trap or another limit (the session is then unchanged).
+/// code, 124 for a timeout and 125 for a trap or another limit, the CPU budget included (the
+/// session is then unchanged).
 fn finish_run(
     r: Result<burrow_host::RunResult, burrow_host::SessionError>,
 ) -> anyhow::Result<ExitCode> {

@@ -16,6 +16,7 @@ use crate::serve::{self, Core, ServeConfig};
 fn server(cx: &Config, net: &PolicyArgs) -> anyhow::Result<(Sandbox, tokio::runtime::Runtime)> {
     let mut sandbox = cx.open(true)?;
     sandbox.set_default_net(net.policy()?);
+    sandbox.set_default_cpu_budget(net.cpu_budget);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

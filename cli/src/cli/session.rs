@@ -21,6 +21,7 @@ pub(super) fn new(sb: &Sandbox, json: bool, a: SessionNewArgs) -> anyhow::Result
         schema,
         timeout,
         memory_mib,
+        cpu_budget,
         allow_net,
         secret,
     } = a;
@@ -29,6 +30,7 @@ pub(super) fn new(sb: &Sandbox, json: bool, a: SessionNewArgs) -> anyhow::Result
         family: schema.map(|s| s.parse()).transpose()?,
         timeout_ms: timeout.map(|t| t.as_millis() as u64),
         memory_mib,
+        cpu_budget,
         ..Default::default()
     };
     settings.net.allow(&allow_net)?;
@@ -225,16 +227,18 @@ pub(super) fn log(sb: &Sandbox, json: bool, a: LogArgs) -> anyhow::Result<ExitCo
         } else {
             let data: serde_json::Value = serde_json::from_str(&e.data).unwrap_or_default();
             let what = match e.kind.as_str() {
-                "tool" => format!(
-                    "{} {}{}",
-                    data["tool"].as_str().unwrap_or("?"),
-                    data["input"],
-                    if data["is_error"].as_bool() == Some(true) {
-                        "  [error]"
-                    } else {
-                        ""
-                    }
-                ),
+                "tool" => {
+                    format!(
+                        "{} {}{}",
+                        data["tool"].as_str().unwrap_or("?"),
+                        data["input"],
+                        if data["is_error"].as_bool() == Some(true) {
+                            "  [error]"
+                        } else {
+                            ""
+                        }
+                    ) + &fuel_note(&data)
+                }
                 _ => data.to_string(),
             };
             let vers = match (e.version_before, e.version_after) {
@@ -253,6 +257,14 @@ pub(super) fn log(sb: &Sandbox, json: bool, a: LogArgs) -> anyhow::Result<ExitCo
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `burrow log` adds to a call that ran with a CPU budget: the fuel it used of it.
+fn fuel_note(data: &serde_json::Value) -> String {
+    match (data["fuel"].as_u64(), data["cpu_budget"].as_u64()) {
+        (Some(used), Some(budget)) => format!("  [fuel {used} of {budget}]"),
+        _ => String::new(),
+    }
 }
 
 pub(super) fn history(sb: &Sandbox, json: bool, a: HistoryArgs) -> anyhow::Result<ExitCode> {

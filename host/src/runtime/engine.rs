@@ -3,6 +3,12 @@
 //! A component is compiled once: the precompiled bytes are kept on disk (keyed by the
 //! component's BLAKE3 hash and the engine's compatibility hash) and loaded by mmap, and one
 //! `InstancePre` per component is kept in memory, so later runs never invoke Cranelift.
+//!
+//! Calls with a CPU budget run on a second engine, made on first need ([`Engine::metered`]):
+//! the same configuration with wasmtime's fuel consumption, which changes the generated code.
+//! The default engine stays unmetered, so a call without a budget pays nothing for the
+//! feature; the metered engine compiles its own artifacts (the embedded ones are the
+//! unmetered engine's) into the same cache, under its own compatibility hash.
 
 use std::collections::HashMap;
 use std::hash::{Hash as _, Hasher};
@@ -30,6 +36,9 @@ pub struct EngineConfig {
     /// the portable native code embedded at build time: a little faster per call for a
     /// long-lived server, at the price of one compile (seconds) on an empty cache.
     pub compile_builtins: bool,
+    /// Count fuel (wasmtime's `consume_fuel`): the engine of calls with a CPU budget. Made
+    /// by [`Engine::metered`] rather than directly, as a rule.
+    pub metered: bool,
 }
 
 /// A component ready to instantiate.
@@ -40,6 +49,8 @@ pub struct Program {
     pub hash: String,
     /// Whether loading it invoked the compiler (false: cache hit).
     pub compiled: bool,
+    /// Loaded into the metered engine (it runs only with a CPU budget).
+    pub(crate) metered: bool,
 }
 
 impl std::fmt::Debug for Program {
@@ -71,6 +82,10 @@ pub struct EngineInner {
     files: Mutex<HashMap<String, [u8; 32]>>,
     compat: String,
     compile_builtins: bool,
+    /// How this engine was made (its metered twin is made the same way).
+    config: EngineConfig,
+    /// The metered twin of an unmetered engine, once a call with a CPU budget needed it.
+    metered: std::sync::OnceLock<Engine>,
 }
 
 mod config {
@@ -83,15 +98,22 @@ impl Engine {
     /// Creates the engine (and its epoch ticker thread).
     pub fn new(config: EngineConfig) -> Result<Engine, RunError> {
         let host = |e: wasmtime::Error| RunError::Host(format!("{e:#}"));
+        // Fuel is set here, not in `wasmtime_config`: build.rs precompiles the built-in
+        // components for the unmetered engine only.
+        let make = |pooling: bool| {
+            let mut c = wasmtime_config(pooling);
+            c.consume_fuel(config.metered);
+            wasmtime::Engine::new(&c)
+        };
         let engine = if config.no_pooling {
-            wasmtime::Engine::new(&wasmtime_config(false)).map_err(host)?
+            make(false).map_err(host)?
         } else {
             // Pooling reserves virtual memory up front; where that is refused, run without.
-            match wasmtime::Engine::new(&wasmtime_config(true)) {
+            match make(true) {
                 Ok(e) => e,
                 Err(err) => {
                     tracing::warn!(%err, "pooling allocator unavailable; using on-demand allocation");
-                    wasmtime::Engine::new(&wasmtime_config(false)).map_err(host)?
+                    make(false).map_err(host)?
                 }
             }
         };
@@ -122,12 +144,47 @@ impl Engine {
         Ok(Engine(Arc::new(EngineInner {
             engine,
             linker,
-            cache_dir: config.cache_dir,
+            cache_dir: config.cache_dir.clone(),
             programs: Mutex::new(HashMap::new()),
             files: Mutex::new(HashMap::new()),
             compat,
             compile_builtins: config.compile_builtins,
+            config,
+            metered: std::sync::OnceLock::new(),
         })))
+    }
+
+    /// Whether this engine counts fuel (runs only calls with a CPU budget).
+    pub fn is_metered(&self) -> bool {
+        self.config.metered
+    }
+
+    /// The engine of calls with a CPU budget: this one if it counts fuel, else its metered
+    /// twin, made on first use (a second epoch thread; its own programs, compiled once into
+    /// the same cache).
+    pub fn metered(&self) -> Result<Engine, RunError> {
+        if self.is_metered() {
+            return Ok(self.clone());
+        }
+        if let Some(e) = self.metered.get() {
+            return Ok(e.clone());
+        }
+        let twin = Engine::new(EngineConfig {
+            metered: true,
+            ..self.config.clone()
+        })?;
+        // Two threads may both make one; the first kept wins and the other is dropped.
+        Ok(self.metered.get_or_init(|| twin).clone())
+    }
+
+    /// The engine a run with `limits` runs on: [`Engine::metered`] with a CPU budget, else
+    /// this one.
+    pub fn for_limits(&self, limits: &crate::Limits) -> Result<Engine, RunError> {
+        if limits.cpu.is_some() {
+            self.metered()
+        } else {
+            Ok(self.clone())
+        }
     }
 
     /// Loads a component (or a wasip1 core module, adapted into a component) from bytes.
@@ -167,7 +224,8 @@ impl Engine {
         if let Some(p) = self.loaded(&hash) {
             return Ok(p);
         }
-        if cwasm.is_empty() || self.compile_builtins {
+        // The embedded code is the unmetered engine's: the metered one compiles its own.
+        if cwasm.is_empty() || self.compile_builtins || self.is_metered() {
             return self.load(wasm);
         }
         let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
@@ -221,6 +279,7 @@ impl Engine {
             pre,
             hash,
             compiled,
+            metered: self.is_metered(),
         })
     }
 

@@ -1,11 +1,21 @@
 //! One run of a component: instantiate, call `wasi:cli/run`, capture output and exit code,
 //! and decide the transaction's fate. A normal exit (any exit code) keeps the transaction's
 //! changes; a trap, timeout or limit rolls them back. The host process is never at risk.
+//!
+//! A run with a CPU budget ([`crate::limits::CpuBudget`]) runs on the metered engine and draws
+//! fuel from its call's meter, which every run of the call shares, nested ones included. A
+//! nested run starts while its caller's store is borrowed (inside the caller's host call), so
+//! no run can reach another's fuel: each takes what the call has left when it starts, and at
+//! each epoch tick (10 ms) and at its end puts what it used on the meter and goes on with what
+//! the call has left then. Runs of one call that execute at once (streaming stages) may
+//! together pass the budget by what they use within one tick; the meter counts it all, and the
+//! call fails at its end if the total passed the budget, so no call over its budget commits.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use burrow_store::{Store, Txn, VersionId};
+use wasmtime::AsContextMut as _;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_io::bytes::Bytes;
@@ -24,6 +34,9 @@ pub struct RunState {
     /// The call's egress (policy, limits, audit records), shared with the programs it starts.
     egress: crate::net::Egress,
     limiter: Limiter,
+    /// The fuel this run's store was last given (a metered run): what it used since is that
+    /// minus what it has left.
+    fuel_given: u64,
     /// What a program started by this one (`burrow:sandbox/process`) inherits.
     pub(crate) parent: Parent,
 }
@@ -117,6 +130,8 @@ pub struct RunReport {
     /// Runs of (1 = stdout / 2 = stderr, bytes) in write order; recorded only for programs
     /// started through `burrow:sandbox/process`.
     pub order: Vec<(u8, u32)>,
+    /// With a CPU budget: the fuel the call has used so far, this run's included.
+    pub fuel: Option<u64>,
 }
 
 /// A run in a workspace, committed.
@@ -133,6 +148,8 @@ pub struct RunResult {
 pub enum RunError {
     #[error("timeout: the run exceeded its wall-clock limit of {0:?}")]
     Timeout(Duration),
+    #[error("cpu budget: the call used more than its budget of {0} fuel units")]
+    CpuBudget(u64),
     #[error("memory limit: the guest tried to grow memory beyond {0} bytes")]
     Memory(usize),
     #[error("table limit: the guest tried to grow a table beyond {0} elements")]
@@ -149,6 +166,17 @@ pub enum RunError {
     Store(#[from] burrow_store::Error),
     #[error("host error: {0}")]
     Host(String),
+}
+
+/// Puts what a metered run used since it was last given fuel on its call's meter.
+fn settle(
+    cx: &mut wasmtime::StoreContextMut<'_, RunState>,
+    cpu: &crate::limits::CpuBudget,
+) -> wasmtime::Result<()> {
+    let left = cx.get_fuel()?;
+    let given = std::mem::replace(&mut cx.data_mut().fuel_given, left);
+    cpu.spend(given.saturating_sub(left));
+    Ok(())
 }
 
 /// How much of a trapped guest's stderr (in characters) its trap error quotes.
@@ -196,6 +224,13 @@ impl Engine {
         );
         let stages = Arc::default();
         let result = self.run_shared(program, &shared, opts, deadline, 0, &egress, None, &stages);
+        // Over its budget, the call fails whatever its runs reported (a program that ran out
+        // may have been reported to its caller as a plain failure; runs at once may have
+        // passed the budget together without one running out).
+        let result = match &opts.limits.cpu {
+            Some(cpu) if cpu.exceeded() => Err(RunError::CpuBudget(cpu.budget())),
+            _ => result,
+        };
         let mut txn = Arc::try_unwrap(shared)
             .map_err(|_| RunError::Host("transaction still shared after the run".into()))?
             .into_inner()
@@ -244,6 +279,13 @@ impl Engine {
     ) -> Result<RunReport, RunError> {
         let started = Instant::now();
         let limits = &opts.limits;
+        if program.metered != self.is_metered() || limits.cpu.is_some() != self.is_metered() {
+            return Err(RunError::Host(
+                "a run with a CPU budget runs on the metered engine (Engine::for_limits), with \
+                 a program loaded there, and a run without one on the unmetered engine"
+                    .into(),
+            ));
+        }
         let capture = Capture::new(limits.capture, limits.output);
         if depth > 0 {
             capture.keep_order();
@@ -315,19 +357,48 @@ impl Engine {
                 memory_hit: false,
                 table_hit: false,
             },
+            fuel_given: 0,
             parent,
         };
         let mut store = wasmtime::Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);
-        let left = deadline.saturating_duration_since(started);
-        let ticks = (left.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
-        store.set_epoch_deadline(ticks);
-        store.epoch_deadline_trap();
+        match &limits.cpu {
+            None => {
+                let left = deadline.saturating_duration_since(started);
+                let ticks = (left.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
+                store.set_epoch_deadline(ticks);
+                store.epoch_deadline_trap();
+            }
+            Some(cpu) => {
+                // What the call has left; nothing left traps at the first instruction.
+                let given = cpu.remaining();
+                store
+                    .set_fuel(given)
+                    .map_err(|e| RunError::Host(format!("{e:#}")))?;
+                store.data_mut().fuel_given = given;
+                let cpu = cpu.clone();
+                store.epoch_deadline_callback(move |mut cx| {
+                    if Instant::now() >= deadline {
+                        return Ok(wasmtime::UpdateDeadline::Interrupt);
+                    }
+                    settle(&mut cx, &cpu)?;
+                    let now = cpu.remaining();
+                    cx.set_fuel(now)?;
+                    cx.data_mut().fuel_given = now;
+                    Ok(wasmtime::UpdateDeadline::Continue(1))
+                });
+                store.set_epoch_deadline(1);
+            }
+        }
 
         let outcome = program
             .pre
             .instantiate(&mut store)
             .and_then(|cmd| cmd.wasi_cli_run().call_run(&mut store));
+        if let Some(cpu) = &limits.cpu {
+            settle(&mut store.as_context_mut(), cpu)
+                .map_err(|e| RunError::Host(format!("{e:#}")))?;
+        }
         let exit_code = match outcome {
             Ok(Ok(())) => 0,
             Ok(Err(())) => 1,
@@ -343,11 +414,12 @@ impl Engine {
                 } else {
                     let lim = store.data().limiter.memory_hit;
                     let tab = store.data().limiter.table_hit;
+                    let trap = e.downcast_ref::<wasmtime::Trap>();
                     return Err(
-                        if matches!(
-                            e.downcast_ref::<wasmtime::Trap>(),
-                            Some(wasmtime::Trap::Interrupt)
-                        ) {
+                        if let (Some(wasmtime::Trap::OutOfFuel), Some(cpu)) = (trap, &limits.cpu) {
+                            cpu.ran_out();
+                            RunError::CpuBudget(cpu.budget())
+                        } else if matches!(trap, Some(wasmtime::Trap::Interrupt)) {
                             RunError::Timeout(limits.timeout)
                         } else if capture.over_limit() {
                             RunError::Output(limits.output)
@@ -406,6 +478,7 @@ impl Engine {
             merged_dropped: merged.dropped,
             duration: started.elapsed(),
             order: capture.order(),
+            fuel: limits.cpu.as_ref().map(crate::limits::CpuBudget::used),
         })
     }
 

@@ -274,6 +274,9 @@ pub struct Toolbox {
     engine: Arc<Engine>,
     fs: std::sync::OnceLock<Program>,
     sh: std::sync::OnceLock<Program>,
+    /// The same two in the metered engine (calls with a CPU budget).
+    fs_metered: std::sync::OnceLock<Program>,
+    sh_metered: std::sync::OnceLock<Program>,
     /// The shared read-only tool layer the shell sees, if any.
     tool_layer: Option<crate::wasi_fs::Mount>,
     toolchains: Option<crate::wasi_fs::Mount>,
@@ -287,6 +290,8 @@ impl Toolbox {
             engine,
             fs: std::sync::OnceLock::new(),
             sh: std::sync::OnceLock::new(),
+            fs_metered: std::sync::OnceLock::new(),
+            sh_metered: std::sync::OnceLock::new(),
             tool_layer: None,
             toolchains: None,
         })
@@ -309,16 +314,28 @@ impl Toolbox {
         self.tool_layer.iter().chain(toolchains).cloned().collect()
     }
 
+    /// A built-in component in the engine a run with `limits` runs on (see
+    /// [`Engine::for_limits`]), and that engine.
     fn program<'a>(
         &self,
-        cell: &'a std::sync::OnceLock<Program>,
+        cells: (
+            &'a std::sync::OnceLock<Program>,
+            &'a std::sync::OnceLock<Program>,
+        ),
         (wasm, cwasm, hash): (&[u8], &[u8], &[u8; 32]),
-    ) -> Result<&'a Program, RunError> {
+        limits: &Limits,
+    ) -> Result<(&'a Program, Engine), RunError> {
+        let engine = self.engine.for_limits(limits)?;
+        let cell = if engine.is_metered() {
+            cells.1
+        } else {
+            cells.0
+        };
         if let Some(p) = cell.get() {
-            return Ok(p);
+            return Ok((p, engine));
         }
-        let p = self.engine.load_builtin(wasm, cwasm, *hash)?;
-        Ok(cell.get_or_init(|| p))
+        let p = engine.load_builtin(wasm, cwasm, *hash)?;
+        Ok((cell.get_or_init(|| p), engine))
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
@@ -344,8 +361,12 @@ impl Toolbox {
             },
             ..Default::default()
         };
-        let fs = self.program(&self.fs, (FS_TOOLS_WASM, FS_TOOLS_CWASM, FS_TOOLS_HASH))?;
-        let (txn, report) = self.engine.run_txn(fs, txn, &opts)?;
+        let (fs, engine) = self.program(
+            (&self.fs, &self.fs_metered),
+            (FS_TOOLS_WASM, FS_TOOLS_CWASM, FS_TOOLS_HASH),
+            limits,
+        )?;
+        let (txn, report) = engine.run_txn(fs, txn, &opts)?;
         if report.stdout_dropped > 0 {
             return Err(RunError::Host(format!(
                 "fs-tools answered more than {} MiB",
@@ -458,12 +479,17 @@ impl Toolbox {
             stdin,
             ..Default::default()
         };
-        let sh = self.program(&self.sh, (SH_WASM, SH_CWASM, SH_HASH))?;
+        let (sh, engine) = self.program(
+            (&self.sh, &self.sh_metered),
+            (SH_WASM, SH_CWASM, SH_HASH),
+            limits,
+        )?;
+        // Programs the shell's programs start through `/dev/burrow` run this shell again.
         let opts = RunOptions {
             shell: Some(sh.clone()),
             ..opts
         };
-        self.engine.run_txn(sh, txn, &opts)
+        engine.run_txn(sh, txn, &opts)
     }
 }
 

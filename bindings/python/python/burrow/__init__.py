@@ -100,6 +100,8 @@ class Result:
     stderr: str
     version_before: int = 0
     version_after: int = 0
+    #: With a CPU budget: the fuel units the command used (else None).
+    fuel: Optional[int] = None
 
     @property
     def ok(self) -> bool:
@@ -289,6 +291,7 @@ class Sandbox:
         family: Optional[str] = None,
         timeout: Optional[float] = None,
         memory_mib: Optional[int] = None,
+        cpu_budget: Optional[int] = None,
     ) -> "Session":
         """Creates an empty session.
 
@@ -296,8 +299,10 @@ class Sandbox:
         ``*.github.com``, ``@pypi``...; none: no network). ``secrets`` takes
         ``NAME@HOST[,HOST...]``: the value of this process's environment variable ``NAME`` is
         sent only to those hosts, the session sees a placeholder. ``env`` is the environment of
-        its commands, ``family`` the tool family calls default to, ``timeout`` (seconds) and
-        ``memory_mib`` the limits of each call.
+        its commands, ``family`` the tool family calls default to, ``timeout`` (seconds),
+        ``memory_mib`` and ``cpu_budget`` (wasmtime fuel units, about one per WebAssembly
+        instruction; past it the call fails with :class:`CallFailed` and is rolled back) the
+        limits of each call.
         """
         if isinstance(allow_net, str) or isinstance(secrets, str):
             raise InvalidInput("allow_net and secrets take a list of strings")
@@ -309,6 +314,7 @@ class Sandbox:
             family,
             timeout,
             memory_mib,
+            cpu_budget,
         )
         return Session(self, SessionInfo._from(json.loads(info)))
 
@@ -357,12 +363,16 @@ class Session:
         timeout: Optional[float] = None,
         *,
         stdin: Union[str, bytes, None] = None,
+        cpu_budget: Optional[int] = None,
     ) -> Result:
         """Runs a shell command (burrow's bash) as one version. ``timeout`` in seconds
         replaces the session's limit; past it :class:`CallTimeout` is raised and the session
-        is unchanged. A non-zero exit is not an error: it is in the result."""
-        code, out, err, before, after = self._core.sh(
-            self.id, command, _bytes(stdin or b""), timeout
+        is unchanged. ``cpu_budget`` (wasmtime fuel units) replaces the session's budget; past
+        it :class:`CallFailed` is raised and the session is unchanged, and within it the
+        result's ``fuel`` is what the command used. A non-zero exit is not an error: it is in
+        the result."""
+        code, out, err, before, after, fuel = self._core.sh(
+            self.id, command, _bytes(stdin or b""), timeout, cpu_budget
         )
         return Result(
             code,
@@ -370,6 +380,7 @@ class Session:
             err.decode("utf-8", "replace"),
             before,
             after,
+            fuel,
         )
 
     def call(self, tool: str, input: Mapping[str, Any], family: str = "agent-toolset") -> "dict[str, Any]":

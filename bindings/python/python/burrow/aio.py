@@ -82,9 +82,14 @@ class AsyncSession:
         return await _off_loop(self.sync.info)
 
     async def sh(
-        self, command: str, timeout: Optional[float] = None, *, stdin: Union[str, bytes, None] = None
+        self,
+        command: str,
+        timeout: Optional[float] = None,
+        *,
+        stdin: Union[str, bytes, None] = None,
+        cpu_budget: Optional[int] = None,
     ) -> Result:
-        return await _off_loop(self.sync.sh, command, timeout, stdin=stdin)
+        return await _off_loop(self.sync.sh, command, timeout, stdin=stdin, cpu_budget=cpu_budget)
 
     async def call(
         self, tool: str, input: Mapping[str, Any], family: str = "agent-toolset"

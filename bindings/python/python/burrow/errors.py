@@ -37,7 +37,8 @@ class Conflict(BurrowError):
 
 
 class CallFailed(BurrowError):
-    """The call trapped or hit a limit (memory, output, quota); the session is unchanged."""
+    """The call trapped or hit a limit (memory, output, quota, CPU budget); the session is
+    unchanged."""
 
 
 class CallTimeout(CallFailed, TimeoutError):
