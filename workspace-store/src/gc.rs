@@ -29,9 +29,11 @@
 //! and other GCs, for at most [`LEASE`], less than a commit waits ([`FENCE_WAIT`]).
 //!
 //! A GC that loses the store server (a database restart or failover, a pooler refusing
-//! logins meanwhile, object storage unreachable) tries again for up to [`RECONNECT_FOR`]
-//! with what it has marked, and takes over the announcement it could not withdraw rather
-//! than waiting for it to run out.
+//! logins meanwhile, object storage unreachable) tries again for up to [`RECONNECT_FOR`],
+//! marking again from scratch (a mark cut short holds nodes whose subtrees it never reached,
+//! and marking skips below what is marked), and takes over the announcement it could not
+//! withdraw rather than waiting for it to run out. Only a mark that completed is kept for
+//! the next look (when heads moved meanwhile).
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -384,11 +386,14 @@ impl Store {
                         return Err(Error::Busy);
                     }
                 }
-                // The database restarted, failed over or cut the connection: what was marked
-                // stays marked (an extra mark only keeps an object one run longer), and an
-                // announcement this run wrote is taken over by the next try.
+                // The database restarted, failed over or cut the connection: the next try
+                // marks from scratch, since a mark cut short has marked nodes whose subtrees
+                // it had not reached yet (and a later mark skips what is marked), and it
+                // takes over the announcement this run wrote. (Found by the chaos harness's
+                // long run: keeping such marks let a sweep delete live objects.)
                 Err(Error::Server(why)) if lost_since.elapsed() < RECONNECT_FOR => {
                     tracing::warn!(%why, "gc: lost the store server; trying again");
+                    seen.clear();
                     std::thread::sleep(backoff);
                     backoff = (backoff * 2).min(Duration::from_secs(5));
                 }
