@@ -53,7 +53,7 @@ fn composed_root_and_devices() {
         out,
         "bin\ndev\netc\nhome\nmemories\nrun\ntmp\nusr\nworkspace\n/\n/home/agent\n/tmp\n/workspace\nID=burrow\n\
          agent:x:1000:1000:agent:/home/agent:/bin/bash\nburrow\nEtc/UTC\n0\nchar\n\
-         character special file\nfd\nnull\nrandom\nstderr\nstdin\nstdout\nurandom\nzero\n/home/agent /tmp\n/home/agent\n\
+         character special file\nburrow\nfd\nnull\nrandom\nstderr\nstdin\nstdout\nurandom\nzero\n/home/agent /tmp\n/home/agent\n\
          drwxr-xr-x\n3\n1\n/usr/bin/cat\nburrow\nvia-bin\n16\nAAAA\nquiet\n"
     );
     // The read-only parts answer as Linux does for an unprivileged user.

@@ -80,7 +80,7 @@ pub(super) fn lookup(
     let mut v = param_value(sh, p);
     if indirect {
         v = match v {
-            Some(name) => sh.get(&name).map(String::from),
+            Some(target) => indirect_value(sh, &target, io)?,
             None => None,
         };
     }
@@ -89,6 +89,57 @@ pub(super) fn lookup(
         return Err(err(sh, io, &format!("{}: unbound variable", param_name(p))));
     }
     Ok(v)
+}
+
+/// `${!ref}`: the value of the parameter `ref` names: a variable, an array element (`a[i]`,
+/// `a[k]`, `a[@]`, `a[*]`), a positional parameter (`1`) or a special one (`@`, `*`, `#`,
+/// `?`, `-`, `$`, `!`). Anything else is bash's "invalid variable name", which ends the
+/// command with status 1.
+fn indirect_value(sh: &mut Shell, target: &str, io: &Io) -> Result<Option<String>, Flow> {
+    use brush_parser::word::SpecialParameter as S;
+    fn special(sh: &mut Shell, s: S) -> Option<String> {
+        param_value(sh, &Parameter::Special(s))
+    }
+    let value = match target {
+        "@" => Some(sh.positional.join(" ")),
+        "*" => special(sh, S::AllPositionalParameters { concatenate: true }),
+        "#" => special(sh, S::PositionalParameterCount),
+        "?" => special(sh, S::LastExitStatus),
+        "-" => special(sh, S::CurrentOptionFlags),
+        "$" => special(sh, S::ProcessId),
+        "!" => special(sh, S::LastBackgroundProcessId),
+        t if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => match t.parse::<usize>() {
+            Ok(0) => Some(sh.arg0.clone()),
+            Ok(n) => sh.positional.get(n - 1).cloned(),
+            Err(_) => None,
+        },
+        t if crate::shell::builtins::is_identifier(t) => named(sh, t),
+        t => match t.strip_suffix(']').and_then(|t| t.split_once('[')) {
+            Some((name, index))
+                if crate::shell::builtins::is_identifier(name) && !index.is_empty() =>
+            {
+                match index {
+                    "@" | "*" => {
+                        let sep = if index == "@" {
+                            " ".into()
+                        } else {
+                            ifs_sep(sh)
+                        };
+                        match sh.arrays.get(name) {
+                            Some(a) => Some(a.values().join(&sep)),
+                            None => sh.get(name).map(String::from),
+                        }
+                    }
+                    _ => sh.array_get(name, index),
+                }
+            }
+            _ => {
+                let _ = err(sh, io, &format!("{t}: invalid variable name"));
+                return Err(Flow::Abort(1));
+            }
+        },
+    };
+    Ok(value)
 }
 
 pub(super) fn is_unset_or_null(v: &Option<String>, t: &ParameterTestType) -> bool {
