@@ -559,30 +559,7 @@ fn a_secret_goes_to_its_own_port_and_scheme_only() {
 /// A TLS server with a certificate for 127.0.0.1 and localhost from a throwaway CA: its port
 /// and the CA's PEM.
 fn serve_tls() -> (u16, String) {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca.key_usages = vec![
-        rcgen::KeyUsagePurpose::KeyCertSign,
-        rcgen::KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
-        .unwrap()
-        .signed_by(&key, &ca_cert, &ca_key)
-        .unwrap();
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![leaf.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
-        )
-        .unwrap();
-    let config = std::sync::Arc::new(config);
+    let (config, ca_pem) = common::tls_server_config();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -612,7 +589,7 @@ fn serve_tls() -> (u16, String) {
             });
         }
     });
-    (port, ca_cert.pem())
+    (port, ca_pem)
 }
 
 #[test]

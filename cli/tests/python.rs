@@ -873,30 +873,7 @@ fn serve_http_and_https() -> (u16, u16, String) {
             std::thread::spawn(move || http_answer(&mut conn));
         }
     });
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca.key_usages = vec![
-        rcgen::KeyUsagePurpose::KeyCertSign,
-        rcgen::KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    let key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
-        .unwrap()
-        .signed_by(&key, &ca_cert, &ca_key)
-        .unwrap();
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![leaf.der().clone()],
-            rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
-        )
-        .unwrap();
-    let config = std::sync::Arc::new(config);
+    let (config, ca_pem) = common::tls_server_config();
     let tls = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let https_port = tls.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -914,7 +891,7 @@ fn serve_http_and_https() -> (u16, u16, String) {
             });
         }
     });
-    (http_port, https_port, ca_cert.pem())
+    (http_port, https_port, ca_pem)
 }
 
 /// What the HTTP test runs, natively and in burrow, with the two servers' base URLs as

@@ -239,3 +239,33 @@ pub fn reference_bash() -> Command {
     }
     c
 }
+
+/// A TLS server configuration with a certificate for 127.0.0.1 and localhost from a
+/// throwaway CA, and that CA's PEM (for the client side to trust).
+pub fn tls_server_config() -> (std::sync::Arc<rustls::ServerConfig>, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca_cert = ca.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
+        .unwrap()
+        .signed_by(&key, &ca_cert, &ca_key)
+        .unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+        )
+        .unwrap();
+    let config = std::sync::Arc::new(config);
+    (config, ca_cert.pem())
+}
