@@ -1364,9 +1364,16 @@ fn ls(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     };
     let (mut files, mut dirs) = (Vec::new(), Vec::new());
     for o in &ops {
-        match fs::metadata(sh.path(o)) {
-            Ok(m) if m.is_dir() && !a.has('d') => dirs.push(o.clone()),
+        let p = sh.path(o);
+        // As GNU ls: an operand that is a symlink is listed itself with -l, -d and -F (its
+        // directory's contents otherwise), and a dangling one is listed as it is.
+        let link = fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
+        match fs::metadata(&p) {
+            Ok(m) if m.is_dir() && !a.has('d') && !(link && (a.has('l') || a.has('F'))) => {
+                dirs.push(o.clone())
+            }
             Ok(_) => files.push(o.clone()),
+            Err(_) if link => files.push(o.clone()),
             Err(e) => {
                 io.eprint(&format!("ls: cannot access '{o}': {}\n", io_msg(&e)));
                 status = 2;

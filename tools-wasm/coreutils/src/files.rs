@@ -340,7 +340,7 @@ pub fn touch(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
 
 /// `date [-u] [-d DATE | -r FILE] [-I | -R | +FORMAT]`.
 pub fn date(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
-    let mut t = now();
+    let (mut t, mut nanos) = sh_utility::time::now_ns();
     let mut fmt = "%a %b %e %H:%M:%S UTC %Y".to_string();
     let mut i = 0;
     while i < args.len() {
@@ -352,7 +352,7 @@ pub fn date(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
             i += 1;
             let v = args.get(i).cloned().unwrap_or_default();
             match parse_date(&v) {
-                Some(x) => t = x,
+                Some(x) => (t, nanos) = (x, 0),
                 None => {
                     io.eprint(&format!("date: invalid date '{v}'\n"));
                     return 1;
@@ -362,7 +362,14 @@ pub fn date(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
             i += 1;
             let f = args.get(i).cloned().unwrap_or_default();
             match fs::metadata(sh.path(&f)) {
-                Ok(m) => t = mtime(&m),
+                Ok(m) => {
+                    t = mtime(&m);
+                    nanos = m
+                        .modified()
+                        .ok()
+                        .and_then(|s| s.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.subsec_nanos());
+                }
                 Err(e) => {
                     io.eprint(&format!("date: {f}: {}\n", io_msg(&e)));
                     return 1;
@@ -381,10 +388,7 @@ pub fn date(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
                 Some("hours") => "%FT%H+00:00".into(),
                 Some("minutes") => "%FT%H:%M+00:00".into(),
                 Some("seconds") => "%FT%T+00:00".into(),
-                Some(_) => {
-                    io.eprint("date: --iso-8601=ns is not supported in burrow (its clock counts whole seconds)\n");
-                    return 1;
-                }
+                Some(_) => "%FT%T,%N+00:00".into(),
                 None => {
                     io.eprint(&format!(
                         "date: invalid argument '{spec}' for '--iso-8601'\nValid arguments are:\n  - 'hours'\n  - 'minutes'\n  - 'date'\n  - 'seconds'\n  - 'ns'\nTry 'date --help' for more information.\n"
@@ -407,7 +411,10 @@ pub fn date(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
         }
         i += 1;
     }
-    io.print(&format!("{}\n", sh_utility::time::strftime(t, &fmt)));
+    io.print(&format!(
+        "{}\n",
+        sh_utility::time::strftime_ns(t, nanos, &fmt)
+    ));
     0
 }
 

@@ -9,8 +9,8 @@ use std::path::Path;
 use plumbing::repo::Repo;
 use porcelain::{
     am, apply, args, blame, branch, clone, config, describe, diff, files, for_each_ref,
-    format_patch, grep, log, ls_files, merge, push, rev_parse, sequencer, stash, status, sync, tag,
-    worktree, write,
+    format_patch, grep, log, ls_files, merge, push, remote, rev_parse, sequencer, stash, status,
+    sync, tag, worktree, write,
 };
 use sh_utility::Ctx;
 use sh_utility::io::Io;
@@ -157,7 +157,7 @@ const TABLE: &[(&str, Run)] = &[
     ),
     (
         "remote",
-        Run::InRepo(|repo, _, args, io| branch::remote(repo, args, io)),
+        Run::InRepo(|repo, _, args, io| remote::remote(repo, args, io)),
     ),
     ("config", Run::Own(config::config)),
     ("ls-files", Run::Own(ls_files::run)),

@@ -55,6 +55,7 @@ fn main() {
     // custom tool gets its input JSON this way); without, stdin is the script.
     let mut input = Vec::new();
     let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut input);
+    let invocation = if script.is_some() { 'c' } else { 's' };
     let script = match script {
         Some(s) => s,
         None => String::from_utf8_lossy(&std::mem::take(&mut input)).into_owned(),
@@ -67,6 +68,7 @@ fn main() {
         shell::state::load()
     };
     let _ = std::env::set_current_dir(&sh.cwd);
+    sh.invocation = Some(invocation);
     let io = shell::io::Io::new(
         shell::io::input(input),
         shell::io::Sink::Stdout,

@@ -581,7 +581,12 @@ pub fn parse_int(s: &str) -> Option<i64> {
     t.parse().ok()
 }
 
+/// `printf %q`: as bash quotes a word to be read again: `$'...'` when it has a control
+/// character, else a backslash before each character the shell reads specially.
 pub fn shell_quote(s: &str) -> String {
+    if s.chars().any(char::is_control) {
+        return ansi_c_quote(s);
+    }
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c))
@@ -593,12 +598,38 @@ pub fn shell_quote(s: &str) -> String {
     }
     let mut out = String::new();
     for c in s.chars() {
-        if c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c) {
+        if c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c) || !c.is_ascii() {
             out.push(c);
         } else {
             out.push('\\');
             out.push(c);
         }
     }
+    out
+}
+
+/// `$'...'` with bash's escapes (`\n`, `\t`, `\E`, ...), other control characters in
+/// octal.
+pub fn ansi_c_quote(w: &str) -> String {
+    let mut out = String::from("$'");
+    for c in w.chars() {
+        match c {
+            '\x1b' => out.push_str("\\E"),
+            '\x07' => out.push_str("\\a"),
+            '\x08' => out.push_str("\\b"),
+            '\x0c' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\x0b' => out.push_str("\\v"),
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            c if c.is_control() && (c as u32) < 0x100 => {
+                out.push_str(&format!("\\{:03o}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
     out
 }

@@ -9,6 +9,49 @@ pub fn now() -> i64 {
         .unwrap_or(0)
 }
 
+/// Seconds and nanoseconds since the epoch now.
+pub fn now_ns() -> (i64, u32) {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| (d.as_secs() as i64, d.subsec_nanos()))
+        .unwrap_or((0, 0))
+}
+
+/// [`strftime`] of a time with nanoseconds: `%N` is the nanoseconds (nine digits) and `%3N`
+/// (any width 1-9) their first digits, as GNU date prints them.
+pub fn strftime_ns(secs: i64, nanos: u32, fmt: &str) -> String {
+    let digits = format!("{nanos:09}");
+    let mut pre = String::with_capacity(fmt.len());
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            pre.push(c);
+            continue;
+        }
+        let mut width = String::new();
+        while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+            width.push(*d);
+            chars.next();
+        }
+        match chars.peek() {
+            Some('N') => {
+                chars.next();
+                let n = width.parse::<usize>().unwrap_or(9).clamp(1, 9);
+                pre.push_str(&digits[..n]);
+            }
+            Some('%') if width.is_empty() => {
+                chars.next();
+                pre.push_str("%%");
+            }
+            _ => {
+                pre.push('%');
+                pre.push_str(&width);
+            }
+        }
+    }
+    strftime(secs, &pre)
+}
+
 /// Days since 1970-01-01 of a civil date (proleptic Gregorian).
 pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };

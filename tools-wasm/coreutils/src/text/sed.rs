@@ -43,6 +43,29 @@ pub(super) struct SedItem {
     pub(super) cmd: SedCmd,
 }
 
+/// GNU sed's `\t` and `\n` in a regex, made the characters themselves so that they also
+/// mean a tab and a newline inside a bracket expression (`[ \t]`), as GNU sed reads them.
+fn tab_escapes(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    let mut chars = p.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('t') => out.push('\t'),
+            Some('n') => out.push('\n'),
+            Some(x) => {
+                out.push('\\');
+                out.push(x);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
 pub(super) fn sed_parse(script: &str, extended: bool) -> Result<Vec<SedItem>, String> {
     let chars: Vec<char> = script.chars().collect();
     let mut i = 0;
@@ -50,7 +73,8 @@ pub(super) fn sed_parse(script: &str, extended: bool) -> Result<Vec<SedItem>, St
     // Indexes of the `{` items whose `}` has not come yet.
     let mut open: Vec<usize> = Vec::new();
     let compile = |p: &str, icase: bool| -> Result<regex::Regex, String> {
-        let p = if extended { ere(p) } else { bre_to_ere(p) };
+        let p = tab_escapes(p);
+        let p = if extended { ere(&p) } else { bre_to_ere(&p) };
         regex::RegexBuilder::new(&p)
             .case_insensitive(icase)
             .build()

@@ -60,23 +60,21 @@ pub(crate) fn merge_diff(
 
 pub(crate) type Files = BTreeMap<Vec<u8>, (u32, Oid)>;
 
+/// git's output_format bits (diff's, log's and show's): what `-p`, `--stat`, `--name-only`,
+/// `--name-status` and `-s` ask for. The first two add up (a stat, then the patch); the
+/// others exclude each other and the first two.
+pub(crate) const PATCH: u8 = 1;
+pub(crate) const STAT: u8 = 2;
+pub(crate) const NAME: u8 = 4;
+pub(crate) const NAME_STATUS: u8 = 8;
+pub(crate) const NO_OUTPUT: u8 = 16;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
     Patch,
     Stat,
     NameOnly,
     NameStatus,
-}
-
-pub(crate) fn parse_format(a: &str, format: &mut Format) -> bool {
-    *format = match a {
-        "--stat" => Format::Stat,
-        "--name-only" => Format::NameOnly,
-        "--name-status" => Format::NameStatus,
-        "-p" | "--patch" | "-u" => Format::Patch,
-        _ => return false,
-    };
-    true
 }
 
 /// Changes in one of git's diff formats. Paths are from the top of the work tree, as git

@@ -216,22 +216,33 @@ fn run(sh: &dyn Ctx, args: &[String], io: &Io) -> Result<i32, String> {
         return Ok(128);
     }
     if reverse {
-        patches = patches.iter().map(FilePatch::reversed).collect();
+        // git's list of reversed patches is built by prepending: last file first.
+        patches = patches.iter().rev().map(FilePatch::reversed).collect();
     }
     let report_only = (stat || numstat || summary || check) && !apply_too;
+    // In git's order: the stat, the numbers, the summary.
     let mut out = String::new();
+    if stat {
+        out.push_str(&apply_stat(&patches));
+    }
     if numstat {
         for p in &patches {
             let (i, d) = p.counts();
+            // The file's name after the patch (before it for a deletion), quoted as git
+            // quotes names.
+            let name = crate::plumbing::text::quote(
+                p.new
+                    .as_deref()
+                    .or(p.old.as_deref())
+                    .unwrap_or("")
+                    .as_bytes(),
+            );
             if p.binary {
-                out.push_str(&format!("-\t-\t{}\n", display_name(p)));
+                out.push_str(&format!("-\t-\t{name}\n"));
             } else {
-                out.push_str(&format!("{i}\t{d}\t{}\n", display_name(p)));
+                out.push_str(&format!("{i}\t{d}\t{name}\n"));
             }
         }
-    }
-    if stat {
-        out.push_str(&apply_stat(&patches));
     }
     if summary {
         for p in &patches {
@@ -256,7 +267,13 @@ fn run(sh: &dyn Ctx, args: &[String], io: &Io) -> Result<i32, String> {
     let mut state: State = State::new();
     let mut errors = String::new();
     let mut logs = String::new();
-    for p in &patches {
+    // `--stat`, `--numstat` and `--summary` alone only report: git checks nothing then.
+    let checked = if check || !report_only {
+        patches.as_slice()
+    } else {
+        &[]
+    };
+    for p in checked {
         if verbose {
             logs.push_str(&format!("Checking patch {}...\n", p.name()));
         }
@@ -266,12 +283,13 @@ fn run(sh: &dyn Ctx, args: &[String], io: &Io) -> Result<i32, String> {
             Err(e) => errors.push_str(&e),
         }
     }
-    io.print(&out);
+    // A patch that does not apply: its errors alone, as git reports nothing then.
     if !errors.is_empty() {
         io.eprint(&logs);
         io.eprint(&errors);
         return Ok(1);
     }
+    io.print(&out);
     if report_only {
         io.eprint(&logs);
         return Ok(0);
@@ -431,16 +449,6 @@ fn apply_stat(patches: &[FilePatch]) -> String {
     }
     out.push_str(&changed_line(patches.len(), ti, td));
     out
-}
-
-/// A patch's name in `--numstat`: `old => new` for a rename.
-fn display_name(p: &FilePatch) -> String {
-    match (&p.old, &p.new) {
-        (Some(o), Some(n)) if p.rename && o != n => {
-            crate::plumbing::diff::rename_name(o.as_bytes(), n.as_bytes())
-        }
-        _ => p.name().to_string(),
-    }
 }
 
 fn summary_line(p: &FilePatch) -> String {

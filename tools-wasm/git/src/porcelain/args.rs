@@ -23,6 +23,9 @@ struct Args<'a> {
     valued: String,
     /// Short options that may take a value attached.
     optional: String,
+    /// Whether `-qn` is two options (git's parse-options) or one word (git's revision
+    /// options, which read whole words).
+    bundles: bool,
 }
 
 impl<'a> Args<'a> {
@@ -34,6 +37,7 @@ impl<'a> Args<'a> {
             pending: None,
             valued,
             optional,
+            bundles: true,
         }
     }
 
@@ -52,7 +56,8 @@ impl<'a> Args<'a> {
             return Some(format!("--{name}"));
         }
         // Bundled short flags; `-10` (a count) stays whole.
-        if a.len() > 2
+        if self.bundles
+            && a.len() > 2
             && a.starts_with('-')
             && !a.starts_with("--")
             && !a[1..].bytes().all(|b| b.is_ascii_digit())
@@ -137,19 +142,34 @@ pub(crate) struct Spec<T: 'static> {
 }
 
 /// One option's line of git's help under a usage: how it is spelled (`-n, --no-commit`,
-/// `--[no-]cleanup <mode>`) and what it does.
+/// `--[no-]cleanup <mode>`) and what it does; or, spelled empty ([`Help::group`]), the title
+/// of a group of options (git's OPT_GROUP).
 pub(crate) struct Help(pub &'static str, pub &'static str);
+
+impl Help {
+    /// A group's title (`Generic options`), on a line of its own after an empty line.
+    pub const fn group(title: &'static str) -> Help {
+        Help("", title)
+    }
+}
 
 /// git's usage text: the synopsis, then (after an empty line) each option's help laid out
 /// as git's `usage_with_options` lays it out, from column 26, on a line of its own below
-/// an option spelled longer than that.
+/// an option spelled longer than that; a group's title after an empty line.
 fn usage_text(synopsis: &str, help: &[&[Help]]) -> String {
     const WIDTH: usize = 26;
     let mut out = synopsis.to_string();
     if !help.is_empty() {
-        out.push_str("\n\n");
+        out.push('\n');
     }
-    for Help(option, what) in help.iter().copied().flatten() {
+    for (k, Help(option, what)) in help.iter().copied().flatten().enumerate() {
+        if option.is_empty() {
+            out.push_str(&format!("\n{what}\n"));
+            continue;
+        }
+        if k == 0 {
+            out.push('\n');
+        }
         let spelled = format!("    {option}");
         let n = spelled.chars().count();
         out.push_str(&spelled);
@@ -174,6 +194,11 @@ pub(crate) enum Unknown {
     /// The command's own message for the option as given, and its status (`git log` reads
     /// revision options, not parse-options: `fatal: unrecognized argument: --x`, 128).
     Own(fn(&str) -> (String, i32)),
+    /// Read as git's revision options read a command line: whole words (`-pq` is one word,
+    /// not two options), and a word the table does not name (a switch given a value among
+    /// them) goes to the command's reading of operands, which decides: `rev-parse` passes
+    /// it through, `diff` refuses it once it has read the rest.
+    Operand,
 }
 
 /// One option: its spellings (`-q/--quiet`, `--ff-only`; a short one takes a value
@@ -192,6 +217,10 @@ pub(crate) enum Takes<T> {
     Optional(fn(&mut T, Option<String>) -> Result<(), Refusal>),
     /// A value, attached or next (`-m MSG`, `--message=MSG`).
     Value(fn(&mut T, String) -> Result<(), Refusal>),
+    /// A value of git's revision options (`log --author X`, `-n 3`): the same, but missing
+    /// it is the revision reader's `fatal: Option '--author' requires a value` (or for
+    /// `-n`, `error: -n requires an argument`), status 128.
+    RevValue(fn(&mut T, String) -> Result<(), Refusal>),
     /// A value, attached or next, or this one when the option is the last argument
     /// (`--merged [<commit>]`, git's PARSE_OPT_LASTARG_DEFAULT).
     ValueOr(&'static str, fn(&mut T, String)),
@@ -236,6 +265,15 @@ impl<T> Opt<T> {
         Opt {
             names,
             takes: Takes::Value(set),
+        }
+    }
+    pub const fn rev_value(
+        names: &'static str,
+        set: fn(&mut T, String) -> Result<(), Refusal>,
+    ) -> Opt<T> {
+        Opt {
+            names,
+            takes: Takes::RevValue(set),
         }
     }
     pub const fn value_or(
@@ -311,6 +349,8 @@ pub(crate) enum Refusal {
     /// A failure of the command's (status 128 for a `fatal:`, 1 for an `error:`), as
     /// [`fail`] gives it: a value git reads and refuses (`--date=nope`), a file unread.
     Fatal(String),
+    /// git's message and the status it exits with (`log -n`: an `error:`, 128).
+    Status(String, i32),
 }
 
 impl From<String> for Refusal {
@@ -367,37 +407,70 @@ impl<T> Spec<T> {
             self.options
                 .iter()
                 .filter(|o| match o.takes {
-                    Takes::Value(_) | Takes::ValueOr(..) | Takes::Number(_) => valued,
+                    Takes::Value(_)
+                    | Takes::RevValue(_)
+                    | Takes::ValueOr(..)
+                    | Takes::Number(_) => valued,
                     Takes::Optional(_) => !valued,
                     _ => false,
                 })
                 .flat_map(Opt::letters)
                 .collect()
         };
+        let words = matches!(self.unknown, Unknown::Operand);
         let mut a = Args::new(args, letters(true), letters(false));
+        a.bundles = !words;
         let mut operands = Vec::new();
         let mut mode: Option<(String, &'static str)> = None;
-        while let Some(arg) = a.next() {
-            let r = match self.options.iter().find_map(|o| Some((o, o.named(&arg)?))) {
-                Some((o, on)) => self.take(o, on, &arg, &mut a, &mut mode, opts),
-                None if self.refused.split_whitespace().any(|r| r == arg) => {
+        while let Some(mut arg) = a.next() {
+            let mut named = self.options.iter().find_map(|o| Some((o, o.named(&arg)?)));
+            // Read whole, a switch given a value is a word the table does not name.
+            if words
+                && let Some((o, _)) = named
+                && matches!(
+                    o.takes,
+                    Takes::Flag(_) | Takes::Bool(_) | Takes::Mode(_) | Takes::Ignored
+                )
+                && let Some(v) = a.pending.take()
+            {
+                arg = format!("{arg}={v}");
+                named = None;
+            }
+            let word = match named {
+                Some((o, on)) => self
+                    .take(o, on, &arg, &mut a, &mut mode, opts)
+                    .map(|()| None),
+                // Read whole, a short option is also named with its value attached (`-U5`).
+                None if self.refused.split_whitespace().any(|r| {
+                    r == arg || (words && r.len() == 2 && r != "--" && arg.starts_with(r))
+                }) =>
+                {
                     Err(Refusal::NotHere(arg))
                 }
                 None if arg == "--" => return Ok((operands, Some(a.rest()))),
-                None if arg.starts_with('-') && arg != "-" => match self.unknown {
-                    Unknown::Usage => Err(Refusal::Usage(unknown(&arg))),
-                    Unknown::UsageAlone => Err(Refusal::Usage(String::new())),
-                    Unknown::Own(said) => {
-                        let given = match a.pending.take() {
-                            Some(v) => format!("{arg}={v}"),
-                            None => arg,
-                        };
-                        let (e, code) = said(&given);
-                        io.eprint(&format!("{e}\n"));
-                        return Err(code);
+                None if arg.starts_with('-') && arg != "-" => {
+                    // As given: git names `--x=1` whole.
+                    let given = match a.pending.take() {
+                        Some(v) => format!("{arg}={v}"),
+                        None => arg,
+                    };
+                    match self.unknown {
+                        Unknown::Usage => Err(Refusal::Usage(unknown(&given))),
+                        Unknown::UsageAlone => Err(Refusal::Usage(String::new())),
+                        Unknown::Own(said) => {
+                            let (e, code) = said(&given);
+                            io.eprint(&format!("{e}\n"));
+                            return Err(code);
+                        }
+                        Unknown::Operand => Ok(Some(given)),
                     }
-                },
-                None => match operand(opts, &arg) {
+                }
+                None => Ok(Some(arg)),
+            };
+            let r = match word {
+                Ok(None) => Ok(()),
+                Err(e) => Err(e),
+                Ok(Some(arg)) => match operand(opts, &arg) {
                     Ok(Next::Taken) => Ok(()),
                     Ok(Next::Operand) => {
                         operands.push(arg);
@@ -426,6 +499,10 @@ impl<T> Spec<T> {
                     return Err(129);
                 }
                 Err(Refusal::Fatal(e)) => return Err(fail(io, &e)),
+                Err(Refusal::Status(e, code)) => {
+                    io.eprint(&format!("{e}\n"));
+                    return Err(code);
+                }
             }
         }
         Ok((operands, None))
@@ -462,6 +539,23 @@ impl<T> Spec<T> {
             Takes::Bool(set) => no_value(a).map(|_| set(opts, on)),
             Takes::Optional(set) => set(opts, a.pending.take()),
             Takes::Value(set) => set(opts, value(a)?),
+            Takes::RevValue(set) => {
+                let v = match a.value() {
+                    Some(v) => v,
+                    None if arg.starts_with("--") => {
+                        return Err(Refusal::Fatal(format!(
+                            "fatal: Option '{arg}' requires a value"
+                        )));
+                    }
+                    None => {
+                        return Err(Refusal::Status(
+                            format!("error: {arg} requires an argument"),
+                            128,
+                        ));
+                    }
+                };
+                set(opts, v)
+            }
             Takes::ValueOr(default, set) => {
                 set(opts, a.value().unwrap_or_else(|| default.to_string()));
                 Ok(())
@@ -808,6 +902,59 @@ mod tests {
                 Some(true),
                 Ok((vec![], Some(strings(&["c"]))))
             )
+        );
+    }
+
+    const WORDS: Spec<K> = Spec {
+        name: "w",
+        usage: "git w",
+        options: &[
+            Opt::flag("-q/--quiet", |k| k.mode.push("quiet")),
+            Opt::optional("--short", |k, v| {
+                k.lines = v.map(|v| v.len());
+                Ok(())
+            }),
+        ],
+        refused: "-U --frob",
+        unknown: Unknown::Operand,
+        help: &[&[
+            Help::group("Group one"),
+            Help("-q", "quiet"),
+            Help::group("Group two:"),
+            Help("--short", "short"),
+        ]],
+    };
+
+    #[test]
+    fn whole_words_go_to_the_command() {
+        let (err, _) = sh_utility::io::Sink::buffer();
+        let io = Io::new(
+            sh_utility::io::input(Vec::new()),
+            sh_utility::io::Sink::Null,
+            err,
+        );
+        let mut k = K::default();
+        let mut seen = Vec::new();
+        let r = WORDS.parse_with(
+            &strings(&["-qv", "-q", "--quiet=1", "--short=abc", "--x=1", "rev"]),
+            &mut k,
+            &io,
+            &mut |_, a| {
+                seen.push(a.to_string());
+                Ok(Next::Taken)
+            },
+        );
+        assert_eq!(r, Ok((vec![], None)));
+        assert_eq!(seen, strings(&["-qv", "--quiet=1", "--x=1", "rev"]));
+        assert_eq!((k.mode, k.lines), (vec!["quiet"], Some(3)));
+        // A refused short option is named with its value attached.
+        let r = WORDS.parse_with(&strings(&["-U5"]), &mut K::default(), &io, &mut |_, _| {
+            Ok(Next::Taken)
+        });
+        assert_eq!(r, Err(128));
+        assert_eq!(
+            usage_text(WORDS.usage, WORDS.help),
+            "git w\n\nGroup one\n    -q                    quiet\n\nGroup two:\n    --short               short\n"
         );
     }
 }

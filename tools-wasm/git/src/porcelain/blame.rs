@@ -14,7 +14,7 @@ use foldhash::{HashMap, HashMapExt};
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
-use super::args::{Opt, Spec, Unknown, push, usage_error};
+use super::args::{Operands, Opt, Spec, Unknown, push, usage_error};
 use crate::plumbing::commit::{ident_name_email, ident_time, read_commit, subject};
 use crate::plumbing::date::iso_date;
 use crate::plumbing::diff::lines as split_lines;
@@ -96,6 +96,24 @@ const SPEC: Spec<Opts> = Spec {
     help: &[],
 };
 
+/// blame's operands as git's cmd_blame reads them: `[REV...] FILE`, `FILE REV` (when REV is
+/// one), `[REV...] -- FILE` or `-- FILE REV`; the revisions and the file, None for git's
+/// usage.
+fn rev_and_file(repo: &Repo, operands: Operands) -> Option<(Vec<String>, String)> {
+    match operands {
+        (before, Some(after)) => match (before.as_slice(), after.as_slice()) {
+            (revs, [f]) => Some((revs.to_vec(), f.clone())),
+            ([], [f, r]) => Some((vec![r.clone()], f.clone())),
+            _ => None,
+        },
+        (operands, None) => match operands.as_slice() {
+            [] => None,
+            [f, r] if resolve(repo, r).is_some() => Some((vec![r.clone()], f.clone())),
+            [revs @ .., f] => Some((revs.to_vec(), f.clone())),
+        },
+    }
+}
+
 fn run(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
     let mut o = Opts::default();
     let operands = match SPEC.parse_split(args, &mut o, io) {
@@ -103,18 +121,21 @@ fn run(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String>
         Err(code) => return Ok(code),
     };
     let Opts { show, ranges } = o;
-    // [REV] [--] FILE
-    let (rev, file) = match operands {
-        (before, Some(after)) => match (before.as_slice(), after.as_slice()) {
-            ([], [f]) => (None, f.clone()),
-            ([r], [f]) => (Some(r.clone()), f.clone()),
-            _ => return Ok(usage_error(io, "", USAGE)),
-        },
-        (operands, None) => match operands.as_slice() {
-            [f] => (None, f.clone()),
-            [r, f] => (Some(r.clone()), f.clone()),
-            _ => return Ok(usage_error(io, "", USAGE)),
-        },
+    let Some((revs, file)) = rev_and_file(repo, operands) else {
+        return Ok(usage_error(io, "", USAGE));
+    };
+    // git's revision reader reads each revision, then blame wants one to start from.
+    if let Some(bad) = revs.iter().find(|r| resolve(repo, r).is_none()) {
+        return Err(format!("fatal: bad revision '{bad}'"));
+    }
+    let rev = match revs.as_slice() {
+        [] => None,
+        [r] => Some(r.clone()),
+        [first, second, ..] => {
+            return Err(format!(
+                "fatal: More than one commit to dig from {second} and {first}?"
+            ));
+        }
     };
     let path = crate::plumbing::rev::scope_of(&prefix(repo, cwd), &file);
     let shown_path = String::from_utf8_lossy(&path).into_owned();

@@ -1,61 +1,192 @@
-//! `git branch` (list with `-a`/`-r`, `--show-current`, create, `-d`/`-D`) and
-//! `git remote` (`-v`, `get-url`).
+//! `git branch`: list (`-a`/`-r`, `--list` with patterns), `--show-current`, create,
+//! `-d`/`-D` (of remote-tracking branches with `-r`), its options read from a table as git's
+//! parse-options reads them.
 
 use std::path::Path;
 
 use sh_utility::io::Io;
 
+use super::args::{Help, Opt, Spec, Unknown};
 use crate::plumbing::refs::detached_from;
 use crate::plumbing::repo::Repo;
 use crate::plumbing::text::abbrev;
 
+/// Which branches `git branch` acts on (`-a` and `-r`: the last given wins, as in git).
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+enum Kind {
+    #[default]
+    Local,
+    Remote,
+    All,
+}
+
+/// What `git branch` was asked for.
+#[derive(Default)]
+struct Opts {
+    kind: Kind,
+    list: bool,
+    show_current: bool,
+    /// git's OPT_BITs: 1 for `-d`, 2 for `-D` (which forces); `--no-delete` clears 1.
+    delete: u8,
+    quiet: bool,
+}
+
+const USAGE: &str = "git branch [<options>] [-r | -a] [--merged] [--no-merged]
+   or: git branch [<options>] [-f] [--recurse-submodules] <branch-name> [<start-point>]
+   or: git branch [<options>] [-l] [<pattern>...]
+   or: git branch [<options>] [-r] (-d | -D) <branch-name>...
+   or: git branch [<options>] (-m | -M) [<old-branch>] <new-branch>
+   or: git branch [<options>] (-c | -C) [<old-branch>] <new-branch>
+   or: git branch [<options>] [-r | -a] [--points-at]
+   or: git branch [<options>] [-r | -a] [--format]";
+
+/// The options' help git prints under the usage, as `builtin/branch.c` declares them.
+const HELP: &[Help] = &[
+    Help::group("Generic options"),
+    Help(
+        "-v, --[no-]verbose",
+        "show hash and subject, give twice for upstream branch",
+    ),
+    Help("-q, --[no-]quiet", "suppress informational messages"),
+    Help(
+        "-t, --[no-]track[=(direct|inherit)]",
+        "set branch tracking configuration",
+    ),
+    Help(
+        "-u, --[no-]set-upstream-to <upstream>",
+        "change the upstream info",
+    ),
+    Help("--[no-]unset-upstream", "unset the upstream info"),
+    Help("--[no-]color[=<when>]", "use colored output"),
+    Help("-r, --remotes", "act on remote-tracking branches"),
+    Help(
+        "--contains <commit>",
+        "print only branches that contain the commit",
+    ),
+    Help(
+        "--no-contains <commit>",
+        "print only branches that don't contain the commit",
+    ),
+    Help(
+        "--[no-]abbrev[=<n>]",
+        "use <n> digits to display object names",
+    ),
+    Help::group("Specific git-branch actions:"),
+    Help("-a, --all", "list both remote-tracking and local branches"),
+    Help("-d, --[no-]delete", "delete fully merged branch"),
+    Help("-D", "delete branch (even if not merged)"),
+    Help("-m, --[no-]move", "move/rename a branch and its reflog"),
+    Help("-M", "move/rename a branch, even if target exists"),
+    Help(
+        "--[no-]omit-empty",
+        "do not output a newline after empty formatted refs",
+    ),
+    Help("-c, --[no-]copy", "copy a branch and its reflog"),
+    Help("-C", "copy a branch, even if target exists"),
+    Help("-l, --[no-]list", "list branch names"),
+    Help("--[no-]show-current", "show current branch name"),
+    Help("--[no-]create-reflog", "create the branch's reflog"),
+    Help(
+        "--[no-]edit-description",
+        "edit the description for the branch",
+    ),
+    Help("-f, --[no-]force", "force creation, move/rename, deletion"),
+    Help("--merged <commit>", "print only branches that are merged"),
+    Help(
+        "--no-merged <commit>",
+        "print only branches that are not merged",
+    ),
+    Help("--[no-]column[=<style>]", "list branches in columns"),
+    Help("--[no-]sort <key>", "field name to sort on"),
+    Help(
+        "--[no-]points-at <object>",
+        "print only branches of the object",
+    ),
+    Help(
+        "-i, --[no-]ignore-case",
+        "sorting and filtering are case insensitive",
+    ),
+    Help("--[no-]recurse-submodules", "recurse through submodules"),
+    Help("--[no-]format <format>", "format to use for the output"),
+];
+
+const SPEC: Spec<Opts> = Spec {
+    name: "branch",
+    usage: USAGE,
+    options: &[
+        Opt::flag("-a/--all", |o| o.kind = Kind::All),
+        Opt::flag("-r/--remotes", |o| o.kind = Kind::Remote),
+        Opt::bool("-l/--list", |o, on| o.list = on),
+        Opt::bool("--show-current", |o, on| o.show_current = on),
+        Opt::bool("-d/--delete", |o, on| {
+            o.delete = if on { o.delete | 1 } else { o.delete & !1 }
+        }),
+        Opt::flag("-D", |o| o.delete |= 2),
+        Opt::bool("-q/--quiet", |o, on| o.quiet = on),
+        // There is no terminal to colour for.
+        Opt::ignored("--no-color"),
+    ],
+    refused: "-v --verbose --no-verbose -t --track --no-track -u --set-upstream-to --no-set-upstream-to --unset-upstream --no-unset-upstream --color --contains --no-contains --abbrev --no-abbrev -m --move --no-move -M -c --copy --no-copy -C --omit-empty --no-omit-empty --create-reflog --no-create-reflog --edit-description --no-edit-description -f --force --no-force --merged --no-merged --column --no-column --sort --no-sort --points-at --no-points-at -i --ignore-case --no-ignore-case --recurse-submodules --no-recurse-submodules --format --no-format",
+    unknown: Unknown::Usage,
+    help: &[HELP],
+};
+
 pub(crate) fn branch(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
-    let mut all = false;
-    let mut remotes = false;
-    let mut show_current = false;
-    let mut delete = None;
-    let mut names = Vec::new();
-    for a in args {
-        match a.as_str() {
-            "-a" | "--all" => all = true,
-            "-r" | "--remotes" => remotes = true,
-            "--show-current" => show_current = true,
-            "-l" | "--list" => {}
-            "-d" | "--delete" => delete = Some(false),
-            "-D" => delete = Some(true),
-            s if s.starts_with('-') => {
-                return Err(format!(
-                    "fatal: 'git branch {s}' is not supported in burrow"
-                ));
-            }
-            _ => names.push(a.clone()),
-        }
+    let mut o = Opts::default();
+    let names = match SPEC.parse(args, &mut o, io) {
+        Ok(v) => v,
+        Err(code) => return Ok(code),
+    };
+    // As git decides: listing when nothing else is asked, and one mode at a time.
+    let list = o.list || (o.delete == 0 && !o.show_current && names.is_empty());
+    if u8::from(o.delete != 0) + u8::from(o.show_current) + u8::from(list) > 1 {
+        return Ok(SPEC.usage_error(io, ""));
     }
-    if let Some(force) = delete {
+    if o.delete != 0 {
         if names.is_empty() {
             return Err("fatal: branch name required".into());
         }
-        return Ok(delete_branches(repo, &names, force, io));
+        return match o.kind {
+            Kind::All => Err("fatal: cannot use -a with -d".into()),
+            Kind::Remote => Ok(delete_remote_branches(repo, &names, o.quiet, io)),
+            Kind::Local => Ok(delete_branches(repo, &names, o.delete > 1, o.quiet, io)),
+        };
     }
-    match names.as_slice() {
-        [] => {}
-        [name] => return crate::plumbing::refs::create_branch(repo, name, None).map(|_| 0),
-        [name, start] => {
-            return crate::plumbing::refs::create_branch(repo, name, Some(start)).map(|_| 0);
-        }
-        _ => return Err("fatal: too many arguments for a create operation".into()),
-    }
-    let (head_ref, head_id) = repo.head();
-    if show_current {
-        if let Some(b) = &head_ref {
+    if o.show_current {
+        if let Some(b) = &repo.head().0 {
             io.print(&format!("{}\n", b.trim_start_matches("refs/heads/")));
         }
         return Ok(0);
     }
+    if list {
+        io.print(&listing(repo, o.kind, &names));
+        return Ok(0);
+    }
+    if o.kind != Kind::Local {
+        return Err("fatal: the -a, and -r, options to 'git branch' do not take a branch name.\nDid you mean to use: -a|-r --list <pattern>?".into());
+    }
+    match names.as_slice() {
+        [name] => crate::plumbing::refs::create_branch(repo, name, None).map(|_| 0),
+        [name, start] => crate::plumbing::refs::create_branch(repo, name, Some(start)).map(|_| 0),
+        _ => Ok(SPEC.usage_error(io, "")),
+    }
+}
+
+/// `git branch --list`: the branches of `kind` whose short names match one of `patterns`
+/// (all without any), the current one marked, a detached HEAD first.
+fn listing(repo: &Repo, kind: Kind, patterns: &[String]) -> String {
+    let wanted = |name: &str| {
+        patterns.is_empty()
+            || patterns
+                .iter()
+                .any(|p| sh_utility::pattern::pattern_matches(p, name))
+    };
+    let (head_ref, head_id) = repo.head();
     let mut out = String::new();
-    if !remotes {
+    if kind != Kind::Remote {
         if head_ref.is_none()
             && let Some(id) = head_id
+            && wanted("HEAD")
         {
             match detached_from(repo, &id) {
                 Some((true, name)) => out.push_str(&format!("* (HEAD detached at {name})\n")),
@@ -64,101 +195,48 @@ pub(crate) fn branch(repo: &Repo, args: &[String], io: &Io) -> Result<i32, Strin
             }
         }
         for (name, _) in repo.refs_under("refs/heads/") {
+            let short = name.trim_start_matches("refs/heads/");
+            if !wanted(short) {
+                continue;
+            }
             let mark = if head_ref.as_deref() == Some(name.as_str()) {
                 "* "
             } else {
                 "  "
             };
-            out.push_str(&format!(
-                "{mark}{}\n",
-                name.trim_start_matches("refs/heads/")
-            ));
+            out.push_str(&format!("{mark}{short}\n"));
         }
     }
-    if all || remotes {
-        let shown = |n: &str| -> String {
-            if all {
-                n.trim_start_matches("refs/").to_string()
-            } else {
-                n.trim_start_matches("refs/remotes/").to_string()
-            }
-        };
+    if kind != Kind::Local {
         let mut names: Vec<String> = repo
             .refs_under("refs/remotes/")
             .into_iter()
             .map(|(n, _)| n)
+            .filter(|n| wanted(n.trim_start_matches("refs/remotes/")))
             .collect();
-        // A symbolic remote HEAD is listed with its target.
         names.sort();
         for n in names {
+            let shown = if kind == Kind::All {
+                n.trim_start_matches("refs/")
+            } else {
+                n.trim_start_matches("refs/remotes/")
+            };
+            // A symbolic remote HEAD is listed with its target.
             match repo.read_ref(&n) {
                 Some(crate::plumbing::repo::RefValue::Symbolic(t)) => out.push_str(&format!(
-                    "  {} -> {}\n",
-                    shown(&n),
+                    "  {shown} -> {}\n",
                     t.trim_start_matches("refs/remotes/")
                 )),
-                _ => out.push_str(&format!("  {}\n", shown(&n))),
+                _ => out.push_str(&format!("  {shown}\n")),
             }
-        }
-    }
-    io.print(&out);
-    Ok(0)
-}
-
-pub(crate) fn remotes_of(repo: &Repo) -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(repo.git_dir.join("config")).unwrap_or_default();
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let l = line.trim();
-        if let Some(name) = l
-            .strip_prefix("[remote \"")
-            .and_then(|r| r.strip_suffix("\"]"))
-        {
-            let url = repo
-                .config(&format!("remote.{name}.url"))
-                .unwrap_or_default();
-            out.push((name.to_string(), url));
         }
     }
     out
 }
 
-pub(crate) fn remote(repo: &Repo, args: &[String], io: &Io) -> Result<i32, String> {
-    let verbose = match args.first().map(String::as_str) {
-        None => false,
-        Some("-v" | "--verbose") if args.len() == 1 => true,
-        Some("get-url") if args.len() == 2 => {
-            return match remotes_of(repo).into_iter().find(|(n, _)| *n == args[1]) {
-                Some((_, url)) => {
-                    io.print(&format!("{url}\n"));
-                    Ok(0)
-                }
-                None => {
-                    io.eprint(&format!("error: No such remote '{}'\n", args[1]));
-                    Ok(2)
-                }
-            };
-        }
-        Some(other) => {
-            return Err(format!(
-                "fatal: 'git remote {other}' is not supported in burrow (burrow's git lists remotes only)"
-            ));
-        }
-    };
-    let mut out = String::new();
-    for (name, url) in remotes_of(repo) {
-        if verbose {
-            out.push_str(&format!("{name}\t{url} (fetch)\n{name}\t{url} (push)\n"));
-        } else {
-            out.push_str(&format!("{name}\n"));
-        }
-    }
-    io.print(&out);
-    Ok(0)
-}
-
-/// `git branch -d NAME...`.
-pub fn delete_branches(repo: &Repo, names: &[String], force: bool, io: &Io) -> i32 {
+/// `git branch -d NAME...`: each branch that exists, is not checked out and (unless
+/// `force`) is merged into HEAD.
+fn delete_branches(repo: &Repo, names: &[String], force: bool, quiet: bool, io: &Io) -> i32 {
     let mut code = 0;
     for n in names {
         let r = format!("refs/heads/{n}");
@@ -186,7 +264,31 @@ pub fn delete_branches(repo: &Repo, names: &[String], force: bool, io: &Io) -> i
             }
         }
         crate::plumbing::refs::remove_ref(repo, &r);
-        io.print(&format!("Deleted branch {n} (was {}).\n", abbrev(&id)));
+        if !quiet {
+            io.print(&format!("Deleted branch {n} (was {}).\n", abbrev(&id)));
+        }
+    }
+    code
+}
+
+/// `git branch -r -d NAME...`: each remote-tracking branch that exists (git never asks
+/// whether one is merged).
+fn delete_remote_branches(repo: &Repo, names: &[String], quiet: bool, io: &Io) -> i32 {
+    let mut code = 0;
+    for n in names {
+        let r = format!("refs/remotes/{n}");
+        let Some(id) = repo.resolve_ref(&r) else {
+            io.eprint(&format!("error: remote-tracking branch '{n}' not found\n"));
+            code = 1;
+            continue;
+        };
+        crate::plumbing::refs::remove_ref(repo, &r);
+        if !quiet {
+            io.print(&format!(
+                "Deleted remote-tracking branch {n} (was {}).\n",
+                abbrev(&id)
+            ));
+        }
     }
     code
 }

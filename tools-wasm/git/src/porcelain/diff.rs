@@ -11,8 +11,11 @@ use foldhash::HashMap;
 use sh_utility::Ctx;
 use sh_utility::io::Io;
 
+use super::args::{Next, Opt, Refusal, Spec, Unknown};
 use crate::plumbing::commit::read_commit;
-use crate::plumbing::diff::{Format, Side, pair_renames, parse_format, render};
+use crate::plumbing::diff::{
+    Change, Format, NAME, NAME_STATUS, NO_OUTPUT, PATCH, STAT, Side, pair_renames, render,
+};
 use crate::plumbing::index::{Files, load_index, worktree_change};
 use crate::plumbing::object::{Kind, Oid, hash};
 use crate::plumbing::pathspec::{ambiguous, in_scopes};
@@ -22,13 +25,127 @@ pub(crate) use crate::plumbing::rev::scope_of;
 use crate::plumbing::text::prefix;
 use crate::plumbing::tree::tree_files;
 
+/// What `git diff` was asked for.
+#[derive(Default)]
+struct Opts {
+    cached: bool,
+    /// The formats asked for, git's output_format bits ([`PATCH`], ...): they add up.
+    output: u8,
+    /// `--quiet`: nothing shown, the status says whether anything differs.
+    quiet: bool,
+    /// `--exit-code`: the status says whether anything differs.
+    exit_code: bool,
+    /// The revisions given, in order (`A..B` among them).
+    revs: Vec<String>,
+    /// The first option git's diff does not know, refused once the rest is read.
+    invalid: Option<String>,
+}
+
+/// git's usage of `git diff`, with the common diff options it lists (builtin/diff.c).
+const USAGE: &str = concat!(
+    "git diff [<options>] [<commit>] [--] [<path>...]\n",
+    "   or: git diff [<options>] --cached [--merge-base] [<commit>] [--] [<path>...]\n",
+    "   or: git diff [<options>] [--merge-base] <commit> [<commit>...] <commit> [--] [<path>...]\n",
+    "   or: git diff [<options>] <commit>...<commit> [--] [<path>...]\n",
+    "   or: git diff [<options>] <blob> <blob>\n",
+    "   or: git diff [<options>] --no-index [--] <path> <path>\n",
+    "\n",
+    "common diff options:\n",
+    "  -z            output diff-raw with lines terminated with NUL.\n",
+    "  -p            output patch format.\n",
+    "  -u            synonym for -p.\n",
+    "  --patch-with-raw\n",
+    "                output both a patch and the diff-raw format.\n",
+    "  --stat        show diffstat instead of patch.\n",
+    "  --numstat     show numeric diffstat instead of patch.\n",
+    "  --patch-with-stat\n",
+    "                output a patch and prepend its diffstat.\n",
+    "  --name-only   show only names of changed files.\n",
+    "  --name-status show names and status of changed files.\n",
+    "  --full-index  show full object name on index lines.\n",
+    "  --abbrev=<n>  abbreviate object names in diff-tree header and diff-raw.\n",
+    "  -R            swap input file pairs.\n",
+    "  -B            detect complete rewrites.\n",
+    "  -M            detect renames.\n",
+    "  -C            detect copies.\n",
+    "  --find-copies-harder\n",
+    "                try unchanged files as candidate for copy detection.\n",
+    "  -l<n>         limit rename attempts up to <n> paths.\n",
+    "  -O<file>      reorder diffs according to the <file>.\n",
+    "  -S<string>    find filepair whose only one side contains the string.\n",
+    "  --pickaxe-all\n",
+    "                show all files diff when -S is used and hit is found.\n",
+    "  -a  --text    treat all files as text.\n",
+);
+
+const SPEC: Spec<Opts> = Spec {
+    name: "diff",
+    usage: USAGE,
+    options: &[
+        Opt::flag("--cached/--staged", |o| o.cached = true),
+        Opt::flag("--quiet", |o| o.quiet = true),
+        Opt::flag("--exit-code", |o| o.exit_code = true),
+        Opt::flag("-p/--patch/-u", |o| {
+            o.output = (o.output & !NO_OUTPUT) | PATCH
+        }),
+        Opt::flag("-s/--no-patch", |o| o.output = NO_OUTPUT),
+        Opt::optional("--stat", |o, v| match v {
+            None => {
+                o.output = (o.output & !NO_OUTPUT) | STAT;
+                Ok(())
+            }
+            Some(v) => Err(Refusal::NotHere(format!("--stat={v}"))),
+        }),
+        Opt::flag("--name-only", |o| o.output |= NAME),
+        Opt::flag("--name-status", |o| o.output |= NAME_STATUS),
+        // There is no terminal to colour for, and no external diff program.
+        Opt::ignored("--no-color"),
+        Opt::ignored("--no-ext-diff"),
+    ],
+    refused: "--numstat --shortstat --raw --summary --check -z --color --word-diff --color-words --word-diff-regex -U --unified -W --function-context --no-function-context -M --find-renames -C --find-copies --find-copies-harder -B --break-rewrites -D --irreversible-delete --no-renames --rename-empty --no-rename-empty -l -R -a --text -w --ignore-all-space -b --ignore-space-change --ignore-space-at-eol --ignore-cr-at-eol --ignore-blank-lines -I --ignore-matching-lines --diff-algorithm --minimal --patience --histogram --anchored --indent-heuristic --no-indent-heuristic --full-index --no-full-index --binary --abbrev --no-abbrev --src-prefix --dst-prefix --no-prefix --default-prefix --line-prefix --relative --no-relative -S -G --pickaxe-all --pickaxe-regex --find-object --diff-filter -O --rotate-to --skip-to -X --dirstat --cumulative --dirstat-by-file --compact-summary --no-compact-summary --patch-with-stat --patch-with-raw --stat-width --stat-name-width --stat-graph-width --stat-count --ext-diff --textconv --no-textconv --ignore-submodules --submodule --color-moved --no-color-moved --color-moved-ws --no-color-moved-ws --ws-error-highlight --output --output-indicator-new --output-indicator-old --output-indicator-context --inter-hunk-context --ita-invisible-in-index --ita-visible-in-index --follow --no-follow --merge-base --no-index -q --base --ours --theirs -0 -1 -2 -3 -m -c --cc --combined-all-paths",
+    // git's diff reads revision options: whole words, and what it does not know it refuses
+    // once it has read the rest (see [`refuse_invalid`]).
+    unknown: Unknown::Operand,
+    help: &[],
+};
+
 pub fn diff(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     let cwd = PathBuf::from(&sh.cwd());
     let Some(repo) = Repo::discover(&cwd) else {
         io.eprint("fatal: not a git repository (or any of the parent directories): .git\n");
         return 128;
     };
-    match run_diff(&repo, &cwd, args, io) {
+    let mut o = Opts::default();
+    let (operands, after) = match SPEC.parse_with(args, &mut o, io, &mut |o, s| {
+        if s.starts_with('-') && s != "-" {
+            o.invalid.get_or_insert_with(|| s.to_string());
+            return Ok(Next::Taken);
+        }
+        if resolve_range(&repo, s).is_some() {
+            o.revs.push(s.to_string());
+            return Ok(Next::Taken);
+        }
+        // The first path: it and what follows are paths.
+        Ok(Next::Stop)
+    }) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    let paths = match paths_of(&cwd, operands, after) {
+        Ok(p) => p,
+        Err(e) => return super::args::fail(io, &e),
+    };
+    let one_of = o.output & (NAME | NAME_STATUS | NO_OUTPUT);
+    if one_of.count_ones() > 1 {
+        return super::args::fail(
+            io,
+            "fatal: options '--name-only', '--name-status', '--check', and '-s' cannot be used together",
+        );
+    }
+    if let Some(invalid) = &o.invalid {
+        return refuse_invalid(&o, invalid, io);
+    }
+    match run_diff(&repo, &cwd, &o, &paths, io) {
         Ok(c) => c,
         Err(e) => {
             io.eprint(&format!("{e}\n"));
@@ -37,44 +154,52 @@ pub fn diff(sh: &dyn Ctx, args: &[String], io: &Io) -> i32 {
     }
 }
 
-fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
-    let mut cached = false;
-    let mut format = Format::Patch;
-    let mut revs: Vec<String> = Vec::new();
-    let mut paths: Vec<String> = Vec::new();
-    let mut quiet = false;
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        match a.as_str() {
-            "--cached" | "--staged" => cached = true,
-            "--quiet" | "--exit-code" => quiet = a == "--quiet",
-            "--no-color" | "--no-ext-diff" => {}
-            "--" => {
-                paths.extend(args[i..].iter().cloned());
-                break;
-            }
-            s if parse_format(s, &mut format) => {}
-            s if s.starts_with('-') => {
-                return Err(format!("fatal: 'git diff {s}' is not supported in burrow"));
-            }
-            s => {
-                if resolve_range(repo, s).is_some() {
-                    revs.push(s.to_string());
-                } else {
-                    // A path (git requires it to exist when not after --).
-                    let p = cwd.join(s);
-                    if p.symlink_metadata().is_err() {
-                        return Err(ambiguous(s));
-                    }
-                    paths.push(s.to_string());
-                    paths.extend(args[i..].iter().cloned());
-                    break;
-                }
-            }
+/// The paths of a diff's command line, checked as git's revision reader checks them: those
+/// after `--` as they are; without `--`, the first name that is not a revision must exist
+/// (git's "ambiguous argument") and so must each name after it, which cannot be an option.
+fn paths_of(
+    cwd: &Path,
+    operands: Vec<String>,
+    after: Option<Vec<String>>,
+) -> Result<Vec<String>, String> {
+    let Some(first) = operands.first() else {
+        return Ok(after.unwrap_or_default());
+    };
+    if after.is_some() {
+        return Err(format!("fatal: bad revision '{first}'"));
+    }
+    if cwd.join(first).symlink_metadata().is_err() {
+        return Err(ambiguous(first));
+    }
+    for p in &operands[1..] {
+        if p.starts_with('-') {
+            return Err(format!(
+                "fatal: option '{p}' must come before non-option arguments"
+            ));
+        }
+        if cwd.join(p).symlink_metadata().is_err() {
+            return Err(format!(
+                "fatal: {p}: no such path in the working tree.\n\
+                 Use 'git <command> -- <path>...' to specify paths that do not exist locally."
+            ));
         }
     }
+    Ok(operands)
+}
+
+/// git's refusal of an option its diff does not know, status 129: comparing the work tree
+/// with the index, its "invalid option" and the usage; comparing anything else, the usage.
+fn refuse_invalid(o: &Opts, invalid: &str, io: &Io) -> i32 {
+    let msg = if o.revs.is_empty() && !o.cached {
+        format!("error: invalid option: {invalid}")
+    } else {
+        String::new()
+    };
+    SPEC.usage_error(io, &msg)
+}
+
+fn run_diff(repo: &Repo, cwd: &Path, o: &Opts, paths: &[String], io: &Io) -> Result<i32, String> {
+    let (cached, revs) = (o.cached, &o.revs);
     let work = repo.work.clone();
     // The index, read once: its entries' stat data lets the work tree side skip every file
     // that has not changed since it was staged, as git does, instead of hashing it.
@@ -208,11 +333,33 @@ fn run_diff(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, St
         changes.push((p.clone(), a, b));
     }
     let changes = pair_renames(changes);
-    if quiet {
-        return Ok(i32::from(!changes.is_empty()));
+    if !o.quiet {
+        io.print(&output(&changes, o.output));
     }
-    io.print(&render(&changes, format));
-    Ok(0)
+    Ok(i32::from((o.quiet || o.exit_code) && !changes.is_empty()))
+}
+
+/// The changes in the formats asked for, as git's diff_flush writes them: names alone,
+/// nothing, or a stat and a patch (an empty line between), the patch by default.
+fn output(changes: &[Change], output: u8) -> String {
+    if output & NO_OUTPUT != 0 || changes.is_empty() {
+        return String::new();
+    }
+    if output & NAME_STATUS != 0 {
+        return render(changes, Format::NameStatus);
+    }
+    if output & NAME != 0 {
+        return render(changes, Format::NameOnly);
+    }
+    match (output & STAT != 0, output & PATCH != 0) {
+        (true, true) => format!(
+            "{}\n{}",
+            render(changes, Format::Stat),
+            render(changes, Format::Patch)
+        ),
+        (true, false) => render(changes, Format::Stat),
+        _ => render(changes, Format::Patch),
+    }
 }
 
 /// `A..B` as its two ends (an empty end is HEAD); a single revision as itself.

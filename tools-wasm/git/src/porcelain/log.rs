@@ -23,7 +23,7 @@ use super::args::{Next, Opt, Refusal, Spec, Unknown, push, set, unrecognized};
 use super::graph::Graph;
 use crate::plumbing::commit::{ident_name_email, ident_time, read_commit, subject};
 use crate::plumbing::date::{DateMode, DateStyle, parse_date_style, read_date, show_date};
-use crate::plumbing::diff::{Format, commit_diff};
+use crate::plumbing::diff::{Format, NAME, NAME_STATUS, NO_OUTPUT, PATCH, STAT, commit_diff};
 use crate::plumbing::object::{Commit, Kind, Oid, hex, parse_tree};
 use crate::plumbing::pathspec::{Pathspec, ambiguous};
 use crate::plumbing::repo::Repo;
@@ -97,7 +97,10 @@ struct Opts {
     skip: usize,
     pretty: Pretty,
     abbrev_commit: bool,
+    /// The diff shown with each commit: the default until a format is asked for.
     diff: Option<Format>,
+    /// The formats asked for, as git's output_format bits (see [`output_format`]).
+    output: u8,
     revs: Vec<String>,
     /// An operand was a path: all that follow are paths.
     path_seen: bool,
@@ -122,10 +125,13 @@ struct Opts {
     decorate: Option<Decorate>,
 }
 
-/// `-n`/`--skip`: a count, as git's revision options read it.
-fn count(v: &str) -> Result<usize, Refusal> {
-    v.parse()
-        .map_err(|_| Refusal::Fatal(format!("fatal: '{v}': not an integer")))
+/// `-n`/`--skip`: a count, as git's revision options read it; a negative one is none
+/// (no limit, nothing skipped).
+fn count(v: &str) -> Result<Option<usize>, Refusal> {
+    let n: i64 = v
+        .parse()
+        .map_err(|_| Refusal::Fatal(format!("fatal: '{v}': not an integer")))?;
+    Ok(usize::try_from(n).ok())
 }
 
 const SPEC: Spec<Opts> = Spec {
@@ -160,21 +166,21 @@ const SPEC: Spec<Opts> = Spec {
         Opt::flag("--merges", |o| o.merges = Some(true)),
         Opt::flag("--no-merges", |o| o.merges = Some(false)),
         Opt::flag("-i/--regexp-ignore-case", |o| o.icase = true),
-        Opt::value("--author", |o, v| push(&mut o.authors, v)),
-        Opt::value("--grep", |o, v| push(&mut o.greps, v)),
-        Opt::value("--committer", |o, v| push(&mut o.committers, v)),
+        Opt::rev_value("--author", |o, v| push(&mut o.authors, v)),
+        Opt::rev_value("--grep", |o, v| push(&mut o.greps, v)),
+        Opt::rev_value("--committer", |o, v| push(&mut o.committers, v)),
         Opt::flag("--all-match", |o| o.all_match = true),
         Opt::flag("--invert-grep", |o| o.invert_grep = true),
-        Opt::value("--since/--after", |o, v| set(&mut o.since, Some(v))),
-        Opt::value("--since-as-filter", |o, v| {
+        Opt::rev_value("--since/--after", |o, v| set(&mut o.since, Some(v))),
+        Opt::rev_value("--since-as-filter", |o, v| {
             set(&mut o.since_filter, Some(v))
         }),
-        Opt::value("--until/--before", |o, v| set(&mut o.until, Some(v))),
+        Opt::rev_value("--until/--before", |o, v| set(&mut o.until, Some(v))),
         // Seconds since the epoch; the last of these and --since/--until wins.
-        Opt::value("--max-age", |o, v| set(&mut o.since, Some(format!("@{v}")))),
-        Opt::value("--min-age", |o, v| set(&mut o.until, Some(format!("@{v}")))),
+        Opt::rev_value("--max-age", |o, v| set(&mut o.since, Some(format!("@{v}")))),
+        Opt::rev_value("--min-age", |o, v| set(&mut o.until, Some(format!("@{v}")))),
         // A bad date format is fatal (128), not a usage error.
-        Opt::value("--date", |o, v| {
+        Opt::rev_value("--date", |o, v| {
             set(&mut o.style, parse_date_style(&v).map_err(Refusal::Fatal)?)
         }),
         Opt::flag("--relative-date", |o| {
@@ -183,17 +189,26 @@ const SPEC: Spec<Opts> = Spec {
                 local: false,
             }
         }),
-        Opt::value("-n/--max-count", |o, v| set(&mut o.max, Some(count(&v)?))),
-        Opt::value("--skip", |o, v| set(&mut o.skip, count(&v)?)),
+        Opt::rev_value("-n/--max-count", |o, v| set(&mut o.max, count(&v)?)),
+        Opt::rev_value("--skip", |o, v| set(&mut o.skip, count(&v)?.unwrap_or(0))),
         Opt::count(|o, n| o.max = n.parse().ok()),
-        Opt::flag("-s/--no-patch", |o| o.diff = None),
-        Opt::flag("-p/--patch/-u", |o| o.diff = Some(Format::Patch)),
-        Opt::flag("--stat", |o| o.diff = Some(Format::Stat)),
-        Opt::flag("--name-only", |o| o.diff = Some(Format::NameOnly)),
-        Opt::flag("--name-status", |o| o.diff = Some(Format::NameStatus)),
+        Opt::flag("-s/--no-patch", |o| o.output = NO_OUTPUT),
+        Opt::flag("-p/--patch/-u", |o| {
+            o.output = (o.output & !NO_OUTPUT) | PATCH
+        }),
+        Opt::flag("--stat", |o| o.output = (o.output & !NO_OUTPUT) | STAT),
+        Opt::flag("--name-only", |o| o.output |= NAME),
+        Opt::flag("--name-status", |o| o.output |= NAME_STATUS),
         // A bad format is fatal (128), not a usage error.
-        Opt::value("--format/--pretty", |o, v| {
-            set(&mut o.pretty, parse_pretty(&v).map_err(Refusal::Fatal)?)
+        // `--pretty` alone is the medium format; `--format` is only ever `--format=...`
+        // (git's revision reader knows no `--format` alone).
+        Opt::optional("--pretty", |o, v| match v {
+            None => set(&mut o.pretty, Pretty::Header(Level::Medium)),
+            Some(v) => set(&mut o.pretty, parse_pretty(&v).map_err(Refusal::Fatal)?),
+        }),
+        Opt::optional("--format", |o, v| match v {
+            None => Err(Refusal::Fatal(unrecognized("--format").0)),
+            Some(v) => set(&mut o.pretty, parse_pretty(&v).map_err(Refusal::Fatal)?),
         }),
         // There is no terminal to colour for.
         Opt::ignored("--no-color"),
@@ -203,6 +218,28 @@ const SPEC: Spec<Opts> = Spec {
     unknown: Unknown::Own(unrecognized),
     help: &[],
 };
+
+/// The diff format git's output_format bits ask for, as git settles them: the name
+/// formats and `-s` exclude each other and win over the others. A stat with the patch
+/// (which git shows one after the other) is refused: log and show draw one format.
+fn output_format(output: u8) -> Result<Option<Format>, String> {
+    if (output & (NAME | NAME_STATUS | NO_OUTPUT)).count_ones() > 1 {
+        return Err("fatal: options '--name-only', '--name-status', '--check', and '-s' cannot be used together".into());
+    }
+    Ok(if output & NO_OUTPUT != 0 {
+        None
+    } else if output & NAME_STATUS != 0 {
+        Some(Format::NameStatus)
+    } else if output & NAME != 0 {
+        Some(Format::NameOnly)
+    } else if output & (STAT | PATCH) == STAT | PATCH {
+        return Err("fatal: '--stat' with '-p' is not supported in burrow's log and show".into());
+    } else if output & STAT != 0 {
+        Some(Format::Stat)
+    } else {
+        Some(Format::Patch)
+    })
+}
 
 /// Reads one of log's operands: a revision (kept), or the first path (after which all are
 /// paths), which must exist when no `--` comes first unless it has wildcards (git's
@@ -258,6 +295,7 @@ fn log_or_show(
         pretty: Pretty::Header(Level::Medium),
         abbrev_commit: false,
         diff: (mode == Mode::Show).then_some(Format::Patch),
+        output: 0,
         revs: Vec::new(),
         path_seen: false,
         all: false,
@@ -291,6 +329,12 @@ fn log_or_show(
         Ok(v) => v,
         Err(code) => return Ok(code),
     };
+    if o.output != 0 {
+        o.diff = match output_format(o.output) {
+            Ok(f) => f,
+            Err(e) => return Ok(super::args::fail(io, &e)),
+        };
+    }
     // After the first path everything is a path (`--` among them left out).
     let paths: Vec<String> = if o.path_seen {
         operands

@@ -20,6 +20,7 @@ pub(crate) mod log;
 pub(crate) mod ls_files;
 pub(crate) mod merge;
 pub(crate) mod push;
+pub(crate) mod remote;
 pub(crate) mod rev_parse;
 pub(crate) mod sequencer;
 pub(crate) mod stash;

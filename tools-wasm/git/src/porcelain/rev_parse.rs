@@ -5,6 +5,8 @@ use std::path::Path;
 
 use sh_utility::io::Io;
 
+use super::args::{Next, Opt, Refusal, Spec, Unknown};
+
 use crate::plumbing::object::{Oid, hex};
 use crate::plumbing::repo::{Repo, upstream_of};
 use crate::plumbing::text::prefix;
@@ -21,45 +23,97 @@ pub(crate) enum RevShow {
     AsGiven,
 }
 
-/// Options of git's `rev-parse` that burrow's does not implement (git passes other words
-/// that start with `-` through, as flags for the command they are meant for).
-pub(crate) const REV_PARSE_NOT_HERE: &[&str] = &[
-    "--parseopt",
-    "--sq-quote",
-    "--keep-dashdash",
-    "--stop-at-non-option",
-    "--stuck-long",
-    "--revs-only",
-    "--no-revs",
-    "--flags",
-    "--no-flags",
-    "--default",
-    "--prefix",
-    "--sq",
-    "--not",
-    "--all",
-    "--branches",
-    "--tags",
-    "--remotes",
-    "--glob",
-    "--exclude",
-    "--exclude-hidden",
-    "--disambiguate",
-    "--local-env-vars",
-    "--path-format",
-    "--git-path",
-    "--resolve-git-dir",
-    "--shared-index-path",
-    "--show-superproject-working-tree",
-    "--show-object-format",
-    "--show-ref-format",
-    "--since",
-    "--after",
-    "--until",
-    "--before",
-    "--bisect",
-    "--end-of-options",
-];
+/// What `rev-parse` asks the repository (`--show-toplevel`, `--git-dir`, ...).
+#[derive(Clone, Copy)]
+enum Query {
+    Toplevel,
+    GitDir,
+    AbsoluteGitDir,
+    InsideWorkTree,
+    InsideGitDir,
+    Bare,
+    Shallow,
+    Prefix,
+    Cdup,
+}
+
+/// One of `rev-parse`'s words, in the order given: what each prints depends on the options
+/// before it, as git's rev-parse reads and prints one word at a time.
+enum Word {
+    Verify,
+    Quiet,
+    /// `--short[=N]`: implies `--verify`; N read as C's strtoul reads it.
+    Short(Option<String>),
+    Shown(RevShow),
+    Query(Query),
+    /// A revision (`A..B`, `^A` too).
+    Rev(String),
+    /// A word that starts with `-` and is no option of rev-parse's: passed through.
+    Flag(String),
+}
+
+/// The words read so far.
+#[derive(Default)]
+struct Opts {
+    words: Vec<Word>,
+}
+
+impl Opts {
+    fn push(&mut self, w: Word) {
+        self.words.push(w);
+    }
+}
+
+const SPEC: Spec<Opts> = Spec {
+    name: "rev-parse",
+    usage: "git rev-parse --parseopt [<options>] -- [<args>...]\n   or: git rev-parse --sq-quote [<arg>...]\n   or: git rev-parse [<options>] [<arg>...]\n\nRun \"git rev-parse --parseopt -h\" for more information on the first usage.",
+    options: &[
+        Opt::flag("--verify", |o| o.push(Word::Verify)),
+        Opt::flag("-q/--quiet", |o| o.push(Word::Quiet)),
+        Opt::optional("--short", |o, v| {
+            o.push(Word::Short(v));
+            Ok(())
+        }),
+        Opt::optional("--abbrev-ref", |o, v| match v.as_deref() {
+            None => {
+                o.push(Word::Shown(RevShow::AbbrevRef));
+                Ok(())
+            }
+            Some(m @ ("strict" | "loose")) => Err(Refusal::NotHere(format!("--abbrev-ref={m}"))),
+            Some(m) => Err(Refusal::Fatal(format!(
+                "fatal: unknown mode for --abbrev-ref: {m}"
+            ))),
+        }),
+        Opt::flag("--symbolic-full-name", |o| {
+            o.push(Word::Shown(RevShow::FullName))
+        }),
+        Opt::flag("--symbolic", |o| o.push(Word::Shown(RevShow::AsGiven))),
+        Opt::flag("--show-toplevel", |o| o.push(Word::Query(Query::Toplevel))),
+        Opt::flag("--git-dir/--git-common-dir", |o| {
+            o.push(Word::Query(Query::GitDir))
+        }),
+        Opt::flag("--absolute-git-dir", |o| {
+            o.push(Word::Query(Query::AbsoluteGitDir))
+        }),
+        Opt::flag("--is-inside-work-tree", |o| {
+            o.push(Word::Query(Query::InsideWorkTree))
+        }),
+        Opt::flag("--is-inside-git-dir", |o| {
+            o.push(Word::Query(Query::InsideGitDir))
+        }),
+        Opt::flag("--is-bare-repository", |o| o.push(Word::Query(Query::Bare))),
+        Opt::flag("--is-shallow-repository", |o| {
+            o.push(Word::Query(Query::Shallow))
+        }),
+        Opt::flag("--show-prefix", |o| o.push(Word::Query(Query::Prefix))),
+        Opt::flag("--show-cdup", |o| o.push(Word::Query(Query::Cdup))),
+    ],
+    refused: "--parseopt --sq-quote --keep-dashdash --stop-at-non-option --stuck-long --revs-only --no-revs --flags --no-flags --default --prefix --sq --not --all --branches --tags --remotes --glob --exclude --exclude-hidden --disambiguate --local-env-vars --path-format --git-path --resolve-git-dir --shared-index-path --show-superproject-working-tree --show-object-format --show-ref-format --since --after --until --before --bisect --end-of-options",
+    // git's rev-parse is no parse-options: whole words, and one it does not know is passed
+    // through.
+    unknown: Unknown::Operand,
+    help: &[],
+};
 
 /// `git rev-parse`, as git's reads its arguments: options, revisions (`A..B` and `^A`
 /// too), and once something is not a revision, file names (which must exist). `--verify`
@@ -67,13 +121,29 @@ pub(crate) const REV_PARSE_NOT_HERE: &[&str] = &[
 pub(crate) fn rev_parse(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Result<i32, String> {
     let pre = prefix(repo, cwd);
     let has_dashdash = args.iter().any(|a| a == "--");
+    let mut o = Opts::default();
+    let (files, after) = match SPEC.parse_with(args, &mut o, io, &mut |o, a| {
+        if a.starts_with('-') && a.len() > 1 {
+            o.push(Word::Flag(a.to_string()));
+            return Ok(Next::Taken);
+        }
+        let name = a.strip_prefix('^').unwrap_or(a);
+        if range(repo, a, &pre, RevShow::Id, None).is_some()
+            || crate::plumbing::rev::lookup(repo, name, &pre).is_ok()
+        {
+            o.push(Word::Rev(a.to_string()));
+            return Ok(Next::Taken);
+        }
+        // Not a revision: it and what follows are file names.
+        Ok(Next::Stop)
+    }) {
+        Ok(v) => v,
+        Err(code) => return Ok(code),
+    };
     let mut verify = false;
     let mut quiet = false;
     let mut short: Option<usize> = None;
     let mut shown = RevShow::Id;
-    // 1 after a name that is not a revision (the rest are files that must exist), 2 after
-    // `--` (the rest are printed as they are).
-    let mut as_is = 0;
     let mut verified: Vec<(bool, Oid, String)> = Vec::new();
     let mut out = String::new();
     // Everything printed so far goes out before git's complaint.
@@ -82,103 +152,34 @@ pub(crate) fn rev_parse(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Re
         io.eprint(&format!("{msg}\n"));
         Ok(128)
     };
-    for a in args {
-        if as_is > 0 {
-            out.push_str(&format!("{a}\n"));
-            if as_is == 1 && cwd.join(a).symlink_metadata().is_err() {
-                return fail(
-                    &out,
-                    &format!(
-                        "fatal: {a}: no such path in the working tree.\n\
-                         Use 'git <command> -- <path>...' to specify paths that do not exist locally."
-                    ),
-                );
-            }
-            continue;
-        }
-        let opt = a.split_once('=').map_or(a.as_str(), |(o, _)| o);
-        match opt {
-            "--" => {
-                as_is = 2;
-                out.push_str("--\n");
-                continue;
-            }
-            "--verify" => verify = true,
-            "-q" | "--quiet" => quiet = true,
-            "--short" => {
+    for w in o.words {
+        match w {
+            Word::Verify => verify = true,
+            Word::Quiet => quiet = true,
+            Word::Short(n) => {
                 verify = true;
-                let n = match a.split_once('=') {
-                    Some((_, v)) => v
+                // As C's strtoul reads it: the leading digits, 0 without any.
+                let n = n.map_or(7, |v| {
+                    let digits: String = v.chars().take_while(char::is_ascii_digit).collect();
+                    digits
                         .parse::<usize>()
-                        .map_err(|_| format!("fatal: '{v}': not an integer"))?,
-                    None => 7,
-                };
+                        .unwrap_or(if digits.is_empty() { 0 } else { 40 })
+                });
                 short = Some(n.clamp(4, 40));
             }
-            "--abbrev-ref" => shown = RevShow::AbbrevRef,
-            "--symbolic-full-name" => shown = RevShow::FullName,
-            "--symbolic" => shown = RevShow::AsGiven,
-            "--show-toplevel" => match &repo.work {
-                Some(w) => out.push_str(&format!("{}\n", w.display())),
-                None => {
-                    return fail(&out, "fatal: this operation must be run in a work tree");
-                }
+            Word::Shown(s) => shown = s,
+            Word::Query(q) => match answer(repo, cwd, &pre, q) {
+                Ok(line) => out.push_str(&line),
+                Err(e) => return fail(&out, &e),
             },
-            "--git-dir" | "--git-common-dir" => {
-                let g = repo.git_dir.as_path();
-                let shown = match g.strip_prefix(cwd) {
-                    Ok(rel) => rel.to_path_buf(),
-                    Err(_) => g.to_path_buf(),
-                };
-                out.push_str(&format!("{}\n", shown.display()));
-            }
-            "--absolute-git-dir" => out.push_str(&format!("{}\n", repo.git_dir.display())),
-            "--is-inside-work-tree" => out.push_str(if repo.work.is_some() {
-                "true\n"
-            } else {
-                "false\n"
-            }),
-            "--is-inside-git-dir" => out.push_str(if repo.work.is_some() {
-                "false\n"
-            } else {
-                "true\n"
-            }),
-            "--is-bare-repository" => out.push_str(if repo.work.is_some() {
-                "false\n"
-            } else {
-                "true\n"
-            }),
-            "--is-shallow-repository" => out.push_str(if repo.git_dir.join("shallow").is_file() {
-                "true\n"
-            } else {
-                "false\n"
-            }),
-            "--show-prefix" => {
-                if !pre.is_empty() {
-                    out.push_str(&format!("{}/", String::from_utf8_lossy(&pre)));
-                }
-                out.push('\n');
-            }
-            "--show-cdup" => {
-                if !pre.is_empty() {
-                    let depth = pre.split(|&b| b == b'/').count();
-                    out.push_str(&"../".repeat(depth));
-                }
-                out.push('\n');
-            }
-            s if REV_PARSE_NOT_HERE.contains(&s) => {
-                return Err(format!(
-                    "fatal: rev-parse option '{s}' is not supported in burrow"
-                ));
-            }
             // An unknown flag is passed through (not once --verify or --short is given).
-            s if s.starts_with('-') && s.len() > 1 => {
+            Word::Flag(a) => {
                 if !verify {
                     out.push_str(&format!("{a}\n"));
                 }
             }
-            _ => {
-                if let Some(shown_range) = range(repo, a, &pre, shown, short) {
+            Word::Rev(a) => {
+                if let Some(shown_range) = range(repo, &a, &pre, shown, short) {
                     out.push_str(&shown_range);
                     continue;
                 }
@@ -189,32 +190,62 @@ pub(crate) fn rev_parse(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Re
                 match crate::plumbing::rev::lookup(repo, name, &pre) {
                     Ok(id) if verify => verified.push((reversed, id, name.to_string())),
                     Ok(id) => show_rev(repo, &mut out, shown, short, reversed, &id, Some(name)),
-                    Err(e) => {
-                        let errors: String = e.errors.iter().map(|l| format!("{l}\n")).collect();
-                        io.eprint(&errors);
-                        if let Some(f) = e.dies {
-                            return fail(&out, &f);
-                        }
-                        if verify {
-                            return no_single_rev(io, &out, quiet);
-                        }
-                        if has_dashdash {
-                            return fail(&out, &format!("fatal: bad revision '{a}'"));
-                        }
-                        // Not a revision: a file name, which must exist; else git tries the
-                        // name again to say what is wrong with it.
-                        as_is = 1;
-                        out.push_str(&format!("{a}\n"));
-                        if cwd.join(a).symlink_metadata().is_err() {
-                            io.eprint(&errors);
-                            let msg = e
-                                .fatal
-                                .unwrap_or_else(|| crate::plumbing::pathspec::ambiguous(a));
-                            return fail(&out, &msg);
-                        }
-                    }
+                    Err(e) => return fail(&out, &e.dies.or(e.fatal).unwrap_or_default()),
                 }
             }
+        }
+    }
+    // The first word that is not a revision, and the file names after it.
+    if let Some(a) = files.first() {
+        let name = a.strip_prefix('^').unwrap_or(a);
+        let e = crate::plumbing::rev::lookup(repo, name, &pre)
+            .err()
+            .unwrap_or_default();
+        let errors: String = e.errors.iter().map(|l| format!("{l}\n")).collect();
+        io.eprint(&errors);
+        if let Some(f) = e.dies {
+            return fail(&out, &f);
+        }
+        if verify {
+            return no_single_rev(io, &out, quiet);
+        }
+        if has_dashdash {
+            return fail(&out, &format!("fatal: bad revision '{a}'"));
+        }
+        // A file name, which must exist; else git tries the name again to say what is
+        // wrong with it.
+        out.push_str(&format!("{a}\n"));
+        if cwd.join(a).symlink_metadata().is_err() {
+            io.eprint(&errors);
+            let msg = e
+                .fatal
+                .unwrap_or_else(|| crate::plumbing::pathspec::ambiguous(a));
+            return fail(&out, &msg);
+        }
+        for f in &files[1..] {
+            out.push_str(&format!("{f}\n"));
+            if f.starts_with('-') {
+                return fail(
+                    &out,
+                    &format!("fatal: option '{f}' must come before non-option arguments"),
+                );
+            }
+            if cwd.join(f).symlink_metadata().is_err() {
+                return fail(
+                    &out,
+                    &format!(
+                        "fatal: {f}: no such path in the working tree.\n\
+                         Use 'git <command> -- <path>...' to specify paths that do not exist locally."
+                    ),
+                );
+            }
+        }
+    }
+    // After `--`, every word as it is.
+    if let Some(after) = after {
+        out.push_str("--\n");
+        for a in after {
+            out.push_str(&format!("{a}\n"));
         }
     }
     if verify {
@@ -227,6 +258,33 @@ pub(crate) fn rev_parse(repo: &Repo, cwd: &Path, args: &[String], io: &Io) -> Re
     }
     io.print(&out);
     Ok(0)
+}
+
+/// The line `rev-parse` prints for a question about the repository, or git's refusal.
+fn answer(repo: &Repo, cwd: &Path, pre: &[u8], q: Query) -> Result<String, String> {
+    let yes = |b: bool| if b { "true\n" } else { "false\n" }.to_string();
+    Ok(match q {
+        Query::Toplevel => match &repo.work {
+            Some(w) => format!("{}\n", w.display()),
+            None => return Err("fatal: this operation must be run in a work tree".into()),
+        },
+        Query::GitDir => {
+            let g = repo.git_dir.as_path();
+            let shown = match g.strip_prefix(cwd) {
+                Ok(rel) => rel.to_path_buf(),
+                Err(_) => g.to_path_buf(),
+            };
+            format!("{}\n", shown.display())
+        }
+        Query::AbsoluteGitDir => format!("{}\n", repo.git_dir.display()),
+        Query::InsideWorkTree => yes(repo.work.is_some()),
+        Query::InsideGitDir | Query::Bare => yes(repo.work.is_none()),
+        Query::Shallow => yes(repo.git_dir.join("shallow").is_file()),
+        Query::Prefix if pre.is_empty() => "\n".into(),
+        Query::Prefix => format!("{}/\n", String::from_utf8_lossy(pre)),
+        Query::Cdup if pre.is_empty() => "\n".into(),
+        Query::Cdup => format!("{}\n", "../".repeat(pre.split(|&b| b == b'/').count())),
+    })
 }
 
 /// git's `die_no_single_rev`: status 1 and no message with `-q`.

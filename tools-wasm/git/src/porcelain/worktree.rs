@@ -241,12 +241,13 @@ fn checkout(
                 return switch_to(sh, repo, "checkout", Some(first), o, io);
             }
             if is_rev {
-                return checkout_paths(repo, cwd, Some(first), &positional[1..], true, io);
+                return checkout_paths(repo, cwd, Some(first), &positional[1..], !o.quiet, io);
             }
             if positional.len() == 1 && remote_guess(repo, first).is_some() {
                 return switch_to(sh, repo, "checkout", Some(first), o, io);
             }
-            checkout_paths(repo, cwd, None, &positional, true, io)
+            // `-q`: without git's count of the paths checked out.
+            checkout_paths(repo, cwd, None, &positional, !o.quiet, io)
         }
     }
 }

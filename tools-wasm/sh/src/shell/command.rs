@@ -117,27 +117,45 @@ impl Shell {
         // descriptors for the rest of the call.
         if argv.first().map(String::as_str) == Some("exec")
             && !redirects.is_empty()
-            && argv[1..].iter().all(|a| fd_var(a).is_some())
+            && argv[1..].iter().all(|a| a == "--" || fd_var(a).is_some())
         {
-            return self.exec_redirects(&argv[1..], &redirects, io);
+            let names: Vec<String> = argv[1..].iter().filter(|a| *a != "--").cloned().collect();
+            return self.exec_redirects(&names, &redirects, io);
         }
         let io2 = match self.apply_redirects(&redirects, io)? {
             Some(io) => io,
             None => return Ok(1),
         };
-        if !array_assignments.is_empty() {
-            return self.declare_arrays(&argv, &array_assignments, &io2);
+        if let Some(a) = array_assignments.last() {
+            // `$_`: an array declaration's last name.
+            let name = match &a.name {
+                ast::AssignmentName::VariableName(n) => n.clone(),
+                ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
+            };
+            let r = self.declare_arrays(&argv, &array_assignments, &io2);
+            self.set_last_arg(name);
+            return r;
         }
         if argv.is_empty() {
+            crate::shell::xtrace::take();
             for a in &assignments {
+                // $PS4 as it is before the assignment it traces.
+                let prefix = self.options.xtrace.then(|| self.trace_prefix());
                 if !self.assign(a, io)? {
                     return Err(Flow::Abort(1));
                 }
+                if let Some(prefix) = prefix {
+                    for t in crate::shell::xtrace::take() {
+                        io2.eprint(&format!("{prefix}{t}\n"));
+                    }
+                }
             }
+            self.set_last_arg(String::new());
             // No command: the status is the last command substitution's, as in bash.
             return Ok(self.subst_status.take().unwrap_or(0));
         }
         // Assignments before a command apply to that command only (exported to it).
+        crate::shell::xtrace::take();
         let mut saved = Vec::new();
         for a in &assignments {
             let name = match &a.name {
@@ -161,9 +179,12 @@ impl Shell {
             }
         }
         if self.options.xtrace {
-            io2.eprint(&format!("+ {}\n", argv.join(" ")));
+            self.trace_words(&argv, &io2);
         }
         let mut r = self.dispatch(&argv, &io2);
+        if let Some(last) = argv.last() {
+            self.set_last_arg(last.clone());
+        }
         // It wrote to a pipe whose reader has gone: SIGPIPE ends it (and the stage it is in).
         if r.is_ok() && io.out.broken() {
             r = Err(Flow::Exit(141));
@@ -256,6 +277,32 @@ impl Shell {
     /// An assignment statement (or a command's prefix assignment). False when it was refused
     /// (a readonly variable), with bash's message printed.
     pub fn assign(&mut self, a: &ast::Assignment, io: &Io) -> Result<bool, Flow> {
+        // Through a nameref: to what it names (an element when it names one).
+        let followed;
+        let a = match &a.name {
+            ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _)
+                if self.is_ref(n) =>
+            {
+                let target = self.resolve_ref(n);
+                if target.is_empty() {
+                    io.eprint(&format!("bash: warning: {n}: circular name reference\n"));
+                    return Ok(false);
+                }
+                let mut b = a.clone();
+                b.name = match (&a.name, crate::shell::nameref::element(&target)) {
+                    (ast::AssignmentName::VariableName(_), Some((base, index))) => {
+                        ast::AssignmentName::ArrayElementName(base.into(), index.into())
+                    }
+                    (ast::AssignmentName::ArrayElementName(_, index), None) => {
+                        ast::AssignmentName::ArrayElementName(target.clone(), index.clone())
+                    }
+                    _ => ast::AssignmentName::VariableName(target.clone()),
+                };
+                followed = b;
+                &followed
+            }
+            _ => a,
+        };
         let name = match &a.name {
             ast::AssignmentName::VariableName(n) => n.clone(),
             ast::AssignmentName::ArrayElementName(n, index) => {
@@ -273,6 +320,11 @@ impl Shell {
                 if self.readonly_refused(n, io) {
                     return Ok(false);
                 }
+                if self.options.xtrace {
+                    let op = if a.append { "+=" } else { "=" };
+                    let shown = crate::shell::xtrace::quote_value(&value);
+                    crate::shell::xtrace::note(format!("{n}[{index}]{op}{shown}"));
+                }
                 self.array_set(n, index, value, a.append);
                 return Ok(true);
             }
@@ -284,11 +336,19 @@ impl Shell {
             ast::AssignmentValue::Scalar(w) => {
                 let raw = crate::shell::expand::assignment_tildes(self, &w.value);
                 let value = crate::shell::expand::single(self, &raw, io)?;
+                if self.options.xtrace {
+                    let op = if a.append { "+=" } else { "=" };
+                    let shown = crate::shell::xtrace::quote_value(&value);
+                    crate::shell::xtrace::note(format!("{name}{op}{shown}"));
+                }
                 let old = a.append.then(|| self.get(&name).unwrap_or("").to_string());
                 let value = self.shaped(&name, value, old.as_deref(), "", io)?;
                 self.set_shaped(&name, value);
             }
             ast::AssignmentValue::Array(items) => {
+                if self.options.xtrace {
+                    crate::shell::xtrace::note(a.to_string());
+                }
                 let assoc = matches!(self.arrays.get(&name), Some(Array::Assoc(_)));
                 let mut array = match (a.append, self.arrays.remove(&name)) {
                     (true, Some(existing)) => existing,
@@ -432,7 +492,13 @@ impl Shell {
             },
             None => io.clone(),
         };
+        // FUNCNAME and BASH_LINENO: the call stack, innermost first.
+        let line = self.lineno.to_string();
+        self.push_frame("FUNCNAME", argv[0].clone());
+        self.push_frame("BASH_LINENO", line);
         let r = self.run_compound(body, &io);
+        self.pop_frame("FUNCNAME");
+        self.pop_frame("BASH_LINENO");
         let frame = self.locals.pop().unwrap_or_default();
         for (name, old_var, old_array, old_attrs) in frame.into_iter().rev() {
             match old_attrs {
@@ -461,6 +527,32 @@ impl Shell {
             Err(Flow::Return(s)) => Ok(s),
             other => other,
         }
+    }
+
+    /// Puts `value` first in the call-stack array `name`.
+    fn push_frame(&mut self, name: &str, value: String) {
+        let mut values = match self.arrays.get(name) {
+            Some(a) => a.values(),
+            None => Vec::new(),
+        };
+        values.insert(0, value);
+        self.arrays.insert(name.to_string(), Array::list(values));
+    }
+
+    /// Takes the first element off the call-stack array `name` (unset when it empties).
+    fn pop_frame(&mut self, name: &str) {
+        let mut values = match self.arrays.get(name) {
+            Some(a) => a.values(),
+            None => return,
+        };
+        if !values.is_empty() {
+            values.remove(0);
+        }
+        if values.is_empty() {
+            self.arrays.remove(name);
+            return;
+        }
+        self.arrays.insert(name.to_string(), Array::list(values));
     }
 
     /// `<(cmd)`: runs cmd now in a copy of the shell (bash runs it alongside; its output is
@@ -537,6 +629,13 @@ impl Shell {
         };
         self.last_status = status;
         self.subst_status = Some(status);
+        // A shell string cannot hold a NUL byte: bash drops them, with a warning.
+        let bytes = if bytes.contains(&0) {
+            io.eprint("bash: warning: command substitution: ignored null byte in input\n");
+            bytes.into_iter().filter(|b| *b != 0).collect()
+        } else {
+            bytes
+        };
         let mut text = String::from_utf8_lossy(&bytes).into_owned();
         while text.ends_with('\n') {
             text.pop();

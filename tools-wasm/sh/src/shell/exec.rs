@@ -10,6 +10,14 @@ impl Shell {
         self.run_program(src, io, false)
     }
 
+    /// Runs `eval`'s or `source`'s text: as [`run_script`], but a syntax error is status 1,
+    /// as bash gives it there.
+    ///
+    /// [`run_script`]: Shell::run_script
+    pub fn run_sourced(&mut self, src: &str, io: &Io) -> Status {
+        self.run_program_with(src, io, false, 1)
+    }
+
     /// Runs a whole shell's script (the call's, `bash -c`, a script file): as [`run_script`],
     /// except that an error that aborts a complete command ([`Flow::Abort`]) goes on with
     /// the next one.
@@ -20,11 +28,15 @@ impl Shell {
     }
 
     pub(super) fn run_program(&mut self, src: &str, io: &Io, top: bool) -> Status {
+        self.run_program_with(src, io, top, 2)
+    }
+
+    fn run_program_with(&mut self, src: &str, io: &Io, top: bool, syntax_error: i32) -> Status {
         let program = match parse(src) {
             Ok(p) => p,
             Err(e) => {
                 io.eprint(&format!("{e}\n"));
-                return Ok(2);
+                return Ok(syntax_error);
             }
         };
         let mut status = 0;
@@ -107,7 +119,9 @@ impl Shell {
         {
             // The trap's own failures do not trigger it again.
             self.condition_depth += 1;
+            self.lineno_fixed += 1;
             let r = self.run_script(&action, io);
+            self.lineno_fixed -= 1;
             self.condition_depth -= 1;
             self.last_status = status;
             if let Err(Flow::Exit(n)) = r {
@@ -267,7 +281,11 @@ impl Shell {
                             None => return None,
                         };
                         if sub.options.xtrace {
-                            err.write(format!("+ {}\n", argv.join(" ")).as_bytes());
+                            let quoted: Vec<String> = argv
+                                .iter()
+                                .map(|w| crate::shell::xtrace::quote(w))
+                                .collect();
+                            err.write(sub.trace_line(&quoted.join(" ")).as_bytes());
                         }
                         crate::shell::process::Stage::start(&sub, &argv, program, next, err)
                             .map(|s| std::rc::Rc::new(s) as std::rc::Rc<dyn sh_utility::io::Stage>)
@@ -322,13 +340,7 @@ impl Shell {
         let last = *statuses.last().unwrap_or(&0);
         self.arrays.insert(
             "PIPESTATUS".into(),
-            Array::Indexed(
-                statuses
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| (i as i64, s.to_string()))
-                    .collect(),
-            ),
+            Array::list(statuses.iter().map(i32::to_string)),
         );
         if self.options.pipefail {
             return Ok(statuses
@@ -371,10 +383,29 @@ impl Shell {
     }
 
     pub(super) fn run_command_here(&mut self, cmd: &Command, io: &Io) -> Status {
+        // `set -n`: nothing more runs.
+        if self.options.noexec {
+            return Ok(0);
+        }
+        // `[[`, `((` and `for` words read $LINENO too: the line they start on.
+        if matches!(
+            cmd,
+            Command::ExtendedTest(..)
+                | Command::Compound(
+                    CompoundCommand::Arithmetic(_) | CompoundCommand::ForClause(_),
+                    _
+                )
+        ) && self.lineno_fixed == 0
+            && let Some(loc) = ast::SourceLocation::location(cmd)
+        {
+            self.lineno = loc.start.line;
+        }
         match cmd {
             Command::Simple(sc) => {
                 // $LINENO: the line the command starts on, in the script being run.
-                if let Some(loc) = ast::SourceLocation::location(sc) {
+                if self.lineno_fixed == 0
+                    && let Some(loc) = ast::SourceLocation::location(sc)
+                {
                     self.lineno = loc.start.line;
                 }
                 self.run_simple(sc, io)
@@ -576,6 +607,10 @@ impl Shell {
                 Ok(status)
             }
             CompoundCommand::Arithmetic(a) => {
+                if self.options.xtrace {
+                    let line = self.trace_line(&format!("(({}))", a.expr.value));
+                    io.eprint(&line);
+                }
                 crate::shell::expand::arith_command(self, &a.expr.value, io)
             }
             CompoundCommand::Coprocess(_) => {
@@ -726,6 +761,13 @@ pub fn bash_command(sh: &Shell, args: &[String], io: &Io) -> Status {
     }
     let args = &args[k..];
     let dash_c = args.iter().any(|a| a == "-c");
+    sub.invocation = if dash_c {
+        Some('c')
+    } else if args.is_empty() {
+        Some('s')
+    } else {
+        None
+    };
     let src = if let Some(i) = args.iter().position(|a| a == "-c") {
         sub.arg0 = args.get(i + 2).cloned().unwrap_or_else(|| "bash".into());
         sub.positional = args.get(i + 3..).map(|s| s.to_vec()).unwrap_or_default();

@@ -11,6 +11,7 @@ pub mod builtins;
 mod command;
 mod ctx;
 mod exec;
+pub mod nameref;
 pub use exec::bash_command;
 pub mod expand;
 pub mod extglob;
@@ -20,6 +21,7 @@ mod redirect;
 pub mod state;
 pub mod test;
 pub mod utilities;
+pub mod xtrace;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -58,6 +60,29 @@ pub struct Options {
     /// `trap` actions by condition (`EXIT`, `ERR`, signal names); "" ignores it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub traps: BTreeMap<String, String>,
+    /// `set -a`: every variable assigned is exported.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allexport: bool,
+    /// `set +B`: no brace expansion.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_braceexpand: bool,
+    /// `set -n`: commands are read, not run (for the rest of this call only, so a session
+    /// is never left unable to run anything).
+    #[serde(skip)]
+    pub noexec: bool,
+    /// Options only an interactive shell acts on (`set -o emacs`, `shopt -s histappend`)
+    /// whose state differs from bash's default: kept so they are shown as set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flipped: Vec<String>,
+    /// The directory stack below its top (`pushd`, `popd`, `dirs`), nearest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dirstack: Vec<String>,
+    /// `unset PS4` was run (so a saved shell without it stays without it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ps4_unset: bool,
+    /// `umask`'s mask (None: bash's usual 022).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub umask: Option<u32>,
     /// `shopt -s` options that are on (`nullglob`, `dotglob`, `globstar`, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shopts: Vec<String>,
@@ -78,6 +103,11 @@ pub enum Array {
 }
 
 impl Array {
+    /// An indexed array of `values`, from index 0.
+    pub fn list(values: impl IntoIterator<Item = String>) -> Array {
+        Array::Indexed((0..).zip(values).collect())
+    }
+
     pub fn values(&self) -> Vec<String> {
         match self {
             Array::Indexed(m) => m.values().cloned().collect(),
@@ -107,6 +137,20 @@ impl Array {
         }
     }
 }
+
+/// The shell's own variables (not exported), as a Linux bash in the sandbox's identity
+/// (`uname`, `id`, `hostname`, `ps`) has them; UID, EUID and PPID are readonly.
+pub const DEFAULT_VARS: &[(&str, &str)] = &[
+    ("IFS", " \t\n"),
+    ("PS4", "+ "),
+    ("UID", "1000"),
+    ("EUID", "1000"),
+    ("PPID", "0"),
+    ("HOSTNAME", "burrow"),
+    ("OSTYPE", "linux-gnu"),
+    ("_", "/bin/bash"),
+    ("OPTIND", "1"),
+];
 
 /// Deepest function call chain (see `call_function`).
 pub const MAX_FUNCTION_NESTING: usize = 150;
@@ -142,6 +186,11 @@ pub struct Shell {
     pub loop_depth: u32,
     /// `$LINENO`: the line the running simple command starts on (0 before any).
     pub lineno: usize,
+    /// Above 0 while a trap's action runs: $LINENO stays the line that triggered it.
+    pub lineno_fixed: u32,
+    /// How this shell got its script, for `$-`: `c` (`-c`), `s` (standard input), or
+    /// None (a script file).
+    pub invocation: Option<char>,
     /// Attributes other than export and array-ness, by variable name: `i` (integer), `r`
     /// (readonly), `l` and `u` (lower and upper case), as `declare` gives them.
     pub attrs: BTreeMap<String, String>,
@@ -199,6 +248,8 @@ impl Shell {
             locals: Vec::new(),
             condition_depth: 0,
             lineno: 0,
+            lineno_fixed: 0,
+            invocation: None,
             loop_depth: 0,
             attrs: BTreeMap::new(),
         };
@@ -216,17 +267,37 @@ impl Shell {
         ] {
             s.set_exported(k, v);
         }
-        s.vars.insert(
-            "IFS".into(),
-            Var {
-                value: " \t\n".into(),
-                exported: false,
-            },
-        );
+        for &(k, v) in DEFAULT_VARS {
+            s.vars.insert(
+                k.into(),
+                Var {
+                    value: v.into(),
+                    exported: false,
+                },
+            );
+        }
+        for n in ["UID", "EUID", "PPID"] {
+            s.set_attr(n, 'r', true);
+        }
+        builtins::refresh_option_vars(&mut s);
         s
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
+        if self.is_ref(name) {
+            let target = self.resolve_ref(name);
+            return match nameref::element(&target) {
+                Some((base, index)) => match self.arrays.get(base)? {
+                    Array::Indexed(m) => m.get(&index.parse().ok()?).map(String::as_str),
+                    Array::Assoc(m) => m.get(index).map(String::as_str),
+                },
+                None => self.get_plain(&target),
+            };
+        }
+        self.get_plain(name)
+    }
+
+    fn get_plain(&self, name: &str) -> Option<&str> {
         match self.vars.get(name) {
             Some(v) => Some(v.value.as_str()),
             // `$a` of an array is its element 0.
@@ -358,6 +429,20 @@ impl Shell {
     /// is (callers that report it check [`Shell::readonly_refused`] first); `-i`, `-l` and
     /// `-u` shape the value.
     pub fn set(&mut self, name: &str, value: impl Into<String>) {
+        if self.is_ref(name) {
+            let target = self.resolve_ref(name);
+            if target.is_empty() {
+                return;
+            }
+            match nameref::element(&target) {
+                Some((base, index)) => {
+                    let (base, index) = (base.to_string(), index.to_string());
+                    self.array_set(&base, &index, value.into(), false);
+                }
+                None => self.set(&target, value),
+            }
+            return;
+        }
         if self.has_attr(name, 'r') {
             return;
         }
@@ -372,11 +457,31 @@ impl Shell {
             };
             return;
         }
+        let export = self.options.allexport;
         match self.vars.get_mut(name) {
-            Some(v) => v.value = value,
+            Some(v) => {
+                v.value = value;
+                v.exported |= export;
+            }
             None => {
                 self.vars.insert(
                     name.to_string(),
+                    Var {
+                        value,
+                        exported: export,
+                    },
+                );
+            }
+        }
+    }
+
+    /// `$_`: the last argument of the last simple command (never exported by `set -a`).
+    pub fn set_last_arg(&mut self, value: String) {
+        match self.vars.get_mut("_") {
+            Some(v) => v.value = value,
+            None => {
+                self.vars.insert(
+                    "_".into(),
                     Var {
                         value,
                         exported: false,
@@ -439,6 +544,8 @@ impl Shell {
 
     /// `${a[i]}`.
     pub fn array_get(&mut self, name: &str, index: &str) -> Option<String> {
+        let target = self.resolve_ref(name);
+        let name = target.as_str();
         let key = self.array_key(name, index);
         match self.arrays.get(name) {
             Some(Array::Indexed(m)) => m.get(&key.parse::<i64>().ok()?).cloned(),
@@ -451,6 +558,15 @@ impl Shell {
 
     /// `a[i]=v`: makes `a` an indexed array if it is not one yet.
     pub fn array_set(&mut self, name: &str, index: &str, value: String, append: bool) {
+        let target = self.resolve_ref(name);
+        if target.is_empty() {
+            return;
+        }
+        let name = match nameref::element(&target) {
+            // A nameref to an element is not an array of its own.
+            Some(_) => name,
+            None => target.as_str(),
+        };
         let key = self.array_key(name, index);
         if !self.arrays.contains_key(name) {
             let mut m = BTreeMap::new();

@@ -86,6 +86,13 @@ pub fn fresh() -> Shell {
             sh.set_exported(&k, v);
         }
     }
+    // An exported $SHELLOPTS turns its options on, as bash reads it at startup.
+    if let Ok(opts) = std::env::var("SHELLOPTS") {
+        for name in opts.split(':') {
+            let _ = crate::shell::builtins::set_option(&mut sh, name, true);
+        }
+    }
+    crate::shell::builtins::refresh_option_vars(&mut sh);
     sh
 }
 
@@ -112,11 +119,25 @@ pub fn load() -> Shell {
     if std::fs::metadata(&st.cwd).is_ok_and(|m| m.is_dir()) {
         sh.cwd = st.cwd;
     }
+    let defaults = sh.vars.clone();
     sh.vars = st.vars;
+    // A shell saved before these had their defaults gets them (PS4 unless it was unset).
+    for (name, _) in crate::shell::DEFAULT_VARS {
+        if *name == "PS4" && st.options.ps4_unset {
+            continue;
+        }
+        if let Some(v) = defaults.get(*name) {
+            sh.vars.entry(name.to_string()).or_insert_with(|| v.clone());
+        }
+    }
     sh.arrays = st.arrays;
     sh.aliases = st.aliases;
     sh.options = st.options;
     sh.attrs = st.attrs;
+    for n in ["UID", "EUID", "PPID"] {
+        sh.set_attr(n, 'r', true);
+    }
+    crate::shell::builtins::refresh_option_vars(&mut sh);
     for (name, src) in st.functions {
         if let Ok(p) = crate::shell::parse(&src)
             && let Some(def) = first_function(&p)
@@ -139,7 +160,14 @@ fn first_function(p: &brush_parser::ast::Program) -> Option<brush_parser::ast::F
 pub fn save(sh: &Shell) {
     let st = State {
         cwd: sh.cwd.clone(),
-        vars: sh.vars.clone(),
+        // `$_` changes with every command: kept, it would make every call (a read-only one
+        // too) a new version. Each call starts with it as a new shell does.
+        vars: sh
+            .vars
+            .iter()
+            .filter(|(k, _)| k.as_str() != "_")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         // PIPESTATUS describes the last pipeline of this call only.
         arrays: sh
             .arrays

@@ -140,7 +140,7 @@ pub fn extended(sh: &mut Shell, e: &ExtendedTestExpr, io: &Io) -> Result<bool, S
                 | BinaryPredicate::StringDoesNotExactlyMatchPattern => {
                     let pat = crate::shell::expand::pattern(sh, &b.value, io)
                         .map_err(|_| "bad pattern".to_string())?;
-                    let m = crate::shell::expand::shell_pattern_matches(sh, &pat, &left);
+                    let m = crate::shell::expand::test_pattern_matches(sh, &pat, &left);
                     if matches!(p, BinaryPredicate::StringExactlyMatchesPattern) {
                         m
                     } else {

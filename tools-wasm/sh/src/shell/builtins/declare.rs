@@ -14,14 +14,14 @@ pub(super) fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> Sta
     let (options, i) = option_letters(args, true);
     for (sign, c) in options {
         match c {
-            'a' | 'A' | 'x' | 'g' | 'r' | 'p' | 'f' | 'F' | 'i' | 'l' | 'u' => {
+            'a' | 'A' | 'x' | 'g' | 'r' | 'p' | 'f' | 'F' | 'i' | 'l' | 'u' | 'n' => {
                 if sign == '-' {
                     on.push(c);
                 } else {
                     off.push(c);
                 }
             }
-            'n' | 't' | 'I' | 'c' => {
+            't' | 'I' | 'c' => {
                 io.eprint(&format!("bash: {name}: -{c}: not supported in burrow\n"));
                 return Ok(2);
             }
@@ -99,6 +99,27 @@ pub(super) fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> Sta
             status = 1;
             continue;
         }
+        // A nameref named again without -n/+n: the declaration is of what it names.
+        let mut k = k;
+        if !flag('n') && !off.contains('n') && sh.is_ref(&k) {
+            let target = sh.resolve_ref(&k);
+            if target.is_empty() {
+                io.eprint(&format!("bash: warning: {k}: circular name reference\n"));
+                status = 1;
+                continue;
+            }
+            if let Some((base, index)) = crate::shell::nameref::element(&target) {
+                if let Some(v) = &v {
+                    let (base, index) = (base.to_string(), index.to_string());
+                    sh.array_set(&base, &index, v.clone(), append);
+                }
+                continue;
+            }
+            k = target;
+        }
+        if off.contains('n') {
+            sh.set_attr(&k, 'n', false);
+        }
         let hid = if scoped && !sh.locals.is_empty() {
             let saved = (
                 k.clone(),
@@ -122,6 +143,38 @@ pub(super) fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> Sta
         }
         if hid {
             sh.attrs.remove(&k);
+        }
+        if flag('n') {
+            // `declare -n ref=name`: ref holds the name (a variable or an element).
+            let value = v
+                .clone()
+                .unwrap_or_else(|| sh.vars.get(&k).map(|x| x.value.clone()).unwrap_or_default());
+            if !value.is_empty() && !is_assignable(&value) {
+                io.eprint(&format!(
+                    "bash: {name}: `{value}': invalid variable name for name reference\n"
+                ));
+                status = 1;
+                continue;
+            }
+            if value == k {
+                io.eprint(&format!(
+                    "bash: {name}: {k}: nameref variable self references not allowed\n"
+                ));
+                status = 1;
+                continue;
+            }
+            sh.arrays.remove(&k);
+            // Without a value it names nothing yet, and is unset.
+            if v.is_some() || sh.vars.contains_key(&k) {
+                let exported = sh.vars.get(&k).is_some_and(|x| x.exported) || flag('x');
+                sh.vars
+                    .insert(k.clone(), crate::shell::Var { value, exported });
+            }
+            sh.set_attr(&k, 'n', true);
+            if flag('r') {
+                sh.set_attr(&k, 'r', true);
+            }
+            continue;
         }
         for c in on.chars().filter(|c| matches!(c, 'i' | 'l' | 'u')) {
             sh.set_attr(&k, c, true);
@@ -237,6 +290,10 @@ pub(super) fn local(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> Sta
 /// A value as `declare -p` shows it: in double quotes, with `"`, `\\`, `$` and backquotes
 /// escaped.
 pub fn dq(v: &str) -> String {
+    // A control character: `$'...'`, as bash shows it.
+    if v.chars().any(char::is_control) {
+        return sh_utility::format::ansi_c_quote(v);
+    }
     let mut out = String::from("\"");
     for c in v.chars() {
         if matches!(c, '"' | '\\' | '$' | '`') {

@@ -7,16 +7,22 @@ use crate::shell::io::Io;
 use crate::shell::{Flow, Shell, Status};
 
 mod declare;
+mod dirs;
+mod kill;
+mod kind;
 mod printf;
 mod read;
 mod settings;
+mod umask;
 
 use declare::*;
 pub use declare::{declaration, dq};
+use kind::*;
 use printf::*;
 use read::*;
 use settings::*;
-pub use sh_utility::format::{ansi_c_escapes, backslash_escapes, io_msg, shell_quote};
+pub use settings::{option_flags, refresh_option_vars, set_option};
+pub use sh_utility::format::{ansi_c_escapes, backslash_escapes, io_msg};
 pub use sh_utility::path::normalize;
 
 /// Runs `argv` if it names a builtin; None otherwise.
@@ -26,7 +32,7 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
     Some(match name {
         ":" | "true" => Ok(0),
         "false" => Ok(1),
-        "echo" => Ok(echo(args, io)),
+        "echo" => Ok(echo(args, sh.options.shopt("xpg_echo"), io)),
         "printf" => Ok(printf(sh, args, io)),
         "cd" => Ok(cd(sh, args, io)),
         "pwd" => {
@@ -37,6 +43,21 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         "unset" => Ok(unset(sh, args, io)),
         "set" => Ok(set(sh, args, io)),
         "local" | "declare" | "typeset" | "readonly" => local(sh, name, args, io),
+        "shift" if args.len() > 1 => {
+            io.eprint("bash: shift: too many arguments\n");
+            Ok(1)
+        }
+        "shift"
+            if args
+                .first()
+                .is_some_and(|a| a.trim().parse::<i64>().is_err()) =>
+        {
+            io.eprint(&format!(
+                "bash: shift: {}: numeric argument required\n",
+                args[0]
+            ));
+            Ok(1)
+        }
         "shift" => {
             let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1);
             if n > sh.positional.len() {
@@ -50,6 +71,21 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 .and_then(|a| a.parse::<i32>().ok())
                 .map_or(sh.last_status, |c| c & 0xff),
         )),
+        "exit" if args.len() > 1 => {
+            io.eprint("bash: exit: too many arguments\n");
+            Ok(1)
+        }
+        "exit"
+            if args
+                .first()
+                .is_some_and(|a| a.trim().parse::<i64>().is_err()) =>
+        {
+            io.eprint(&format!(
+                "bash: exit: {}: numeric argument required\n",
+                args[0]
+            ));
+            Err(Flow::Exit(2))
+        }
         "exit" => Err(Flow::Exit(
             args.first()
                 .and_then(|a| a.parse::<i32>().ok())
@@ -61,17 +97,26 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         "read" => read(sh, args, io),
         "mapfile" | "readarray" => Ok(mapfile(sh, name, args, io)),
         "source" | "." => source(sh, args, io),
-        "eval" => sh.run_script(&args.join(" "), io),
-        "alias" => Ok(alias(sh, args, io)),
-        "unalias" => {
-            for a in args {
-                sh.aliases.remove(a);
-            }
-            Ok(0)
+        "eval" => {
+            let args = match args.first().map(String::as_str) {
+                Some("--") => &args[1..],
+                Some(o) if o.len() > 1 && o.starts_with('-') => {
+                    io.eprint(&format!(
+                        "bash: eval: {}: invalid option\neval: usage: eval [arg ...]\n",
+                        &o[..2]
+                    ));
+                    return Some(Ok(2));
+                }
+                _ => args,
+            };
+            sh.run_sourced(&args.join(" "), io)
         }
+        "alias" => Ok(alias(sh, args, io)),
+        "unalias" => Ok(unalias(sh, args, io)),
         "command" => command(sh, args, io),
         "builtin" => builtin(sh, args, io),
-        "type" | "which" => Ok(kind_of(sh, name, args, io)),
+        "type" => Ok(type_builtin(sh, args, io)),
+        "which" => Ok(which(sh, args, io)),
         "env" | "printenv" => {
             let u = crate::shell::utilities::registry::find(name)?;
             match crate::shell::utilities::options::gate(u, argv, io) {
@@ -79,7 +124,10 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
                 crate::shell::utilities::options::Gate::Done(code) => Ok(code),
             }
         }
-        "exec" if !args.is_empty() => sh.dispatch(args, io),
+        "exec" if args.first().is_some_and(|a| a == "--") && args.len() > 1 => {
+            sh.dispatch(&args[1..], io)
+        }
+        "exec" if !args.is_empty() && args[0] != "--" => sh.dispatch(args, io),
         "exec" => Ok(0),
         // `let EXPR...`: arithmetic, status 1 when the last value is 0.
         "let" if args.is_empty() => {
@@ -97,7 +145,12 @@ pub fn run(sh: &mut Shell, argv: &[String], io: &Io) -> Option<Status> {
         "getopts" => Ok(getopts(sh, args, io)),
         "shopt" => Ok(shopt(sh, args, io)),
         // No background jobs in a sandboxed call: nothing to wait for or list.
-        "wait" | "hash" | "umask" | "ulimit" | "jobs" => Ok(0),
+        "wait" | "hash" | "ulimit" | "jobs" => Ok(0),
+        "umask" => Ok(umask::umask(sh, args, io)),
+        "kill" => Ok(kill::kill(args, io)),
+        "pushd" => Ok(dirs::pushd(sh, args, io)),
+        "popd" => Ok(dirs::popd(sh, args, io)),
+        "dirs" => Ok(dirs::dirs(sh, args, io)),
         _ => return crate::shell::utilities::run(sh, argv, io),
     })
 }
@@ -175,7 +228,41 @@ fn cd(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
         },
         Some(a) => a.clone(),
     };
-    let path = normalize(&sh.path(&target).to_string_lossy());
+    // `shopt -s cdable_vars`: a name that is no directory but a variable is where it points.
+    if sh.options.shopt("cdable_vars")
+        && !target.contains('/')
+        && !sh.path(&target).is_dir()
+        && let Some(dir) = sh
+            .get(&target)
+            .filter(|d| !d.is_empty())
+            .map(str::to_string)
+    {
+        let status = enter(sh, &dir, "cd", io);
+        if status == 0 {
+            io.print(&format!("{}\n", sh.cwd));
+        }
+        return status;
+    }
+    enter(sh, &target, "cd", io)
+}
+
+/// Makes `target` the working directory (with `$PWD` and `$OLDPWD`); `who`'s error and
+/// status 1 when it is not a directory.
+fn enter(sh: &mut Shell, target: &str, who: &str, io: &Io) -> i32 {
+    // `dir/..` needs dir to be a directory, as bash checks (the path is then made
+    // canonical without following it).
+    let full = sh.path(target);
+    let mut prefix = std::path::PathBuf::new();
+    for c in full.components() {
+        if c == std::path::Component::ParentDir && !prefix.is_dir() {
+            io.eprint(&format!(
+                "bash: {who}: {target}: No such file or directory\n"
+            ));
+            return 1;
+        }
+        prefix.push(c);
+    }
+    let path = normalize(&full.to_string_lossy());
     match std::fs::metadata(&path) {
         Ok(m) if m.is_dir() => {
             let old = std::mem::replace(&mut sh.cwd, path.clone());
@@ -185,11 +272,11 @@ fn cd(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
             0
         }
         Ok(_) => {
-            io.eprint(&format!("bash: cd: {target}: Not a directory\n"));
+            io.eprint(&format!("bash: {who}: {target}: Not a directory\n"));
             1
         }
         Err(e) => {
-            io.eprint(&format!("bash: cd: {target}: {}\n", io_msg(&e)));
+            io.eprint(&format!("bash: {who}: {target}: {}\n", io_msg(&e)));
             1
         }
     }
@@ -223,16 +310,13 @@ fn export(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
 /// `unset [-f] [-v] NAME...`: a variable (or array element) by default, a function when
 /// there is no variable of that name or with `-f`. A readonly variable stays.
 fn unset(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
-    let (mut funcs, mut vars) = (false, false);
+    let (mut funcs, mut vars, mut names) = (false, false, false);
     let (options, i) = option_letters(args, false);
     for (_, c) in options {
         match c {
             'f' => funcs = true,
             'v' => vars = true,
-            'n' => {
-                io.eprint("bash: unset: -n: not supported in burrow (no namerefs)\n");
-                return 2;
-            }
+            'n' => names = true,
             other => {
                 io.eprint(&format!(
                     "bash: unset: -{other}: invalid option\nunset: usage: unset [-f] [-v] [-n] [name ...]\n"
@@ -247,13 +331,28 @@ fn unset(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
             sh.functions.remove(a);
             continue;
         }
+        // `unset ref` unsets what a nameref names; `unset -n ref` the nameref itself.
+        let followed = if !names && sh.is_ref(a) {
+            sh.resolve_ref(a)
+        } else {
+            a.clone()
+        };
+        let a = &followed;
         let base = a.split_once('[').map_or(a.as_str(), |(n, _)| n);
+        if !is_identifier(base) {
+            io.eprint(&format!("bash: unset: `{a}': not a valid identifier\n"));
+            status = 1;
+            continue;
+        }
         if sh.has_attr(base, 'r') {
             io.eprint(&format!(
                 "bash: unset: {base}: cannot unset: readonly variable\n"
             ));
             status = 1;
             continue;
+        }
+        if a == "PS4" {
+            sh.options.ps4_unset = true;
         }
         let exists = sh.vars.contains_key(base) || sh.arrays.contains_key(base);
         sh.unset(a);
@@ -296,14 +395,32 @@ fn test(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
 }
 
 fn source(sh: &mut Shell, args: &[String], io: &Io) -> Status {
+    let args = if args.first().is_some_and(|a| a == "--") {
+        &args[1..]
+    } else {
+        args
+    };
     let Some(file) = args.first() else {
-        io.eprint("bash: source: filename argument required\n");
+        io.eprint("bash: source: filename argument required\nsource: usage: source filename [arguments]\n");
         return Ok(2);
     };
-    match std::fs::read_to_string(sh.path(file)) {
+    // A name without `/` is looked for on PATH first, then in the working directory
+    // (bash's `sourcepath`).
+    let mut path = sh.path(file);
+    if !file.contains('/') {
+        let dirs = sh.get("PATH").unwrap_or_default().to_string();
+        if let Some(found) = dirs
+            .split(':')
+            .map(|d| sh.path(if d.is_empty() { "." } else { d }).join(file))
+            .find(|p| p.is_file())
+        {
+            path = found;
+        }
+    }
+    match std::fs::read_to_string(path) {
         Ok(src) => {
             let saved = std::mem::replace(&mut sh.positional, args[1..].to_vec());
-            let r = sh.run_script(&src, io);
+            let r = sh.run_sourced(&src, io);
             if args.len() > 1 {
                 sh.positional = saved;
             }
@@ -344,37 +461,87 @@ fn alias(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
     status
 }
 
+/// `unalias [-a] NAME...`: status 1 when a name is no alias.
+fn unalias(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
+    let (options, i) = option_letters(args, false);
+    let mut all = false;
+    for (_, c) in options {
+        if c != 'a' {
+            io.eprint(&format!(
+                "bash: unalias: -{c}: invalid option\nunalias: usage: unalias [-a] name [name ...]\n"
+            ));
+            return 2;
+        }
+        all = true;
+    }
+    if all {
+        sh.aliases.clear();
+        return 0;
+    }
+    if args[i..].is_empty() {
+        io.eprint("unalias: usage: unalias [-a] name [name ...]\n");
+        return 2;
+    }
+    let mut status = 0;
+    for a in &args[i..] {
+        if sh.aliases.remove(a).is_none() {
+            io.eprint(&format!("bash: unalias: {a}: not found\n"));
+            status = 1;
+        }
+    }
+    status
+}
+
+/// A builtin's leading flag words (`-ab -c`; `--` or the first word that is not one ends
+/// them), each letter given to `flag`, which returns false for one `name` does not have:
+/// then bash's "invalid option" message with `usage` (the usage line's arguments) and
+/// `Err(2)`. Ok: where the operands start.
+pub(super) fn flag_words(
+    name: &str,
+    usage: &str,
+    args: &[String],
+    io: &Io,
+    mut flag: impl FnMut(char) -> bool,
+) -> Result<usize, i32> {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "--" {
+            return Ok(i + 1);
+        }
+        if a.len() < 2 || !a.starts_with('-') {
+            break;
+        }
+        if let Some(c) = a[1..].chars().find(|&c| !flag(c)) {
+            io.eprint(&format!(
+                "bash: {name}: -{c}: invalid option\n{name}: usage: {name} {usage}\n"
+            ));
+            return Err(2);
+        }
+        i += 1;
+    }
+    Ok(i)
+}
+
 /// `command [-pVv] NAME [ARG...]`: runs NAME as a builtin or program, never as a function;
 /// `-v`/`-V` describe it instead. Only leading words are options (`command ls -l` keeps
 /// `-l`), and break/continue/return/exit act as they would without `command`.
 fn command(sh: &mut Shell, args: &[String], io: &Io) -> Status {
     let mut describe = None;
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        if a == "--" {
-            i += 1;
-            break;
+    let flag = |c| match c {
+        'p' => true,
+        'v' | 'V' => {
+            describe = Some(c);
+            true
         }
-        if a.len() < 2 || !a.starts_with('-') {
-            break;
-        }
-        for c in a[1..].chars() {
-            match c {
-                'p' => {}
-                'v' | 'V' => describe = Some(c),
-                _ => {
-                    io.eprint(&format!(
-                        "bash: command: -{c}: invalid option\ncommand: usage: command [-pVv] command [arg ...]\n"
-                    ));
-                    return Ok(2);
-                }
-            }
-        }
-        i += 1;
-    }
+        _ => false,
+    };
+    let i = match flag_words("command", "[-pVv] command [arg ...]", args, io, flag) {
+        Ok(i) => i,
+        Err(status) => return Ok(status),
+    };
     let rest = &args[i..];
     match describe {
-        Some('V') => return Ok(kind_of(sh, "type", rest, io)),
+        Some('V') => return Ok(type_builtin(sh, rest, io)),
         Some(_) => {
             // bash's `command -v`: an alias as its definition, a function, builtin or
             // keyword by its name, a program by its path; status 1 if any was not found.
@@ -438,47 +605,6 @@ fn builtin(sh: &mut Shell, args: &[String], io: &Io) -> Status {
     }
 }
 
-fn kind_of(sh: &mut Shell, name: &str, args: &[String], io: &Io) -> i32 {
-    let mut status = 0;
-    for a in args.iter().filter(|a| !a.starts_with('-')) {
-        let builtin = is_builtin(a);
-        let program = if SHELL_ONLY.contains(&a.as_str()) {
-            None
-        } else {
-            crate::shell::process::find(sh, a)
-        };
-        if name == "which" {
-            if let Some(p) = &program {
-                io.print(&format!("{}\n", p.display()));
-            } else if builtin && !SHELL_ONLY.contains(&a.as_str()) {
-                io.print(&format!("/usr/bin/{a}\n"));
-            } else {
-                status = 1;
-            }
-        } else if sh.aliases.contains_key(a) {
-            io.print(&format!("{a} is aliased to `{}'\n", sh.aliases[a]));
-        } else if sh.functions.contains_key(a) {
-            io.print(&format!("{a} is a function\n"));
-        } else if SHELL_ONLY.contains(&a.as_str()) {
-            io.print(&format!("{a} is a shell builtin\n"));
-        } else if let Some(p) = &program {
-            io.print(&format!("{a} is {}\n", p.display()));
-        } else if builtin {
-            io.print(&format!("{a} is /usr/bin/{a}\n"));
-        } else {
-            io.eprint(&format!("bash: type: {a}: not found\n"));
-            status = 1;
-        }
-    }
-    status
-}
-
-/// bash's reserved words (`command -v if` names them).
-const KEYWORDS: &[&str] = &[
-    "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
-    "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc",
-];
-
 const SHELL_ONLY: &[&str] = &[
     ":",
     "true",
@@ -522,6 +648,10 @@ const SHELL_ONLY: &[&str] = &[
     "umask",
     "ulimit",
     "jobs",
+    "pushd",
+    "popd",
+    "dirs",
+    "kill",
 ];
 
 /// Whether `name` is part of the shell itself (never looked up on PATH).

@@ -3,9 +3,10 @@
 use super::*;
 use sh_utility::format::{escape_bytes, printf_bytes};
 
-pub(super) fn echo(args: &[String], io: &Io) -> i32 {
+/// `echo [-neE] ARG...`; with `shopt -s xpg_echo` (`xpg`) escapes are read by default.
+pub(super) fn echo(args: &[String], xpg: bool, io: &Io) -> i32 {
     let mut newline = true;
-    let mut escapes = false;
+    let mut escapes = xpg;
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];

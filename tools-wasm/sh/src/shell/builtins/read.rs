@@ -93,16 +93,7 @@ pub(super) fn read(sh: &mut Shell, args: &[String], io: &Io) -> Status {
     if let Some(name) = array {
         let words = fields.all();
         sh.vars.remove(&name);
-        sh.arrays.insert(
-            name,
-            crate::shell::Array::Indexed(
-                words
-                    .into_iter()
-                    .enumerate()
-                    .map(|(k, w)| (k as i64, w))
-                    .collect(),
-            ),
-        );
+        sh.arrays.insert(name, crate::shell::Array::list(words));
         return Ok(status);
     }
     if names.is_empty() {
@@ -201,7 +192,12 @@ impl Fields<'_> {
 
     /// The text of `start..end` as a string.
     pub(super) fn plain(&self, start: usize, end: usize) -> String {
-        let bytes: Vec<u8> = self.text[start..end].iter().map(|(b, _)| *b).collect();
+        // NUL bytes are dropped, as bash's read drops them.
+        let bytes: Vec<u8> = self.text[start..end]
+            .iter()
+            .map(|(b, _)| *b)
+            .filter(|b| *b != 0)
+            .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     }
 

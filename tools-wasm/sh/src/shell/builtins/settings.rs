@@ -6,9 +6,27 @@ use sh_utility::format::SIGNALS;
 
 pub(super) fn set(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
     if args.is_empty() {
-        for (k, v) in &sh.vars {
-            io.print(&format!("{k}={}\n", shell_quote(&v.value)));
+        // Every variable, arrays as `name=([0]="a" ...)`, in name order.
+        let mut lines: Vec<(String, String)> = sh
+            .vars
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    format!("{k}={}\n", crate::shell::xtrace::reusable(&v.value, true)),
+                )
+            })
+            .collect();
+        for n in sh.arrays.keys() {
+            if let Some(d) = declaration(sh, n)
+                && let Some((_, rest)) = d.split_once(' ').and_then(|(_, r)| r.split_once(' '))
+            {
+                lines.push((n.clone(), format!("{rest}\n")));
+            }
         }
+        lines.sort();
+        let out: String = lines.into_iter().map(|(_, l)| l).collect();
+        io.print(&out);
         return 0;
     }
     let mut i = 0;
@@ -16,6 +34,17 @@ pub(super) fn set(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
         let a = &args[i];
         if a == "--" {
             sh.positional = args[i + 1..].to_vec();
+            refresh_option_vars(sh);
+            return 0;
+        }
+        if a == "-" {
+            // The end of the options; -x and -v go off. With nothing after it the
+            // positional parameters stay.
+            sh.options.xtrace = false;
+            if i + 1 < args.len() {
+                sh.positional = args[i + 1..].to_vec();
+            }
+            refresh_option_vars(sh);
             return 0;
         }
         let (on, flags) = match a.chars().next() {
@@ -23,6 +52,7 @@ pub(super) fn set(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
             Some('+') => (false, &a[1..]),
             _ => {
                 sh.positional = args[i..].to_vec();
+                refresh_option_vars(sh);
                 return 0;
             }
         };
@@ -34,63 +64,156 @@ pub(super) fn set(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
                     match args.get(i) {
                         Some(n) => n.as_str(),
                         None => {
-                            // `set -o` alone lists the options.
+                            // `set -o` lists the options, `set +o` as commands.
+                            let mut out = String::new();
                             for (n, v) in option_list(sh) {
-                                io.print(&format!("{n:<15}\t{}\n", if v { "on" } else { "off" }));
+                                out.push_str(&if on {
+                                    format!("{n:<15}\t{}\n", if v { "on" } else { "off" })
+                                } else {
+                                    format!("set {}o {n}\n", if v { '-' } else { '+' })
+                                });
                             }
+                            io.print(&out);
                             return 0;
                         }
                     }
                 }
-                'e' => "errexit",
-                'u' => "nounset",
-                'x' => "xtrace",
-                'f' => "noglob",
-                'E' => "errtrace",
-                'T' => "functrace",
-                'C' => "noclobber",
-                // Defaults of a non-interactive bash that change nothing here.
-                'h' | 'B' | 'H' | 'm' => continue,
-                other => {
-                    io.eprint(&format!(
-                        "bash: set: {}{other}: invalid option\nset: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n",
-                        if on { '-' } else { '+' }
-                    ));
-                    return 2;
-                }
+                other => match SET_FLAGS.iter().find(|(f, _)| *f == other) {
+                    Some((_, name)) => name,
+                    None => {
+                        io.eprint(&format!(
+                            "bash: set: {}{other}: invalid option\nset: usage: set [-abefhkmnptuvxBCEHPT] [-o option-name] [--] [-] [arg ...]\n",
+                            if on { '-' } else { '+' }
+                        ));
+                        return 2;
+                    }
+                },
             };
-            match name {
-                "errexit" => sh.options.errexit = on,
-                "nounset" => sh.options.nounset = on,
-                "pipefail" => sh.options.pipefail = on,
-                "xtrace" => sh.options.xtrace = on,
-                "noglob" => sh.options.noglob = on,
-                "errtrace" => sh.options.errtrace = on,
-                "functrace" => sh.options.functrace = on,
-                "noclobber" => sh.options.noclobber = on,
-                "braceexpand"
-                | "hashall"
-                | "histexpand"
-                | "monitor"
-                | "interactive-comments"
-                | "emacs"
-                | "vi"
-                | "history"
-                | "ignoreeof" => {}
-                "allexport" | "noexec" | "notify" | "onecmd" | "physical" | "posix"
-                | "privileged" | "verbose" | "keyword" | "nolog" => {
-                    io.eprint(&format!("bash: set: {name}: not supported in burrow\n"));
-                    return 1;
-                }
-                _ => {
-                    io.eprint(&format!("bash: set: {name}: invalid option name\n"));
-                    return 1;
-                }
+            if let Err(e) = set_option(sh, name, on) {
+                io.eprint(&e);
+                return 1;
             }
         }
         i += 1;
     }
+    refresh_option_vars(sh);
     0
+}
+
+/// `set`'s one-letter flags and the options they are.
+const SET_FLAGS: &[(char, &str)] = &[
+    ('a', "allexport"),
+    ('b', "notify"),
+    ('e', "errexit"),
+    ('f', "noglob"),
+    ('h', "hashall"),
+    ('k', "keyword"),
+    ('m', "monitor"),
+    ('n', "noexec"),
+    ('p', "privileged"),
+    ('t', "onecmd"),
+    ('u', "nounset"),
+    ('v', "verbose"),
+    ('x', "xtrace"),
+    ('B', "braceexpand"),
+    ('C', "noclobber"),
+    ('E', "errtrace"),
+    ('H', "histexpand"),
+    ('P', "physical"),
+    ('T', "functrace"),
+];
+
+/// Options that only an interactive shell acts on: kept and shown, with their defaults.
+const INTERACTIVE_OPTIONS: &[(&str, bool)] = &[
+    ("emacs", false),
+    ("hashall", true),
+    ("histexpand", false),
+    ("history", false),
+    ("ignoreeof", false),
+    ("interactive-comments", true),
+    ("monitor", false),
+    ("vi", false),
+];
+
+/// Turns `set -o` option `name` on or off; bash's message when it cannot.
+pub fn set_option(sh: &mut Shell, name: &str, on: bool) -> Result<(), String> {
+    let o = &mut sh.options;
+    match name {
+        "allexport" => o.allexport = on,
+        "braceexpand" => o.no_braceexpand = !on,
+        "errexit" => o.errexit = on,
+        "errtrace" => o.errtrace = on,
+        "functrace" => o.functrace = on,
+        "noclobber" => o.noclobber = on,
+        "noexec" => o.noexec = on,
+        "noglob" => o.noglob = on,
+        "nounset" => o.nounset = on,
+        "pipefail" => o.pipefail = on,
+        "xtrace" => o.xtrace = on,
+        n if INTERACTIVE_OPTIONS.iter().any(|(x, _)| *x == n) => {
+            let default = INTERACTIVE_OPTIONS.iter().any(|(x, d)| *x == n && *d);
+            o.flipped.retain(|x| x != n);
+            if on != default {
+                o.flipped.push(n.to_string());
+            }
+            // One editing mode at a time.
+            let other = match n {
+                "emacs" => Some("vi"),
+                "vi" => Some("emacs"),
+                _ => None,
+            };
+            if on && let Some(other) = other {
+                o.flipped.retain(|x| x != other);
+            }
+        }
+        "keyword" | "notify" | "onecmd" | "physical" | "posix" | "privileged" | "verbose"
+        | "nolog" => return Err(format!("bash: set: {name}: not supported in burrow\n")),
+        _ => return Err(format!("bash: set: {name}: invalid option name\n")),
+    }
+    Ok(())
+}
+
+/// Whether an interactive-only option is on.
+fn interactive_option(sh: &Shell, name: &str) -> bool {
+    let default = INTERACTIVE_OPTIONS.iter().any(|(x, d)| *x == name && *d);
+    default != sh.options.flipped.iter().any(|x| x == name)
+}
+
+/// `$-`: the flags that are on, in bash's order, then `c` (a `-c` command) or `s` (a
+/// script on stdin).
+pub fn option_flags(sh: &Shell) -> String {
+    let on: Vec<(&str, bool)> = option_list(sh);
+    let is_on = |n: &str| on.iter().any(|(x, v)| *x == n && *v);
+    let mut f: String = SET_FLAGS
+        .iter()
+        .filter(|(_, n)| is_on(n))
+        .map(|(c, _)| *c)
+        .collect();
+    if let Some(c) = sh.invocation {
+        f.push(c);
+    }
+    f
+}
+
+/// Keeps `$SHELLOPTS` and `$BASHOPTS` (readonly, as in bash) in step with the options.
+pub fn refresh_option_vars(sh: &mut Shell) {
+    let set: Vec<&str> = option_list(sh)
+        .into_iter()
+        .filter(|(_, v)| *v)
+        .map(|(n, _)| n)
+        .collect();
+    let mut shopts: Vec<String> = shopt_list(sh)
+        .into_iter()
+        .filter(|(_, v)| *v)
+        .map(|(n, _)| n.to_string())
+        .collect();
+    shopts.sort();
+    for (name, value) in [("SHELLOPTS", set.join(":")), ("BASHOPTS", shopts.join(":"))] {
+        let exported = sh.vars.get(name).is_some_and(|v| v.exported);
+        sh.vars
+            .insert(name.to_string(), crate::shell::Var { value, exported });
+        sh.set_attr(name, 'r', true);
+    }
 }
 
 /// A builtin's leading option words (`-fv`, with `plus` also `+x`, up to `--` or the first
@@ -114,17 +237,37 @@ pub(super) fn option_letters(args: &[String], plus: bool) -> (Vec<(char, char)>,
     (letters, i)
 }
 
-/// The options `set -o` lists, with their state.
+/// The options `set -o` lists, with their state, in bash's order.
 pub(super) fn option_list(sh: &Shell) -> Vec<(&'static str, bool)> {
     let o = &sh.options;
+    let i = |n| interactive_option(sh, n);
     vec![
+        ("allexport", o.allexport),
+        ("braceexpand", !o.no_braceexpand),
+        ("emacs", i("emacs")),
         ("errexit", o.errexit),
         ("errtrace", o.errtrace),
         ("functrace", o.functrace),
+        ("hashall", i("hashall")),
+        ("histexpand", i("histexpand")),
+        ("history", i("history")),
+        ("ignoreeof", i("ignoreeof")),
+        ("interactive-comments", i("interactive-comments")),
+        ("keyword", false),
+        ("monitor", i("monitor")),
         ("noclobber", o.noclobber),
+        ("noexec", o.noexec),
         ("noglob", o.noglob),
+        ("nolog", false),
+        ("notify", false),
         ("nounset", o.nounset),
+        ("onecmd", false),
+        ("physical", false),
         ("pipefail", o.pipefail),
+        ("posix", false),
+        ("privileged", false),
+        ("verbose", false),
+        ("vi", i("vi")),
         ("xtrace", o.xtrace),
     ]
 }
@@ -259,65 +402,152 @@ pub(super) const SHOPTS: &[&str] = &[
     "inherit_errexit",
     "expand_aliases",
     "nocasematch",
+    "xpg_echo",
+    "cdable_vars",
 ];
 
-/// `shopt [-s|-u] [-q] [NAME...]`: options of glob expansion; others bash has are refused.
+/// `shopt` options only an interactive shell acts on (editing, history, completion, job
+/// and mail notices): kept and shown, with bash's defaults.
+const INTERACTIVE_SHOPTS: &[(&str, bool)] = &[
+    ("autocd", false),
+    ("cdspell", false),
+    ("checkjobs", false),
+    ("checkwinsize", true),
+    ("cmdhist", true),
+    ("complete_fullquote", true),
+    ("direxpand", false),
+    ("dirspell", false),
+    ("force_fignore", true),
+    ("histappend", false),
+    ("histreedit", false),
+    ("histverify", false),
+    ("hostcomplete", true),
+    ("huponexit", false),
+    ("interactive_comments", true),
+    ("lithist", false),
+    ("mailwarn", false),
+    ("no_empty_cmd_completion", false),
+    ("progcomp", true),
+    ("progcomp_alias", false),
+    ("promptvars", true),
+];
+
+/// Every `shopt` option burrow has, with its state, in name order.
+fn shopt_list(sh: &Shell) -> Vec<(&'static str, bool)> {
+    let mut all: Vec<(&'static str, bool)> = SHOPTS
+        .iter()
+        .map(|n| (*n, *n == "expand_aliases" || sh.options.shopt(n)))
+        .chain(
+            INTERACTIVE_SHOPTS
+                .iter()
+                .map(|(n, d)| (*n, *d != sh.options.flipped.iter().any(|x| x == n))),
+        )
+        .collect();
+    all.sort();
+    all
+}
+
+/// `shopt [-pqsu] [-o] [NAME...]`: shows, queries, sets (`-s`) or unsets (`-u`) the shell
+/// options; with `-o` the `set -o` ones. Options bash has that burrow does not are refused.
 pub(super) fn shopt(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
-    let mut set = None;
-    let mut quiet = false;
+    let (mut set, mut quiet, mut print, mut set_o) = (None, false, false, false);
     let mut names = Vec::new();
+    let mut options_done = false;
     for a in args {
-        match a.as_str() {
-            "-s" => set = Some(true),
-            "-u" => set = Some(false),
-            "-q" => quiet = true,
-            "-p" => {}
-            o if o.starts_with('-') => {
-                io.eprint(&format!(
-                    "bash: shopt: {o}: invalid option\nshopt: usage: shopt [-pqsu] [-o] [optname ...]\n"
-                ));
-                return 2;
+        if !options_done && a == "--" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && a.len() > 1 && a.starts_with('-') {
+            for c in a[1..].chars() {
+                match c {
+                    's' => set = Some(true),
+                    'u' => set = Some(false),
+                    'q' => quiet = true,
+                    'p' => print = true,
+                    'o' => set_o = true,
+                    _ => {
+                        io.eprint(&format!(
+                            "bash: shopt: -{c}: invalid option\nshopt: usage: shopt [-pqsu] [-o] [optname ...]\n"
+                        ));
+                        return 2;
+                    }
+                }
             }
-            n => names.push(n.to_string()),
+            continue;
         }
+        options_done = true;
+        names.push(a.clone());
     }
-    let on = |sh: &Shell, n: &str| {
-        if n == "expand_aliases" {
-            return true;
+    let show = |n: &str, v: bool| {
+        if print && set_o {
+            format!("set {}o {n}\n", if v { '-' } else { '+' })
+        } else if print {
+            format!("shopt {} {n}\n", if v { "-s" } else { "-u" })
+        } else {
+            format!("{n:<15}\t{}\n", if v { "on" } else { "off" })
         }
-        sh.options.shopts.iter().any(|x| x == n)
+    };
+    let list = |sh: &Shell| {
+        if set_o {
+            option_list(sh)
+        } else {
+            shopt_list(sh)
+        }
     };
     if names.is_empty() {
-        for n in SHOPTS {
-            let v = on(sh, n);
+        if quiet {
+            return 0;
+        }
+        let mut out = String::new();
+        for (n, v) in list(sh) {
             if set.is_none_or(|s| s == v) {
-                io.print(&format!("{n:<15}\t{}\n", if v { "on" } else { "off" }));
+                out.push_str(&show(n, v));
             }
         }
+        io.print(&out);
         return 0;
     }
     let mut status = 0;
+    let mut out = String::new();
     for n in &names {
-        if !SHOPTS.contains(&n.as_str()) {
-            if KNOWN_SHOPTS.contains(&n.as_str()) {
-                io.eprint(&format!("bash: shopt: {n}: not supported in burrow\n"));
+        let known = list(sh).iter().find(|(x, _)| x == n).map(|(_, v)| *v);
+        let Some(v) = known else {
+            let msg = if set_o {
+                format!("bash: shopt: {n}: invalid option name\n")
+            } else if KNOWN_SHOPTS.contains(&n.as_str()) {
+                format!("bash: shopt: {n}: not supported in burrow\n")
             } else {
-                io.eprint(&format!("bash: shopt: {n}: invalid shell option name\n"));
-            }
+                format!("bash: shopt: {n}: invalid shell option name\n")
+            };
+            io.print(&std::mem::take(&mut out));
+            io.eprint(&msg);
             status = 1;
             continue;
-        }
+        };
         match set {
+            Some(on) if set_o => {
+                if let Err(e) = set_option(sh, n, on) {
+                    io.eprint(&e);
+                    status = 1;
+                }
+            }
+            Some(on) if INTERACTIVE_SHOPTS.iter().any(|(x, _)| x == n) => {
+                let default = INTERACTIVE_SHOPTS.iter().any(|(x, d)| x == n && *d);
+                sh.options.flipped.retain(|x| x != n);
+                if on != default {
+                    sh.options.flipped.push(n.clone());
+                }
+            }
             Some(true) => {
-                if !on(sh, n) {
+                if !sh.options.shopt(n) {
                     sh.options.shopts.push(n.clone());
                 }
             }
             Some(false) => sh.options.shopts.retain(|x| x != n),
             None => {
-                let v = on(sh, n);
                 if !quiet {
-                    io.print(&format!("{n:<15}\t{}\n", if v { "on" } else { "off" }));
+                    out.push_str(&show(n, v));
                 }
                 if !v {
                     status = 1;
@@ -325,19 +555,15 @@ pub(super) fn shopt(sh: &mut Shell, args: &[String], io: &Io) -> i32 {
             }
         }
     }
+    io.print(&out);
+    refresh_option_vars(sh);
     status
 }
 
 /// bash's other `shopt` names (refused as not supported, rather than as unknown).
 pub(super) const KNOWN_SHOPTS: &[&str] = &[
-    "autocd",
     "assoc_expand_once",
-    "cdable_vars",
-    "cdspell",
     "checkhash",
-    "checkjobs",
-    "checkwinsize",
-    "cmdhist",
     "compat31",
     "compat32",
     "compat40",
@@ -345,37 +571,20 @@ pub(super) const KNOWN_SHOPTS: &[&str] = &[
     "compat42",
     "compat43",
     "compat44",
-    "complete_fullquote",
-    "direxpand",
-    "dirspell",
     "execfail",
     "extdebug",
     "extquote",
-    "force_fignore",
     "globasciiranges",
     "globskipdots",
     "gnu_errfmt",
-    "histappend",
-    "histreedit",
-    "histverify",
-    "hostcomplete",
-    "huponexit",
-    "interactive_comments",
     "lastpipe",
-    "lithist",
     "localvar_inherit",
     "localvar_unset",
     "login_shell",
-    "mailwarn",
-    "no_empty_cmd_completion",
     "noexpand_translation",
     "patsub_replacement",
-    "progcomp",
-    "progcomp_alias",
-    "promptvars",
     "restricted_shell",
     "shift_verbose",
     "sourcepath",
     "varredir_close",
-    "xpg_echo",
 ];

@@ -31,7 +31,15 @@ pub(super) fn glob_field(sh: &Shell, segs: &[Seg], io: &Io) -> Result<Vec<String
             pat.push(c);
         }
     }
-    let matches = glob(sh, &pat);
+    let mut matches = glob(sh, &pat);
+    // $GLOBIGNORE: the names matching one of its patterns are left out, `.` and `..` too.
+    if let Some(ignore) = sh.get("GLOBIGNORE").filter(|g| !g.is_empty()) {
+        let pats: Vec<&str> = ignore.split(':').filter(|p| !p.is_empty()).collect();
+        matches.retain(|m| {
+            let base = m.rsplit('/').next().unwrap_or(m);
+            base != "." && base != ".." && !pats.iter().any(|p| path_matches(p, m))
+        });
+    }
     if matches.is_empty() && sh.options.shopt("failglob") {
         let _ = err(sh, io, &format!("no match: {literal}"));
         return Err(Flow::Abort(1));
@@ -43,12 +51,25 @@ pub(super) fn glob_field(sh: &Shell, segs: &[Seg], io: &Io) -> Result<Vec<String
     }
 }
 
+/// Whether path `p` matches pattern `pat` a component at a time (a `*` never matches `/`).
+fn path_matches(pat: &str, p: &str) -> bool {
+    let pc: Vec<&str> = pat.split('/').collect();
+    let nc: Vec<&str> = p.split('/').collect();
+    pc.len() == nc.len()
+        && pc
+            .iter()
+            .zip(&nc)
+            .all(|(a, b)| with_compiled(a, false, |r| r.is_some_and(|r| r.is_match(b))))
+}
+
 /// Pathname expansion of `pat` (relative to the shell's cwd); sorted; empty if nothing matches.
 pub fn glob(sh: &Shell, pat: &str) -> Vec<String> {
     let absolute = pat.starts_with('/');
     let comps: Vec<&str> = pat.split('/').filter(|c| !c.is_empty()).collect();
     let mut cands: Vec<String> = vec![if absolute { "/".into() } else { String::new() }];
-    let dotglob = sh.options.shopt("dotglob");
+    // A non-empty $GLOBIGNORE also makes `*` match names that start with a dot.
+    let dotglob =
+        sh.options.shopt("dotglob") || sh.get("GLOBIGNORE").is_some_and(|g| !g.is_empty());
     let nocase = sh.options.shopt("nocaseglob");
     for (i, comp) in comps.iter().enumerate() {
         let last = i + 1 == comps.len();
@@ -199,8 +220,17 @@ pub(super) fn unescape(s: &str) -> String {
 /// [`pattern_matches`] for the shell's own patterns (`case`, `[[ == ]]`), which take bash's
 /// extended patterns when `shopt -s extglob` is on and ignore case with `nocasematch`.
 pub fn shell_pattern_matches(sh: &Shell, pat: &str, s: &str) -> bool {
+    pattern_matches_with(sh, pat, s, sh.options.shopt("extglob"))
+}
+
+/// [`shell_pattern_matches`] for `[[ == ]]`, where bash always takes extended patterns.
+pub fn test_pattern_matches(sh: &Shell, pat: &str, s: &str) -> bool {
+    pattern_matches_with(sh, pat, s, true)
+}
+
+fn pattern_matches_with(sh: &Shell, pat: &str, s: &str, extglob: bool) -> bool {
     let nocase = sh.options.shopt("nocasematch");
-    if sh.options.shopt("extglob") && crate::shell::extglob::has_ext(pat) {
+    if extglob && crate::shell::extglob::has_ext(pat) {
         crate::shell::extglob::matches(pat, s, nocase)
     } else {
         with_compiled(pat, nocase, |r| r.is_some_and(|r| r.is_match(s)))

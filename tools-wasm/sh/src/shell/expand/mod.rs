@@ -81,7 +81,7 @@ pub fn words(
 ) -> Result<Vec<String>, Flow> {
     let mut out = Vec::new();
     for w in words {
-        for raw in brace_expand(&w.value) {
+        for raw in braces(sh, &w.value) {
             let fields = expand_word(sh, &raw, io)?;
             for f in split_fields(sh, fields) {
                 out.extend(glob_field(sh, &f, io)?);
@@ -100,7 +100,7 @@ pub fn assignment_argument(
     io: &Io,
 ) -> Result<Vec<String>, Flow> {
     let mut out = Vec::new();
-    for raw in brace_expand(&word.value) {
+    for raw in braces(sh, &word.value) {
         out.push(single(sh, &raw, io)?);
     }
     Ok(out)
@@ -197,6 +197,14 @@ pub fn heredoc(sh: &mut Shell, body: &str, io: &Io) -> Result<String, Flow> {
     let mut f = Fields::new();
     eval_pieces(sh, &pieces, true, io, &mut f)?;
     Ok(f.fields.iter().flatten().map(|s| s.text.as_str()).collect())
+}
+
+/// Brace expansion, unless `set +B` turned it off.
+fn braces(sh: &Shell, raw: &str) -> Vec<String> {
+    if sh.options.no_braceexpand {
+        return vec![raw.to_string()];
+    }
+    brace_expand(raw)
 }
 
 fn brace_expand(raw: &str) -> Vec<String> {
@@ -401,6 +409,8 @@ fn eval_pieces(
                 f.push(v, true, false);
             }
             WordPiece::ParameterExpansion(pe) => {
+                let followed = crate::shell::nameref::deref_expr(sh, pe);
+                let pe = followed.as_ref().unwrap_or(pe);
                 // "${a[@]:off:len}" and "${@:off:len}": a slice of the elements, not of a
                 // string; "${a[*]:off:len}" and "${*:off:len}" join that slice by IFS.
                 let (sliced, joined) = match pe {
@@ -694,7 +704,13 @@ fn unescape_backquoted(src: &str, in_double_quotes: bool) -> String {
 /// `$'...'` quoting: the escapes of `echo -e` (octal also without the leading 0, `\cX` a
 /// control character), plus `\'` and `\"`.
 fn ansi_c(s: &str) -> String {
-    crate::shell::builtins::ansi_c_escapes(&s.replace("\\'", "'").replace("\\\"", "\""))
+    let mut out =
+        crate::shell::builtins::ansi_c_escapes(&s.replace("\\'", "'").replace("\\\"", "\""));
+    // A shell string cannot hold a NUL byte: bash's ends at the first one.
+    if let Some(i) = out.find('\0') {
+        out.truncate(i);
+    }
+    out
 }
 
 /// Field splitting as POSIX and bash do it: IFS whitespace (space, tab, newline when in IFS)

@@ -31,16 +31,7 @@ pub(super) fn param_value(sh: &mut Shell, p: &Parameter) -> Option<String> {
             SpecialParameter::AllPositionalParameters { .. } => sh.positional.join(&ifs_sep(sh)),
             SpecialParameter::PositionalParameterCount => sh.positional.len().to_string(),
             SpecialParameter::LastExitStatus => sh.last_status.to_string(),
-            SpecialParameter::CurrentOptionFlags => {
-                let mut f = String::from("h");
-                if sh.options.errexit {
-                    f.push('e');
-                }
-                if sh.options.nounset {
-                    f.push('u');
-                }
-                f
-            }
+            SpecialParameter::CurrentOptionFlags => crate::shell::builtins::option_flags(sh),
             SpecialParameter::ProcessId => "1".into(),
             SpecialParameter::LastBackgroundProcessId => String::new(),
             SpecialParameter::ShellName => sh.arg0.clone(),
@@ -238,9 +229,17 @@ pub(super) fn element_op(
         | ParameterExpr::RemoveSmallestPrefixPattern { pattern: p, .. }
         | ParameterExpr::RemoveLargestPrefixPattern { pattern: p, .. } => {
             let pat = pattern(sh, p.as_deref().unwrap_or(""), io)?;
-            let Some(re) = pattern_regex(&pat) else {
+            // `shopt -s extglob` patterns (`${x%.@(py|cc)}`) match as bash's; others as a regex.
+            let ext = sh.options.shopt("extglob") && crate::shell::extglob::has_ext(&pat);
+            let regex = if ext { None } else { pattern_regex(&pat) };
+            if !ext && regex.is_none() {
                 return Ok(v);
+            }
+            let matcher = |s: &str| match &regex {
+                Some(re) => re.is_match(s),
+                None => crate::shell::extglob::matches(&pat, s, false),
             };
+            let re = Matcher(&matcher);
             let chars: Vec<(usize, char)> = v.char_indices().collect();
             let mut cuts: Vec<usize> = chars.iter().map(|(i, _)| *i).collect();
             cuts.push(v.len());
@@ -313,7 +312,9 @@ pub(super) fn element_op(
             replace(&v, &pat, &rep, match_kind)
         }
         ParameterExpr::Transform { op, .. } => match op {
-            brush_parser::word::ParameterTransformOp::Quoted => single_quoted(&v),
+            brush_parser::word::ParameterTransformOp::Quoted => {
+                crate::shell::xtrace::reusable(&v, false)
+            }
             brush_parser::word::ParameterTransformOp::ToUpperCase => v.to_uppercase(),
             brush_parser::word::ParameterTransformOp::ToLowerCase => v.to_lowercase(),
             brush_parser::word::ParameterTransformOp::CapitalizeInitial => {
@@ -331,7 +332,7 @@ pub(super) fn element_op(
                 match op_name(sh, pe) {
                     Some(n) if sh.vars.contains_key(&n) || sh.arrays.contains_key(&n) => {
                         let flags = sh.attr_flags(&n);
-                        let q = single_quoted(&v);
+                        let q = crate::shell::xtrace::reusable(&v, false);
                         let element0 = match sh.arrays.get(&n) {
                             Some(a) => a.keys().iter().any(|k| k == "0"),
                             None => true,
@@ -351,7 +352,7 @@ pub(super) fn element_op(
             // `${x@K}` of a scalar (or of one element) quotes it as `@Q` does.
             brush_parser::word::ParameterTransformOp::PossiblyQuoteWithArraysExpanded {
                 ..
-            } => single_quoted(&v),
+            } => crate::shell::xtrace::reusable(&v, false),
         },
         _ => v,
     })
@@ -769,4 +770,13 @@ pub(super) fn slice_elements(
         .take(len.map_or(usize::MAX, |l| l as usize))
         .map(|(_, v)| v)
         .collect())
+}
+
+/// A match test with a regex's `is_match` shape, for code written against either.
+struct Matcher<'a>(&'a dyn Fn(&str) -> bool);
+
+impl Matcher<'_> {
+    fn is_match(&self, s: &str) -> bool {
+        (self.0)(s)
+    }
 }
