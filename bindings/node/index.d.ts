@@ -98,6 +98,29 @@ export interface CreateOptions {
   timeoutMs?: number;
   /** Each call's memory limit. */
   memoryMib?: number;
+  /** Deterministic calls, which `Session.replay` runs again identically. */
+  deterministic?: boolean;
+}
+
+/** One call of a replay. */
+export interface ReplayedCall {
+  seq: number;
+  tool: string;
+  summary: string;
+  deterministic: boolean;
+  recorded: number | null;
+  replayed: number;
+  identical: boolean;
+  difference?: string;
+}
+
+/** What `Session.replay` found. */
+export interface Replay {
+  session: string;
+  into: string;
+  calls: ReplayedCall[];
+  identical: number;
+  differ: number;
 }
 
 /** The outcome of a shell command. */
@@ -250,6 +273,8 @@ export declare class Session {
    * as one new version, three-way from `base` (default: the fork point or last merge).
    */
   merge(options?: { into?: Target; base?: Target; noCommit?: boolean }): Promise<Merge>;
+  /** The recorded calls run again in a new fork, compared call by call. */
+  replay(options?: { fromVersion?: Target; into?: string }): Promise<Replay>;
   /** Back to the tree before the last change, as a new version. */
   undo(): Promise<number>;
   /** To the tree of `version`, as a new version. */

@@ -234,6 +234,8 @@ export class Sandbox {
    * `NAME@HOST[,HOST...]` (the value of this process's environment variable NAME is sent only
    * to those hosts, the session sees a placeholder); `env` is the environment of its commands,
    * `family` the tool family calls default to, `timeoutMs` and `memoryMib` each call's limits.
+   * A `deterministic` session's calls take their clocks, random numbers and network replies
+   * from values their events record, so `Session.replay` runs them again identically.
    */
   async create(name, options = {}) {
     if (name != null && typeof name !== "string") {
@@ -253,6 +255,7 @@ export class Sandbox {
         family: options.family,
         timeoutMs: options.timeoutMs,
         memoryMib: options.memoryMib == null ? undefined : count(options.memoryMib, "memoryMib", 1),
+        deterministic: options.deterministic == null ? undefined : Boolean(options.deterministic),
       }),
     );
     return new Session(this, JSON.parse(info));
@@ -432,6 +435,24 @@ export class Session {
         into === undefined || into === null ? null : key(into),
         base === undefined || base === null ? null : key(base),
         Boolean(noCommit),
+      ),
+    );
+    return JSON.parse(raw);
+  }
+
+  /**
+   * Runs this session's recorded calls (from `fromVersion` on; default: all) again in a new
+   * fork named `into`, each from the tree it started from, as `burrow replay` does. Resolves
+   * to `{session, into, calls: [{seq, tool, summary, deterministic, recorded, replayed,
+   * identical, difference?}], identical, differ}`.
+   */
+  async replay({ fromVersion, into } = {}) {
+    const raw = await this.#run((core, t) =>
+      core.replay(
+        t,
+        this.id,
+        fromVersion === undefined || fromVersion === null ? null : key(fromVersion),
+        into === undefined || into === null ? null : String(into),
       ),
     );
     return JSON.parse(raw);

@@ -8,6 +8,8 @@
 
 mod common;
 mod fake_ma;
+#[path = "../../workspace-store/tests/flaky/mod.rs"]
+mod flaky;
 #[path = "../../workspace-store/tests/pg/mod.rs"]
 mod pg;
 #[path = "../../workspace-store/tests/pgbouncer/mod.rs"]
@@ -33,12 +35,14 @@ mod net;
 mod oils_spec;
 mod process;
 mod python;
+mod replay;
 mod root;
 mod run;
 mod serve;
 mod shell;
 mod shell_golden;
 mod shell_options;
+mod store_failure;
 mod store_postgres;
 mod streaming;
 mod wasi_testsuite;

@@ -21,7 +21,7 @@ pub mod session;
 pub mod toolchain;
 pub mod tools;
 
-pub use runtime::{adapt, engine, limits, run, wasi_fs};
+pub use runtime::{adapt, determinism, engine, limits, run, wasi_fs};
 pub(crate) use runtime::{control, output, process};
 
 pub use engine::{Engine, EngineConfig, Program};

@@ -23,6 +23,7 @@ use burrow_store::{Change, EventFilter, Store, Txn, Version, VersionId};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::determinism::Determinism;
 use crate::tools::{ToolOutput, Toolbox};
 use crate::{Engine, EngineConfig, Limits, RunError, RunOptions, RunResult};
 
@@ -51,7 +52,9 @@ pub type Result<T, E = SessionError> = std::result::Result<T, E>;
 pub use crate::tools::Family;
 
 mod merge;
+mod replay;
 pub use merge::{FORKED_AT_KEY, MergeConflict, MergeOutcome, MergeRequest};
+pub use replay::{ReplayReport, ReplayRequest, ReplayedCall};
 
 /// Metadata keys of the interfaces that a fork inherits because they describe files the
 /// fork has too: the Managed Agents worker's installed skills and memory stores' sync state.
@@ -105,6 +108,11 @@ pub struct Settings {
     /// The network policy (no rule: no network).
     #[serde(default, skip_serializing_if = "is_default_net")]
     pub net: crate::net::NetPolicy,
+    /// Deterministic calls: clocks, random numbers and network replies come from values
+    /// each call's event records (with the call's environment), so `burrow replay` runs the
+    /// session's calls again with the same results (see [`crate::determinism`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deterministic: bool,
 }
 
 fn is_default_net(p: &crate::net::NetPolicy) -> bool {
@@ -737,8 +745,24 @@ impl Sandbox {
         check: Option<PreCommit<'_>>,
     ) -> Result<ToolOutput> {
         let name = shell.map(crate::tools::shell_name);
+        self.call_with(id, family, tool, input, name.as_deref(), check, None)
+    }
+
+    /// [`Sandbox::call_checked`] in the shell named `shell` (already a shell's name) and, to
+    /// replay a deterministic call, with its recorded determinism.
+    #[allow(clippy::too_many_arguments)]
+    fn call_with(
+        &self,
+        id: &str,
+        family: Family,
+        tool: &str,
+        input: &Value,
+        shell: Option<&str>,
+        check: Option<PreCommit<'_>>,
+        det: Option<Determinism>,
+    ) -> Result<ToolOutput> {
         let (output, event) =
-            on_deep_stack(|| self.call_here(id, family, tool, input, name.as_deref(), check))?;
+            on_deep_stack(|| self.call_here(id, family, tool, input, shell, check, det))?;
         // The event of a call that changed nothing is sent from here, once the call's
         // thread has handed the output back: on a networked catalog the server starts on it
         // at once, and a wake-up of this thread then competes with it for the cores.
@@ -749,6 +773,7 @@ impl Sandbox {
         Ok(output)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn call_here(
         &self,
         id: &str,
@@ -757,15 +782,18 @@ impl Sandbox {
         input: &Value,
         shell: Option<&str>,
         check: Option<PreCommit<'_>>,
+        det: Option<Determinism>,
     ) -> Result<(ToolOutput, Option<Unchanged>)> {
         let tb = self.toolbox()?;
         let started = Instant::now();
         let start_ns = now_ns();
         // The head and the metadata (settings, the bash flag, Claude Code's file state)
         // in one read: one round trip on a networked catalog.
-        let (txn, meta) = self.store.begin_with_meta(id)?;
+        let (mut txn, meta) = self.store.begin_with_meta(id)?;
         let base = txn.base();
-        let (limits, env) = self.call_env(&settings_in(&meta));
+        let settings = settings_in(&meta);
+        let (mut limits, mut env) = self.call_env(&settings);
+        replay::deterministic(&settings, det, &mut txn, &mut limits, &mut env);
         let adapter = family.adapter();
         let key = adapter.state().map(|k| k.key);
         let before = key.and_then(|k| meta.get(k).cloned());
@@ -806,7 +834,11 @@ impl Sandbox {
                 "started": start_ns,
                 "duration_us": started.elapsed().as_micros() as u64,
             });
+            if let Some(s) = shell {
+                data["shell"] = json!(s);
+            }
             record_fuel(&mut data, &limits);
+            replay::record_determinism(&mut data, &limits);
             data.to_string()
         };
         match result {
@@ -887,9 +919,12 @@ impl Sandbox {
         )?;
         let tb = self.toolbox()?;
         let name = opts.program_name.clone();
+        let mut txn = self.store.begin(id)?;
         // The session's environment first; the caller's own variables win.
-        let (limits, mut env) = self.call_env(&self.settings(id)?);
+        let settings = self.settings(id)?;
+        let (mut limits, mut env) = self.call_env(&settings);
         env.extend(opts.env.iter().cloned());
+        replay::deterministic(&settings, None, &mut txn, &mut limits, &mut env);
         let opts = &RunOptions {
             env,
             limits: Limits {
@@ -901,6 +936,7 @@ impl Sandbox {
                     .cpu
                     .as_ref()
                     .map(crate::limits::CpuBudget::fresh),
+                det: limits.det,
                 ..opts.limits.clone()
             },
             ..opts.clone()
@@ -908,7 +944,6 @@ impl Sandbox {
         let engine = tb.engine().for_limits(&opts.limits)?;
         let program = engine.load(wasm)?;
         let started = Instant::now();
-        let txn = self.store.begin(id)?;
         let base = txn.base();
         match engine.run_txn(&program, txn, opts) {
             Ok((mut txn, report)) => {
@@ -918,6 +953,7 @@ impl Sandbox {
                     "exit_code": report.exit_code, "duration_us": started.elapsed().as_micros() as u64,
                 });
                 record_fuel(&mut data, &opts.limits);
+                replay::record_determinism(&mut data, &opts.limits);
                 txn.merge_if_moved();
                 let c = txn.commit_recording("run", &data.to_string())?;
                 Ok(RunResult {
@@ -977,7 +1013,7 @@ impl Sandbox {
         limits: CallLimits,
     ) -> Result<RunResult> {
         check_budget(limits.cpu_budget)?;
-        on_deep_stack(|| self.sh_here(id, command, stdin, tool, limits))
+        on_deep_stack(|| self.sh_here(id, command, stdin, tool, limits, None))
     }
 
     fn sh_here(
@@ -987,12 +1023,15 @@ impl Sandbox {
         stdin: &[u8],
         tool: &str,
         call: CallLimits,
+        det: Option<Determinism>,
     ) -> Result<RunResult> {
         let tb = self.toolbox()?;
         let started = Instant::now();
-        let txn = self.store.begin(id)?;
+        let mut txn = self.store.begin(id)?;
         let base = txn.base();
-        let (mut limits, env) = self.call_env(&self.settings(id)?);
+        let settings = self.settings(id)?;
+        let (mut limits, mut env) = self.call_env(&settings);
+        replay::deterministic(&settings, det, &mut txn, &mut limits, &mut env);
         if let Some(t) = call.timeout {
             limits.timeout = t;
         }
@@ -1008,6 +1047,11 @@ impl Sandbox {
                     "duration_us": started.elapsed().as_micros() as u64,
                 });
                 record_fuel(&mut data, &limits);
+                if limits.det.is_some() {
+                    // What a replay compares (and runs the command with).
+                    replay::record_sh(&mut data, stdin, &report);
+                }
+                replay::record_determinism(&mut data, &limits);
                 txn.merge_if_moved();
                 let c = txn.commit_recording("tool", &data.to_string())?;
                 Ok(RunResult {
@@ -1019,6 +1063,10 @@ impl Sandbox {
             Err(e) => {
                 let mut data = json!({ "tool": tool, "input": { "command": command }, "error": e.to_string(), "is_error": true });
                 record_fuel(&mut data, &limits);
+                if limits.det.is_some() {
+                    replay::record_sh_stdin(&mut data, stdin);
+                }
+                replay::record_determinism(&mut data, &limits);
                 self.store
                     .record_event(id, "tool", Some(base), Some(base), &data.to_string())?;
                 Err(e.into())

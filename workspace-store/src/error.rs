@@ -134,6 +134,27 @@ impl From<rusqlite::Error> for Error {
 }
 
 impl Error {
+    /// Whether the store itself failed (its server, its database file, its object storage,
+    /// a lock held too long, a concurrent writer), as opposed to a condition of the files the
+    /// operation named. A tool call that meets one cannot have done what it meant to: it
+    /// fails whole, rather than hand its program an I/O error the program might step over.
+    pub fn is_store_failure(&self) -> bool {
+        matches!(
+            self,
+            Error::Server(_)
+                | Error::Sqlite(_)
+                | Error::Io(_)
+                | Error::Corrupt(_)
+                | Error::Config(_)
+                | Error::NotAStore { .. }
+                | Error::SchemaTooNew { .. }
+                | Error::Busy
+                | Error::Retry(_)
+                | Error::Fenced
+                | Error::Conflict { .. }
+        )
+    }
+
     /// The POSIX/WASI error code this error maps onto.
     pub fn errno(&self) -> Errno {
         match self {

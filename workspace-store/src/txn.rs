@@ -190,6 +190,9 @@ pub struct Txn {
     /// When the head moved meanwhile, merge onto it instead of failing
     /// ([`Txn::merge_if_moved`]).
     concurrent: bool,
+    /// The time every change of this transaction stamps on the nodes it touches instead of
+    /// the clock's (a deterministic call: [`Txn::set_time`]).
+    time: Option<i64>,
 }
 
 fn check_name(name: &str) -> Result<()> {
@@ -263,6 +266,7 @@ impl Txn {
             spilled: Vec::new(),
             behind: Vec::new(),
             concurrent: false,
+            time: None,
         })
     }
 
@@ -273,6 +277,31 @@ impl Txn {
     /// it. Without it, such a commit fails with [`Error::Conflict`].
     pub fn merge_if_moved(&mut self) {
         self.concurrent = true;
+    }
+
+    /// Stamps `ns` (nanoseconds since the Unix epoch) as the access, change and modification
+    /// time of everything this transaction changes, instead of the clock's time: a
+    /// deterministic call's changes then hash the same whenever it is replayed.
+    pub fn set_time(&mut self, ns: i64) {
+        self.time = Some(ns);
+    }
+
+    /// The inode number the next file this transaction creates gets.
+    pub fn next_ino(&self) -> u64 {
+        self.next_ino
+    }
+
+    /// Numbers the files this transaction creates from `n` on, which no inode of the tree may
+    /// have reached: a replayed call numbers its files as the call did when it was recorded
+    /// (a checkout keeps the higher number of the two versions, so its tree's own number is
+    /// not the one the call started from).
+    pub fn set_next_ino(&mut self, n: u64) {
+        self.next_ino = n;
+    }
+
+    /// The time a change made now stamps on its nodes.
+    fn now(&self) -> i64 {
+        self.time.unwrap_or_else(now_ns)
     }
 
     /// The version this transaction started from.
@@ -400,7 +429,7 @@ impl Txn {
     }
 
     fn touch_dir(&mut self, dir: Ino) {
-        let now = now_ns();
+        let now = self.now();
         if let Some(d) = self.inodes.get_mut(&dir) {
             d.meta.mtime = now;
             d.meta.ctime = now;
@@ -680,7 +709,7 @@ impl Txn {
         self.check_entries(1)?;
         let ino = self.next_ino;
         self.next_ino += 1;
-        let now = now_ns();
+        let now = self.now();
         self.inodes.insert(
             ino,
             Inode {
@@ -1003,7 +1032,7 @@ impl Txn {
             page[within..within + take].copy_from_slice(&data[done..done + take]);
             done += take;
         }
-        let now = now_ns();
+        let now = self.now();
         let n = self.inode_mut(ino)?;
         if let Body::File { size, .. } = &mut n.body {
             *size = (*size).max(end);
@@ -1048,7 +1077,7 @@ impl Txn {
                 *base_floor = (*base_floor).min(keep);
             }
         }
-        let now = now_ns();
+        let now = self.now();
         let n = self.inode_mut(ino)?;
         if let Body::File { size: s, .. } = &mut n.body {
             *s = new;
@@ -1071,7 +1100,7 @@ impl Txn {
     ) -> Result<()> {
         self.writable()?;
         self.ensure(ino)?;
-        let now = now_ns();
+        let now = self.now();
         let n = self.inode_mut(ino)?;
         let pick = |t: SetTime| match t {
             SetTime::Now => now,
@@ -1092,7 +1121,7 @@ impl Txn {
     pub fn set_mode(&mut self, ino: Ino, mode: u32) -> Result<()> {
         self.writable()?;
         self.ensure(ino)?;
-        let now = now_ns();
+        let now = self.now();
         let n = self.inode_mut(ino)?;
         n.meta.mode = mode & 0o7777;
         n.meta.ctime = now;
@@ -1203,7 +1232,7 @@ impl Txn {
         if let Body::Dir { count, .. } = &mut self.inode_mut(dp)?.body {
             *count += 1;
         }
-        let now = now_ns();
+        let now = self.now();
         let s = self.inode_mut(src)?;
         s.parent = Some(dp);
         s.name = dname;

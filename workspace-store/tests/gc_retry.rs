@@ -5,57 +5,12 @@
 //! failure is injected: an object store that fails one batched read of the mark with the
 //! error a lost server gives.
 
-use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod flaky;
 
-use burrow_store::backend::sqlite::Sqlite;
-use burrow_store::backend::{NewObject, ObjectKind, ObjectStore};
-use burrow_store::{Durability, Error, Hash, Options, Result, Retention, Store};
+use std::sync::atomic::Ordering;
 
-/// The objects of one SQLite file, whose `get_many` number `fail_at` (counted from 1) fails
-/// as a lost store server does.
-struct Flaky {
-    inner: Arc<Sqlite>,
-    calls: AtomicUsize,
-    fail_at: usize,
-}
-
-impl ObjectStore for Flaky {
-    fn put_many(&self, objects: &[NewObject<'_>]) -> Result<()> {
-        self.inner.put_many(objects)
-    }
-    fn get(&self, hash: &Hash, kind: ObjectKind) -> Result<Option<Vec<u8>>> {
-        self.inner.get(hash, kind)
-    }
-    fn get_many(&self, hashes: &[Hash], kind: ObjectKind) -> Result<Vec<(Hash, Vec<u8>)>> {
-        if self.calls.fetch_add(1, Ordering::SeqCst) + 1 == self.fail_at {
-            return Err(Error::Server("connection closed (injected)".into()));
-        }
-        self.inner.get_many(hashes, kind)
-    }
-    fn exists_many(&self, objects: &[(Hash, ObjectKind)]) -> Result<Vec<bool>> {
-        self.inner.exists_many(objects)
-    }
-    fn delete_unreferenced(
-        &self,
-        written_before: i64,
-        referenced: &dyn Fn(&Hash) -> bool,
-    ) -> Result<(u64, u64)> {
-        self.inner.delete_unreferenced(written_before, referenced)
-    }
-    fn totals(&self) -> Result<(u64, u64, u64)> {
-        self.inner.totals()
-    }
-    fn list(&self) -> Result<Vec<(Hash, ObjectKind)>> {
-        self.inner.list()
-    }
-}
-
-fn sqlite(path: &Path) -> Arc<Sqlite> {
-    let busy = Options::default().busy_timeout;
-    Arc::new(Sqlite::open(path, Durability::Normal, busy).expect("open"))
-}
+use burrow_store::{Options, Retention, Store};
+use flaky::{Flaky, sqlite};
 
 #[test]
 fn a_mark_cut_short_is_not_kept_for_the_next_try() {
@@ -96,11 +51,7 @@ fn a_mark_cut_short_is_not_kept_for_the_next_try() {
         t.commit().expect("commit");
 
         // A GC in another process: nothing of the tree in its caches.
-        let flaky = Arc::new(Flaky {
-            inner: objects.clone(),
-            calls: AtomicUsize::new(0),
-            fail_at,
-        });
+        let flaky = Flaky::new(objects.clone(), Box::new(move |_, n| n == fail_at));
         let gc = Store::with_backends(
             flaky.clone(),
             catalog.clone(),
@@ -110,7 +61,7 @@ fn a_mark_cut_short_is_not_kept_for_the_next_try() {
         gc.gc(Retention::All, std::time::Duration::ZERO)
             .expect("the GC finishes after the failed read");
         assert!(
-            flaky.calls.load(Ordering::SeqCst) > fail_at,
+            flaky.batches.load(Ordering::SeqCst) > fail_at,
             "the injected failure happened (fail_at {fail_at})"
         );
 

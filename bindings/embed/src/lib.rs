@@ -164,6 +164,8 @@ pub struct NewSession {
     pub memory_mib: Option<usize>,
     /// CPU budget of each call, in fuel units.
     pub cpu_budget: Option<u64>,
+    /// Deterministic calls, which `replay` runs again with identical results.
+    pub deterministic: bool,
 }
 
 /// A burrow store, open in this process.
@@ -210,6 +212,7 @@ impl Core {
             timeout_ms: new.timeout.map(|t| t.as_millis() as u64),
             memory_mib: new.memory_mib,
             cpu_budget: new.cpu_budget,
+            deterministic: new.deterministic,
             env: new.env.into_iter().collect(),
             ..Default::default()
         };
@@ -388,6 +391,18 @@ impl Core {
             })?;
             Ok(to_json(&out))
         })
+    }
+
+    /// Runs a session's recorded calls again in a new fork (from the calls made from the
+    /// version `from` designates on; named `into`); the report as JSON.
+    pub fn replay(&self, session: &str, from: Option<&str>, into: Option<&str>) -> Res<String> {
+        let from = from.map(|v| self.sandbox.version_of(v)).transpose()?;
+        let out = self.sandbox.replay(&burrow_host::session::ReplayRequest {
+            session,
+            from,
+            into,
+        })?;
+        Ok(to_json(&out))
     }
 
     pub fn undo(&self, id: &str) -> Res<i64> {

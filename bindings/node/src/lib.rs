@@ -142,6 +142,8 @@ pub struct NewSessionOptions {
     pub family: Option<String>,
     pub timeout_ms: Option<f64>,
     pub memory_mib: Option<u32>,
+    /// Deterministic calls, which `replay` runs again with identical results.
+    pub deterministic: Option<bool>,
 }
 
 /// What `Core.diff` resolves to: the two versions and the changes as JSON.
@@ -271,6 +273,7 @@ impl Core {
             timeout: milliseconds(options.timeout_ms)?,
             memory_mib: options.memory_mib.map(|m| m as usize),
             cpu_budget: None,
+            deterministic: options.deterministic.unwrap_or(false),
         };
         self.submit(ticket, move |c| c.create(new), Answer::Text);
         Ok(())
@@ -412,6 +415,21 @@ impl Core {
         self.submit(
             ticket,
             move |c| c.merge(&source, into.as_deref(), base.as_deref(), no_commit),
+            Answer::Text,
+        );
+    }
+
+    #[napi]
+    pub fn replay(
+        &self,
+        ticket: u32,
+        session: String,
+        from_version: Option<String>,
+        into: Option<String>,
+    ) {
+        self.submit(
+            ticket,
+            move |c| c.replay(&session, from_version.as_deref(), into.as_deref()),
             Answer::Text,
         );
     }

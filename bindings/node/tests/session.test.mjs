@@ -217,6 +217,22 @@ test("tools and runToolUse of every family", async (t) => {
   await assert.rejects(s.runToolUse(null), burrow.InvalidInput);
 });
 
+test("a deterministic session replays identically; another shows what changed", async (t) => {
+  const sb = new Sandbox(freshStore(t));
+  const d = await sb.create("det-js", { deterministic: true });
+  await d.sh("date +%s%N > t.txt; echo $RANDOM > r.txt; head -c 8 /dev/urandom | od -An -tx1");
+  await d.sh("cat t.txt r.txt > both.txt");
+  const r = await d.replay({ into: "det-js-again" });
+  assert.deepEqual([r.identical, r.differ, r.calls.length], [2, 0, 2]);
+  const again = await sb.open("det-js-again");
+  assert.equal(await again.read("both.txt"), await d.read("both.txt"));
+  const p = await sb.create("plain-js");
+  await p.sh("date +%s%N > t.txt");
+  const q = await p.replay();
+  assert.equal(q.differ, 1);
+  assert.equal(q.calls[0].difference, "the tree differs: changed: t.txt");
+});
+
 test("merge a fork back, then a conflicting one", async (t) => {
   const s = await freshSession(t);
   await s.write("f.txt", "a\nb\nc\nd\n");

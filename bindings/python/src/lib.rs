@@ -74,7 +74,7 @@ impl Core {
     }
 
     /// Creates a session; returns its info as JSON.
-    #[pyo3(signature = (name, allow_net, secrets, env, family_name, timeout, memory_mib, cpu_budget=None))]
+    #[pyo3(signature = (name, allow_net, secrets, env, family_name, timeout, memory_mib, cpu_budget=None, deterministic=false))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         &self,
@@ -87,6 +87,7 @@ impl Core {
         timeout: Option<f64>,
         memory_mib: Option<usize>,
         cpu_budget: Option<f64>,
+        deterministic: bool,
     ) -> PyResult<String> {
         let new = NewSession {
             name,
@@ -97,6 +98,7 @@ impl Core {
             timeout: seconds(timeout)?,
             memory_mib,
             cpu_budget: fuel(cpu_budget)?,
+            deterministic,
         };
         detached(py, || self.core.create(new))
     }
@@ -221,6 +223,21 @@ impl Core {
         detached(py, || {
             self.core
                 .merge(source, into.as_deref(), base.as_deref(), no_commit)
+        })
+    }
+
+    /// Replays a session's recorded calls in a new fork; the report as JSON.
+    #[pyo3(signature = (session, from_version=None, into=None))]
+    fn replay(
+        &self,
+        py: Python<'_>,
+        session: &str,
+        from_version: Option<String>,
+        into: Option<String>,
+    ) -> PyResult<String> {
+        detached(py, || {
+            self.core
+                .replay(session, from_version.as_deref(), into.as_deref())
         })
     }
 

@@ -180,6 +180,24 @@ def test_merge_a_fork_back(s):
         s.merge()
 
 
+def test_a_deterministic_session_replays_identically(sb):
+    d = sb.create("det-py", deterministic=True)
+    d.sh("date +%s%N > t.txt; echo $RANDOM > r.txt; head -c 8 /dev/urandom | od -An -tx1")
+    d.write("notes.md", "x\n")  # an upload between calls: the replay starts the next call from it
+    d.sh("cat notes.md t.txt > both.txt")
+    report = d.replay(into="det-py-again")
+    assert report["differ"] == 0 and report["identical"] == len(report["calls"]) == 2, report
+    again = sb.session("det-py-again")
+    for f in ["t.txt", "r.txt", "both.txt"]:
+        assert again.read(f) == d.read(f)
+    # Not deterministic: the clock's answer differs, and the report says where.
+    p = sb.create("plain-py")
+    p.sh("date +%s%N > t.txt")
+    report = p.replay()
+    assert report["differ"] == 1, report
+    assert report["calls"][0]["difference"] == "the tree differs: changed: t.txt"
+
+
 def test_diff_undo_checkout_label(s):
     s.write("f.txt", "one\n")
     base = s.label("start")

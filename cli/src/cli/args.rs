@@ -161,6 +161,11 @@ pub enum Command {
     /// line; with conflicts `CONFLICT <path>` lines and exit 1, text conflicts written into
     /// the files with diff3-style markers as `git merge-file --diff3` writes them.
     Merge(MergeArgs),
+    /// Run a session's recorded calls again in a new fork of it, each from the tree it
+    /// started from, and print each call whose output or resulting tree differs, with the
+    /// first difference (exit 1 when any differs). A `--deterministic` session's calls replay
+    /// with their recorded clocks, random numbers, environment and network replies.
+    Replay(ReplayArgs),
     /// Move a session to an old version (recorded as a new version; nothing is lost).
     Checkout(CheckoutArgs),
     /// Go back one tool call.
@@ -321,6 +326,19 @@ pub struct MergeArgs {
     /// Only report what would merge and conflict; the destination is left unchanged.
     #[arg(long)]
     pub no_commit: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    /// The session whose calls are replayed.
+    pub session: String,
+    /// Replay the calls made from this version on (`v12`, a number or a label; default:
+    /// every call in the session's log).
+    #[arg(long)]
+    pub from: Option<String>,
+    /// Name the fork the calls run in.
+    #[arg(long, value_name = "NEW")]
+    pub into: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -573,6 +591,11 @@ pub struct SessionNewArgs {
     /// without a scheme, https only; without a port, the scheme's default port.
     #[arg(long, value_name = "NAME@HOSTS")]
     pub secret: Vec<String>,
+    /// Deterministic calls: clocks, random numbers and network replies come from values
+    /// each call's event records (with its environment), so `burrow replay` runs the
+    /// session's calls again with identical results and trees.
+    #[arg(long)]
+    pub deterministic: bool,
 }
 
 #[derive(clap::Args)]

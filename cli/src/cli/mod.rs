@@ -82,6 +82,31 @@ impl Config {
 
     /// Opens the store. A one-call process does without the pooling allocator (its set-up
     /// costs more than it saves); a server wants it.
+    /// [`Config::open`], tried again for up to `patience` while the store's server is
+    /// unreachable (a restart, a failover, a pooler refusing logins while it comes back).
+    pub(crate) fn open_riding_out(&self, patience: std::time::Duration) -> anyhow::Result<Sandbox> {
+        let since = std::time::Instant::now();
+        let mut backoff = std::time::Duration::from_millis(200);
+        loop {
+            match self.open(false) {
+                Err(e)
+                    if since.elapsed() < patience
+                        && matches!(
+                            e.downcast_ref::<burrow_host::session::SessionError>(),
+                            Some(burrow_host::session::SessionError::Store(
+                                burrow_store::Error::Server(_)
+                            ))
+                        ) =>
+                {
+                    tracing::warn!(error = %e, "the store server is unreachable; trying again");
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(std::time::Duration::from_secs(5));
+                }
+                other => return other,
+            }
+        }
+    }
+
     pub(crate) fn open(&self, pooling: bool) -> anyhow::Result<Sandbox> {
         tracing::info!(durability = ?self.durability, "opening the store");
         let mut config = SandboxConfig {
@@ -184,7 +209,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         _ => {}
     }
-    let sb = cx.open(false)?;
+    let sb = match cli.command {
+        // Maintenance rides out a store server that restarts, fails over or has its pooler
+        // refuse logins meanwhile, as `Store::gc` itself does once open.
+        Command::Gc(_) => cx.open_riding_out(std::time::Duration::from_secs(60))?,
+        _ => cx.open(false)?,
+    };
     match cli.command {
         Command::Session(SessionCmd::New(a)) => session::new(&sb, json, a),
         Command::Session(SessionCmd::Ls) => session::ls(&sb, json),
@@ -199,6 +229,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::History(a) => session::history(&sb, json, a),
         Command::Diff(a) => session::diff(&sb, json, a),
         Command::Merge(a) => session::merge(&sb, json, a),
+        Command::Replay(a) => session::replay(&sb, json, a),
         Command::Checkout(a) => session::checkout(&sb, a),
         Command::Undo(a) => session::undo(&sb, a),
         Command::Label(a) => session::label(&sb, a),

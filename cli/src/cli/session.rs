@@ -1,5 +1,5 @@
 //! Sessions and their history: new, ls, rm, fork, tree, the network policy, log, history,
-//! diff, merge, checkout, undo, label, cat, export.
+//! diff, merge, replay, checkout, undo, label, cat, export.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -24,6 +24,7 @@ pub(super) fn new(sb: &Sandbox, json: bool, a: SessionNewArgs) -> anyhow::Result
         cpu_budget,
         allow_net,
         secret,
+        deterministic,
     } = a;
 
     let mut settings = burrow_host::session::Settings {
@@ -31,6 +32,7 @@ pub(super) fn new(sb: &Sandbox, json: bool, a: SessionNewArgs) -> anyhow::Result
         timeout_ms: timeout.map(|t| t.as_millis() as u64),
         memory_mib,
         cpu_budget,
+        deterministic,
         ..Default::default()
     };
     settings.net.allow(&allow_net)?;
@@ -353,6 +355,48 @@ pub(super) fn merge(sb: &Sandbox, json: bool, a: MergeArgs) -> anyhow::Result<Ex
         }
     }
     Ok(if out.conflicts.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+pub(super) fn replay(sb: &Sandbox, json: bool, a: ReplayArgs) -> anyhow::Result<ExitCode> {
+    let ReplayArgs {
+        session,
+        from,
+        into,
+    } = a;
+
+    let from = from.map(|v| sb.version_of(&v)).transpose()?;
+    let out = sb.replay(&burrow_host::session::ReplayRequest {
+        session: &session,
+        from,
+        into: into.as_deref(),
+    })?;
+    if json {
+        print_json(&out)?;
+    } else {
+        for (n, c) in out.calls.iter().enumerate() {
+            if let Some(why) = &c.difference {
+                outln!(
+                    "call {} (event {}, {}: {}): {why}",
+                    n + 1,
+                    c.seq,
+                    c.tool,
+                    c.summary
+                );
+            }
+        }
+        outln!(
+            "replayed {} calls into {}: {} identical, {} differ",
+            out.calls.len(),
+            out.into,
+            out.identical,
+            out.differ
+        );
+    }
+    Ok(if out.differ == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

@@ -1,7 +1,7 @@
-//! The HTTP API (axum): sessions, tool calls, fork/history/diff/merge/checkout/undo/label, files,
-//! the event log and its SSE stream, health, metrics, the OpenAPI document, and the MCP
-//! Streamable HTTP service mounted at `/mcp`. JSON errors are `{"error": "..."}` with the
-//! status the failure calls for.
+//! The HTTP API (axum): sessions, tool calls, fork/history/diff/merge/replay/checkout/undo/
+//! label, files, the event log and its SSE stream, health, metrics, the OpenAPI document, and
+//! the MCP Streamable HTTP service mounted at `/mcp`. JSON errors are `{"error": "..."}` with
+//! the status the failure calls for.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -103,6 +103,7 @@ pub fn router(
         .route("/sessions/{id}/history", get(history))
         .route("/sessions/{id}/diff", get(diff))
         .route("/sessions/{id}/merge", post(merge))
+        .route("/sessions/{id}/replay", post(replay))
         .route("/sessions/{id}/checkout", post(checkout))
         .route("/sessions/{id}/undo", post(undo))
         .route("/sessions/{id}/label", post(label))
@@ -413,6 +414,35 @@ async fn merge(
                 into: Some(&dst),
                 base,
                 no_commit: b.no_commit,
+            })
+        })
+        .await?;
+    Ok(Json(out))
+}
+
+async fn replay(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Json<burrow_host::session::ReplayReport>> {
+    let b: t::Replay = if body.is_empty() {
+        t::Replay::default()
+    } else {
+        parse(&body)?
+    };
+    let id = resolve(&app, id).await?;
+    let out = app
+        .core
+        .blocking(move |sb| {
+            let from = match b.from {
+                Some(VersionKey::Number(n)) => Some(sb.version_of(&n.to_string())?),
+                Some(VersionKey::Label(l)) => Some(sb.version_of(&l)?),
+                None => None,
+            };
+            sb.replay(&burrow_host::session::ReplayRequest {
+                session: &id,
+                from,
+                into: b.into.as_deref(),
             })
         })
         .await?;

@@ -198,6 +198,16 @@ pub const ROUTES: &[Route] = &[
     },
     Route {
         method: "post",
+        path: "/sessions/{id}/replay",
+        operation_id: "replaySession",
+        summary: "Run this session's recorded calls (from {from?} on; default: all) again in a new fork (named {into?}), each from the tree it started from, and report each call whose output or resulting tree differs; a deterministic session's calls replay with their recorded clocks, random numbers, environment and network replies.",
+        query: &[],
+        request: Body::Json(s::<t::Replay>),
+        status: 200,
+        response: Body::Json(s::<burrow_host::session::ReplayReport>),
+    },
+    Route {
+        method: "post",
         path: "/sessions/{id}/checkout",
         operation_id: "checkoutVersion",
         summary: "Move the session to a version (a new version; nothing is lost): {version}.",
@@ -361,7 +371,7 @@ fn tag(path: &str) -> &'static str {
     let rest = path.strip_prefix("/sessions/{id}/").unwrap_or("");
     match rest.split('/').next().unwrap_or("") {
         _ if path == "/labels" => "versions",
-        "history" | "diff" | "merge" | "checkout" | "undo" | "label" => "versions",
+        "history" | "diff" | "merge" | "replay" | "checkout" | "undo" | "label" => "versions",
         "files" | "tree" | "export" => "files",
         "events" => "events",
         "call" | "net" => "calls",

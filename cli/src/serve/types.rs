@@ -133,6 +133,19 @@ pub struct Merge {
     pub no_commit: bool,
 }
 
+/// `POST /sessions/{id}/replay`: run this session's recorded calls again in a new fork.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Replay {
+    /// Replay the calls made from this version on, a number or a label (default: every
+    /// call in the session's log).
+    #[serde(default)]
+    pub from: Option<VersionKey>,
+    /// The name of the fork the calls run in (default: unnamed).
+    #[serde(default)]
+    pub into: Option<String>,
+}
+
 /// `POST /sessions/{id}/checkout`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

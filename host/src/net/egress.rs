@@ -3,7 +3,8 @@
 //! session's [`NetPolicy`], resolves the host itself and checks every address it resolved to
 //! (so DNS cannot route a hostname rule to a private address), connects, speaks TLS with
 //! rustls (the webpki roots plus `BURROW_CA_FILE`), and records one [`NetRecord`] per request
-//! for the session's audit log. Raw `wasi:sockets` stay denied.
+//! for the session's audit log. A deterministic call's replies are recorded on its tape, and a
+//! replayed call's answered from there (`tape.rs`). Raw `wasi:sockets` stay denied.
 
 use std::future::Future as _;
 use std::net::{IpAddr, SocketAddr};
@@ -21,6 +22,8 @@ use serde::Serialize;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::policy::{Dest, NetPolicy, Verdict};
+use super::tape::{self, error_name, record_reply};
+use crate::determinism::{Determinism, Reply, request_key};
 
 /// Limits of one call's network use. Hitting one fails that request (the guest's `curl` says
 /// which limit), never the whole call. Defaults in [`NetLimits::default`]; an operator sets
@@ -143,6 +146,8 @@ pub struct Egress {
     operator: Arc<super::Operator>,
     usage: Arc<Usage>,
     records: Arc<Mutex<Vec<NetRecord>>>,
+    /// A deterministic call: its replies are recorded, or answered from its tape.
+    det: Option<Determinism>,
 }
 
 /// What one call has used of its [`NetLimits`].
@@ -175,7 +180,15 @@ impl Egress {
             operator,
             usage: Default::default(),
             records: Arc::new(Mutex::new(Vec::new())),
+            det: None,
         }
+    }
+
+    /// The egress of a deterministic call (`det`): each reply is recorded on the call's tape
+    /// or, when the call is a replay, answered from it without reaching the network.
+    pub fn deterministic(mut self, det: Option<Determinism>) -> Egress {
+        self.det = det;
+        self
     }
 
     /// A GET made from the host through this egress (policy, limits, audit: everything a
@@ -360,8 +373,24 @@ impl Egress {
             bytes_out: request.body().size_hint().exact().unwrap_or(0),
             ..Default::default()
         };
+        // A deterministic call's tape and the request's name on it (the URL as the guest
+        // wrote it); other calls compute nothing here.
+        let tape = self
+            .det
+            .as_ref()
+            .map(|det| (det, request_key(&method, &uri.to_string())));
+        if let Some((det, key)) = tape.as_ref().filter(|(d, _)| d.replaying()) {
+            return self.answer_from_tape(det, key, request, rec, started);
+        }
         let fail = |mut rec: NetRecord, e: Error, why: String| {
             rec.duration_us = started.elapsed().as_micros() as u64;
+            if let Some((det, key)) = &tape {
+                det.push_reply(Reply {
+                    request: key.clone(),
+                    error: Some((error_name(&e), why.clone())),
+                    ..Default::default()
+                });
+            }
             rec.error = Some(why);
             record(&self.records, rec);
             Err(e)
@@ -630,6 +659,11 @@ impl Egress {
             }
             .boxed_unsync()
         });
+        // A deterministic call gets the whole response at once, as its tape keeps it.
+        let response = match tape {
+            Some((det, key)) => record_reply(det, key, response).await?,
+            None => response,
+        };
         let io = async move {
             match conn_task.await {
                 Ok(Ok(())) => Ok(()),
@@ -638,6 +672,50 @@ impl Egress {
             }
         };
         Ok((response, Box::new(io)))
+    }
+
+    /// A replayed call's request: answered from the call's tape ([`tape::answer`]), without
+    /// reaching the network; recorded for the audit log as a request is.
+    #[allow(clippy::type_complexity)]
+    fn answer_from_tape(
+        &self,
+        det: &Determinism,
+        key: &str,
+        request: http::Request<WasiBody>,
+        mut rec: NetRecord,
+        started: Instant,
+    ) -> Result<
+        (
+            http::Response<WasiBody>,
+            Box<dyn Future<Output = Result<(), Error>> + Send>,
+        ),
+        Error,
+    > {
+        // The body goes nowhere, but is read to its end as a server would read it, so a
+        // guest that writes it after sending the request is not stopped.
+        let body = request.into_body();
+        tokio::spawn(async move {
+            let _ = body.collect().await;
+        });
+        rec.rule = Some("replay".into());
+        let answer = tape::answer(det, key);
+        match &answer {
+            Ok((response, bytes)) => {
+                rec.allowed = true;
+                rec.status = Some(response.status().as_u16());
+                rec.bytes_in = *bytes;
+            }
+            Err(f) => {
+                rec.allowed = f.error.is_some();
+                rec.error = Some(f.why.clone());
+            }
+        }
+        rec.duration_us = started.elapsed().as_micros() as u64;
+        record(&self.records, rec);
+        match answer {
+            Ok((response, _)) => Ok((response, Box::new(async { Ok(()) }))),
+            Err(f) => Err(f.error.unwrap_or_else(|| denied(f.why))),
+        }
     }
 }
 

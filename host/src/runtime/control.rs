@@ -136,7 +136,7 @@ impl Services {
         if Instant::now() >= parent.deadline {
             return Err(child_failed(RunError::Timeout(parent.limits.timeout)));
         }
-        let mut limits = parent.limits.clone();
+        let mut limits = parent.child_limits();
         limits.capture = usize::try_from(limits.output).unwrap_or(usize::MAX);
         let deadline = match timeout {
             Some(t) => parent.deadline.min(Instant::now() + t),

@@ -34,6 +34,10 @@ pub struct Limits {
     /// The call's CPU budget, in fuel units, and its meter (see [`CpuBudget`]). Default:
     /// none, and the call runs on the unmetered engine.
     pub cpu: Option<CpuBudget>,
+    /// A deterministic call's seed, clock and tape of network replies (see
+    /// [`crate::determinism`]). Default: none, and the call sees the world's clocks, random
+    /// numbers and network.
+    pub det: Option<crate::determinism::Determinism>,
 }
 
 impl Default for Limits {
@@ -48,6 +52,7 @@ impl Default for Limits {
             net: Default::default(),
             egress: Default::default(),
             cpu: None,
+            det: None,
         }
     }
 }

@@ -8,6 +8,7 @@
 //!   transaction (the shell running a `.wasm` on PATH);
 //! - `adapt`: wasip1 core modules made components;
 //! - `wasi_fs`: `wasi:filesystem` over the transaction, and the composed root;
+//! - `determinism`: a deterministic call's clocks, generators and tape of network replies;
 //! - `control`: what `/dev/burrow` (a device of `wasi_fs`) does for a wasip1 guest: start a
 //!   command through the shell (as `process` does) or make an HTTP request through the
 //!   call's egress.
@@ -20,6 +21,7 @@
 
 pub mod adapt;
 pub(crate) mod control;
+pub mod determinism;
 pub mod engine;
 pub mod limits;
 pub(crate) mod output;

@@ -59,6 +59,20 @@ pub(crate) struct Parent {
     pub stages: Arc<std::sync::atomic::AtomicUsize>,
     /// The session's shell, which runs what a guest asks `/dev/burrow` to spawn.
     pub shell: Option<Program>,
+    /// A deterministic call: this run's seed, from which the programs it starts get theirs.
+    pub det: Option<crate::determinism::RunDeterminism>,
+}
+
+impl Parent {
+    /// The limits of a program this run starts: its own, and in a deterministic call the
+    /// next seed of this run's programs.
+    pub(crate) fn child_limits(&self) -> Limits {
+        let mut limits = self.limits.clone();
+        if let Some(d) = &self.det {
+            limits.det = Some(d.child());
+        }
+        limits
+    }
 }
 
 impl RunState {
@@ -221,7 +235,8 @@ impl Engine {
             opts.limits.network.clone(),
             opts.limits.net.clone(),
             opts.limits.egress.clone(),
-        );
+        )
+        .deterministic(opts.limits.det.clone());
         let stages = Arc::default();
         let result = self.run_shared(program, &shared, opts, deadline, 0, &egress, None, &stages);
         // Over its budget, the call fails whatever its runs reported (a program that ran out
@@ -328,6 +343,12 @@ impl Engine {
                 wire_output(&mut b, &mut fs, stdin, capture.pipe(0), capture.pipe(1));
             }
         }
+        // A deterministic call: the run's clocks and generators from its seed.
+        let det = limits.det.as_ref().map(|d| d.for_run());
+        if let Some(d) = &det {
+            d.configure(&mut b);
+            fs.set_random(d.dev_random());
+        }
         let quota_hit = fs.quota_hit.clone();
         let parent = Parent {
             engine: self.clone(),
@@ -341,6 +362,7 @@ impl Engine {
             egress: egress.clone(),
             stages: stages.clone(),
             shell: opts.shell.clone(),
+            det,
         };
         fs.set_control(Arc::new(crate::control::Services {
             parent: parent.clone(),
@@ -403,6 +425,13 @@ impl Engine {
             Ok(Ok(())) => 0,
             Ok(Err(())) => 1,
             Err(e) => {
+                // The store failed under a filesystem call: the call fails with its error.
+                let e = match e.downcast::<crate::wasi_fs::StoreFailed>() {
+                    Ok(crate::wasi_fs::StoreFailed(failure)) => {
+                        return Err(RunError::Store(failure));
+                    }
+                    Err(e) => e,
+                };
                 if let Some(exit) = e.downcast_ref::<wasmtime_wasi::I32Exit>() {
                     exit.0
                 } else if e.downcast_ref::<crate::process::BrokenPipe>().is_some() {

@@ -3,7 +3,10 @@
 //! directories: a guest reaches files only through descriptors of this module, and every
 //! descriptor names an inode of the transaction, so nothing here can touch the host disk.
 //!
-//! Needs nothing but the transaction handle ([`FsState`]) and the resource table.
+//! Needs nothing but the transaction handle ([`FsState`]) and the resource table. Beside
+//! it: the composed root (`synth`), read-only host mounts (`mounts`), where guest paths live
+//! in the tree (`layout`), the streams of files and devices (`streams`) and `/dev/burrow`
+//! (`control`).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -14,7 +17,6 @@ use burrow_store::{
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 use wasmtime_wasi::p2::bindings::sync::io::streams::{InputStream, OutputStream};
 use wasmtime_wasi_io::bytes::Bytes;
-use wasmtime_wasi_io::streams::{StreamError, StreamResult};
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -35,8 +37,17 @@ mod bindings {
 }
 
 pub(crate) mod control;
+mod layout;
 mod mounts;
+mod streams;
 mod synth;
+
+pub use layout::{
+    PERSISTED_DIRS, PERSISTED_ROOT, SYSTEM_MOUNTS, add_persisted_dir, check_persisted_dir,
+    link_store_path, persisted_dirs, persisted_store_path, persisted_store_path_in,
+    system_guest_path,
+};
+use streams::{DevNull, FileInput, FileOutput, SynthInput, dev_read};
 
 use bindings::wasi::filesystem::{preopens, types};
 use mounts::HostNode;
@@ -70,9 +81,23 @@ impl From<wasmtime::component::ResourceTableError> for FsError {
 
 impl From<StoreError> for FsError {
     fn from(e: StoreError) -> Self {
-        FsError::Code(error_code(&e))
+        if e.is_store_failure() {
+            FsError::Trap(wasmtime::Error::new(StoreFailed(e)))
+        } else {
+            FsError::Code(error_code(&e))
+        }
     }
 }
+
+/// The store failed under a filesystem call (its server went away mid-call, say): the run
+/// ends with this as its trap, and the call fails whole with the store's error, leaving the
+/// session as it was. Handing the program `EIO` instead let it carry on past the failed
+/// step (`echo x >> log; echo y > f` wrote `f` only) and commit the rest: found by the
+/// chaos harness, where a call that straddled a database restart came back acknowledged
+/// and half-applied.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct StoreFailed(pub StoreError);
 
 type FsResult<T> = Result<T, FsError>;
 
@@ -107,126 +132,6 @@ fn lock(txn: &SharedTxn) -> MutexGuard<'_, Txn> {
     txn.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The persisted mounts outside the workspace: guest path -> directory of the store's
-/// system area ([`burrow_store::SYSTEM_DIR`]). They are versioned with the call like the
-/// workspace, copied into forks and covered by undo, but are not part of the workspace's
-/// diff, export or view.
-pub const SYSTEM_MOUNTS: [(&str, &str); 4] = [
-    ("/tmp", "tmp"),
-    ("/home/agent", "home"),
-    // Claude's memory tool (`memory_20250818`): the agent's notes, versioned with it.
-    ("/memories", "memories"),
-    // The shell's own state (cwd, variables, functions), out of the user's project.
-    ("/run/burrow", "run"),
-];
-
-/// The system area's file listing a session's persisted directories outside the fixed
-/// mounts (one absolute guest path a line): where Managed Agents memory stores are mounted
-/// at their `mount_path` (`/mnt/memory/notes`). Each is kept at [`PERSISTED_ROOT`] followed by
-/// its guest path, and mounted there for every run of the session, so it is versioned,
-/// forked and undone with the session, and stays out of the project's diff and export.
-pub const PERSISTED_DIRS: &str = "\0system/mounts";
-/// Where the persisted directories' contents live: `\0system/root/mnt/memory/notes` is the
-/// guest's `/mnt/memory/notes`.
-pub const PERSISTED_ROOT: &str = "\0system/root";
-
-/// Top-level names of the composed root that belong to its fixed parts; a persisted
-/// directory may not be at, above or below them (except below the persisted mounts, which
-/// need no registration: see [`persisted_store_path`]).
-const RESERVED_TOP: [&str; 8] = ["dev", "etc", "usr", "bin", "sbin", "lib", "proc", "sys"];
-
-/// Checks that `guest` may become a persisted directory: a clean absolute path, not `/`, not
-/// inside, at or above `/workspace` or a fixed mount (`/tmp`, `/home/agent`, `/memories`,
-/// `/run/burrow`, `/opt/burrow`), and not under the computed system directories (`/dev`,
-/// `/etc`, `/usr`, `/bin`, ...).
-pub fn check_persisted_dir(guest: &str) -> Result<(), String> {
-    let bad = |why: &str| Err(format!("cannot keep {guest} with the session: {why}"));
-    let trimmed = guest.trim_end_matches('/');
-    if !guest.starts_with('/') || trimmed.is_empty() {
-        return bad("not an absolute path below /");
-    }
-    if trimmed.contains('\0')
-        || trimmed
-            .split('/')
-            .skip(1)
-            .any(|c| matches!(c, "" | "." | ".."))
-    {
-        return bad("not a clean path");
-    }
-    let overlaps = |m: &str| {
-        let within = |a: &str, b: &str| a == b || a.starts_with(&format!("{b}/"));
-        within(trimmed, m) || within(m, trimmed)
-    };
-    let fixed = [WORKSPACE, "/opt/burrow"]
-        .into_iter()
-        .chain(SYSTEM_MOUNTS.iter().map(|(g, _)| *g));
-    if let Some(m) = fixed.into_iter().find(|m| overlaps(m)) {
-        return bad(&format!("it overlaps {m}"));
-    }
-    let top = trimmed[1..].split('/').next().unwrap_or("");
-    if RESERVED_TOP.contains(&top) {
-        return bad(&format!("/{top} is computed by the sandbox, read-only"));
-    }
-    Ok(())
-}
-
-/// The session's persisted directories, as [`PERSISTED_DIRS`] lists them in `txn`.
-pub fn persisted_dirs(txn: &mut Txn) -> Vec<String> {
-    match txn.read_file(PERSISTED_DIRS) {
-        Ok(b) => String::from_utf8_lossy(&b)
-            .lines()
-            .filter(|l| check_persisted_dir(l).is_ok())
-            .map(|l| l.trim_end_matches('/').to_string())
-            .collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// Makes `guest` a directory kept with the session (see [`PERSISTED_DIRS`]) and returns its
-/// store path. A path already persisted (inside `/workspace`, `/tmp`, `/home/agent`, ... or
-/// registered before) is only created. Nothing changes when `guest` is refused.
-pub fn add_persisted_dir(txn: &mut Txn, guest: &str) -> Result<String, String> {
-    let mut known = persisted_dirs(txn);
-    let store = match persisted_store_path_in(guest, &known) {
-        Some(p) => p,
-        None => {
-            check_persisted_dir(guest)?;
-            known.push(guest.trim_end_matches('/').to_string());
-            let text: String = known.iter().map(|d| format!("{d}\n")).collect();
-            txn.mkdir_all(burrow_store::SYSTEM_DIR)
-                .map_err(|e| e.to_string())?;
-            txn.write_file(PERSISTED_DIRS, text.as_bytes())
-                .map_err(|e| e.to_string())?;
-            persisted_store_path_in(guest, &known)
-                .ok_or_else(|| format!("cannot keep {guest} with the session"))?
-        }
-    };
-    if !store.is_empty() {
-        txn.mkdir_all(&store).map_err(|e| e.to_string())?;
-    }
-    Ok(store)
-}
-
-/// The guest path of a store path in the system area (`\0system/tmp/x` -> `/tmp/x`,
-/// `\0system/root/mnt/m` -> `/mnt/m`), or None for a workspace path.
-pub fn system_guest_path(path: &str) -> Option<String> {
-    let rest = path.strip_prefix(burrow_store::SYSTEM_DIR)?;
-    let rest = rest.strip_prefix('/').unwrap_or(rest);
-    let (sub, below) = rest.split_once('/').unwrap_or((rest, ""));
-    if sub == "root" {
-        return Some(format!("/{below}"));
-    }
-    let guest = SYSTEM_MOUNTS
-        .iter()
-        .find(|(_, s)| *s == sub)
-        .map(|(g, _)| *g)
-        .unwrap_or("/");
-    Some(match below {
-        "" => guest.to_string(),
-        b => format!("{guest}/{b}"),
-    })
-}
-
 /// Per-run filesystem state.
 pub struct FsState {
     txn: SharedTxn,
@@ -248,6 +153,8 @@ pub struct FsState {
     stdio: Option<Stdio>,
     /// What serves `/dev/burrow` (`control.rs`).
     control: Option<Arc<dyn control::Handler>>,
+    /// A deterministic call: the generator behind `/dev/urandom` (else the system's).
+    random: Option<crate::determinism::SharedRng>,
 }
 
 /// What `/dev/stdin`, `/dev/stdout` and `/dev/stderr` reach.
@@ -268,68 +175,6 @@ pub struct Preopen {
     pub dir: String,
     /// The name the guest sees, e.g. `/` or `data`.
     pub guest: String,
-}
-
-/// The store path of a persisted guest path (`/workspace/a` -> `a`, `/tmp/x` ->
-/// `\0system/tmp/x`), or None for a path outside the persisted mounts or one with `.`/`..`.
-pub fn persisted_store_path(guest: &str) -> Option<String> {
-    persisted_store_path_in(guest, &[])
-}
-
-/// [`persisted_store_path`], with the session's persisted directories `dirs` too
-/// (`/mnt/memory/notes/a` -> `\0system/root/mnt/memory/notes/a`).
-pub fn persisted_store_path_in(guest: &str, dirs: &[String]) -> Option<String> {
-    if let Some(p) = fixed_store_path(guest) {
-        return Some(p);
-    }
-    let trimmed = guest.trim_end_matches('/');
-    if trimmed
-        .split('/')
-        .skip(1)
-        .any(|c| matches!(c, "" | "." | ".."))
-    {
-        return None;
-    }
-    dirs.iter()
-        .find(|d| trimmed == d.as_str() || trimmed.starts_with(&format!("{d}/")))
-        .map(|_| format!("{PERSISTED_ROOT}{trimmed}"))
-}
-
-/// Where a symlink's absolute target leads in the session's tree (the store's
-/// [`burrow_store::AbsoluteLinks`]): `/workspace/a` is `a`, `/tmp/t` and the other system
-/// mounts are in the system area, any other path is where a persisted directory there would
-/// be kept (`/mnt/m/x` -> `\0system/root/mnt/m/x`). A target in the computed, read-only
-/// directories (`/usr`, `/etc`, ...) is not in the tree, so a link to it dangles.
-pub fn link_store_path(guest: &str) -> String {
-    fixed_store_path(guest)
-        .unwrap_or_else(|| format!("{PERSISTED_ROOT}{}", guest.trim_end_matches('/')))
-}
-
-fn fixed_store_path(guest: &str) -> Option<String> {
-    let trimmed = guest.trim_end_matches('/');
-    if !guest.starts_with('/')
-        || trimmed
-            .split('/')
-            .skip(1)
-            .any(|c| matches!(c, "" | "." | ".."))
-    {
-        return None;
-    }
-    let below = |mount: &str| {
-        trimmed
-            .strip_prefix(mount)
-            .filter(|r| r.is_empty() || r.starts_with('/'))
-            .map(|r| r.trim_start_matches('/').to_string())
-    };
-    if let Some(rel) = below(WORKSPACE) {
-        return Some(rel);
-    }
-    SYSTEM_MOUNTS.iter().find_map(|(g, sub)| {
-        below(g).map(|rel| match rel.as_str() {
-            "" => format!("{}/{sub}", burrow_store::SYSTEM_DIR),
-            r => format!("{}/{sub}/{r}", burrow_store::SYSTEM_DIR),
-        })
-    })
 }
 
 /// Descriptors one run may hold open at once; past it `open-at` fails with
@@ -431,6 +276,7 @@ impl FsState {
             preopens: explicit,
             stdio: None,
             control: None,
+            random: None,
         })
     }
 }
@@ -444,6 +290,11 @@ impl FsState {
     /// Serves `/dev/burrow` with `handler`.
     pub(crate) fn set_control(&mut self, handler: Arc<dyn control::Handler>) {
         self.control = Some(handler);
+    }
+
+    /// Makes `/dev/random` and `/dev/urandom` read from `rng` (a deterministic call's).
+    pub(crate) fn set_random(&mut self, rng: crate::determinism::SharedRng) {
+        self.random = Some(rng);
     }
 }
 
@@ -890,7 +741,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
                     Some(c) => Box::new(control::Replies(c)),
                     None => return Err(ErrorCode::BadDescriptor.into()),
                 },
-                Synth::Dev(_, d) => Box::new(SynthInput::Dev(d)),
+                Synth::Dev(_, d) => Box::new(SynthInput::Dev(d, self.fs.random.clone())),
             };
             return Ok(self.table.push(s)?);
         }
@@ -1058,7 +909,7 @@ impl types::HostDescriptor for WasiFsView<'_> {
                     }
                     None => Err(ErrorCode::BadDescriptor.into()),
                 },
-                Synth::Dev(_, d) => Ok(dev_read(d, len)),
+                Synth::Dev(_, d) => Ok(dev_read(d, len, self.fs.random.as_ref())),
             };
         }
         if let Some(h) = self.host(&fd)? {
@@ -1407,10 +1258,9 @@ impl types::HostDescriptor for WasiFsView<'_> {
             let name = path.trim_end_matches('/');
             let mut txn = self.txn();
             return Err(match txn.resolve(dir, name, false) {
-                Ok(_) => ErrorCode::Exist,
-                Err(e) => error_code(&e),
-            }
-            .into());
+                Ok(_) => ErrorCode::Exist.into(),
+                Err(e) => e.into(),
+            });
         }
         let r = self.txn().symlink_at(&target, dir, &path).map(|_| ());
         self.store(r)
@@ -1582,149 +1432,5 @@ fn synth_hash(path: &str) -> MetadataHashValue {
     MetadataHashValue {
         lower: u64::from_le_bytes(b[..8].try_into().unwrap_or_default()),
         upper: u64::from_le_bytes(b[8..16].try_into().unwrap_or_default()),
-    }
-}
-
-/// Reads from a device: nothing (`null`), zeros, or random bytes.
-fn dev_read(d: Dev, len: usize) -> (Vec<u8>, bool) {
-    match d {
-        Dev::Null | Dev::Stdin | Dev::Stdout | Dev::Stderr | Dev::Burrow => (Vec::new(), true),
-        Dev::Zero => (vec![0; len], false),
-        Dev::Random => {
-            // The operating system's CSPRNG, as Linux's /dev/urandom: guests make keys with it.
-            let mut out = vec![0; len];
-            if getrandom::fill(&mut out).is_err() {
-                return (Vec::new(), true); // never silently predictable: an empty read instead
-            }
-            (out, false)
-        }
-    }
-}
-
-/// A read stream over a synthetic file or device.
-enum SynthInput {
-    File(Arc<[u8]>, u64),
-    Dev(Dev),
-}
-
-#[wasmtime_wasi_io::async_trait]
-impl wasmtime_wasi_io::poll::Pollable for SynthInput {
-    async fn ready(&mut self) {}
-}
-
-impl wasmtime_wasi_io::streams::InputStream for SynthInput {
-    fn read(&mut self, size: usize) -> StreamResult<Bytes> {
-        let size = size.min(crate::limits::MAX_READ as usize);
-        match self {
-            SynthInput::File(data, pos) => {
-                let start = (*pos as usize).min(data.len());
-                if start == data.len() {
-                    return Err(StreamError::Closed);
-                }
-                let end = start.saturating_add(size).min(data.len());
-                *pos = end as u64;
-                Ok(Bytes::copy_from_slice(&data[start..end]))
-            }
-            SynthInput::Dev(d) => match dev_read(*d, size) {
-                (_, true) => Err(StreamError::Closed),
-                (b, false) => Ok(Bytes::from(b)),
-            },
-        }
-    }
-}
-
-/// A write stream that keeps nothing (`/dev/null`, `/dev/zero`, `/dev/random`).
-struct DevNull;
-
-#[wasmtime_wasi_io::async_trait]
-impl wasmtime_wasi_io::poll::Pollable for DevNull {
-    async fn ready(&mut self) {}
-}
-
-impl wasmtime_wasi_io::streams::OutputStream for DevNull {
-    fn write(&mut self, _bytes: Bytes) -> StreamResult<()> {
-        Ok(())
-    }
-    fn flush(&mut self) -> StreamResult<()> {
-        Ok(())
-    }
-    fn check_write(&mut self) -> StreamResult<usize> {
-        Ok(1 << 20)
-    }
-}
-
-/// `read-via-stream`: reads the file from the transaction as the guest pulls.
-struct FileInput {
-    txn: SharedTxn,
-    ino: Ino,
-    pos: u64,
-}
-
-#[wasmtime_wasi_io::async_trait]
-impl wasmtime_wasi_io::poll::Pollable for FileInput {
-    async fn ready(&mut self) {}
-}
-
-impl wasmtime_wasi_io::streams::InputStream for FileInput {
-    fn read(&mut self, size: usize) -> StreamResult<Bytes> {
-        let mut buf = vec![0u8; size.min(crate::limits::MAX_READ as usize)];
-        let n = lock(&self.txn)
-            .read(self.ino, self.pos, &mut buf)
-            .map_err(|e| StreamError::LastOperationFailed(e.into()))?;
-        if n == 0 && size > 0 {
-            return Err(StreamError::Closed);
-        }
-        buf.truncate(n);
-        self.pos += n as u64;
-        Ok(Bytes::from(buf))
-    }
-}
-
-/// `write-via-stream` / `append-via-stream` (`pos` None) into the transaction.
-struct FileOutput {
-    txn: SharedTxn,
-    quota_hit: Arc<Mutex<Option<String>>>,
-    ino: Ino,
-    pos: Option<u64>,
-}
-
-#[wasmtime_wasi_io::async_trait]
-impl wasmtime_wasi_io::poll::Pollable for FileOutput {
-    async fn ready(&mut self) {}
-}
-
-impl wasmtime_wasi_io::streams::OutputStream for FileOutput {
-    fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
-        let mut txn = lock(&self.txn);
-        let pos = match self.pos {
-            Some(p) => p,
-            None => {
-                txn.stat(self.ino)
-                    .map_err(|e| StreamError::LastOperationFailed(e.into()))?
-                    .size
-            }
-        };
-        match txn.write(self.ino, pos, &bytes) {
-            Ok(n) => {
-                if let Some(p) = &mut self.pos {
-                    *p += n as u64;
-                }
-                Ok(())
-            }
-            Err(e) => {
-                if e.errno() == Errno::Quota {
-                    *self.quota_hit.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
-                }
-                Err(StreamError::LastOperationFailed(e.into()))
-            }
-        }
-    }
-
-    fn flush(&mut self) -> StreamResult<()> {
-        Ok(())
-    }
-
-    fn check_write(&mut self) -> StreamResult<usize> {
-        Ok(1 << 20)
     }
 }

@@ -282,7 +282,7 @@ fn bash(
             let failed = report.exit_code != 0;
             let mut text = combine(&stdout, &stderr, failed);
             if utf16_len(&text) > BASH_OUTPUT_LIMIT {
-                text = cut(&mut txn, text, shell)?;
+                text = cut(&mut txn, text, shell, limits.det.as_ref())?;
             } else {
                 text = strip_ansi(&text).trim_end_matches('\n').to_string();
             }
@@ -341,7 +341,12 @@ fn utf16_len(s: &str) -> usize {
 /// the number of lines left out, and the whole output saved to a new file under
 /// `/tmp/bash-output-*/` (the shell's previous one removed), which `read` and `grep` may
 /// open.
-fn cut(txn: &mut Txn, full: String, shell: &mut Shell) -> Result<String, RunError> {
+fn cut(
+    txn: &mut Txn,
+    full: String,
+    shell: &mut Shell,
+    det: Option<&crate::determinism::Determinism>,
+) -> Result<String, RunError> {
     let mut units = 0;
     let mut end = 0;
     for (i, c) in full.char_indices() {
@@ -362,7 +367,7 @@ fn cut(txn: &mut Txn, full: String, shell: &mut Shell) -> Result<String, RunErro
     } else {
         ("Full output", full.as_str())
     };
-    let saved_to = match save_output(txn, saved.as_bytes(), shell) {
+    let saved_to = match save_output(txn, saved.as_bytes(), shell, det) {
         Ok(path) => format!(
             "{what} saved to: {path} \u{2014} use read with view_range to read specific portions. "
         ),
@@ -377,14 +382,20 @@ fn cut(txn: &mut Txn, full: String, shell: &mut Shell) -> Result<String, RunErro
 }
 
 /// Writes `bytes` to `/tmp/bash-output-XXXXXXXX/tmpXXXXXXXX.txt` (names as Python's
-/// `tempfile` makes them) in the call's transaction, removing the shell's previous one.
-fn save_output(txn: &mut Txn, bytes: &[u8], shell: &mut Shell) -> Result<String, String> {
+/// `tempfile` makes them) in the call's transaction, removing the shell's previous one. In a
+/// deterministic call the names come from its generator.
+fn save_output(
+    txn: &mut Txn,
+    bytes: &[u8],
+    shell: &mut Shell,
+    det: Option<&crate::determinism::Determinism>,
+) -> Result<String, String> {
     let tmp = |guest: &str| crate::wasi_fs::persisted_store_path(guest).unwrap_or_default();
     if let Some(old) = shell.saved.take() {
         let _ = txn.remove_all(&tmp(&old));
     }
-    let dir = format!("/tmp/bash-output-{}", temp_name());
-    let file = format!("{dir}/tmp{}.txt", temp_name());
+    let dir = format!("/tmp/bash-output-{}", temp_name(det));
+    let file = format!("{dir}/tmp{}.txt", temp_name(det));
     txn.mkdir_all(&tmp(&dir)).map_err(|e| e.to_string())?;
     let ino = txn
         .write_file(&tmp(&file), bytes)
@@ -395,10 +406,15 @@ fn save_output(txn: &mut Txn, bytes: &[u8], shell: &mut Shell) -> Result<String,
 }
 
 /// Eight characters of Python's `tempfile` alphabet.
-fn temp_name() -> String {
+fn temp_name(det: Option<&crate::determinism::Determinism>) -> String {
     const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789_";
     let mut b = [0u8; 8];
-    let _ = getrandom::fill(&mut b);
+    match det {
+        Some(d) => d.fill(&mut b),
+        None => {
+            let _ = getrandom::fill(&mut b);
+        }
+    }
     b.iter()
         .map(|x| ALPHABET[*x as usize % ALPHABET.len()] as char)
         .collect()

@@ -9,6 +9,9 @@ use crate::backend::{CommitRecord, NewVersion, VersionRow, now_ns};
 const CONCURRENT_RETRIES: usize = 16;
 
 /// A JSON array of strings.
+/// How many merged paths a `concurrent` event names.
+const MERGED_SHOWN: usize = 32;
+
 fn json_strings(items: &[String]) -> String {
     let quoted: Vec<String> = items
         .iter()
@@ -209,11 +212,15 @@ impl Txn {
             onto.message = self.message.clone();
             onto.fence = self.fence.clone();
             onto.spilled = self.spilled.clone();
+            // The paths this call brought onto the head (the first of them, and how many).
+            let shown = &report.merged[..report.merged.len().min(MERGED_SHOWN)];
             let note = format!(
-                "{{\"base\":{},\"onto\":{},\"replaced\":{}}}",
+                "{{\"base\":{},\"onto\":{},\"replaced\":{},\"merged\":{},\"merged_total\":{}}}",
                 self.base.id.0,
                 onto.base.id.0,
-                json_strings(&report.replaced)
+                json_strings(&report.replaced),
+                json_strings(shown),
+                report.merged.len()
             );
             onto.events.push(("concurrent".to_string(), note));
             onto.events.extend(events.iter().cloned());

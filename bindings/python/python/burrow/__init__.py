@@ -292,6 +292,7 @@ class Sandbox:
         timeout: Optional[float] = None,
         memory_mib: Optional[int] = None,
         cpu_budget: Optional[int] = None,
+        deterministic: bool = False,
     ) -> "Session":
         """Creates an empty session.
 
@@ -302,7 +303,9 @@ class Sandbox:
         its commands, ``family`` the tool family calls default to, ``timeout`` (seconds),
         ``memory_mib`` and ``cpu_budget`` (wasmtime fuel units, about one per WebAssembly
         instruction; past it the call fails with :class:`CallFailed` and is rolled back) the
-        limits of each call.
+        limits of each call. A ``deterministic`` session's calls take their clocks, random
+        numbers and network replies from values their events record, so
+        :meth:`Session.replay` runs them again with identical results.
         """
         if isinstance(allow_net, str) or isinstance(secrets, str):
             raise InvalidInput("allow_net and secrets take a list of strings")
@@ -315,6 +318,7 @@ class Sandbox:
             timeout,
             memory_mib,
             cpu_budget,
+            deterministic,
         )
         return Session(self, SessionInfo._from(json.loads(info)))
 
@@ -453,6 +457,22 @@ class Session:
         (``/tmp``, ``/memories``)."""
         a, b, rows = self._core.diff(_key(other), self.id, all)
         return Diff(a, b, [Change(**r) for r in json.loads(rows)], self._core, all)
+
+    def replay(
+        self, *, from_version: Optional[Union[int, str]] = None, into: Optional[str] = None
+    ) -> dict:
+        """Runs this session's recorded calls (those made from ``from_version`` on; default:
+        all) again in a new fork named ``into``, each from the tree it started from, as
+        ``burrow replay`` does. The report: ``{"session", "into", "calls": [{"seq", "tool",
+        "summary", "deterministic", "recorded", "replayed", "identical", "difference"?}],
+        "identical", "differ"}``; a deterministic session's replay has ``differ == 0``."""
+        return json.loads(
+            self._core.replay(
+                self.id,
+                None if from_version is None else _key(from_version),
+                into,
+            )
+        )
 
     def merge(
         self,

@@ -136,6 +136,11 @@ class AsyncSession:
             into = into.sync
         return await _off_loop(self.sync.merge, into, base=base, no_commit=no_commit)
 
+    async def replay(
+        self, *, from_version: Optional[Union[int, str]] = None, into: Optional[str] = None
+    ) -> dict:
+        return await _off_loop(self.sync.replay, from_version=from_version, into=into)
+
     async def undo(self) -> int:
         return await _off_loop(self.sync.undo)
 

@@ -120,7 +120,7 @@ impl RunState {
         if Instant::now() >= parent.deadline {
             return Err(child_failed(RunError::Timeout(parent.limits.timeout)));
         }
-        let mut limits = parent.limits.clone();
+        let mut limits = parent.child_limits();
         // Everything the child writes goes on to the caller, which has its own capture limit;
         // the total output limit still ends a flood.
         limits.capture = usize::try_from(limits.output).unwrap_or(usize::MAX);
