@@ -33,6 +33,8 @@ mod load;
 mod memory;
 mod net;
 mod oils_spec;
+mod pip_build;
+mod pip_packages;
 mod process;
 mod python;
 mod replay;

@@ -30,7 +30,7 @@ fn root() -> PathBuf {
 }
 
 /// The installed toolchains directory, or None (after saying so) when python is missing.
-fn toolchains() -> Option<PathBuf> {
+pub(crate) fn toolchains() -> Option<PathBuf> {
     let dir = burrow_host::toolchain::default_dir();
     if dir.join("python/toolchain.json").is_file() {
         return Some(dir);
@@ -46,7 +46,7 @@ fn toolchains() -> Option<PathBuf> {
     None
 }
 
-fn sandbox(dir: &Path, toolchains: PathBuf) -> Sandbox {
+pub(crate) fn sandbox(dir: &Path, toolchains: PathBuf) -> Sandbox {
     Sandbox::open_with(
         dir.join("s.db"),
         SandboxConfig {
@@ -402,7 +402,7 @@ fn limits_stop_python_and_roll_back() {
 // pip against a package index on 127.0.0.1.
 
 /// A wheel: (file name, bytes).
-fn wheel(
+pub(crate) fn wheel(
     name: &str,
     version: &str,
     tag: &str,
@@ -445,7 +445,7 @@ fn wheel(
     (file, buf.into_inner())
 }
 
-fn sha256_hex(b: &[u8]) -> String {
+pub(crate) fn sha256_hex(b: &[u8]) -> String {
     use sha2::Digest as _;
     sha2::Sha256::digest(b)
         .iter()
@@ -453,9 +453,38 @@ fn sha256_hex(b: &[u8]) -> String {
         .collect()
 }
 
+/// A PEP 503 index of `entries` (project, (file name, bytes)): `/simple/PROJECT/` pages
+/// linking `/files/NAME#sha256=...`, and the files.
+pub(crate) fn html_index(
+    entries: impl IntoIterator<Item = (String, (String, Vec<u8>))>,
+) -> BTreeMap<String, (String, Vec<u8>)> {
+    let mut files = BTreeMap::new();
+    let mut pages: BTreeMap<String, String> = BTreeMap::new();
+    for (project, (file, bytes)) in entries {
+        pages.entry(project).or_default().push_str(&format!(
+            "<a href=\"/files/{file}#sha256={}\">{file}</a><br/>\n",
+            sha256_hex(&bytes)
+        ));
+        files.insert(
+            format!("/files/{file}"),
+            ("application/octet-stream".to_string(), bytes),
+        );
+    }
+    for (project, links) in pages {
+        files.insert(
+            format!("/simple/{project}/"),
+            (
+                "text/html".into(),
+                format!("<html><body>\n{links}</body></html>\n").into_bytes(),
+            ),
+        );
+    }
+    files
+}
+
 /// Serves `files` (path -> (content type, bytes)) over HTTP/1.1 on 127.0.0.1 until the
 /// process ends; returns the port and a log of requested paths.
-fn serve(
+pub(crate) fn serve(
     files: BTreeMap<String, (String, Vec<u8>)>,
 ) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -720,13 +749,18 @@ fn pip_installs_pure_python_wheels_from_an_index() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "alpha==1.0\nbeta==0.5\ndelta==3.1\ngamma==1.0\n");
 
-    // Binary-only, sdist-only and missing projects fail with pip's wording and burrow's why.
+    // Binary-only, sdist-only (when sdists are excluded) and missing projects fail with
+    // pip's wording and burrow's why.
     for (project, why) in [
         ("natively", "only binary wheels for other platforms"),
-        ("sourcey", "only a source distribution"),
+        (
+            "--only-binary :all: sourcey",
+            "only a source distribution, which --only-binary excludes",
+        ),
         ("missing-one", "has no project named missing-one"),
     ] {
         let (code, _, err) = sh(&sb, &id, &format!("pip install -i {url} {project}"));
+        let project = project.rsplit(' ').next().unwrap();
         assert_eq!(code, 1, "{project}");
         assert!(
             err.contains(&format!(
@@ -864,7 +898,7 @@ fn http_answer<S: std::io::Read + std::io::Write>(s: &mut S) {
 
 /// An HTTP server ([`http_answer`]) on 127.0.0.1, and an HTTPS one with a certificate for
 /// 127.0.0.1 from a throwaway CA: (http port, https port, the CA's PEM).
-fn serve_http_and_https() -> (u16, u16, String) {
+pub(crate) fn serve_http_and_https() -> (u16, u16, String) {
     let plain = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let http_port = plain.local_addr().unwrap().port();
     std::thread::spawn(move || {

@@ -14,7 +14,9 @@
 #   written to it are sent, whole, through the call's egress (policy, secrets, audit, the
 #   host's TLS), and the responses read back from it. `ssl` is a module of the same kind: a
 #   context whose wrap_socket marks such a connection https (verified by the host, as curl's
-#   are). Raw sockets stay unavailable.
+#   are). Raw sockets stay unavailable. The third-party clients that open their own
+#   connections get the same socket where they open one: urllib3 (and so requests) through
+#   urllib3.util.connection.create_connection, httpx through httpcore's sync backend.
 #
 # Nothing here runs at startup beyond defining names and one import hook.
 import io as _io
@@ -505,6 +507,7 @@ class _HttpSocket:
         self._out = bytearray()
         self._in = bytearray()
         self._closed = False
+        self._error = None
 
     # -- the socket API clients use
     def sendall(self, data, flags=0):
@@ -514,15 +517,23 @@ class _HttpSocket:
             raise OSError(errno.EBADF, "Bad file descriptor")
         self._out += data
         # A whole request is made at once, so a failure is the sender's (urllib wraps the
-        # errors of sending in URLError, as it does a refused connection's).
-        while self._exchange():
-            pass
+        # errors of sending in URLError, as it does a refused connection's). It is kept for
+        # the reader too: clients that ignore an error while sending and read the response
+        # anyway (httpcore) see it there instead of an empty reply.
+        try:
+            while self._exchange():
+                pass
+        except Exception as e:
+            self._error = e
+            raise
 
     def send(self, data, flags=0):
         self.sendall(data)
         return len(data)
 
     def recv(self, n, flags=0):
+        if not self._in and self._error is not None:
+            raise self._error
         b = bytes(self._in[:n])
         del self._in[:n]
         return b
@@ -588,8 +599,23 @@ class _HttpSocket:
         return "http/1.1" if self._tls else None
 
     def getpeercert(self, binary_form=False):
-        # The host verified it; its contents are not passed on.
-        return {} if not binary_form else b""
+        # The host verifies the server's certificate for this name on every request it makes
+        # here (a request whose certificate does not verify fails), so the name is what the
+        # certificate is for; nothing else of it is passed on (clients that match the name
+        # themselves, as urllib3 does for an IP address, find it).
+        if binary_form:
+            return b""
+        if not self._tls:
+            return {}
+        name = (self.server_hostname or self._host).strip("[]")
+        import ipaddress
+
+        try:
+            ipaddress.ip_address(name)
+            kind = "IP Address"
+        except ValueError:
+            kind = "DNS"
+        return {"subject": ((("commonName", name),),), "subjectAltName": ((kind, name),)}
 
     def do_handshake(self):
         pass
@@ -750,6 +776,48 @@ def _unsupported_http(what):
 
 def _patch_http(m):
     m.HTTPConnection.connect = _http_connect
+
+
+def _http_create_connection(address, timeout=None, source_address=None, *args, **kwargs):
+    """socket.create_connection, as HTTP clients use it: a connection the host carries."""
+    t = timeout if isinstance(timeout, (int, float)) else None
+    return _HttpSocket(address, t)
+
+
+def _patch_urllib3_util_connection(m):
+    m.create_connection = _http_create_connection
+
+
+def _patch_urllib3_connection(m):
+    # A pooled connection is reused while it is open (each request on it is made whole by
+    # the host); urllib3 would otherwise poll its descriptor, which it does not have.
+    def is_connected(self):
+        return self.sock is not None and not getattr(self.sock, "_closed", True)
+
+    m.HTTPConnection.is_connected = property(is_connected)
+
+
+class _SocketModule:
+    """The socket module as httpcore's sync backend sees it: create_connection gives the
+    host's HTTP connection, TCP constants WASI's socket lacks are there, the rest is socket's."""
+
+    _constants = {"IPPROTO_TCP": 6, "TCP_NODELAY": 1, "SOL_SOCKET": 1, "SO_KEEPALIVE": 9}
+
+    def __init__(self, real):
+        self._real = real
+        self.create_connection = _http_create_connection
+
+    def __getattr__(self, name):
+        try:
+            return getattr(self._real, name)
+        except AttributeError:
+            if name in self._constants:
+                return self._constants[name]
+            raise
+
+
+def _patch_httpcore_sync(m):
+    m.socket = _SocketModule(m.socket)
 
 
 _SSL = r'''
@@ -1022,7 +1090,13 @@ def PEM_cert_to_DER_cert(pem):
 class _Finder:
     """Patches subprocess and http.client after they load, and provides ssl."""
 
-    _after = {"subprocess": _patch_subprocess, "http.client": _patch_http}
+    _after = {
+        "subprocess": _patch_subprocess,
+        "http.client": _patch_http,
+        "urllib3.util.connection": _patch_urllib3_util_connection,
+        "urllib3.connection": _patch_urllib3_connection,
+        "httpcore._backends.sync": _patch_httpcore_sync,
+    }
 
     def find_spec(self, name, path=None, target=None):
         if name == "ssl":

@@ -1,17 +1,20 @@
-//! `pip` for burrow's CPython: install, uninstall, list, freeze, show and download of
-//! pure-Python wheels, resolved from a package index (PEP 691 JSON or PEP 503 HTML; default
-//! the public index, `PIP_INDEX_URL` / `--index-url` honoured) through the session's network
-//! policy, and unpacked into the session's site-packages (`~/.local/lib/python3.12/
-//! site-packages`, persisted, forked and undone with the session) with `.dist-info`, RECORD,
-//! INSTALLER and console scripts in `~/.local/bin`. It runs here, in the shell, because the
-//! interpreter has no sockets; what it writes goes into the call's transaction like any file.
+//! `pip` for burrow's CPython: install, uninstall, list, freeze, show and download, resolved
+//! from a package index (PEP 691 JSON or PEP 503 HTML; default the public index,
+//! `PIP_INDEX_URL` / `--index-url` honoured) through the session's network policy, and
+//! unpacked into the session's site-packages (`~/.local/lib/python3.12/site-packages`,
+//! persisted, forked and undone with the session) with `.dist-info`, RECORD, INSTALLER and
+//! console scripts in `~/.local/bin`. It runs here, in the shell, because the interpreter has
+//! no sockets; what it writes goes into the call's transaction like any file.
 //!
 //! The resolver takes, for each project, the newest version that every requirement seen so
 //! far allows; a later requirement that excludes an already chosen version fails with pip's
-//! conflict message instead of backtracking. Binary wheels and source distributions cannot be
-//! installed (the interpreter is WebAssembly and there is no compiler): pip's "no matching
-//! distribution" error, then a line saying why.
+//! conflict message instead of backtracking. Pure-Python wheels install as they are; source
+//! distributions and local projects (`pip install .`, `-e .`) are built into wheels by
+//! [`build`] (PEP 517, in the session's python3), which works for every project that needs
+//! no compiler. Binary wheels cannot be installed (the interpreter is WebAssembly): pip's
+//! "no matching distribution" error, then a line saying why.
 
+mod build;
 mod index;
 mod req;
 mod version;
@@ -56,6 +59,8 @@ struct PipCx<'a> {
     quiet: bool,
     site: PathBuf,
     bin: PathBuf,
+    /// How deep in build environments this pip runs (0: the user's own).
+    depth: u32,
 }
 
 impl PipCx<'_> {
@@ -76,13 +81,13 @@ pub fn run(sh: &mut dyn Ctx, argv: &[String], io: &Io) -> i32 {
             "-q" | "--quiet" => quiet = true,
             "-V" | "--version" => {
                 io.print(&format!(
-                    "pip 24.0 (burrow: pure-Python wheels only) from {} (python 3.12)\n",
+                    "pip 24.0 (burrow: pure-Python wheels and sdists that need no compiler) from {} (python 3.12)\n",
                     crate::layout::PYTHON_DIR
                 ));
                 return 0;
             }
             "-h" | "--help" => {
-                io.print("\nUsage:   \n  pip <command> [options]\n\nCommands:\n  install                     Install packages.\n  download                    Download packages.\n  uninstall                   Uninstall packages.\n  freeze                      Output installed packages in requirements format.\n  list                        List installed packages.\n  show                        Show information about installed packages.\n\nburrow's pip installs pure-Python wheels into ~/.local of the session.\n");
+                io.print("\nUsage:   \n  pip <command> [options]\n\nCommands:\n  install                     Install packages.\n  download                    Download packages.\n  uninstall                   Uninstall packages.\n  freeze                      Output installed packages in requirements format.\n  list                        List installed packages.\n  show                        Show information about installed packages.\n\nburrow's pip installs pure-Python wheels, and builds sdists that need no compiler, into ~/.local of the session.\n");
                 return 0;
             }
             "--disable-pip-version-check" | "--no-cache-dir" | "--no-input" | "--isolated" => {}
@@ -110,6 +115,7 @@ pub fn run(sh: &mut dyn Ctx, argv: &[String], io: &Io) -> i32 {
         quiet,
         site,
         bin: PathBuf::from(home).join(".local/bin"),
+        depth: 0,
     };
     match cmd.as_str() {
         "install" => install(&mut ctx, rest, false),
@@ -206,7 +212,13 @@ fn installed(site: &Path) -> BTreeMap<String, Installed> {
 #[derive(Default)]
 struct InstallOpts {
     reqs: Vec<Requirement>,
+    /// `-c`: versions a project must have if anything asks for it.
+    constraints: Vec<Requirement>,
     index: Option<String>,
+    /// `--extra-index-url`: more indexes whose files join the main one's.
+    extra_index: Vec<String>,
+    /// Files named by URL alone (`pip install https://.../x-1.0.tar.gz`).
+    urls: Vec<String>,
     no_deps: bool,
     upgrade: bool,
     force: bool,
@@ -214,6 +226,74 @@ struct InstallOpts {
     dest: Option<String>,
     /// Wheel files named on the command line (`pip install dist/x-1.0-py3-none-any.whl`).
     local: Vec<String>,
+    /// Projects to build named on the command line: a directory or an sdist archive, and
+    /// whether editable (`pip install .`, `pip install -e .`, `pip install x-1.0.tar.gz`).
+    sources: Vec<(String, bool)>,
+    /// `--only-binary`: projects (or `:all:`) never built from source.
+    only_binary: Vec<String>,
+    /// `--no-binary`: projects (or `:all:`) always built from source.
+    no_binary: Vec<String>,
+    prefer_binary: bool,
+    no_build_isolation: bool,
+    /// `--config-settings` / `-C`: handed to the build backend.
+    config: serde_json::Map<String, serde_json::Value>,
+}
+
+impl InstallOpts {
+    /// Whether `key` may be built from a source distribution.
+    fn may_build(&self, key: &str) -> bool {
+        let named = |list: &[String]| list.iter().any(|n| n == ":all:" || normalize(n) == key);
+        !named(&self.only_binary) || self.no_binary.iter().any(|n| normalize(n) == key)
+    }
+
+    /// Whether `key` must be built from source (its wheels are not wanted).
+    fn wants_source(&self, key: &str) -> bool {
+        let named = |list: &[String]| list.iter().any(|n| n == ":all:" || normalize(n) == key);
+        named(&self.no_binary) && !self.only_binary.iter().any(|n| normalize(n) == key)
+    }
+}
+
+/// `p` with `.` and `..` resolved by name (as pip's `os.path.abspath` does).
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::Normal(n) => out.push(n),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `--only-binary` / `--no-binary` values: comma-separated names, `:all:` or `:none:`.
+fn binary_list(list: &mut Vec<String>, value: &str) {
+    for v in value.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+        if v == ":none:" {
+            list.clear();
+        } else {
+            list.push(v.to_string());
+        }
+    }
+}
+
+/// Whether a command-line word names a local project or archive rather than a requirement
+/// (pip's rule: it looks like a path).
+fn looks_like_path(a: &str) -> bool {
+    if a.contains("://") {
+        return false;
+    }
+    a == "."
+        || a == ".."
+        || a.starts_with("./")
+        || a.starts_with("../")
+        || a.starts_with('/')
+        || (a.contains('/') && !a.contains("://"))
+        || [".tar.gz", ".zip", ".tgz", ".tar.bz2"]
+            .iter()
+            .any(|e| a.ends_with(e))
 }
 
 fn parse_install(
@@ -260,35 +340,87 @@ fn parse_install(
             "-U" | "--upgrade" => o.upgrade = true,
             "--force-reinstall" => o.force = true,
             "--pre" => o.pre = true,
-            // Already how burrow's pip installs: into the user site, from wheels, no cache.
+            "--prefer-binary" => o.prefer_binary = true,
+            "--no-build-isolation" => o.no_build_isolation = true,
+            // Already how burrow's pip installs: into the user site, no cache; PEP 517 builds.
             "--user"
             | "--no-cache-dir"
             | "--break-system-packages"
             | "--disable-pip-version-check"
             | "--no-input"
-            | "--prefer-binary"
+            | "--use-pep517"
             | "--no-warn-script-location" => {}
-            "--only-binary" | "--no-binary" | "--progress-bar" => {
+            "--no-use-pep517" => {
+                io.eprint("ERROR: --no-use-pep517 (installing with setup.py install) is not supported by burrow's pip; it builds every project through PEP 517 (the default)\n");
+                return Err(1);
+            }
+            "--progress-bar" => {
                 value(&mut i)?;
+            }
+            "--only-binary" => binary_list(&mut o.only_binary, &value(&mut i)?),
+            "--no-binary" => binary_list(&mut o.no_binary, &value(&mut i)?),
+            "-C" | "--config-settings" | "--config-setting" => {
+                let v = value(&mut i)?;
+                let Some((k, val)) = v.split_once('=') else {
+                    return Err(usage(
+                        io,
+                        cmd,
+                        &format!("Arguments to {flag} must be of the form KEY=VAL"),
+                    ));
+                };
+                // A key given twice becomes a list, as pip makes it.
+                let val = serde_json::Value::String(val.to_string());
+                match o.config.get_mut(k) {
+                    Some(serde_json::Value::Array(a)) => a.push(val),
+                    Some(old) => *old = serde_json::Value::Array(vec![old.clone(), val]),
+                    None => {
+                        o.config.insert(k.to_string(), val);
+                    }
+                }
+            }
+            "-e" | "--editable" if cmd == "install" => {
+                let v = value(&mut i)?;
+                if !looks_like_path(&v) && !std::path::Path::new(&v).is_absolute() {
+                    let shown = if ctx.sh.path(&v).is_dir() {
+                        v.clone()
+                    } else {
+                        format!("{v} (VCS and URL editables are not supported by burrow's pip)")
+                    };
+                    io.eprint(&format!(
+                        "ERROR: {shown} is not a valid editable requirement. It should either be a path to a local project or a VCS URL (beginning with bzr+http, bzr+https, bzr+ssh, bzr+sftp, bzr+ftp, bzr+lp, bzr+file, git+http, git+https, git+ssh, git+git, git+file, hg+file, hg+http, hg+https, hg+ssh, hg+static-http, svn+ssh, svn+http, svn+https, svn+svn, svn+file).\n"
+                    ));
+                    return Err(1);
+                }
+                o.sources.push((v, true));
             }
             "-i" | "--index-url" => o.index = Some(value(&mut i)?),
             _ if short("-i") => o.index = Some(value(&mut i)?),
+            "--extra-index-url" => o.extra_index.push(value(&mut i)?),
+            // A requirements file, or a constraints file (`-c`).
+            "-r" | "--requirement" | "-c" | "--constraint" => {
+                let f = value(&mut i)?;
+                let constraint = matches!(flag, "-c" | "--constraint");
+                read_requirements(ctx, cmd, &f, o, quiet, 0, constraint)?;
+            }
+            _ if short("-r") || short("-c") => {
+                let f = value(&mut i)?;
+                read_requirements(ctx, cmd, &f, o, quiet, 0, short("-c"))?;
+            }
             "-d" | "--dest" | "--destination-dir" if cmd == "download" => {
                 o.dest = Some(value(&mut i)?)
             }
             _ if cmd == "download" && short("-d") => o.dest = Some(value(&mut i)?),
-            "-r" | "--requirement" => {
-                let f = value(&mut i)?;
-                read_requirements(ctx, cmd, &f, o, quiet, 0)?;
-            }
-            _ if short("-r") => {
-                let f = value(&mut i)?;
-                read_requirements(ctx, cmd, &f, o, quiet, 0)?;
-            }
             _ if a.starts_with('-') => {
                 return Err(usage(io, cmd, &format!("no such option: {flag}")));
             }
+            _ if ["http://", "https://", "file://"]
+                .iter()
+                .any(|p| a.starts_with(p)) =>
+            {
+                o.urls.push(a.to_string())
+            }
             _ if a.ends_with(".whl") && cmd == "install" => o.local.push(a.to_string()),
+            _ if cmd == "install" && looks_like_path(a) => o.sources.push((a.to_string(), false)),
             _ => match Requirement::parse(a) {
                 Ok(r) => o.reqs.push(r),
                 Err(why) => {
@@ -308,6 +440,7 @@ fn read_requirements(
     o: &mut InstallOpts,
     quiet: &mut bool,
     depth: u32,
+    constraint: bool,
 ) -> Result<(), i32> {
     let text = match sh_utility::sys::read(ctx.sh.path(file)) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
@@ -339,6 +472,7 @@ fn read_requirements(
             parse_install(ctx, cmd, &words, o, quiet)?;
         } else {
             match Requirement::parse(line) {
+                Ok(r) if constraint => o.constraints.push(r),
                 Ok(r) => o.reqs.push(r),
                 Err(why) => {
                     ctx.io
@@ -360,6 +494,10 @@ struct Chosen {
     present: bool,
     wheel: Vec<u8>,
     requested: bool,
+    /// The source distribution the wheel was built from (what `pip download` saves).
+    sdist: Option<Vec<u8>>,
+    /// PEP 610's `direct_url.json` for a project installed from a local path.
+    direct_url: Option<String>,
 }
 
 /// Records a wheel the resolver chose, under the name its METADATA gives; returns that name
@@ -404,9 +542,295 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
         return code;
     }
     ctx.quiet = quiet;
+    let index = o
+        .index
+        .clone()
+        .or_else(|| ctx.sh.get("PIP_INDEX_URL").map(str::to_string))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| DEFAULT_INDEX.to_string());
+    let mut extra_index = o.extra_index.clone();
+    if let Some(env) = ctx.sh.get("PIP_EXTRA_INDEX_URL") {
+        extra_index.extend(env.split_whitespace().map(str::to_string));
+    }
+    let mut seen = std::collections::HashSet::new();
+    extra_index.retain(|u| *u != index && seen.insert(u.clone()));
+    if index != DEFAULT_INDEX || !extra_index.is_empty() {
+        let mut all = vec![index.clone()];
+        all.extend(extra_index.iter().cloned());
+        ctx.say(&format!("Looking in indexes: {}", all.join(", ")));
+    }
+    let config = serde_json::Value::Object(o.config.clone()).to_string();
+    let isolate = !o.no_build_isolation;
+    let build_opts = |editable: bool| build::BuildOpts {
+        index: &index,
+        extra_index: &extra_index,
+        isolate,
+        editable,
+        config: &config,
+    };
+    // Projects built from source, by the names they were asked for, for "Successfully built".
+    let mut built: Vec<String> = Vec::new();
     // A local wheel is read, checked like a downloaded one and pinned: its requirement is
-    // `name==version`, and the resolver takes the file instead of asking the index.
-    let mut local: HashMap<String, (Version, File, Vec<u8>)> = HashMap::new();
+    // `name==version`, and the resolver takes the file instead of asking the index. A local
+    // project (a directory or an sdist) is built into such a wheel first.
+    let mut local: HashMap<String, (Version, File, Vec<u8>, Option<String>)> = HashMap::new();
+    for (path, editable) in &o.sources {
+        let abs = lexical(&ctx.sh.path(path));
+        let abs_s = abs.to_string_lossy().into_owned();
+        let is_dir = abs.is_dir();
+        if *editable && !is_dir {
+            ctx.io.eprint(&format!(
+                "ERROR: {path} is not a valid editable requirement. It should either be a path to a local project or a VCS URL (beginning with bzr+http, bzr+https, bzr+ssh, bzr+sftp, bzr+ftp, bzr+lp, bzr+file, git+http, git+https, git+ssh, git+git, git+file, hg+file, hg+http, hg+https, hg+ssh, hg+static-http, svn+ssh, svn+http, svn+https, svn+svn, svn+file).\n"
+            ));
+            return 1;
+        }
+        let bytes = if is_dir {
+            None
+        } else {
+            match sh_utility::sys::read(&abs) {
+                Ok(b) => Some(b),
+                Err(_) => {
+                    let looks = path.contains('/') || path.starts_with('.');
+                    ctx.io.eprint(&if looks {
+                        format!("ERROR: Invalid requirement: '{path}'\nHint: It looks like a path. File '{path}' does not exist.\n")
+                    } else {
+                        format!("ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: '{path}'\n")
+                    });
+                    return 1;
+                }
+            }
+        };
+        // pip's display_path: under the working directory, relative to it.
+        let shown = match abs_s.strip_prefix(ctx.sh.cwd().trim_end_matches('/')) {
+            Some(rest) if rest.starts_with('/') => format!(".{rest}"),
+            _ => abs_s.clone(),
+        };
+        ctx.say(&if *editable {
+            format!("Obtaining file://{abs_s}")
+        } else {
+            format!("Processing {shown}")
+        });
+        let file_name = abs
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let source = match &bytes {
+            Some(b) => build::Source::Archive {
+                filename: &file_name,
+                bytes: b,
+            },
+            None => build::Source::Dir(&abs),
+        };
+        let label = file_name
+            .split(['-', '.'])
+            .next()
+            .filter(|n| !n.is_empty())
+            .unwrap_or("project")
+            .to_string();
+        let made = match build::build(ctx, &label, source, &build_opts(*editable)) {
+            Ok(w) => w,
+            Err(code) => return code,
+        };
+        let key = made
+            .filename
+            .split('-')
+            .next()
+            .map(normalize)
+            .unwrap_or_default();
+        let Some(version) = made.filename.split('-').nth(1).and_then(Version::parse) else {
+            ctx.io.eprint(&format!(
+                "ERROR: {} is not a valid wheel filename.\n",
+                made.filename
+            ));
+            return 1;
+        };
+        match Requirement::parse(&format!("{key}=={version}")) {
+            Ok(r) => o.reqs.push(r),
+            Err(why) => {
+                ctx.io.eprint(&format!("ERROR: {why}\n"));
+                return 1;
+            }
+        }
+        built.push(key.clone());
+        let direct_url = if is_dir {
+            serde_json::json!({"url": format!("file://{abs_s}"), "dir_info": if *editable { serde_json::json!({"editable": true}) } else { serde_json::json!({}) }})
+        } else {
+            serde_json::json!({"url": format!("file://{abs_s}"), "archive_info": {"hash": format!("sha256={}", hex_sha256(bytes.as_deref().unwrap_or_default()))}})
+        };
+        let file = File {
+            filename: made.filename,
+            url: abs_s,
+            sha256: None,
+            requires_python: None,
+            yanked: false,
+        };
+        local.insert(
+            key,
+            (version, file, made.wheel, Some(direct_url.to_string())),
+        );
+    }
+    // Direct references (`name @ URL`, or a URL alone): the file is fetched (through the
+    // policy, or read for file://), checked against a `#sha256=` fragment, built when it is
+    // an sdist, and pinned like a local wheel.
+    let mut direct: Vec<(Option<Requirement>, String)> =
+        o.urls.iter().map(|u| (None, u.clone())).collect();
+    let (with_url, plain): (Vec<Requirement>, Vec<Requirement>) = std::mem::take(&mut o.reqs)
+        .into_iter()
+        .partition(|r| r.url.is_some());
+    o.reqs = plain;
+    for r in with_url {
+        if r.applies(&[]).unwrap_or(false) {
+            let url = r.url.clone().unwrap_or_default();
+            direct.push((Some(r), url));
+        }
+    }
+    for (req, url) in direct {
+        let (address, fragment) = url.split_once('#').unwrap_or((&url, ""));
+        let file_name = address
+            .split('?')
+            .next()
+            .unwrap_or(address)
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let want_hash = fragment
+            .split('&')
+            .find_map(|f| f.strip_prefix("sha256="))
+            .map(str::to_string);
+        ctx.say(&match &req {
+            Some(r) => format!("Collecting {} @ {url}", r.name),
+            None => format!("Collecting {url}"),
+        });
+        let bytes = if let Some(path) = address.strip_prefix("file://") {
+            match sh_utility::sys::read(Path::new(path)) {
+                Ok(b) => b,
+                Err(_) => {
+                    ctx.io.eprint(&format!(
+                        "ERROR: Could not install packages due to an OSError: [Errno 2] No such file or directory: '{path}'\n"
+                    ));
+                    return 1;
+                }
+            }
+        } else {
+            match sh_curl::get(address, "*/*", "pip/24.0 (burrow)") {
+                Ok(f) if f.status == 200 => f.body,
+                Ok(f) => {
+                    ctx.io.eprint(&format!(
+                        "ERROR: HTTP error {} while getting {address}\n",
+                        f.status
+                    ));
+                    return 1;
+                }
+                Err(why) => {
+                    ctx.io.eprint(&format!(
+                        "ERROR: Could not install packages due to an OSError: {why} ({address})\n"
+                    ));
+                    return 1;
+                }
+            }
+        };
+        let got = hex_sha256(&bytes);
+        if let Some(want) = &want_hash
+            && !got.eq_ignore_ascii_case(want)
+        {
+            ctx.io.eprint(&format!(
+                "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE. If you have updated the package versions, please update the hashes. Otherwise, examine the package contents carefully; someone may have tampered with them.\n    {} from {url}:\n        Expected sha256 {want}\n             Got        {got}\n",
+                req.as_ref().map_or(file_name.as_str(), |r| r.name.as_str())
+            ));
+            return 1;
+        }
+        let guess = file_name
+            .split('-')
+            .next()
+            .map(normalize)
+            .unwrap_or_default();
+        let kind = index::classify(&guess, &file_name)
+            .map(|(_, k)| k)
+            .or_else(|| {
+                file_name
+                    .rsplit_once('-')
+                    .and_then(|(n, _)| index::classify(&normalize(n), &file_name))
+                    .map(|(_, k)| k)
+            });
+        let (filename, wheel) = match kind {
+            Some(Kind::Pure) => (file_name.clone(), bytes.clone()),
+            Some(Kind::Sdist) => {
+                let label = req.as_ref().map_or(guess.clone(), |r| r.key());
+                match build::build(
+                    ctx,
+                    &label,
+                    build::Source::Archive {
+                        filename: &file_name,
+                        bytes: &bytes,
+                    },
+                    &build_opts(false),
+                ) {
+                    Ok(m) => (m.filename, m.wheel),
+                    Err(code) => return code,
+                }
+            }
+            Some(Kind::Binary) => {
+                ctx.io.eprint(&format!(
+                    "ERROR: {file_name} is not a supported wheel on this platform.\nburrow: it holds compiled code; burrow's CPython runs as WebAssembly (WASI), so only pure-Python wheels (py3-none-any) can be installed\n"
+                ));
+                return 1;
+            }
+            None => {
+                ctx.io.eprint(&format!(
+                    "ERROR: Cannot unpack file {file_name} (downloaded from {address}): not a wheel or a source archive (.tar.gz, .zip) pip recognises\n"
+                ));
+                return 1;
+            }
+        };
+        let key = filename
+            .split('-')
+            .next()
+            .map(normalize)
+            .unwrap_or_default();
+        let Some(version) = filename.split('-').nth(1).and_then(Version::parse) else {
+            ctx.io.eprint(&format!(
+                "ERROR: {filename} is not a valid wheel filename.\n"
+            ));
+            return 1;
+        };
+        if let Some(r) = &req
+            && r.key() != key
+        {
+            ctx.io.eprint(&format!(
+                "ERROR: Requested {} from {url} has different name in metadata: '{key}'\n",
+                r.name
+            ));
+            return 1;
+        }
+        let extras = req
+            .as_ref()
+            .filter(|r| !r.extras.is_empty())
+            .map(|r| format!("[{}]", r.extras.join(",")))
+            .unwrap_or_default();
+        match Requirement::parse(&format!("{key}{extras}=={version}")) {
+            Ok(r) => o.reqs.push(r),
+            Err(why) => {
+                ctx.io.eprint(&format!("ERROR: {why}\n"));
+                return 1;
+            }
+        }
+        if kind == Some(Kind::Sdist) {
+            built.push(key.clone());
+        }
+        let direct_url = serde_json::json!({
+            "url": address,
+            "archive_info": {"hash": format!("sha256={got}")},
+        });
+        let file = File {
+            filename,
+            url: address.to_string(),
+            sha256: None,
+            requires_python: None,
+            yanked: false,
+        };
+        local.insert(key, (version, file, wheel, Some(direct_url.to_string())));
+    }
     for path in &o.local {
         let file_name = path.rsplit('/').next().unwrap_or(path).to_string();
         let parsed = file_name
@@ -449,7 +873,7 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
             requires_python: None,
             yanked: false,
         };
-        local.insert(key, (version, file, bytes));
+        local.insert(key, (version, file, bytes, None));
     }
     if o.reqs.is_empty() {
         ctx.io.eprint(&format!(
@@ -457,25 +881,39 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
         ));
         return 1;
     }
-    let index = o
-        .index
-        .clone()
-        .or_else(|| ctx.sh.get("PIP_INDEX_URL").map(str::to_string))
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| DEFAULT_INDEX.to_string());
-    if index != DEFAULT_INDEX {
-        ctx.say(&format!("Looking in indexes: {index}"));
-    }
     let present = installed(&ctx.site);
     let mut pages: HashMap<String, Option<Vec<File>>> = HashMap::new();
     let mut chosen: Vec<Chosen> = Vec::new();
     let mut by_key: HashMap<String, usize> = HashMap::new();
     let mut constraints: HashMap<String, (version::Specifiers, Vec<String>)> = HashMap::new();
+    // `-c`: each constraint narrows its project's versions once anything asks for it.
+    for c in &o.constraints {
+        if c.url.is_some() {
+            ctx.io.eprint(&format!(
+                "ERROR: Invalid requirement: '{c}': links are not allowed as constraints by burrow's pip\n"
+            ));
+            return 1;
+        }
+        if !c.applies(&[]).unwrap_or(false) {
+            continue;
+        }
+        let entry = constraints.entry(c.key()).or_default();
+        entry.0.extend(&c.specifiers);
+        entry.1.push(format!("The user requested (constraint) {c}"));
+    }
     // (requirement, who asked, top level)
     let mut queue: std::collections::VecDeque<(Requirement, Option<String>, bool)> =
         o.reqs.iter().cloned().map(|r| (r, None, true)).collect();
     while let Some((r, parent, top)) = queue.pop_front() {
         let key = r.key();
+        if r.url.is_some() {
+            // A direct reference reached through another package's metadata.
+            ctx.io.eprint(&format!(
+                "ERROR: Packages installed from PyPI cannot depend on packages which are not also hosted on PyPI.\n{} depends on {r}\n",
+                parent.as_deref().unwrap_or("a package").replace("==", " ")
+            ));
+            return 1;
+        }
         let entry = constraints.entry(key.clone()).or_default();
         entry.0.extend(&r.specifiers);
         entry.1.push(match &parent {
@@ -497,19 +935,7 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
         if let Some(&at) = by_key.get(&key) {
             let c = &chosen[at];
             if !spec.contains(&c.version) {
-                let asked = &constraints[&key].1;
-                let who: Vec<String> = asked
-                    .iter()
-                    .map(|a| match a.split_once(" depends on ") {
-                        Some((p, _)) => p.replace(' ', "=="),
-                        None => a.trim_start_matches("The user requested ").to_string(),
-                    })
-                    .collect();
-                ctx.io.eprint(&format!(
-                    "ERROR: Cannot install {} because these package versions have conflicting dependencies.\n\nThe conflict is caused by:\n{}\n\nTo fix this you could try to:\n1. loosen the range of package versions you've specified\n2. remove package versions to allow pip to attempt to solve the dependency conflict\n\nERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/#dealing-with-dependency-conflicts\n",
-                    who.join(" and "),
-                    asked.iter().map(|a| format!("    {a}")).collect::<Vec<_>>().join("\n")
-                ));
+                conflict(ctx, &constraints[&key].1);
                 return 1;
             }
             if !r.extras.is_empty() && !o.no_deps {
@@ -528,6 +954,7 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
         }
         // Installed already and allowed: pip leaves it (unless -U / --force-reinstall).
         if !download
+            && local.get(&key).is_none_or(|l| l.3.is_none())
             && let Some(inst) = present.get(&key)
             && let Some(v) = Version::parse(&inst.version)
             && spec.contains(&v)
@@ -547,6 +974,8 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
                 present: true,
                 wheel: Vec::new(),
                 requested: top,
+                sdist: None,
+                direct_url: None,
             });
             if !o.no_deps {
                 queue.extend(deps_of(
@@ -558,10 +987,12 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
             }
             continue;
         }
-        if let Some((v, file, bytes)) = local.get(&key)
+        if let Some((v, file, bytes, direct_url)) = local.get(&key)
             && spec.contains(v)
         {
-            ctx.say(&format!("Processing {}", file.url));
+            if direct_url.is_none() {
+                ctx.say(&format!("Processing {}", file.url));
+            }
             let c = Chosen {
                 name: r.name.clone(),
                 version: v.clone(),
@@ -569,6 +1000,8 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
                 present: false,
                 wheel: bytes.clone(),
                 requested: top,
+                sdist: None,
+                direct_url: direct_url.clone(),
             };
             let (name, reqs) = take(c, &key, &mut chosen, &mut by_key);
             if !o.no_deps {
@@ -577,22 +1010,31 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
             continue;
         }
         if !pages.contains_key(&key) {
-            match index::project_files(&index, &key) {
-                Ok(p) => {
-                    pages.insert(key.clone(), p);
-                }
-                Err(why) => {
-                    ctx.io.eprint(&format!("ERROR: {why}\n"));
-                    ctx.io.eprint(&format!(
-                        "ERROR: Could not find a version that satisfies the requirement {r} (from versions: none)\nERROR: No matching distribution found for {r}\n"
-                    ));
-                    return 1;
+            // The main index, then each extra one: their files join (pip ranks them alike).
+            let mut found: Option<Vec<File>> = None;
+            for idx in std::iter::once(&index).chain(&extra_index) {
+                match index::project_files(idx, &key) {
+                    Ok(Some(files)) => found.get_or_insert_with(Vec::new).extend(files),
+                    Ok(None) => {}
+                    Err(why) => {
+                        ctx.io.eprint(&format!("ERROR: {why}\n"));
+                        ctx.io.eprint(&format!(
+                            "ERROR: Could not find a version that satisfies the requirement {r} (from versions: none)\nERROR: No matching distribution found for {r}\n"
+                        ));
+                        return 1;
+                    }
                 }
             }
+            pages.insert(key.clone(), found);
         }
         let files = pages[&key].clone().unwrap_or_default();
+        // What can be used here: pure-Python wheels, and source distributions to build
+        // (unless `--only-binary`); the rest is only named when nothing fits.
         let mut pure: Vec<(Version, File)> = Vec::new();
+        let mut sources: Vec<(Version, File)> = Vec::new();
         let mut other: Vec<(Version, Kind)> = Vec::new();
+        let may_build = o.may_build(&key);
+        let wants_source = o.wants_source(&key);
         for f in &files {
             let Some((v, kind)) = index::classify(&key, &f.filename) else {
                 continue;
@@ -600,28 +1042,43 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
             if !requires_python_ok(&f.requires_python) {
                 continue;
             }
-            if kind == Kind::Pure {
-                pure.push((v, f.clone()));
-            } else {
-                other.push((v, kind));
+            match kind {
+                Kind::Pure if !wants_source => pure.push((v, f.clone())),
+                Kind::Sdist if may_build => sources.push((v, f.clone())),
+                _ => other.push((v, kind)),
             }
         }
         let allow_pre = o.pre || spec.mentions_prerelease();
-        let pick = |list: &[(Version, File)], pre: bool, yanked: bool| {
-            list.iter()
-                .filter(|(v, f)| {
-                    spec.contains(v) && (pre || !v.is_prerelease()) && (yanked || !f.yanked)
+        let best_of = |list: &[(Version, File)]| {
+            let pick = |pre: bool, yanked: bool| {
+                list.iter()
+                    .filter(|(v, f)| {
+                        spec.contains(v) && (pre || !v.is_prerelease()) && (yanked || !f.yanked)
+                    })
+                    .max_by(|a, b| a.0.cmp(&b.0))
+                    .cloned()
+            };
+            pick(allow_pre, false)
+                .or_else(|| {
+                    pick(true, false).filter(|_| !list.iter().any(|(v, _)| !v.is_prerelease()))
                 })
-                .max_by(|a, b| a.0.cmp(&b.0))
-                .cloned()
+                .or_else(|| pick(allow_pre, true))
         };
-        let best = pick(&pure, allow_pre, false)
-            .or_else(|| {
-                pick(&pure, true, false).filter(|_| !pure.iter().any(|(v, _)| !v.is_prerelease()))
-            })
-            .or_else(|| pick(&pure, allow_pre, true));
+        // pip's order: the newest version first, a wheel before an sdist of the same version
+        // (`--prefer-binary`: any wheel before an sdist).
+        let best = match (best_of(&pure), best_of(&sources)) {
+            (Some(w), Some(src)) if src.0 > w.0 && !o.prefer_binary => Some(src),
+            (Some(w), _) => Some(w),
+            (None, src) => src,
+        };
         let Some((v, file)) = best else {
-            let mut versions: Vec<&Version> = pure.iter().map(|(v, _)| v).collect();
+            let mut versions: Vec<&Version> = pure.iter().chain(&sources).map(|(v, _)| v).collect();
+            // Versions exist, each asker would take some, but not one version for all.
+            let asked = &constraints[&key].1;
+            if asked.len() > 1 && !versions.is_empty() {
+                conflict(ctx, asked);
+                return 1;
+            }
             versions.sort();
             versions.dedup();
             let listed = if versions.is_empty() {
@@ -641,14 +1098,15 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
                 .filter(|(v, _)| spec.contains(v))
                 .max_by(|a, b| a.0.cmp(&b.0));
             if let Some((v, kind)) = newest {
-                let what = if *kind == Kind::Sdist {
-                    "only a source distribution, which would have to be built"
+                if *kind == Kind::Sdist {
+                    ctx.io.eprint(&format!(
+                        "burrow: {key} {v} has only a source distribution, which --only-binary excludes\n"
+                    ));
                 } else {
-                    "only binary wheels for other platforms (compiled code)"
-                };
-                ctx.io.eprint(&format!(
-                    "burrow: {key} {v} has {what}; burrow's CPython runs as WebAssembly (WASI) with no compiler, so pip here installs pure-Python wheels (py3-none-any) only\n"
-                ));
+                    ctx.io.eprint(&format!(
+                        "burrow: {key} {v} has only binary wheels for other platforms (compiled code) and no source distribution; burrow's CPython runs as WebAssembly (WASI) with no compiler, so pip here installs pure-Python wheels and builds sdists that need no compiler\n"
+                    ));
+                }
             } else if pages[&key].is_none() {
                 ctx.io.eprint(&format!(
                     "burrow: the index {index} has no project named {key}\n"
@@ -696,6 +1154,37 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
                 return 1;
             }
         }
+        // A source distribution is built into the wheel that is installed (its requirements
+        // are the built wheel's); `pip download` saves the sdist itself.
+        let (wheel, sdist) = if index::classify(&key, &file.filename)
+            .is_some_and(|(_, k)| k == Kind::Sdist)
+        {
+            let made = match build::build(
+                ctx,
+                &r.name,
+                build::Source::Archive {
+                    filename: &file.filename,
+                    bytes: &wheel,
+                },
+                &build_opts(false),
+            ) {
+                Ok(m) => m,
+                Err(code) => return code,
+            };
+            let got = made.filename.split('-').nth(1).and_then(Version::parse);
+            if got.as_ref() != Some(&v) {
+                ctx.io.eprint(&format!(
+                    "ERROR: Requested {key} from {} has inconsistent version: expected '{v}', but metadata has '{}'\n",
+                    file.url,
+                    got.map(|g| g.to_string()).unwrap_or_default()
+                ));
+                return 1;
+            }
+            built.push(r.name.clone());
+            (made.wheel, Some(wheel))
+        } else {
+            (wheel, None)
+        };
         let c = Chosen {
             name: r.name.clone(),
             version: v.clone(),
@@ -703,11 +1192,16 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
             present: false,
             wheel,
             requested: top,
+            sdist,
+            direct_url: None,
         };
         let (name, reqs) = take(c, &key, &mut chosen, &mut by_key);
         if !o.no_deps {
             queue.extend(deps_of(&reqs, &name, &v.to_string(), &r.extras));
         }
+    }
+    if !built.is_empty() {
+        ctx.say(&format!("Successfully built {}", built.join(" ")));
     }
     if download {
         return save_downloads(ctx, &chosen, o.dest.as_deref());
@@ -759,6 +1253,24 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
             .join(" ")
     ));
     0
+}
+
+/// pip's `ResolutionImpossible`, naming who asked for what (`asked`: "The user requested
+/// X", "P depends on X", "The user requested (constraint) X").
+fn conflict(ctx: &PipCx, asked: &[String]) {
+    let who: Vec<String> = asked
+        .iter()
+        .filter(|a| !a.starts_with("The user requested (constraint) "))
+        .map(|a| match a.split_once(" depends on ") {
+            Some((p, _)) => p.replace(' ', "=="),
+            None => a.trim_start_matches("The user requested ").to_string(),
+        })
+        .collect();
+    ctx.io.eprint(&format!(
+        "ERROR: Cannot install {} because these package versions have conflicting dependencies.\n\nThe conflict is caused by:\n{}\n\nTo fix this you could try to:\n1. loosen the range of package versions you've specified\n2. remove package versions to allow pip to attempt to solve the dependency conflict\n\nERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/#dealing-with-dependency-conflicts\n",
+        who.join(" and "),
+        asked.iter().map(|a| format!("    {a}")).collect::<Vec<_>>().join("\n")
+    ));
 }
 
 /// pip's warning after an install that left an installed package's requirement unmet.
@@ -856,7 +1368,7 @@ fn save_downloads(ctx: &PipCx, chosen: &[Chosen], dest: Option<&str>) -> i32 {
     for c in chosen {
         let Some(f) = &c.file else { continue };
         let path = dir.join(&f.filename);
-        if let Err(e) = std::fs::write(&path, &c.wheel) {
+        if let Err(e) = std::fs::write(&path, c.sdist.as_ref().unwrap_or(&c.wheel)) {
             ctx.io
                 .eprint(&format!("ERROR: cannot write {}: {e}\n", path.display()));
             return 1;
@@ -982,6 +1494,9 @@ fn unpack(ctx: &PipCx, c: &Chosen) -> Result<(), String> {
     }
     let di = site.join(&dist_info);
     write(&di.join("INSTALLER"), b"pip\n", &mut record)?;
+    if let Some(url) = &c.direct_url {
+        write(&di.join("direct_url.json"), url.as_bytes(), &mut record)?;
+    }
     if c.requested {
         write(&di.join("REQUESTED"), b"", &mut record)?;
     }
@@ -1089,7 +1604,7 @@ fn uninstall(ctx: &mut PipCx, args: &[String]) -> i32 {
                 i += 1;
                 let mut o = InstallOpts::default();
                 let mut q = ctx.quiet;
-                if let Err(c) = read_requirements(ctx, "uninstall", f, &mut o, &mut q, 0) {
+                if let Err(c) = read_requirements(ctx, "uninstall", f, &mut o, &mut q, 0, false) {
                     return c;
                 }
                 names.extend(o.reqs.iter().map(|r| r.name.clone()));

@@ -28,6 +28,8 @@ pub struct Requirement {
     pub extras: Vec<String>,
     pub specifiers: Specifiers,
     pub marker: Option<String>,
+    /// A direct reference (PEP 440 `name @ https://...`): the file to install.
+    pub url: Option<String>,
 }
 
 impl std::fmt::Display for Requirement {
@@ -36,6 +38,9 @@ impl std::fmt::Display for Requirement {
         if !self.extras.is_empty() {
             write!(f, "[{}]", self.extras.join(","))?;
         }
+        if let Some(u) = &self.url {
+            return write!(f, " @ {u}");
+        }
         write!(f, "{}", self.specifiers)
     }
 }
@@ -43,16 +48,33 @@ impl std::fmt::Display for Requirement {
 impl Requirement {
     pub fn parse(text: &str) -> Result<Requirement, String> {
         let invalid = || format!("Invalid requirement: '{}'", text.trim());
-        let (body, marker) = match text.split_once(';') {
-            Some((b, m)) => (b, Some(m.trim().to_string())),
-            None => (text, None),
+        // `name @ URL ; marker`: the marker follows the URL after whitespace.
+        let (body, url, marker) = match text.split_once('@') {
+            Some((name, rest)) if rest.trim_start().contains("://") => {
+                let rest = rest.trim();
+                let (url, marker) = match rest.split_once(" ;").or_else(|| rest.split_once("; ")) {
+                    Some((u, m)) => (u.trim(), Some(m.trim().to_string())),
+                    None => (rest, None),
+                };
+                (name, Some(url.to_string()), marker)
+            }
+            _ => match text.split_once(';') {
+                Some((b, m)) => (b, None, Some(m.trim().to_string())),
+                None => (text, None, None),
+            },
         };
         let body = body.trim();
-        if body.contains(" @ ") || body.contains("://") {
-            return Err(format!(
-                "{}: direct references (URLs) are not supported by burrow's pip",
-                invalid()
-            ));
+        if body.contains("://") {
+            return Err(invalid());
+        }
+        if let Some(u) = &url {
+            let scheme = u.split("://").next().unwrap_or("");
+            if scheme.contains('+') || !matches!(scheme, "http" | "https" | "file") {
+                return Err(format!(
+                    "{}: {scheme} references (version control) are not supported by burrow's pip; only http(s) and file URLs of wheels and sdists",
+                    invalid()
+                ));
+            }
         }
         let end = body
             .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
@@ -77,11 +99,15 @@ impl Requirement {
             .and_then(|r| r.strip_suffix(')'))
             .unwrap_or(rest);
         let specifiers = Specifiers::parse(spec).map_err(|_| invalid())?;
+        if url.is_some() && !spec.trim().is_empty() {
+            return Err(invalid());
+        }
         Ok(Requirement {
             name: name.to_string(),
             extras,
             specifiers,
             marker,
+            url,
         })
     }
 
