@@ -16,7 +16,9 @@
 #   context whose wrap_socket marks such a connection https (verified by the host, as curl's
 #   are). Raw sockets stay unavailable. The third-party clients that open their own
 #   connections get the same socket where they open one: urllib3 (and so requests) through
-#   urllib3.util.connection.create_connection, httpx through httpcore's sync backend.
+#   urllib3.util.connection.create_connection, httpx through httpcore's sync backend;
+# - provides concurrent.futures.thread (which the WASI library leaves out): a
+#   ThreadPoolExecutor that runs each task when it is submitted, there being no threads.
 #
 # Nothing here runs at startup beyond defining names and one import hook.
 import io as _io
@@ -1087,8 +1089,91 @@ def PEM_cert_to_DER_cert(pem):
 '''
 
 
+_THREAD_POOL = r'''
+"""burrow's concurrent.futures.thread. CPython for WASI has no threads (and its library
+leaves this module out), so a ThreadPoolExecutor runs each submitted call to its end when it
+is submitted, in the caller, and the future is done when submit returns: independent tasks
+(fetches, file work, CPU work) give the results they give with threads, in submission order.
+Tasks that wait for one another (one blocks on a queue a later one fills) would wait
+forever, and the call's timeout ends them."""
+import itertools as _itertools
+from concurrent.futures import _base
+
+
+class BrokenThreadPool(_base.BrokenExecutor):
+    """Raised when a worker thread in a ThreadPoolExecutor failed initializing."""
+
+
+class ThreadPoolExecutor(_base.Executor):
+    _counter = _itertools.count().__next__
+
+    def __init__(self, max_workers=None, thread_name_prefix="", initializer=None, initargs=()):
+        if max_workers is None:
+            max_workers = 5
+        if max_workers <= 0:
+            raise ValueError("max_workers must be greater than 0")
+        if initializer is not None and not callable(initializer):
+            raise TypeError("initializer must be a callable")
+        self._max_workers = max_workers
+        self._thread_name_prefix = thread_name_prefix or (
+            "ThreadPoolExecutor-%d" % self._counter())
+        self._initializer = initializer
+        self._initargs = initargs
+        self._initialized = False
+        self._broken = False
+        self._shutdown = False
+
+    def submit(self, fn, /, *args, **kwargs):
+        if self._broken:
+            raise BrokenThreadPool(self._broken)
+        if self._shutdown:
+            raise RuntimeError("cannot schedule new futures after shutdown")
+        if not self._initialized:
+            self._initialized = True
+            if self._initializer is not None:
+                try:
+                    self._initializer(*self._initargs)
+                except BaseException:
+                    _base.LOGGER.critical("Exception in initializer:", exc_info=True)
+                    self._broken = ("A thread initializer failed, the thread pool is not "
+                                    "usable anymore")
+                    raise BrokenThreadPool(self._broken)
+        f = _base.Future()
+        f.set_running_or_notify_cancel()
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:
+            f.set_exception(exc)
+        else:
+            f.set_result(result)
+        return f
+
+    submit.__doc__ = _base.Executor.submit.__doc__
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        self._shutdown = True
+
+    shutdown.__doc__ = _base.Executor.shutdown.__doc__
+'''
+
+
+class _SourceLoader:
+    """A module of burrow's own, from source held here."""
+
+    def __init__(self, source, label):
+        self._source = source
+        self._label = label
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        exec(compile(self._source, self._label, "exec"), module.__dict__)
+
+
 class _Finder:
-    """Patches subprocess and http.client after they load, and provides ssl."""
+    """Patches subprocess, http.client and the HTTP clients after they load, and provides
+    ssl and concurrent.futures.thread."""
 
     _after = {
         "subprocess": _patch_subprocess,
@@ -1103,6 +1188,11 @@ class _Finder:
             from importlib.machinery import ModuleSpec
 
             return ModuleSpec("ssl", _SslLoader(), origin="burrow")
+        if name == "concurrent.futures.thread":
+            from importlib.machinery import ModuleSpec
+
+            loader = _SourceLoader(_THREAD_POOL, "<burrow concurrent.futures.thread>")
+            return ModuleSpec(name, loader, origin="burrow")
         patch = self._after.get(name)
         if patch is None:
             return None
