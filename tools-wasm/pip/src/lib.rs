@@ -1,7 +1,9 @@
 //! sh-pip: the Python toolchain's launchers ([`toolchain`]: python3 and its names, run as an
-//! installed program) and [`pip`] (a resolver over the package index's simple API, wheels
-//! unpacked into the session's site-packages).
+//! installed program by [`interpreter`]) and [`pip`] (a resolver over the package index's
+//! simple API, wheels unpacked into the session's site-packages, source distributions built
+//! in the session).
 
+pub mod interpreter;
 pub mod layout;
 pub mod pip;
 pub mod toolchain;

@@ -96,7 +96,7 @@ fn step(ctx: &PipCx, args: &[String], result: &Path) -> (i32, String, serde_json
     let mut argv = vec!["python3".to_string(), "-c".to_string(), HOOKS.to_string()];
     argv.extend(args.iter().cloned());
     let _ = std::fs::remove_file(result);
-    let status = crate::toolchain::python(ctx.sh, &argv, &io);
+    let status = crate::interpreter::python(ctx.sh, &argv, &io);
     let output = String::from_utf8_lossy(&buf.borrow()).into_owned();
     let value = std::fs::read(result)
         .ok()
