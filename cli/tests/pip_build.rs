@@ -154,6 +154,39 @@ fn index() -> BTreeMap<String, (String, Vec<u8>)> {
             ),
         ),
         (
+            "delta",
+            wheel(
+                "delta",
+                "2.5",
+                "py3-none-any",
+                &[("delta.py", "D = 2\n")],
+                &[],
+                None,
+            ),
+        ),
+        (
+            "needy",
+            wheel(
+                "needy",
+                "2.0",
+                "py3-none-any",
+                &[("needy.py", "")],
+                &["delta<3"],
+                None,
+            ),
+        ),
+        (
+            "needy",
+            wheel(
+                "needy",
+                "1.0",
+                "py3-none-any",
+                &[("needy.py", "")],
+                &["delta"],
+                None,
+            ),
+        ),
+        (
             "hello-src",
             wheel(
                 "hello-src",
@@ -434,4 +467,59 @@ fn pip_builds_sdists_and_local_projects_without_a_compiler() {
         err.contains("ERROR: Invalid requirement: './nowhere'\nHint: It looks like a path. File './nowhere' does not exist.\n"),
         "{err}"
     );
+}
+
+#[test]
+fn pip_backtracks_to_versions_that_fit_together() {
+    let Some(tc) = toolchains() else { return };
+    let (port, _log) = serve(index());
+    let tmp = tempfile::tempdir().unwrap();
+    let sb = sandbox(tmp.path(), tc);
+    let mut policy = burrow_host::net::NetPolicy::default();
+    policy.allow(&[format!("127.0.0.1:{port}")]).unwrap();
+    let url = format!("http://127.0.0.1:{port}/simple");
+    let session = || {
+        let id = sb.create(None).unwrap().id;
+        sb.set_net(&id, policy.clone()).unwrap();
+        id
+    };
+    // needy 2.0 needs delta<3: delta is narrowed to 2.5, which every asker accepts.
+    let id = session();
+    let (code, out, err) = sh(
+        &sb,
+        &id,
+        &format!("pip install -i {url} delta needy && pip freeze"),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("INFO: pip is looking at multiple versions of delta to determine which version is compatible with other requirements. This could take a while.\n"), "{out}");
+    assert!(
+        out.contains("  Using cached needy-2.0-py3-none-any.whl\n"),
+        "{out}"
+    );
+    assert!(out.ends_with("delta==2.5\nneedy==2.0\n"), "{out}");
+    // delta>=3 is the user's: needy goes back to 1.0, which takes any delta.
+    let id = session();
+    let (code, out, err) = sh(
+        &sb,
+        &id,
+        &format!("pip install -i {url} 'delta>=3' needy && pip freeze"),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("INFO: pip is looking at multiple versions of needy"),
+        "{out}"
+    );
+    assert!(out.ends_with("delta==3.1\nneedy==1.0\n"), "{out}");
+    // Nothing fits: the first conflict, in pip's words, and nothing installed.
+    let (code, out, err) = sh(
+        &sb,
+        &id,
+        &format!("pip install -i {url} 'delta>=3' 'needy>=2'; pip freeze"),
+    );
+    assert_eq!(out.lines().last(), Some("needy==1.0"), "{out}");
+    assert!(
+        err.contains("ERROR: Cannot install delta>=3 and needy==2.0 because these package versions have conflicting dependencies.\n\nThe conflict is caused by:\n    The user requested delta>=3\n    needy 2.0 depends on delta<3\n"),
+        "{err}"
+    );
+    let _ = code;
 }

@@ -6,30 +6,30 @@
 //! console scripts in `~/.local/bin`. It runs here, in the shell, because the interpreter has
 //! no sockets; what it writes goes into the call's transaction like any file.
 //!
-//! The resolver takes, for each project, the newest version that every requirement seen so
-//! far allows; a later requirement that excludes an already chosen version fails with pip's
-//! conflict message instead of backtracking. Pure-Python wheels install as they are; source
-//! distributions and local projects (`pip install .`, `-e .`) are built into wheels by
-//! [`build`] (PEP 517, in the session's python3), which works for every project that needs
-//! no compiler. Binary wheels cannot be installed (the interpreter is WebAssembly): pip's
-//! "no matching distribution" error, then a line saying why.
+//! The resolver ([`resolve`]) takes, for each project, the newest version that every
+//! requirement seen so far allows, and backtracks on a conflict. Pure-Python wheels install
+//! as they are; source distributions and local projects (`pip install .`, `-e .`) are built
+//! into wheels by [`build`] (PEP 517, in the session's python3), which works for every
+//! project that needs no compiler. Binary wheels cannot be installed (the interpreter is
+//! WebAssembly): pip's "no matching distribution" error, then a line saying why.
 //!
-//! Here: the commands and the resolver. [`options`] reads command lines, [`direct`] takes what
-//! a command line names directly (files, projects, URLs), [`index`] reads the index,
-//! [`build`] builds source, [`site`] reads and writes site-packages.
+//! Here: the commands. [`options`] reads command lines, [`direct`] takes what a command line
+//! names directly (files, projects, URLs), [`index`] reads the index, [`resolve`] chooses
+//! versions, [`build`] builds source, [`site`] reads and writes site-packages.
 
 mod build;
 mod direct;
 mod index;
 mod options;
 mod req;
+mod resolve;
 mod site;
 mod version;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
-use index::{File, Kind};
+use index::File;
 use options::{InstallOpts, parse_install, read_requirements};
 use req::{Requirement, normalize};
 use site::{Installed, hex_sha256, installed, open_wheel, remove_dist, unpack, wheel_metadata};
@@ -236,324 +236,59 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
         return 1;
     }
     let present = installed(&ctx.site);
-    let mut pages: HashMap<String, Option<Vec<File>>> = HashMap::new();
-    let mut chosen: Vec<Chosen> = Vec::new();
-    let mut by_key: HashMap<String, usize> = HashMap::new();
-    let mut constraints: HashMap<String, (version::Specifiers, Vec<String>)> = HashMap::new();
-    // `-c`: each constraint narrows its project's versions once anything asks for it.
-    for c in &o.constraints {
-        if c.url.is_some() {
-            ctx.io.eprint(&format!(
-                "ERROR: Invalid requirement: '{c}': links are not allowed as constraints by burrow's pip\n"
-            ));
-            return 1;
-        }
-        if !c.applies(&[]).unwrap_or(false) {
-            continue;
-        }
-        let entry = constraints.entry(c.key()).or_default();
-        entry.0.extend(&c.specifiers);
-        entry.1.push(format!("The user requested (constraint) {c}"));
-    }
-    // (requirement, who asked, top level)
-    let mut queue: std::collections::VecDeque<(Requirement, Option<String>, bool)> =
-        o.reqs.iter().cloned().map(|r| (r, None, true)).collect();
-    while let Some((r, parent, top)) = queue.pop_front() {
-        let key = r.key();
-        if r.url.is_some() {
-            // A direct reference reached through another package's metadata.
-            ctx.io.eprint(&format!(
-                "ERROR: Packages installed from PyPI cannot depend on packages which are not also hosted on PyPI.\n{} depends on {r}\n",
-                parent.as_deref().unwrap_or("a package").replace("==", " ")
-            ));
-            return 1;
-        }
-        let entry = constraints.entry(key.clone()).or_default();
-        entry.0.extend(&r.specifiers);
-        entry.1.push(match &parent {
-            Some(p) => format!("{} depends on {r}", p.replace("==", " ")),
-            None => format!("The user requested {r}"),
-        });
-        let spec = entry.0.clone();
-        let deps_of = |reqs: &[String],
-                       name: &str,
-                       ver: &str,
-                       extras: &[String]|
-         -> Vec<(Requirement, Option<String>, bool)> {
-            reqs.iter()
-                .filter_map(|t| Requirement::parse(t).ok())
-                .filter(|d| d.applies(extras).unwrap_or(false))
-                .map(|d| (d, Some(format!("{name}=={ver}")), false))
-                .collect()
+    // pip's resolver backtracks; burrow's starts again with what a conflict taught it: the
+    // version of the package whose requirement could not be met is set aside, or the project
+    // is narrowed to what the requirement allows when some version allows everything asked.
+    // Downloads and builds are kept between attempts; what cannot be solved is reported as
+    // the first conflict, in pip's words.
+    let mut tries = resolve::Tries::default();
+    let chosen = loop {
+        let (sink, buffered) = sh_utility::io::Sink::buffer();
+        let io = Io::new(ctx.io.stdin.clone(), ctx.io.out.clone(), sink);
+        let attempt_ctx = PipCx {
+            sh: ctx.sh,
+            io: &io,
+            quiet: ctx.quiet,
+            site: ctx.site.clone(),
+            bin: ctx.bin.clone(),
+            depth: ctx.depth,
         };
-        if let Some(&at) = by_key.get(&key) {
-            let c = &chosen[at];
-            if !spec.contains(&c.version) {
-                conflict(ctx, &constraints[&key].1);
-                return 1;
+        let mut attempt_built = built.clone();
+        let how = resolve::How {
+            opts: &o,
+            local: &local,
+            present: &present,
+            index: &index,
+            extra_index: &extra_index,
+            build_opts: &build_opts,
+            download,
+        };
+        let outcome = resolve::resolve(&attempt_ctx, &how, &mut tries, &mut attempt_built);
+        let errors = std::mem::take(&mut *buffered.borrow_mut());
+        match outcome {
+            Ok(chosen) => {
+                ctx.io.err.write(&errors);
+                built = attempt_built;
+                break chosen;
             }
-            if !r.extras.is_empty() && !o.no_deps {
-                let reqs = wheel_requires(c, &present);
-                let v = c.version.to_string();
-                let name = c.name.clone();
-                queue.extend(
-                    deps_of(&reqs, &name, &v, &r.extras)
-                        .into_iter()
-                        .filter(|(d, _, _)| {
-                            d.marker.as_deref().is_some_and(|m| m.contains("extra"))
-                        }),
-                );
-            }
-            continue;
-        }
-        // Installed already and allowed: pip leaves it (unless -U / --force-reinstall).
-        if !download
-            && local.get(&key).is_none_or(|l| l.3.is_none())
-            && let Some(inst) = present.get(&key)
-            && let Some(v) = Version::parse(&inst.version)
-            && spec.contains(&v)
-            && !(o.force || (o.upgrade && top))
-        {
-            ctx.say(&format!(
-                "Requirement already satisfied: {} in {} ({})",
-                r,
-                ctx.site.display(),
-                inst.version
-            ));
-            by_key.insert(key.clone(), chosen.len());
-            chosen.push(Chosen {
-                name: inst.name.clone(),
-                version: v,
-                file: None,
-                present: true,
-                wheel: Vec::new(),
-                requested: top,
-                sdist: None,
-                direct_url: None,
-            });
-            if !o.no_deps {
-                queue.extend(deps_of(
-                    &inst.metadata.requires,
-                    &inst.name,
-                    &inst.version,
-                    &r.extras,
-                ));
-            }
-            continue;
-        }
-        if let Some((v, file, bytes, direct_url)) = local.get(&key)
-            && spec.contains(v)
-        {
-            if direct_url.is_none() {
-                ctx.say(&format!("Processing {}", file.url));
-            }
-            let c = Chosen {
-                name: r.name.clone(),
-                version: v.clone(),
-                file: Some(file.clone()),
-                present: false,
-                wheel: bytes.clone(),
-                requested: top,
-                sdist: None,
-                direct_url: direct_url.clone(),
-            };
-            let (name, reqs) = take(c, &key, &mut chosen, &mut by_key);
-            if !o.no_deps {
-                queue.extend(deps_of(&reqs, &name, &v.to_string(), &r.extras));
-            }
-            continue;
-        }
-        if !pages.contains_key(&key) {
-            // The main index, then each extra one: their files join (pip ranks them alike).
-            let mut found: Option<Vec<File>> = None;
-            for idx in std::iter::once(&index).chain(&extra_index) {
-                match index::project_files(idx, &key) {
-                    Ok(Some(files)) => found.get_or_insert_with(Vec::new).extend(files),
-                    Ok(None) => {}
-                    Err(why) => {
-                        ctx.io.eprint(&format!("ERROR: {why}\n"));
-                        ctx.io.eprint(&format!(
-                            "ERROR: Could not find a version that satisfies the requirement {r} (from versions: none)\nERROR: No matching distribution found for {r}\n"
-                        ));
-                        return 1;
-                    }
+            Err(resolve::Failed::Conflict(conflict)) => {
+                if let Some(project) = tries.learn(conflict) {
+                    ctx.say(&format!("INFO: pip is looking at multiple versions of {project} to determine which version is compatible with other requirements. This could take a while."));
+                    continue;
                 }
-            }
-            pages.insert(key.clone(), found);
-        }
-        let files = pages[&key].clone().unwrap_or_default();
-        // What can be used here: pure-Python wheels, and source distributions to build
-        // (unless `--only-binary`); the rest is only named when nothing fits.
-        let mut pure: Vec<(Version, File)> = Vec::new();
-        let mut sources: Vec<(Version, File)> = Vec::new();
-        let mut other: Vec<(Version, Kind)> = Vec::new();
-        let may_build = o.may_build(&key);
-        let wants_source = o.wants_source(&key);
-        for f in &files {
-            let Some((v, kind)) = index::classify(&key, &f.filename) else {
-                continue;
-            };
-            if !requires_python_ok(&f.requires_python) {
-                continue;
-            }
-            match kind {
-                Kind::Pure if !wants_source => pure.push((v, f.clone())),
-                Kind::Sdist if may_build => sources.push((v, f.clone())),
-                _ => other.push((v, kind)),
-            }
-        }
-        let allow_pre = o.pre || spec.mentions_prerelease();
-        let best_of = |list: &[(Version, File)]| {
-            let pick = |pre: bool, yanked: bool| {
-                list.iter()
-                    .filter(|(v, f)| {
-                        spec.contains(v) && (pre || !v.is_prerelease()) && (yanked || !f.yanked)
-                    })
-                    .max_by(|a, b| a.0.cmp(&b.0))
-                    .cloned()
-            };
-            pick(allow_pre, false)
-                .or_else(|| {
-                    pick(true, false).filter(|_| !list.iter().any(|(v, _)| !v.is_prerelease()))
-                })
-                .or_else(|| pick(allow_pre, true))
-        };
-        // pip's order: the newest version first, a wheel before an sdist of the same version
-        // (`--prefer-binary`: any wheel before an sdist).
-        let best = match (best_of(&pure), best_of(&sources)) {
-            (Some(w), Some(src)) if src.0 > w.0 && !o.prefer_binary => Some(src),
-            (Some(w), _) => Some(w),
-            (None, src) => src,
-        };
-        let Some((v, file)) = best else {
-            let mut versions: Vec<&Version> = pure.iter().chain(&sources).map(|(v, _)| v).collect();
-            // Versions exist, each asker would take some, but not one version for all.
-            let asked = &constraints[&key].1;
-            if asked.len() > 1 && !versions.is_empty() {
-                conflict(ctx, asked);
+                conflict_message(ctx, tries.first_conflict());
                 return 1;
             }
-            versions.sort();
-            versions.dedup();
-            let listed = if versions.is_empty() {
-                "none".to_string()
-            } else {
-                versions
-                    .iter()
-                    .map(|v| v.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            ctx.io.eprint(&format!(
-                "ERROR: Could not find a version that satisfies the requirement {r} (from versions: {listed})\nERROR: No matching distribution found for {r}\n"
-            ));
-            let newest = other
-                .iter()
-                .filter(|(v, _)| spec.contains(v))
-                .max_by(|a, b| a.0.cmp(&b.0));
-            if let Some((v, kind)) = newest {
-                if *kind == Kind::Sdist {
-                    ctx.io.eprint(&format!(
-                        "burrow: {key} {v} has only a source distribution, which --only-binary excludes\n"
-                    ));
-                } else {
-                    ctx.io.eprint(&format!(
-                        "burrow: {key} {v} has only binary wheels for other platforms (compiled code) and no source distribution; burrow's CPython runs as WebAssembly (WASI) with no compiler, so pip here installs pure-Python wheels and builds sdists that need no compiler\n"
-                    ));
+            Err(resolve::Failed::Status(code)) => {
+                if tries.backtracked() {
+                    conflict_message(ctx, tries.first_conflict());
+                    return 1;
                 }
-            } else if pages[&key].is_none() {
-                ctx.io.eprint(&format!(
-                    "burrow: the index {index} has no project named {key}\n"
-                ));
-            }
-            return 1;
-        };
-        ctx.say(&format!("Collecting {r}"));
-        let size = |n: usize| {
-            if n >= 1 << 20 {
-                format!("{:.1} MB", n as f64 / 1e6)
-            } else {
-                format!("{} kB", n.div_ceil(1000))
-            }
-        };
-        let wheel = match sh_curl::get(&file.url, "*/*", "pip/24.0 (burrow)") {
-            Ok(f) if f.status == 200 => f.body,
-            Ok(f) => {
-                ctx.io.eprint(&format!(
-                    "ERROR: HTTP error {} while getting {}\n",
-                    f.status, file.url
-                ));
-                return 1;
-            }
-            Err(why) => {
-                ctx.io.eprint(&format!(
-                    "ERROR: Could not install packages due to an OSError: {why} ({})\n",
-                    file.url
-                ));
-                return 1;
-            }
-        };
-        ctx.say(&format!(
-            "  Downloading {} ({})",
-            file.filename,
-            size(wheel.len())
-        ));
-        if let Some(want) = &file.sha256 {
-            let got = hex_sha256(&wheel);
-            if !got.eq_ignore_ascii_case(want) {
-                ctx.io.eprint(&format!(
-                    "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE. If you have updated the package versions, please update the hashes. Otherwise, examine the package contents carefully; someone may have tampered with them.\n    {key} from {}:\n        Expected sha256 {want}\n             Got        {got}\n",
-                    file.url
-                ));
-                return 1;
+                ctx.io.err.write(&errors);
+                return code;
             }
         }
-        // A source distribution is built into the wheel that is installed (its requirements
-        // are the built wheel's); `pip download` saves the sdist itself.
-        let (wheel, sdist) = if index::classify(&key, &file.filename)
-            .is_some_and(|(_, k)| k == Kind::Sdist)
-        {
-            let made = match build::build(
-                ctx,
-                &r.name,
-                build::Source::Archive {
-                    filename: &file.filename,
-                    bytes: &wheel,
-                },
-                &build_opts(false),
-            ) {
-                Ok(m) => m,
-                Err(code) => return code,
-            };
-            let got = made.filename.split('-').nth(1).and_then(Version::parse);
-            if got.as_ref() != Some(&v) {
-                ctx.io.eprint(&format!(
-                    "ERROR: Requested {key} from {} has inconsistent version: expected '{v}', but metadata has '{}'\n",
-                    file.url,
-                    got.map(|g| g.to_string()).unwrap_or_default()
-                ));
-                return 1;
-            }
-            built.push(r.name.clone());
-            (made.wheel, Some(wheel))
-        } else {
-            (wheel, None)
-        };
-        let c = Chosen {
-            name: r.name.clone(),
-            version: v.clone(),
-            file: Some(file),
-            present: false,
-            wheel,
-            requested: top,
-            sdist,
-            direct_url: None,
-        };
-        let (name, reqs) = take(c, &key, &mut chosen, &mut by_key);
-        if !o.no_deps {
-            queue.extend(deps_of(&reqs, &name, &v.to_string(), &r.extras));
-        }
-    }
+    };
     if !built.is_empty() {
         ctx.say(&format!("Successfully built {}", built.join(" ")));
     }
@@ -611,7 +346,7 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
 
 /// pip's `ResolutionImpossible`, naming who asked for what (`asked`: "The user requested
 /// X", "P depends on X", "The user requested (constraint) X").
-fn conflict(ctx: &PipCx, asked: &[String]) {
+fn conflict_message(ctx: &PipCx, asked: &[String]) {
     let who: Vec<String> = asked
         .iter()
         .filter(|a| !a.starts_with("The user requested (constraint) "))
