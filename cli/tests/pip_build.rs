@@ -510,6 +510,19 @@ fn pip_backtracks_to_versions_that_fit_together() {
         "{out}"
     );
     assert!(out.ends_with("delta==3.1\nneedy==1.0\n"), "{out}");
+    // A requirement whose marker does not hold here is skipped, as pip skips it.
+    let (code, out, err) = sh(
+        &sb,
+        &id,
+        &format!("pip install -i {url} \"delta<3; sys_platform == 'win32'\" needy"),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(
+            "Ignoring delta: markers 'sys_platform == \"win32\"' don't match your environment\n"
+        ),
+        "{out}"
+    );
     // Nothing fits: the first conflict, in pip's words, and nothing installed.
     let (code, out, err) = sh(
         &sb,

@@ -235,6 +235,18 @@ fn install(ctx: &mut PipCx, args: &[String], download: bool) -> i32 {
         ));
         return 1;
     }
+    // A requirement whose environment marker does not hold here is skipped, as pip says.
+    o.reqs.retain(|r| {
+        let holds = r.applies(&[]).unwrap_or(false);
+        if !holds {
+            ctx.say(&format!(
+                "Ignoring {}: markers '{}' don't match your environment",
+                r.name,
+                r.marker.as_deref().unwrap_or_default().replace('\'', "\"")
+            ));
+        }
+        holds
+    });
     let present = installed(&ctx.site);
     // pip's resolver backtracks; burrow's starts again with what a conflict taught it: the
     // version of the package whose requirement could not be met is set aside, or the project
