@@ -98,13 +98,7 @@ pub(super) fn collect<'a>(
             ));
             return Err(1);
         };
-        match Requirement::parse(&format!("{key}=={version}")) {
-            Ok(r) => o.reqs.push(r),
-            Err(why) => {
-                ctx.io.eprint(&format!("ERROR: {why}\n"));
-                return Err(1);
-            }
-        }
+        pin(ctx, &mut o.reqs, &format!("{key}=={version}"))?;
         built.push(key.clone());
         let direct_url = if is_dir {
             serde_json::json!({"url": format!("file://{abs_s}"), "dir_info": if *editable { serde_json::json!({"editable": true}) } else { serde_json::json!({}) }})
@@ -262,13 +256,7 @@ pub(super) fn collect<'a>(
             .filter(|r| !r.extras.is_empty())
             .map(|r| format!("[{}]", r.extras.join(",")))
             .unwrap_or_default();
-        match Requirement::parse(&format!("{key}{extras}=={version}")) {
-            Ok(r) => o.reqs.push(r),
-            Err(why) => {
-                ctx.io.eprint(&format!("ERROR: {why}\n"));
-                return Err(1);
-            }
-        }
+        pin(ctx, &mut o.reqs, &format!("{key}{extras}=={version}"))?;
         if kind == Some(Kind::Sdist) {
             built.push(key.clone());
         }
@@ -313,13 +301,7 @@ pub(super) fn collect<'a>(
                 return Err(1);
             }
         };
-        match Requirement::parse(&format!("{key}=={version}")) {
-            Ok(r) => o.reqs.push(r),
-            Err(why) => {
-                ctx.io.eprint(&format!("ERROR: {why}\n"));
-                return Err(1);
-            }
-        }
+        pin(ctx, &mut o.reqs, &format!("{key}=={version}"))?;
         let file = File {
             filename: file_name,
             url: path.clone(),
@@ -330,4 +312,14 @@ pub(super) fn collect<'a>(
         local.insert(key, (version, file, bytes, None));
     }
     Ok(local)
+}
+
+/// Adds `name==version` (with extras) to the requirements: what a direct file pins.
+fn pin(ctx: &PipCx, reqs: &mut Vec<Requirement>, text: &str) -> Result<(), i32> {
+    let r = Requirement::parse(text).map_err(|why| {
+        ctx.io.eprint(&format!("ERROR: {why}\n"));
+        1
+    })?;
+    reqs.push(r);
+    Ok(())
 }
